@@ -1,0 +1,244 @@
+//! The command line of SPEC section 2, declared with clap.
+
+use std::path::PathBuf;
+
+use clap::builder::PossibleValue;
+use clap::{ArgAction, Args, Parser, Subcommand, ValueEnum};
+
+use crate::protocol::Mode;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agent-tui",
+    version,
+    about = "A coding agent for the terminal: chat in Ask/Plan/Agent mode, review proposed edits hunk by hunk, roll back any apply.",
+    long_about = None,
+    args_conflicts_with_subcommands = true,
+    after_help = "Run `agent-tui PATH` to open the TUI on a project folder (the agent root). \
+                  Tools can never read or write outside it."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+
+    #[command(subcommand)]
+    pub command: Option<Command>,
+
+    /// Project folder to open; it becomes the agent root
+    #[arg(value_name = "PATH")]
+    pub path: Option<PathBuf>,
+
+    /// Reopen the latest session of this agent root
+    #[arg(long = "continue", conflicts_with = "resume")]
+    pub continue_session: bool,
+
+    /// Resume a session: by ID, or pick one from a list when ID is omitted
+    #[arg(long, value_name = "ID", num_args = 0..=1, default_missing_value = "")]
+    pub resume: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Config file to use (else $AGENT_TUI_CONFIG, else ~/.config/agent-tui/config.toml)
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+
+    /// Provider to use, by name from the config's [providers.*] tables
+    #[arg(long, global = true, value_name = "NAME")]
+    pub provider: Option<String>,
+
+    /// Model to use instead of the provider's configured one
+    #[arg(long, global = true, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// More detail on stderr (repeat for more)
+    #[arg(short, long, global = true, action = ArgAction::Count)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one job headless; PROMPT "-" reads it from stdin
+    Exec(ExecArgs),
+    /// Call one tool directly and print its JSON result
+    Tool(ToolArgs),
+    /// List or show the sessions of an agent root
+    Sessions(SessionsArgs),
+    /// Show the pending diff bundle, record hunk decisions, apply
+    Review(ReviewArgs),
+    /// List or show the checkpoints of an agent root
+    Checkpoints(CheckpointsArgs),
+    /// Roll back a checkpoint, whole (hard) or only some hunks (scoped)
+    Rollback(RollbackArgs),
+    /// Audit log tools
+    Audit(AuditArgs),
+    /// Check configuration, provider reachability and paths
+    Doctor(DoctorArgs),
+}
+
+impl ValueEnum for Mode {
+    fn value_variants<'a>() -> &'a [Self] {
+        &Mode::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(PossibleValue::new(self.as_str()))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApplyPolicy {
+    /// Leave proposed edits pending for `agent-tui review`
+    None,
+    /// Accept and apply every proposed hunk
+    All,
+}
+
+#[derive(Debug, Args)]
+pub struct ExecArgs {
+    /// The instruction; "-" reads it from stdin
+    pub prompt: String,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+    #[arg(long, value_enum, default_value_t = Mode::Agent)]
+    pub mode: Mode,
+    /// Print events as JSON lines on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// What to do with proposed edits
+    #[arg(long, value_enum, default_value_t = ApplyPolicy::None)]
+    pub apply: ApplyPolicy,
+    /// Add the job to this session
+    #[arg(long, value_name = "ID", conflicts_with = "continue_session")]
+    pub session: Option<String>,
+    /// Add the job to the latest session of the root
+    #[arg(long = "continue")]
+    pub continue_session: bool,
+    /// Tool-call budget for this job (overrides agent.max_tool_calls_per_job)
+    #[arg(long, value_name = "N")]
+    pub max_tool_calls: Option<u32>,
+    /// Answer to give if the model asks a clarifying question
+    #[arg(long, value_name = "TEXT")]
+    pub answer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ToolArgs {
+    /// Tool name, e.g. read_file
+    #[arg(required_unless_present = "list")]
+    pub name: Option<String>,
+    /// Arguments as a JSON object; "-" reads them from stdin (default "{}")
+    pub json: Option<String>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+    /// Print every registered tool (name, tier, modes, schema) as JSON
+    #[arg(long, conflicts_with_all = ["name", "json"])]
+    pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub action: Option<ListOrShow>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH", global = true)]
+    pub root: PathBuf,
+    /// JSON output
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ListOrShow {
+    /// One line per item (the default)
+    List,
+    /// One item in full
+    Show {
+        /// Its id
+        id: String,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Session whose pending bundle to show (default: the latest)
+    pub session: Option<String>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+    /// JSON output
+    #[arg(long)]
+    pub json: bool,
+    /// Hunks to accept, e.g. h_1,h_2
+    #[arg(long, value_delimiter = ',', value_name = "HUNKS")]
+    pub accept: Vec<String>,
+    /// Hunks to reject
+    #[arg(long, value_delimiter = ',', value_name = "HUNKS")]
+    pub reject: Vec<String>,
+    /// Accept every hunk not explicitly rejected
+    #[arg(long)]
+    pub accept_all: bool,
+    /// Apply the accepted hunks (hash-checked; exit 3 on conflict)
+    #[arg(long)]
+    pub apply: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    #[command(subcommand)]
+    pub action: Option<ListOrShow>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH", global = true)]
+    pub root: PathBuf,
+    /// JSON output
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RollbackArgs {
+    /// Checkpoint id
+    pub checkpoint: String,
+    /// Roll back only these hunks (scoped), e.g. h_1,h_2
+    #[arg(long, value_delimiter = ',', value_name = "HUNKS")]
+    pub hunks: Vec<String>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    #[command(subcommand)]
+    pub action: AuditAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditAction {
+    /// Check the audit log's hash chain; exit 1 with the first broken record
+    Verify {
+        /// Agent root
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Agent root to check (default ".")
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

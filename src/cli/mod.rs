@@ -1,0 +1,76 @@
+//! Headless front ends: the parsed command line is dispatched here, one
+//! module per subcommand. Errors become SPEC's exit codes.
+
+mod args;
+mod doctor;
+mod tool;
+
+pub use args::{Cli, Command};
+
+use std::process::ExitCode;
+
+use crate::config::{self, LoadedConfig};
+
+/// SPEC section 2 exit codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Ok,
+    /// The job or command failed (message on stderr).
+    Failed,
+    /// Usage or configuration error.
+    Usage,
+    /// Hash mismatch on apply or rollback.
+    Conflict,
+    Interrupted,
+}
+
+impl From<Exit> for ExitCode {
+    fn from(e: Exit) -> ExitCode {
+        ExitCode::from(match e {
+            Exit::Ok => 0,
+            Exit::Failed => 1,
+            Exit::Usage => 2,
+            Exit::Conflict => 3,
+            Exit::Interrupted => 130,
+        })
+    }
+}
+
+/// The process environment, as the engine's injectable lookups expect it.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Exit {
+    let Some(command) = cli.command else {
+        return not_yet("the interactive TUI", "the terminal UI work");
+    };
+    match command {
+        Command::Tool(args) => tool::run(&cli.global, args),
+        Command::Doctor(args) => doctor::run(&cli.global, &args),
+        Command::Exec(_) => not_yet("`agent-tui exec`", "the LLM providers and agent loop work"),
+        Command::Sessions(_) => not_yet("`agent-tui sessions`", "the sessions work"),
+        Command::Review(_) => not_yet("`agent-tui review`", "the review and apply work"),
+        Command::Checkpoints(_) => not_yet("`agent-tui checkpoints`", "the checkpoints work"),
+        Command::Rollback(_) => not_yet("`agent-tui rollback`", "the checkpoints work"),
+        Command::Audit(_) => not_yet("`agent-tui audit`", "the audit log work"),
+    }
+}
+
+/// Says plainly that a command exists but is not built yet.
+fn not_yet(what: &str, arrives_with: &str) -> Exit {
+    eprintln!(
+        "agent-tui: {what} is not available in this version yet (it arrives with {arrives_with}); \
+         `agent-tui tool` and `agent-tui doctor` work today"
+    );
+    Exit::Usage
+}
+
+/// Loads the configuration or reports why not (exit 2).
+fn load_config(global: &args::GlobalArgs) -> Result<LoadedConfig, Exit> {
+    config::load(global.config.as_deref(), &process_env).map_err(|e| {
+        eprintln!("agent-tui: {e}");
+        Exit::Usage
+    })
+}

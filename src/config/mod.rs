@@ -1,0 +1,511 @@
+//! Configuration types with their defaults (the same values `config.example.toml`
+//! documents) and the semantic checks that run after parsing.
+
+mod detect;
+mod load;
+
+pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
+pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::protocol::Mode;
+
+/// The whole configuration file. Every section is optional; a missing key
+/// takes the default shown in `config.example.toml`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    /// Provider used when `--provider` is not given. Unset: detected from the
+    /// environment (see `detect_provider`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provider: Option<String>,
+    /// Named providers. The built-in `openai`, `anthropic` and `ollama` entries
+    /// are always present; a table with one of those names overrides only the
+    /// keys it sets.
+    #[serde(deserialize_with = "merge_providers")]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    pub agent: AgentConfig,
+    pub limits: Limits,
+    pub exec: ExecConfig,
+    pub ui: UiConfig,
+    pub approvals: ApprovalsConfig,
+    pub mcp_servers: BTreeMap<String, McpServerConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            provider: None,
+            providers: builtin_providers(),
+            agent: AgentConfig::default(),
+            limits: Limits::default(),
+            exec: ExecConfig::default(),
+            ui: UiConfig::default(),
+            approvals: ApprovalsConfig::default(),
+            mcp_servers: BTreeMap::new(),
+        }
+    }
+}
+
+/// Which wire protocol a provider speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// OpenAI-compatible `/chat/completions` (OpenAI, Ollama, vLLM, OpenRouter ...).
+    Openai,
+    /// Anthropic `/v1/messages`.
+    Anthropic,
+}
+
+/// How tools reach the model: the provider's native tool-calling, or tools
+/// described in the prompt and calls parsed from the reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProtocol {
+    #[default]
+    Native,
+    Json,
+}
+
+/// One provider after defaults are filled in.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProviderConfig {
+    pub kind: ProviderKind,
+    pub base_url: String,
+    /// Name of the environment variable holding the API key; the key itself
+    /// never appears in configuration. `None` for servers without keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    pub model: String,
+    pub tool_protocol: ToolProtocol,
+}
+
+/// A provider table as written in the file: every key optional.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProviderEntry {
+    kind: Option<ProviderKind>,
+    base_url: Option<String>,
+    api_key_env: Option<String>,
+    model: Option<String>,
+    tool_protocol: Option<ToolProtocol>,
+}
+
+fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
+    let mut map = BTreeMap::new();
+    map.insert(
+        "openai".to_string(),
+        ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: "https://api.openai.com/v1".into(),
+            api_key_env: Some("OPENAI_API_KEY".into()),
+            model: "gpt-4.1".into(),
+            tool_protocol: ToolProtocol::Native,
+        },
+    );
+    map.insert(
+        "anthropic".to_string(),
+        ProviderConfig {
+            kind: ProviderKind::Anthropic,
+            base_url: "https://api.anthropic.com".into(),
+            api_key_env: Some("ANTHROPIC_API_KEY".into()),
+            model: "claude-sonnet-4-5".into(),
+            tool_protocol: ToolProtocol::Native,
+        },
+    );
+    map.insert(
+        "ollama".to_string(),
+        ProviderConfig {
+            kind: ProviderKind::Openai,
+            base_url: "http://127.0.0.1:11434/v1".into(),
+            api_key_env: None,
+            model: "llama3.2".into(),
+            tool_protocol: ToolProtocol::Native,
+        },
+    );
+    map
+}
+
+/// Defaults for a provider of `kind` that is not one of the built-ins.
+fn kind_defaults(kind: ProviderKind) -> ProviderConfig {
+    let name = match kind {
+        ProviderKind::Openai => "openai",
+        ProviderKind::Anthropic => "anthropic",
+    };
+    let builtins = builtin_providers();
+    match builtins.get(name) {
+        Some(p) => p.clone(),
+        None => ProviderConfig {
+            kind,
+            base_url: String::new(),
+            api_key_env: None,
+            model: String::new(),
+            tool_protocol: ToolProtocol::Native,
+        },
+    }
+}
+
+fn merge_providers<'de, D>(de: D) -> Result<BTreeMap<String, ProviderConfig>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    use serde::de::Error;
+    let written = BTreeMap::<String, ProviderEntry>::deserialize(de)?;
+    let mut merged = builtin_providers();
+    for (name, entry) in written {
+        let base = match (merged.get(&name), entry.kind) {
+            (Some(builtin), None) => builtin.clone(),
+            (Some(builtin), Some(kind)) if builtin.kind == kind => builtin.clone(),
+            (_, Some(kind)) => kind_defaults(kind),
+            (None, None) => {
+                return Err(D::Error::custom(format!(
+                    "providers.{name}: missing key `kind` (\"openai\" or \"anthropic\")"
+                )));
+            }
+        };
+        let provider = ProviderConfig {
+            kind: entry.kind.unwrap_or(base.kind),
+            base_url: entry.base_url.unwrap_or(base.base_url),
+            api_key_env: entry.api_key_env.or(base.api_key_env),
+            model: entry.model.unwrap_or(base.model),
+            tool_protocol: entry.tool_protocol.unwrap_or(base.tool_protocol),
+        };
+        merged.insert(name, provider);
+    }
+    Ok(merged)
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AgentConfig {
+    pub max_tool_calls_per_job: u32,
+    pub max_schema_retries: u32,
+    pub request_timeout_secs: u64,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            max_tool_calls_per_job: 12,
+            max_schema_retries: 5,
+            request_timeout_secs: 120,
+        }
+    }
+}
+
+/// Bounds on what one tool call may return. `*_default` applies when the
+/// model gives no limit, `*_cap` is the most it may ask for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub max_search_results_default: usize,
+    pub max_search_results_cap: usize,
+    pub max_search_snippet_lines: usize,
+    pub max_read_bytes_default: usize,
+    pub max_read_bytes_cap: usize,
+    pub max_read_lines_default: usize,
+    pub max_list_files_default: usize,
+    pub max_list_files_cap: usize,
+    pub max_hunk_lines: usize,
+    pub max_hunk_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_search_results_default: 20,
+            max_search_results_cap: 50,
+            max_search_snippet_lines: 20,
+            max_read_bytes_default: 65_536,
+            max_read_bytes_cap: 1_048_576,
+            max_read_lines_default: 800,
+            max_list_files_default: 200,
+            max_list_files_cap: 2_000,
+            max_hunk_lines: 80,
+            max_hunk_bytes: 8_192,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecConfig {
+    /// Command prefixes (argv words) that `allowlisted-auto` runs unasked.
+    pub allow: Vec<String>,
+    pub timeout_secs: u64,
+    pub max_output_bytes: u64,
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        ExecConfig {
+            allow: vec![
+                "cargo test".into(),
+                "cargo build".into(),
+                "git status".into(),
+            ],
+            timeout_secs: 120,
+            max_output_bytes: 1_048_576,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    #[default]
+    Dark,
+    Light,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct UiConfig {
+    pub default_mode: Mode,
+    pub theme: Theme,
+}
+
+impl Default for UiConfig {
+    fn default() -> Self {
+        UiConfig {
+            default_mode: Mode::Agent,
+            theme: Theme::Dark,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApprovalPolicy {
+    /// Ask the user for every call.
+    #[default]
+    Individual,
+    /// Run calls that match the allow list without asking; ask for the rest.
+    AllowlistedAuto,
+    /// Refuse every call of this kind.
+    Never,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApprovalsConfig {
+    pub exec: ApprovalPolicy,
+    pub mcp: ApprovalPolicy,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+}
+
+impl Config {
+    /// Checks that parsing cannot express: cross-key bounds and references.
+    /// Each problem names the key so the user can find it.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(name) = &self.provider
+            && !self.providers.contains_key(name)
+        {
+            out.push(format!(
+                "provider = \"{name}\" names no provider; known: {}",
+                self.provider_names().join(", ")
+            ));
+        }
+        for (name, p) in &self.providers {
+            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
+                out.push(format!(
+                    "providers.{name}.base_url = \"{}\" must start with http:// or https://",
+                    p.base_url
+                ));
+            }
+            if p.model.trim().is_empty() {
+                out.push(format!("providers.{name}.model must not be empty"));
+            }
+            if let Some(var) = &p.api_key_env
+                && !is_env_var_name(var)
+            {
+                out.push(format!(
+                    "providers.{name}.api_key_env = \"{var}\" is not an environment variable name \
+                     (put the variable's name here, never the key itself)"
+                ));
+            }
+        }
+        let l = &self.limits;
+        let pairs = [
+            (
+                "max_search_results",
+                l.max_search_results_default,
+                l.max_search_results_cap,
+            ),
+            (
+                "max_read_bytes",
+                l.max_read_bytes_default,
+                l.max_read_bytes_cap,
+            ),
+            (
+                "max_list_files",
+                l.max_list_files_default,
+                l.max_list_files_cap,
+            ),
+        ];
+        for (key, default, cap) in pairs {
+            if default > cap {
+                out.push(format!(
+                    "limits.{key}_default ({default}) is larger than limits.{key}_cap ({cap})"
+                ));
+            }
+        }
+        let positive = [
+            (
+                "limits.max_search_results_default",
+                l.max_search_results_default as u64,
+            ),
+            (
+                "limits.max_search_snippet_lines",
+                l.max_search_snippet_lines as u64,
+            ),
+            (
+                "limits.max_read_bytes_default",
+                l.max_read_bytes_default as u64,
+            ),
+            (
+                "limits.max_read_lines_default",
+                l.max_read_lines_default as u64,
+            ),
+            (
+                "limits.max_list_files_default",
+                l.max_list_files_default as u64,
+            ),
+            ("limits.max_hunk_lines", l.max_hunk_lines as u64),
+            ("limits.max_hunk_bytes", l.max_hunk_bytes as u64),
+            (
+                "agent.max_tool_calls_per_job",
+                u64::from(self.agent.max_tool_calls_per_job),
+            ),
+            (
+                "agent.request_timeout_secs",
+                self.agent.request_timeout_secs,
+            ),
+            ("exec.timeout_secs", self.exec.timeout_secs),
+            ("exec.max_output_bytes", self.exec.max_output_bytes),
+        ];
+        for (key, value) in positive {
+            if value == 0 {
+                out.push(format!("{key} must be at least 1"));
+            }
+        }
+        for (i, prefix) in self.exec.allow.iter().enumerate() {
+            if prefix.trim().is_empty() {
+                out.push(format!(
+                    "exec.allow[{i}] is empty, which would allow every command"
+                ));
+            }
+        }
+        for (name, server) in &self.mcp_servers {
+            if server.command.trim().is_empty() {
+                out.push(format!("mcp_servers.{name}.command must not be empty"));
+            }
+        }
+        out
+    }
+
+    pub fn provider_names(&self) -> Vec<String> {
+        self.providers.keys().cloned().collect()
+    }
+}
+
+fn is_env_var_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Config {
+        toml::from_str(text).expect("valid config")
+    }
+
+    #[test]
+    fn example_file_documents_the_defaults() {
+        let text = include_str!("../../config.example.toml");
+        let parsed = parse(text);
+        assert_eq!(parsed, Config::default());
+        assert!(parsed.problems().is_empty());
+    }
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        assert_eq!(parse(""), Config::default());
+    }
+
+    #[test]
+    fn builtin_provider_override_keeps_unset_keys() {
+        let c = parse("[providers.openai]\nmodel = \"gpt-5\"\n");
+        let p = &c.providers["openai"];
+        assert_eq!(p.model, "gpt-5");
+        assert_eq!(p.base_url, "https://api.openai.com/v1");
+        assert_eq!(p.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert!(c.providers.contains_key("anthropic"));
+    }
+
+    #[test]
+    fn custom_provider_takes_kind_defaults() {
+        let c = parse(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen\"\n",
+        );
+        let p = &c.providers["local"];
+        assert_eq!(p.kind, ProviderKind::Openai);
+        assert_eq!(p.tool_protocol, ToolProtocol::Native);
+        assert_eq!(p.model, "qwen");
+    }
+
+    #[test]
+    fn custom_provider_without_kind_is_an_error() {
+        let err = toml::from_str::<Config>("[providers.local]\nmodel = \"x\"\n").unwrap_err();
+        assert!(err.message().contains("providers.local"), "{err}");
+        assert!(err.message().contains("kind"), "{err}");
+    }
+
+    #[test]
+    fn problems_name_the_key() {
+        let mut c = Config {
+            provider: Some("nope".into()),
+            ..Config::default()
+        };
+        c.limits.max_search_results_default = 99;
+        c.agent.max_tool_calls_per_job = 0;
+        c.providers.get_mut("openai").unwrap().api_key_env = Some("sk-123 secret".into());
+        c.exec.allow.push(" ".into());
+        let all = c.problems().join("\n");
+        assert!(all.contains("provider = \"nope\""), "{all}");
+        assert!(
+            all.contains("limits.max_search_results_default (99)"),
+            "{all}"
+        );
+        assert!(all.contains("agent.max_tool_calls_per_job"), "{all}");
+        assert!(all.contains("providers.openai.api_key_env"), "{all}");
+        assert!(all.contains("exec.allow[3]"), "{all}");
+    }
+
+    #[test]
+    fn enums_use_spec_spelling() {
+        let c = parse(
+            "[ui]\ndefault_mode = \"plan\"\ntheme = \"light\"\n[approvals]\nexec = \"allowlisted-auto\"\nmcp = \"never\"\n",
+        );
+        assert_eq!(c.ui.default_mode, Mode::Plan);
+        assert_eq!(c.ui.theme, Theme::Light);
+        assert_eq!(c.approvals.exec, ApprovalPolicy::AllowlistedAuto);
+        assert_eq!(c.approvals.mcp, ApprovalPolicy::Never);
+    }
+}

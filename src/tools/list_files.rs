@@ -1,0 +1,104 @@
+//! `list_files {prefix?, glob?, limit?}`: what exists under the agent root.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, parse_args};
+use crate::protocol::{Mode, Tier};
+use crate::workspace::{Resolved, close_matches, list};
+
+pub struct ListFiles;
+
+#[derive(Deserialize)]
+struct Args {
+    prefix: Option<String>,
+    glob: Option<String>,
+    limit: Option<usize>,
+}
+
+impl Tool for ListFiles {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "list_files",
+            description: "List files and directories under the agent root (or under `prefix`), \
+                sorted by path, skipping .gitignored files and .git/. Each entry has path, size, \
+                modified (RFC 3339) and kind (file, dir, symlink).",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "prefix": {"type": "string", "description": "Directory or path prefix relative to the agent root, e.g. \"src\" or \"src/ma\". Omit for the whole project."},
+                    "glob": {"type": "string", "description": "Only entries matching this glob: \"*.rs\" matches file names at any depth, \"src/**/*.rs\" matches whole paths."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Maximum number of entries (capped by the configuration)."}
+                },
+                "additionalProperties": false
+            }),
+            tier: Tier::Read,
+            modes: Mode::ALL.to_vec(),
+        }
+    }
+
+    fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
+        let args: Args = parse_args(args)?;
+        let limits = ctx.limits;
+        let limit = bounded(
+            args.limit,
+            limits.max_list_files_default,
+            limits.max_list_files_cap,
+        );
+        let filter = glob_filter(args.glob.as_deref())?;
+        let prefix = args.prefix.unwrap_or_default();
+        let resolved = ctx.workspace.resolve(&prefix)?;
+        let (start, name_prefix) = match std::fs::symlink_metadata(&resolved.abs) {
+            Ok(_) => (resolved, None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // `src/ma` lists what starts with it inside `src/`.
+                let parent = match resolved.rel.rsplit_once('/') {
+                    Some((parent, _)) => parent,
+                    None => "",
+                };
+                let parent = ctx.workspace.resolve(parent)?;
+                if prefix.ends_with('/') || !parent.abs.is_dir() {
+                    return Err(not_found(ctx, &resolved));
+                }
+                (parent, Some(resolved.rel.clone()))
+            }
+            Err(e) => return Err(ToolError::io(resolved.display(), e)),
+        };
+        let outcome = list(&start, name_prefix.as_deref(), filter.as_ref(), limit);
+        if outcome.entries.is_empty()
+            && let Some(missing) = &name_prefix
+        {
+            return Err(not_found(
+                ctx,
+                &Resolved {
+                    rel: missing.clone(),
+                    abs: start.abs.join(missing),
+                },
+            ));
+        }
+        let files: Vec<Value> = outcome
+            .entries
+            .iter()
+            .map(|e| {
+                json!({
+                    "path": e.path,
+                    "size": e.size,
+                    "modified": e.modified.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+                    "kind": e.kind,
+                })
+            })
+            .collect();
+        Ok(json!({"files": files, "truncated": outcome.truncated}))
+    }
+}
+
+pub(super) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError {
+    let suggestions = match ctx.workspace.resolve("") {
+        Ok(root) => close_matches(&root, &missing.rel, 3),
+        Err(_) => Vec::new(),
+    };
+    ToolError::NotFound {
+        path: missing.display().to_string(),
+        suggestions,
+    }
+}

@@ -1,0 +1,44 @@
+//! The tools the model can call: a registry that knows each tool's name,
+//! argument schema, tier and modes, and one module per tool.
+
+mod error;
+mod list_files;
+mod read_file;
+mod registry;
+mod search_project;
+
+pub use error::ToolError;
+pub use registry::{Registry, ToolSpec};
+
+use serde_json::Value;
+
+use crate::config::Limits;
+use crate::workspace::{PathFilter, Workspace};
+
+/// What a tool may use while it runs.
+pub struct ToolContext<'a> {
+    pub workspace: &'a Workspace,
+    pub limits: &'a Limits,
+}
+
+/// One tool. `run` receives arguments already validated against `spec().schema`.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError>;
+}
+
+/// Deserializes validated arguments into the tool's typed struct.
+pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<T, ToolError> {
+    serde_json::from_value(args).map_err(|e| ToolError::ArgumentsNotJson(e.to_string()))
+}
+
+/// `requested` (if any) or `default`, but never above `cap` nor below 1.
+pub(crate) fn bounded(requested: Option<usize>, default: usize, cap: usize) -> usize {
+    requested.unwrap_or(default).clamp(1, cap.max(1))
+}
+
+/// The optional `glob` argument, compiled.
+pub(crate) fn glob_filter(glob: Option<&str>) -> Result<Option<PathFilter>, ToolError> {
+    glob.map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("glob", e.to_string())))
+        .transpose()
+}

@@ -1,0 +1,47 @@
+//! "Did you mean" for paths that do not exist: the closest existing paths by
+//! file name first, then by whole path.
+
+use super::Resolved;
+use super::walk::{rel_of, walker};
+
+/// Files looked at when guessing, at most; keeps a miss cheap on huge trees.
+const MAX_CANDIDATES: usize = 50_000;
+/// Below this similarity a path is not worth suggesting.
+const MIN_SCORE: f64 = 0.75;
+
+/// Up to `max` existing paths under `root` that look like `missing`.
+pub fn close_matches(root: &Resolved, missing: &str, max: usize) -> Vec<String> {
+    let missing_name = file_name(missing).to_lowercase();
+    let missing_lower = missing.to_lowercase();
+    let mut scored: Vec<(f64, String)> = Vec::new();
+    let walk = walker(&root.abs, true).build();
+    for item in walk.take(MAX_CANDIDATES) {
+        let Ok(entry) = item else { continue };
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Some(rel) = rel_of(root, entry.path()) else {
+            continue;
+        };
+        let name = file_name(&rel).to_lowercase();
+        let by_name = if name == missing_name {
+            1.0
+        } else {
+            strsim::jaro_winkler(&missing_name, &name)
+        };
+        let by_path = strsim::jaro_winkler(&missing_lower, &rel.to_lowercase());
+        let score = 0.7 * by_name + 0.3 * by_path;
+        if score >= MIN_SCORE {
+            scored.push((score, rel));
+        }
+    }
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    scored.into_iter().take(max).map(|(_, rel)| rel).collect()
+}
+
+fn file_name(path: &str) -> &str {
+    path.trim_end_matches('/')
+        .rsplit('/')
+        .next()
+        .unwrap_or(path)
+}

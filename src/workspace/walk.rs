@@ -1,0 +1,161 @@
+//! Listing the agent root: a sorted, `.gitignore`-aware walk that never
+//! follows links and never enters `.git/`, plus the glob filter shared with search.
+
+use std::path::Path;
+use std::time::SystemTime;
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use serde::Serialize;
+
+use super::Resolved;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Relative to the agent root, `/`-separated.
+    pub path: String,
+    /// Bytes for files; 0 for directories and links.
+    pub size: u64,
+    pub modified: Option<SystemTime>,
+    pub kind: EntryKind,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListOutcome {
+    pub entries: Vec<Entry>,
+    pub truncated: bool,
+}
+
+/// A glob over relative paths. Without a `/` it matches the file name at any
+/// depth (`*.rs`); with one it matches the whole relative path (`src/**/*.rs`).
+#[derive(Debug, Clone)]
+pub struct PathFilter {
+    matcher: GlobMatcher,
+    whole_path: bool,
+}
+
+impl PathFilter {
+    pub fn new(glob: &str) -> Result<PathFilter, globset::Error> {
+        let whole_path = glob.contains('/');
+        let glob = glob.trim_start_matches("./");
+        let matcher = GlobBuilder::new(glob)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()?
+            .compile_matcher();
+        Ok(PathFilter {
+            matcher,
+            whole_path,
+        })
+    }
+
+    pub fn matches(&self, rel: &str) -> bool {
+        if self.whole_path {
+            self.matcher.is_match(rel)
+        } else {
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            self.matcher.is_match(name)
+        }
+    }
+}
+
+/// A walker over `dir` with the rules every tool shares: `.gitignore` honoured
+/// even outside a git repository, links not followed, `.git/` never entered.
+pub(crate) fn walker(dir: &Path, include_hidden: bool) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(dir);
+    builder
+        .hidden(!include_hidden)
+        .require_git(false)
+        .follow_links(false)
+        .filter_entry(|e| !e.file_name().eq_ignore_ascii_case(".git"));
+    builder
+}
+
+/// `rel` of a walked path under `start`.
+pub(crate) fn rel_of(start: &Resolved, path: &Path) -> Option<String> {
+    let tail = path.strip_prefix(&start.abs).ok()?;
+    let tail = tail.to_str()?;
+    Some(match (start.rel.is_empty(), tail.is_empty()) {
+        (true, _) => tail.to_string(),
+        (false, true) => start.rel.clone(),
+        (false, false) => format!("{}/{}", start.rel, tail),
+    })
+}
+
+/// Lists what is under `start` (or `start` itself if it is a file), sorted
+/// by path, keeping entries whose path starts with `name_prefix` and that
+/// match `filter`, at most `limit` of them.
+pub fn list(
+    start: &Resolved,
+    name_prefix: Option<&str>,
+    filter: Option<&PathFilter>,
+    limit: usize,
+) -> ListOutcome {
+    let mut entries = Vec::new();
+    let mut truncated = false;
+    let walk = walker(&start.abs, true)
+        .sort_by_file_name(|a, b| a.cmp(b))
+        .build();
+    for item in walk {
+        let Ok(entry) = item else { continue };
+        if entry.depth() == 0 && entry.file_type().is_some_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Some(rel) = rel_of(start, entry.path()) else {
+            continue;
+        };
+        if name_prefix.is_some_and(|p| !rel.starts_with(p)) {
+            continue;
+        }
+        if filter.is_some_and(|f| !f.matches(&rel)) {
+            continue;
+        }
+        if entries.len() == limit {
+            truncated = true;
+            break;
+        }
+        let kind = match entry.file_type() {
+            Some(t) if t.is_symlink() => EntryKind::Symlink,
+            Some(t) if t.is_dir() => EntryKind::Dir,
+            _ => EntryKind::File,
+        };
+        let meta = entry.metadata().ok();
+        entries.push(Entry {
+            path: rel,
+            size: match kind {
+                EntryKind::File => meta.as_ref().map_or(0, |m| m.len()),
+                EntryKind::Dir | EntryKind::Symlink => 0,
+            },
+            modified: meta.and_then(|m| m.modified().ok()),
+            kind,
+        });
+    }
+    ListOutcome { entries, truncated }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_without_slash_matches_file_names_anywhere() {
+        let f = PathFilter::new("*.rs").unwrap();
+        assert!(f.matches("src/a/b.rs"));
+        assert!(!f.matches("src/a/b.rsx"));
+        let f = PathFilter::new("src/*.rs").unwrap();
+        assert!(f.matches("src/b.rs"));
+        assert!(!f.matches("src/a/b.rs"));
+        let f = PathFilter::new("src/**/*.{rs,toml}").unwrap();
+        assert!(f.matches("src/a/b.toml"));
+        assert!(!f.matches("tests/b.rs"));
+        assert!(PathFilter::new("src/[a").is_err());
+    }
+}
