@@ -13,7 +13,6 @@ use crate::protocol::Mode;
     version,
     about = "A coding agent for the terminal: chat in Ask/Plan/Agent mode, review proposed edits hunk by hunk, roll back any apply.",
     long_about = None,
-    args_conflicts_with_subcommands = true,
     after_help = "Run `agent-tui PATH` to open the TUI on a project folder (the agent root). \
                   Tools can never read or write outside it."
 )]

@@ -13,11 +13,11 @@ use crate::workspace::Workspace;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
 
 pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
-    println!("agent-tui {}", env!("CARGO_PKG_VERSION"));
     let loaded = match load_config(global) {
         Ok(c) => c,
         Err(exit) => return exit,
     };
+    println!("agent-tui {}", env!("CARGO_PKG_VERSION"));
     let mut healthy = true;
     match &loaded.path {
         Some(path) => line(

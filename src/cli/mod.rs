@@ -43,6 +43,14 @@ pub fn process_env(name: &str) -> Option<String> {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Exit {
+    let opens_tui = cli.path.is_some() || cli.continue_session || cli.resume.is_some();
+    if cli.command.is_some() && opens_tui {
+        eprintln!(
+            "agent-tui: PATH, --continue and --resume open the TUI; they cannot be combined \
+             with a subcommand (subcommands take --root PATH)"
+        );
+        return Exit::Usage;
+    }
     let Some(command) = cli.command else {
         return not_yet("the interactive TUI", "the terminal UI work");
     };

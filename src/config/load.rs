@@ -118,7 +118,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             path: path.to_path_buf(),
             line,
             column,
-            message: e.message().trim().to_string(),
+            message: describe(text, line, column, e.message().trim()),
         }
     })?;
     let problems = config.problems();
@@ -129,6 +129,41 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             path: path.display().to_string(),
             problems,
         })
+    }
+}
+
+/// The parser's message, prefixed with the dotted key when the error points
+/// at a value (`limits.max_hunk_lines: invalid type ...`).
+fn describe(text: &str, line: usize, column: usize, message: &str) -> String {
+    let message = message
+        .replace("expected usize", "expected a whole number")
+        .replace("expected u32", "expected a whole number")
+        .replace("expected u64", "expected a whole number");
+    let Some(current) = text.lines().nth(line - 1) else {
+        return message;
+    };
+    let Some((key, _)) = current.split_once('=') else {
+        return message;
+    };
+    if key.chars().count() >= column || message.contains("unknown field") {
+        return message;
+    }
+    let key = key.trim().trim_matches('"');
+    let table = text
+        .lines()
+        .take(line - 1)
+        .filter_map(|l| {
+            let l = l.trim();
+            l.strip_prefix('[').map(|rest| {
+                rest.trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .trim_end_matches(']')
+            })
+        })
+        .last();
+    match table {
+        Some(table) => format!("`{table}.{key}`: {message}"),
+        None => format!("`{key}`: {message}"),
     }
 }
 
@@ -213,9 +248,10 @@ mod tests {
         };
         assert_eq!((line, column), (2, 18));
         assert!(
-            message.contains("integer") || message.contains("usize"),
+            message.starts_with("`limits.max_hunk_lines`: "),
             "{message}"
         );
+        assert!(message.contains("whole number"), "{message}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::walk::{rel_of, walker};
 /// Files looked at when guessing, at most; keeps a miss cheap on huge trees.
 const MAX_CANDIDATES: usize = 50_000;
 /// Below this similarity a path is not worth suggesting.
-const MIN_SCORE: f64 = 0.75;
+const MIN_SCORE: f64 = 0.6;
 
 /// Up to `max` existing paths under `root` that look like `missing`.
 pub fn close_matches(root: &Resolved, missing: &str, max: usize) -> Vec<String> {
@@ -27,7 +27,8 @@ pub fn close_matches(root: &Resolved, missing: &str, max: usize) -> Vec<String> 
         let by_name = if name == missing_name {
             1.0
         } else {
-            strsim::jaro_winkler(&missing_name, &name)
+            // Damerau counts a swap (`mian`/`main`) as one edit.
+            strsim::normalized_damerau_levenshtein(&missing_name, &name)
         };
         let by_path = strsim::jaro_winkler(&missing_lower, &rel.to_lowercase());
         let score = 0.7 * by_name + 0.3 * by_path;

@@ -86,6 +86,7 @@ pub fn read_text_range(path: &Path, range: ReadRange) -> Result<TextSlice, Decod
     let mut truncated = false;
     let mut has_bom = false;
     let mut crlf = false;
+    let mut bad_line = None;
     loop {
         line.clear();
         if reader.read_until(b'\n', &mut line)? == 0 {
@@ -104,8 +105,11 @@ pub fn read_text_range(path: &Path, range: ReadRange) -> Result<TextSlice, Decod
         if total == 1 && text_bytes.ends_with(b"\r\n") {
             crlf = true;
         }
-        let text =
-            std::str::from_utf8(text_bytes).map_err(|_| DecodeError::NotUtf8 { line: total })?;
+        let Ok(text) = std::str::from_utf8(text_bytes) else {
+            // Keep scanning: a NUL further on makes it binary instead.
+            bad_line.get_or_insert(total);
+            continue;
+        };
         if !collecting || total < start {
             continue;
         }
@@ -129,6 +133,9 @@ pub fn read_text_range(path: &Path, range: ReadRange) -> Result<TextSlice, Decod
         }
         content.push_str(text);
         last_included = total;
+    }
+    if let Some(line) = bad_line {
+        return Err(DecodeError::NotUtf8 { line });
     }
     if start > total && !(start == 1 && total == 0) {
         return Err(DecodeError::StartPastEnd { start, total });
@@ -255,6 +262,11 @@ mod tests {
         assert!(matches!(
             read_text_range(f.path(), all(100)),
             Err(DecodeError::NotUtf8 { line: 2 })
+        ));
+        let f = file_with(b"\x89PNG\r\n\x1a\n\x00\x00");
+        assert!(matches!(
+            read_text_range(f.path(), all(100)),
+            Err(DecodeError::Binary)
         ));
         let f = file_with(b"\xFF\xFEh\x00i\x00");
         assert!(matches!(

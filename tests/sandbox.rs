@@ -1,0 +1,370 @@
+//! The agent-root sandbox against a hostile list of paths: traversal
+//! spellings, symlink chains, symlinked parents, look-alikes, `.git`, and
+//! files that appear after the workspace was opened.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+
+use agent_tui::workspace::Workspace;
+use support::{Env, write_files};
+
+/// `base/root` is the agent root; `base/outside` holds what must stay unreachable.
+struct Fixture {
+    base: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let base = tempfile::tempdir().unwrap();
+        let b = base.path();
+        write_files(
+            b,
+            &[
+                ("root/src/main.rs", "fn main() {}\n"),
+                ("root/src/lib.rs", "pub fn f() {}\n"),
+                ("root/docs/guide.md", "# guide\n"),
+                ("root/.git/config", "[core]\n"),
+                ("root/.git/HEAD", "ref: refs/heads/main\n"),
+                ("root/sub/keep.txt", "keep\n"),
+                ("outside/secret.txt", "top secret\n"),
+                ("outside/dir/deeper.txt", "deeper\n"),
+                ("rootsibling/x.txt", "sibling with a common prefix\n"),
+            ],
+        );
+        let r = b.join("root");
+        let link = |target: &str, name: &str| symlink(target, r.join(name)).unwrap();
+        link("src", "link_in");
+        link("src/main.rs", "link_in_file");
+        link("../outside", "link_out");
+        link("../outside/secret.txt", "link_file_out");
+        link("/etc", "link_abs_out");
+        link(b.join("root/src").to_str().unwrap(), "link_abs_in");
+        link("chain2", "chain1");
+        link("chain3", "chain2");
+        link("../outside", "chain3");
+        link("chain_in2", "chain_in1");
+        link("src/main.rs", "chain_in2");
+        link("..", "sub/parent_link");
+        link("../..", "sub/up2");
+        link(".git", "gitlink");
+        link(".git/config", "gitfile_link");
+        link("missing-target", "dangling");
+        link("loop2", "loop1");
+        link("loop1", "loop2");
+        link("src/../../outside", "sneaky");
+        link("../rootsibling", "prefix_trick");
+        link("link_out", "link_to_link_out");
+        Fixture { base }
+    }
+
+    fn root(&self) -> std::path::PathBuf {
+        self.base.path().join("root")
+    }
+
+    fn ws(&self) -> Workspace {
+        Workspace::open(&self.root()).unwrap()
+    }
+}
+
+enum Want {
+    /// Resolves, to this normalized relative path.
+    Ok(&'static str),
+    /// Refused with this error code.
+    Err(&'static str),
+}
+use Want::{Err as Refused, Ok as Inside};
+
+fn hostile_cases() -> Vec<(String, Want)> {
+    let long_component = "a".repeat(300);
+    let long_path = "ab/".repeat(1400);
+    let s = |x: &str| x.to_string();
+    vec![
+        // Absolute paths in every spelling.
+        (s("/etc/passwd"), Refused("outside_root")),
+        (s("//etc/passwd"), Refused("outside_root")),
+        (s("/"), Refused("outside_root")),
+        (s("\\etc\\passwd"), Refused("outside_root")),
+        (s("C:\\Windows\\system32"), Refused("outside_root")),
+        (s("c:/windows/win.ini"), Refused("outside_root")),
+        (s("\\\\server\\share\\x"), Refused("outside_root")),
+        // Parent traversal.
+        (s(".."), Refused("outside_root")),
+        (s("../"), Refused("outside_root")),
+        (s("../outside/secret.txt"), Refused("outside_root")),
+        (s("./../outside"), Refused("outside_root")),
+        (s("src/../../outside/secret.txt"), Refused("outside_root")),
+        (s("src/./../.."), Refused("outside_root")),
+        (s("a/b/c/../../../../x"), Refused("outside_root")),
+        (s("..//outside"), Refused("outside_root")),
+        (s("..\\outside\\secret.txt"), Refused("outside_root")),
+        (s("src\\..\\..\\outside"), Refused("outside_root")),
+        (s("sub/../../outside"), Refused("outside_root")),
+        (s("link_in/../../outside"), Refused("outside_root")),
+        (s("../root/src/main.rs"), Refused("outside_root")),
+        // Symlinks that leave the root, directly, chained or as a parent dir.
+        (s("link_out"), Refused("outside_root")),
+        (s("link_out/secret.txt"), Refused("outside_root")),
+        (s("link_out/dir/deeper.txt"), Refused("outside_root")),
+        (s("link_out/new_file.rs"), Refused("outside_root")),
+        (s("link_file_out"), Refused("outside_root")),
+        (s("link_abs_out/passwd"), Refused("outside_root")),
+        (s("chain1"), Refused("outside_root")),
+        (s("chain1/secret.txt"), Refused("outside_root")),
+        (s("chain2/secret.txt"), Refused("outside_root")),
+        (s("sub/up2/outside/secret.txt"), Refused("outside_root")),
+        (s("sneaky/secret.txt"), Refused("outside_root")),
+        (s("prefix_trick/x.txt"), Refused("outside_root")),
+        (s("link_to_link_out/secret.txt"), Refused("outside_root")),
+        (s("sub/../link_out/secret.txt"), Refused("outside_root")),
+        (s("./link_out/./secret.txt"), Refused("outside_root")),
+        // `.git` internals, directly or through links, in any case.
+        (s(".git"), Refused("forbidden_path")),
+        (s(".git/config"), Refused("forbidden_path")),
+        (s("./.git/"), Refused("forbidden_path")),
+        (s(".GIT/config"), Refused("forbidden_path")),
+        (s("src/../.git/HEAD"), Refused("forbidden_path")),
+        (s("gitlink/config"), Refused("forbidden_path")),
+        (s("gitfile_link"), Refused("forbidden_path")),
+        (s("sub/.git/hooks/pre-commit"), Refused("forbidden_path")),
+        // Malformed spellings.
+        (s("src/main.rs\0.txt"), Refused("invalid_path")),
+        (s("\0"), Refused("invalid_path")),
+        (s("src/main.rs\n"), Refused("invalid_path")),
+        (s("\u{1b}[31mred"), Refused("invalid_path")),
+        (s("src/\rmain.rs"), Refused("invalid_path")),
+        (long_component, Refused("invalid_path")),
+        (long_path, Refused("invalid_path")),
+        (s("~/.ssh/id_rsa"), Refused("invalid_path")),
+        (s("~"), Refused("invalid_path")),
+        (s("file:///etc/passwd"), Refused("invalid_path")),
+        // Links that cannot be followed.
+        (s("dangling"), Refused("broken_symlink")),
+        (s("loop1"), Refused("broken_symlink")),
+        (s("loop2/x"), Refused("broken_symlink")),
+        // Look-alikes are literal names that stay inside the root.
+        (
+            s("%2e%2e/%2e%2e/etc/passwd"),
+            Inside("%2e%2e/%2e%2e/etc/passwd"),
+        ),
+        (s("\u{2025}/etc/passwd"), Inside("\u{2025}/etc/passwd")),
+        (
+            s("\u{ff0e}\u{ff0e}/\u{ff0e}\u{ff0e}/etc"),
+            Inside("\u{ff0e}\u{ff0e}/\u{ff0e}\u{ff0e}/etc"),
+        ),
+        (s("..\u{2215}etc"), Inside("..\u{2215}etc")),
+        (s("..\u{ff0f}etc"), Inside("..\u{ff0f}etc")),
+        (s("...."), Inside("....")),
+        (s("..;/etc"), Inside("..;/etc")),
+        (s(" ../etc"), Inside(" ../etc")),
+        (s("src/..."), Inside("src/...")),
+        (s(".gitignore"), Inside(".gitignore")),
+        (
+            s(".github/workflows/ci.yml"),
+            Inside(".github/workflows/ci.yml"),
+        ),
+        (s("git/config"), Inside("git/config")),
+        // Trailing slashes and dots, redundant separators.
+        (s("src/main.rs/"), Inside("src/main.rs")),
+        (s("src/"), Inside("src")),
+        (s("src/."), Inside("src")),
+        (s("src/main.rs."), Inside("src/main.rs.")),
+        (s("./src/main.rs"), Inside("src/main.rs")),
+        (s("src//main.rs"), Inside("src/main.rs")),
+        (s("src/../src/main.rs"), Inside("src/main.rs")),
+        (s("src\\main.rs"), Inside("src/main.rs")),
+        (s("."), Inside("")),
+        (s(""), Inside("")),
+        // Links that stay inside work.
+        (s("link_in/main.rs"), Inside("link_in/main.rs")),
+        (s("link_in_file"), Inside("link_in_file")),
+        (s("link_abs_in/lib.rs"), Inside("link_abs_in/lib.rs")),
+        (s("chain_in1"), Inside("chain_in1")),
+        (
+            s("sub/parent_link/src/main.rs"),
+            Inside("sub/parent_link/src/main.rs"),
+        ),
+        (s("sub/parent_link"), Inside("sub/parent_link")),
+        (s("link_in/new_file.rs"), Inside("link_in/new_file.rs")),
+        (s("new_dir/new_file.rs"), Inside("new_dir/new_file.rs")),
+        (
+            s("src/main.rs/below_a_file"),
+            Inside("src/main.rs/below_a_file"),
+        ),
+    ]
+}
+
+#[test]
+fn hostile_paths_are_refused_and_safe_ones_resolve() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let cases = hostile_cases();
+    assert!(cases.len() >= 60, "only {} cases", cases.len());
+    let mut failures = Vec::new();
+    for (input, want) in &cases {
+        let got = ws.resolve(input);
+        match (want, &got) {
+            (Inside(rel), Ok(r)) if r.rel == *rel => {
+                assert!(
+                    r.abs.starts_with(ws.root()),
+                    "{input:?} -> {}",
+                    r.abs.display()
+                );
+            }
+            (Refused(code), Err(e)) if e.code() == *code => {
+                let msg = e.to_string();
+                assert!(msg.len() > 30, "{input:?}: message too thin: {msg}");
+            }
+            _ => failures.push(format!("{input:?}: wanted {}, got {got:?}", describe(want))),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+fn describe(w: &Want) -> String {
+    match w {
+        Inside(rel) => format!("Ok({rel:?})"),
+        Refused(code) => format!("Err({code})"),
+    }
+}
+
+#[test]
+fn resolved_real_paths_of_inside_links_point_at_the_target() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let r = ws.resolve("chain_in1").unwrap();
+    assert_eq!(r.abs, ws.root().join("src/main.rs"));
+    let r = ws.resolve("link_in/new_file.rs").unwrap();
+    assert_eq!(r.abs, ws.root().join("src/new_file.rs"));
+}
+
+#[test]
+fn absolute_path_inside_the_root_suggests_its_relative_form() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let abs = ws.root().join("src/main.rs");
+    let err = ws.resolve(abs.to_str().unwrap()).unwrap_err();
+    assert_eq!(err.code(), "outside_root");
+    assert!(err.to_string().contains("use `src/main.rs`"), "{err}");
+}
+
+#[test]
+fn files_and_links_created_after_opening_are_checked_live() {
+    let fx = Fixture::new();
+    let ws = fx.ws();
+    let root = fx.root();
+    assert!(!root.join("late.txt").exists());
+    std::fs::write(root.join("late.txt"), "late\n").unwrap();
+    assert_eq!(ws.resolve("late.txt").unwrap().rel, "late.txt");
+    symlink("../outside", root.join("late_link")).unwrap();
+    assert_eq!(
+        ws.resolve("late_link/secret.txt").unwrap_err().code(),
+        "outside_root"
+    );
+    // A directory swapped for a link to the outside after start.
+    std::fs::create_dir(root.join("swap")).unwrap();
+    assert!(ws.resolve("swap/x").is_ok());
+    std::fs::remove_dir(root.join("swap")).unwrap();
+    symlink("../outside", root.join("swap")).unwrap();
+    assert_eq!(
+        ws.resolve("swap/secret.txt").unwrap_err().code(),
+        "outside_root"
+    );
+}
+
+#[test]
+fn a_root_opened_through_a_symlink_is_still_enforced() {
+    let fx = Fixture::new();
+    let alias = fx.base.path().join("alias");
+    symlink(fx.root(), &alias).unwrap();
+    let ws = Workspace::open(&alias).unwrap();
+    assert_eq!(ws.root(), fx.root().canonicalize().unwrap());
+    assert!(ws.resolve("src/main.rs").is_ok());
+    assert_eq!(
+        ws.resolve("link_out/secret.txt").unwrap_err().code(),
+        "outside_root"
+    );
+    assert_eq!(ws.resolve("../outside").unwrap_err().code(), "outside_root");
+}
+
+/// The same gate holds for every tool when driven through the binary.
+#[test]
+fn tools_refuse_hostile_paths_through_the_binary() {
+    let fx = Fixture::new();
+    let env = Env::new();
+    let root = fx.root();
+    let probes: &[(&str, String)] = &[
+        (
+            "read_file",
+            r#"{"file_path": "link_out/secret.txt"}"#.into(),
+        ),
+        (
+            "read_file",
+            r#"{"file_path": "../outside/secret.txt"}"#.into(),
+        ),
+        ("read_file", r#"{"file_path": "/etc/passwd"}"#.into()),
+        ("read_file", r#"{"file_path": ".git/config"}"#.into()),
+        ("read_file", r#"{"file_path": "chain1/secret.txt"}"#.into()),
+        ("read_file", r#"{"file_path": "src/main.rs\u0000"}"#.into()),
+        ("list_files", r#"{"prefix": "link_out"}"#.into()),
+        ("list_files", r#"{"prefix": "../outside"}"#.into()),
+        ("list_files", r#"{"prefix": ".git"}"#.into()),
+    ];
+    for (tool, args) in probes {
+        let (code, out) = env.tool(&root, tool, args);
+        assert_eq!(code, 1, "{tool} {args}: {out}");
+        let message = out["error"]["message"].as_str().unwrap();
+        assert!(!message.contains("top secret"), "{message}");
+        let code = out["error"]["code"].as_str().unwrap();
+        assert!(
+            ["outside_root", "forbidden_path", "invalid_path"].contains(&code),
+            "{tool} {args}: {out}"
+        );
+    }
+    let (code, out) = env.tool(&root, "read_file", r#"{"file_path": "link_in/main.rs"}"#);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["content"], "fn main() {}\n");
+}
+
+#[test]
+fn walks_never_leave_the_root_or_enter_git() {
+    let fx = Fixture::new();
+    let env = Env::new();
+    let root = fx.root();
+    let (code, out) = env.tool(&root, "list_files", r#"{"limit": 2000}"#);
+    assert_eq!(code, 0, "{out}");
+    let paths: Vec<&str> = out["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&"src/main.rs"), "{paths:?}");
+    assert!(
+        paths.contains(&"link_out"),
+        "links are listed as entries: {paths:?}"
+    );
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.contains("secret") || p.starts_with(".git/") || *p == ".git"),
+        "{paths:?}"
+    );
+    let (code, out) = env.tool(&root, "search_project", r#"{"query": "secret"}"#);
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(out["results"].as_array().unwrap().len(), 0, "{out}");
+    let (_, out) = env.tool(&root, "search_project", r#"{"query": "refs/heads"}"#);
+    assert_eq!(
+        out["results"].as_array().unwrap().len(),
+        0,
+        ".git must not be searched: {out}"
+    );
+    assert!(Path::new(&root).join(".git/HEAD").exists());
+}
