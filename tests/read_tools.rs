@@ -617,3 +617,31 @@ fn arguments_can_come_from_stdin() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(support::json_of(&out)["content"], "pub mod util;\n");
 }
+
+#[test]
+fn search_with_a_small_limit_is_a_prefix_of_a_large_one() {
+    // The parallel search skips files that sort after everything it already
+    // holds; that must never change which results come first.
+    let p = tempfile::tempdir().unwrap();
+    for i in 0..40 {
+        let body: String = (0..(i % 4 + 1))
+            .map(|k| format!("hit {k}\n\n\n\n\n\n"))
+            .collect();
+        write_files(
+            p.path(),
+            &[(&format!("m{}/n{:02}.txt", i % 5, 40 - i), &body)],
+        );
+    }
+    let env = Env::new();
+    let full = search(&env, p.path(), r#"{"query": "hit", "limit": 50}"#);
+    for limit in [1, 3, 7, 20] {
+        let part = search(
+            &env,
+            p.path(),
+            &format!(r#"{{"query": "hit", "limit": {limit}}}"#),
+        );
+        let want: Vec<Value> = full["results"].as_array().unwrap()[..limit].to_vec();
+        assert_eq!(part["results"].as_array().unwrap(), &want, "limit {limit}");
+        assert_eq!(part["truncated"], true);
+    }
+}

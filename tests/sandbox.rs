@@ -368,3 +368,88 @@ fn walks_never_leave_the_root_or_enter_git() {
     );
     assert!(Path::new(&root).join(".git/HEAD").exists());
 }
+
+mod property {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces that hostile paths are made of, joined by assorted separators.
+    const PIECES: &[&str] = &[
+        "..",
+        ".",
+        "",
+        "src",
+        "main.rs",
+        "link_in",
+        "link_out",
+        "chain1",
+        "chain_in1",
+        "sub",
+        "parent_link",
+        "up2",
+        "sneaky",
+        ".git",
+        ".GIT",
+        "gitlink",
+        "outside",
+        "secret.txt",
+        "root",
+        "dangling",
+        "loop1",
+        "\u{ff0e}\u{ff0e}",
+        "%2e%2e",
+        "~",
+        "new",
+    ];
+    const SEPARATORS: &[&str] = &["/", "\\", "//", "/./"];
+
+    fn hostile_path() -> impl Strategy<Value = String> {
+        (
+            any::<bool>(),
+            proptest::collection::vec((0..PIECES.len(), 0..SEPARATORS.len()), 1..8),
+        )
+            .prop_map(|(leading_slash, parts)| {
+                let mut s = String::from(if leading_slash { "/" } else { "" });
+                for (p, sep) in parts {
+                    s.push_str(PIECES[p]);
+                    s.push_str(SEPARATORS[sep]);
+                }
+                s
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Whatever the spelling: either refused, or a path that really is
+        /// inside the root (after the OS follows every link) and not in `.git`.
+        #[test]
+        fn resolution_never_escapes(input in hostile_path()) {
+            let fx = FIXTURE.with(|f| f.root());
+            let ws = Workspace::open(&fx).unwrap();
+            if let Ok(r) = ws.resolve(&input) {
+                prop_assert!(r.abs.starts_with(ws.root()), "{input:?} -> {}", r.abs.display());
+                let real = deepest_existing(&r.abs).canonicalize().unwrap();
+                prop_assert!(real.starts_with(ws.root()), "{input:?} really is {}", real.display());
+                let inside = real.strip_prefix(ws.root()).unwrap();
+                prop_assert!(
+                    !inside.components().any(|c| c.as_os_str().eq_ignore_ascii_case(".git")),
+                    "{input:?} reaches {}", real.display()
+                );
+                prop_assert!(!r.rel.starts_with('/') && !r.rel.split('/').any(|c| c == ".."));
+            }
+        }
+    }
+
+    fn deepest_existing(p: &Path) -> &Path {
+        let mut p = p;
+        while std::fs::symlink_metadata(p).is_err() {
+            p = p.parent().unwrap();
+        }
+        p
+    }
+
+    thread_local! {
+        static FIXTURE: Fixture = Fixture::new();
+    }
+}

@@ -127,3 +127,116 @@ fn describe(error: &jsonschema::ValidationError<'_>, schema: &Value) -> ToolErro
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::workspace::Workspace;
+    use serde_json::json;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    struct Probe(Arc<AtomicBool>);
+
+    impl Tool for Probe {
+        fn spec(&self) -> ToolSpec {
+            ToolSpec {
+                name: "probe",
+                description: "test tool",
+                schema: json!({
+                    "type": "object",
+                    "properties": {"n": {"type": "integer", "minimum": 1}, "s": {"type": "string"}},
+                    "required": ["s"],
+                    "additionalProperties": false
+                }),
+                tier: Tier::Write,
+                modes: vec![Mode::Agent],
+            }
+        }
+
+        fn run(&self, _: &ToolContext<'_>, _: Value) -> Result<Value, ToolError> {
+            self.0.store(true, Ordering::SeqCst);
+            Ok(json!({"ran": true}))
+        }
+    }
+
+    fn field_of(e: ToolError) -> String {
+        match e {
+            ToolError::InvalidArgument { field, .. } => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn arguments_are_validated_before_the_tool_runs() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let mut registry = Registry::builtin().unwrap();
+        registry.register(Box::new(Probe(ran.clone()))).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let limits = Limits::default();
+        let ctx = ToolContext {
+            workspace: &ws,
+            limits: &limits,
+        };
+        let call = |args: Value| registry.call("probe", args, &ctx);
+        assert_eq!(field_of(call(json!({})).unwrap_err()), "s");
+        assert_eq!(field_of(call(json!({"s": 1})).unwrap_err()), "s");
+        assert_eq!(field_of(call(json!({"s": "x", "n": 0})).unwrap_err()), "n");
+        assert_eq!(
+            field_of(call(json!({"s": "x", "zz": 0})).unwrap_err()),
+            "zz"
+        );
+        assert!(matches!(
+            call(json!("s")).unwrap_err(),
+            ToolError::ArgumentsNotJson(_)
+        ));
+        assert!(
+            !ran.load(Ordering::SeqCst),
+            "the tool must not run on bad arguments"
+        );
+        assert_eq!(
+            call(json!({"s": "x", "n": 2})).unwrap(),
+            json!({"ran": true})
+        );
+        assert!(ran.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn modes_and_tiers_are_declared() {
+        let ran = Arc::new(AtomicBool::new(false));
+        let mut registry = Registry::builtin().unwrap();
+        registry.register(Box::new(Probe(ran))).unwrap();
+        let ask: Vec<_> = registry.specs_for(Mode::Ask).map(|s| s.name).collect();
+        assert_eq!(ask, ["list_files", "read_file", "search_project"]);
+        let agent: Vec<_> = registry.specs_for(Mode::Agent).map(|s| s.name).collect();
+        assert!(agent.contains(&"probe"));
+        assert_eq!(registry.get("probe").map(|s| s.tier), Some(Tier::Write));
+        assert!(
+            registry.register(Box::new(Probe(Arc::default()))).is_err(),
+            "duplicate name"
+        );
+    }
+
+    #[test]
+    fn a_broken_schema_is_rejected_at_registration() {
+        struct Bad;
+        impl Tool for Bad {
+            fn spec(&self) -> ToolSpec {
+                ToolSpec {
+                    name: "bad",
+                    description: "",
+                    schema: json!({"type": "no-such-type"}),
+                    tier: Tier::Read,
+                    modes: vec![],
+                }
+            }
+            fn run(&self, _: &ToolContext<'_>, _: Value) -> Result<Value, ToolError> {
+                Ok(Value::Null)
+            }
+        }
+        let mut registry = Registry::builtin().unwrap();
+        assert!(registry.register(Box::new(Bad)).is_err());
+    }
+}

@@ -189,8 +189,8 @@ impl Sink for SnippetSink<'_> {
         let first = m.line_number().unwrap_or(1);
         for (i, line) in m.lines().enumerate() {
             // A multi-line block may include lines that only border a match.
-            let hit = self.matcher.is_match(line).unwrap_or(true);
-            self.push(first + i as u64, line, hit || i == 0);
+            let hit = i == 0 || self.matcher.is_match(line).unwrap_or(true);
+            self.push(first + i as u64, line, hit);
         }
         Ok(self.wants_more())
     }

@@ -46,3 +46,30 @@ fn file_name(path: &str) -> &str {
         .next()
         .unwrap_or(path)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn suggests_typos_swaps_and_moved_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::create_dir_all(root.join("src/deep")).unwrap();
+        for f in ["src/main.rs", "src/deep/config.rs", "README.md", "docs.txt"] {
+            fs::write(root.join(f), "x").unwrap();
+        }
+        let r = Resolved {
+            rel: String::new(),
+            abs: root,
+        };
+        assert_eq!(
+            close_matches(&r, "scr", 3).first().map(String::as_str),
+            Some("src")
+        );
+        assert_eq!(close_matches(&r, "src/mian.rs", 3)[0], "src/main.rs");
+        assert_eq!(close_matches(&r, "config.rs", 3)[0], "src/deep/config.rs");
+        assert!(close_matches(&r, "zzzzzz", 3).is_empty());
+    }
+}
