@@ -62,11 +62,11 @@ pub enum Command {
     /// Call one tool directly and print its JSON result
     Tool(ToolArgs),
     /// List or show the sessions of an agent root
-    Sessions(SessionsArgs),
+    Sessions(ListShowArgs),
     /// Show the pending diff bundle, record hunk decisions, apply
     Review(ReviewArgs),
     /// List or show the checkpoints of an agent root
-    Checkpoints(CheckpointsArgs),
+    Checkpoints(ListShowArgs),
     /// Roll back a checkpoint, whole (hard) or only some hunks (scoped)
     Rollback(RollbackArgs),
     /// Audit log tools
@@ -137,8 +137,9 @@ pub struct ToolArgs {
     pub list: bool,
 }
 
+/// Arguments shared by `sessions` and `checkpoints`.
 #[derive(Debug, Args)]
-pub struct SessionsArgs {
+pub struct ListShowArgs {
     #[command(subcommand)]
     pub action: Option<ListOrShow>,
     /// Agent root
@@ -182,18 +183,6 @@ pub struct ReviewArgs {
     /// Apply the accepted hunks (hash-checked; exit 3 on conflict)
     #[arg(long)]
     pub apply: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct CheckpointsArgs {
-    #[command(subcommand)]
-    pub action: Option<ListOrShow>,
-    /// Agent root
-    #[arg(long, default_value = ".", value_name = "PATH", global = true)]
-    pub root: PathBuf,
-    /// JSON output
-    #[arg(long, global = true)]
-    pub json: bool,
 }
 
 #[derive(Debug, Args)]

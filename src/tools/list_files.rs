@@ -3,9 +3,8 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, parse_args};
-use crate::protocol::{Mode, Tier};
-use crate::workspace::{Resolved, close_matches, list};
+use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, not_found, parse_args};
+use crate::workspace::{Resolved, list};
 
 pub struct ListFiles;
 
@@ -18,12 +17,12 @@ struct Args {
 
 impl Tool for ListFiles {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "list_files",
-            description: "List files and directories under the agent root (or under `prefix`), \
+        ToolSpec::read(
+            "list_files",
+            "List files and directories under the agent root (or under `prefix`), \
                 sorted by path, skipping .gitignored files and .git/. Each entry has path, size, \
                 modified (RFC 3339) and kind (file, dir, symlink).",
-            schema: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "prefix": {"type": "string", "description": "Directory or path prefix relative to the agent root, e.g. \"src\" or \"src/ma\". Omit for the whole project."},
@@ -32,9 +31,7 @@ impl Tool for ListFiles {
                 },
                 "additionalProperties": false
             }),
-            tier: Tier::Read,
-            modes: Mode::ALL.to_vec(),
-        }
+        )
     }
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
@@ -89,16 +86,5 @@ impl Tool for ListFiles {
             })
             .collect();
         Ok(json!({"files": files, "truncated": outcome.truncated}))
-    }
-}
-
-pub(super) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError {
-    let suggestions = match ctx.workspace.resolve("") {
-        Ok(root) => close_matches(&root, &missing.rel, 3),
-        Err(_) => Vec::new(),
-    };
-    ToolError::NotFound {
-        path: missing.display().to_string(),
-        suggestions,
     }
 }

@@ -13,7 +13,7 @@ pub use registry::{Registry, ToolSpec};
 use serde_json::Value;
 
 use crate::config::Limits;
-use crate::workspace::{PathFilter, Workspace};
+use crate::workspace::{PathFilter, Resolved, Workspace, close_matches};
 
 /// What a tool may use while it runs.
 pub struct ToolContext<'a> {
@@ -41,4 +41,16 @@ pub(crate) fn bounded(requested: Option<usize>, default: usize, cap: usize) -> u
 pub(crate) fn glob_filter(glob: Option<&str>) -> Result<Option<PathFilter>, ToolError> {
     glob.map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("glob", e.to_string())))
         .transpose()
+}
+
+/// `not_found` for `missing`, with the closest existing paths as suggestions.
+pub(crate) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError {
+    let suggestions = match ctx.workspace.resolve("") {
+        Ok(root) => close_matches(&root, &missing.rel, 3),
+        Err(_) => Vec::new(),
+    };
+    ToolError::NotFound {
+        path: missing.display().to_string(),
+        suggestions,
+    }
 }

@@ -4,9 +4,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::list_files::not_found;
-use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, parse_args};
-use crate::protocol::{Mode, Tier};
+use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, not_found, parse_args};
 use crate::workspace::{ReadRange, read_text_range};
 
 pub struct ReadFile;
@@ -21,13 +19,13 @@ struct Args {
 
 impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "read_file",
-            description: "Read a UTF-8 text file, or a range of its lines (1-based, inclusive). \
+        ToolSpec::read(
+            "read_file",
+            "Read a UTF-8 text file, or a range of its lines (1-based, inclusive). \
                 Returns the content with its line endings, the range actually returned, the \
                 file's total_lines and file_hash (sha256 of the whole file). When end_line is \
                 below total_lines, call again with start_line = end_line + 1 for more.",
-            schema: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "file_path": {"type": "string", "minLength": 1, "description": "Path relative to the agent root, e.g. \"src/main.rs\"."},
@@ -38,9 +36,7 @@ impl Tool for ReadFile {
                 "required": ["file_path"],
                 "additionalProperties": false
             }),
-            tier: Tier::Read,
-            modes: Mode::ALL.to_vec(),
-        }
+        )
     }
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {

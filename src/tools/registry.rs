@@ -20,6 +20,19 @@ pub struct ToolSpec {
     pub modes: Vec<Mode>,
 }
 
+impl ToolSpec {
+    /// A read-tier tool, offered in every mode.
+    pub fn read(name: &'static str, description: &'static str, schema: Value) -> ToolSpec {
+        ToolSpec {
+            name,
+            description,
+            schema,
+            tier: Tier::Read,
+            modes: Mode::ALL.to_vec(),
+        }
+    }
+}
+
 struct Registered {
     spec: ToolSpec,
     validator: Validator,

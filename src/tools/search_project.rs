@@ -5,7 +5,6 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, parse_args};
-use crate::protocol::{Mode, Tier};
 use crate::workspace::{SearchOptions, search};
 
 /// Lines shown before and after each match.
@@ -25,12 +24,12 @@ struct Args {
 
 impl Tool for SearchProject {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "search_project",
-            description: "Search the text of every project file (skipping .gitignored, hidden and \
+        ToolSpec::read(
+            "search_project",
+            "Search the text of every project file (skipping .gitignored, hidden and \
                 binary files). Returns snippets with two lines of context around each match, in \
                 path order, each with its start_line and end_line.",
-            schema: json!({
+            json!({
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "minLength": 1, "description": "Text to find; a regular expression when `regex` is true."},
@@ -42,9 +41,7 @@ impl Tool for SearchProject {
                 "required": ["query"],
                 "additionalProperties": false
             }),
-            tier: Tier::Read,
-            modes: Mode::ALL.to_vec(),
-        }
+        )
     }
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
