@@ -276,7 +276,10 @@ fn broken_config_reports_file_line_column_and_exits_2() {
             "{text}: wanted {expected} in {err}"
         );
         assert!(err.contains(needle), "{text}: wanted {needle} in {err}");
-        assert!(!err.contains("sk-live-123"), "a value in the file must not be echoed: {err}");
+        assert!(
+            !err.contains("sk-live-123"),
+            "a value in the file must not be echoed: {err}"
+        );
         assert!(stdout(&out).is_empty());
     }
 }
