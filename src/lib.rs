@@ -1,8 +1,10 @@
 //! agent-tui: a Cursor-style coding agent for the terminal. This crate is the
 //! engine (config, sandboxed workspace, tools, storage) plus its front ends.
 
+pub mod agent; // the engine: jobs, the agent loop, prompts, events
 pub mod cli; // headless front ends: argument parsing and one module per subcommand
 pub mod config; // config file types, lookup order, validation, provider detection
+pub mod llm; // language model providers behind one trait, one adapter per wire protocol
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod store; // everything the tool keeps on disk outside the project
 pub mod tools; // tool registry (name, schema, tier, modes) and one file per tool

@@ -1,7 +1,9 @@
-//! Shared vocabulary between the front ends and the engine: modes, tool tiers.
-//! Serde types only, no logic beyond naming.
+//! Shared vocabulary between the front ends and the engine: modes, tool tiers,
+//! the operations a front end sends (`Op`) and the events it receives
+//! (`Event`, SPEC section 6). Serde types only, no logic beyond naming.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The chat mode a job runs in; it decides which tools the model is offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -32,4 +34,165 @@ pub enum Tier {
     Read,
     Write,
     Exec,
+}
+
+/// Where a job is in its life (SPEC section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Queued,
+    Running,
+    WaitingForUser,
+    AwaitingReview,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+/// What a front end asks of the engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Start a job; its events carry `job_id`.
+    StartJob {
+        job_id: String,
+        prompt: String,
+        mode: Mode,
+        /// Overrides `agent.max_tool_calls_per_job` for this job.
+        max_tool_calls: Option<u32>,
+    },
+    /// Answer a `clarification.requested` of this job.
+    Answer { job_id: String, text: String },
+    /// Stop the job: the model stream and any running tool end promptly.
+    Cancel { job_id: String },
+}
+
+/// One engine event: `{"cursor", "type", "data", "ts", "job_id"}`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// Strictly increasing within a job, starting at 1.
+    pub cursor: u64,
+    #[serde(flatten)]
+    pub body: EventBody,
+    /// RFC 3339, UTC, milliseconds.
+    pub ts: String,
+    pub job_id: String,
+}
+
+/// The `type` and `data` of an event.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", content = "data")]
+pub enum EventBody {
+    #[serde(rename = "job.started")]
+    JobStarted {
+        prompt: String,
+        mode: Mode,
+        root: String,
+        provider: String,
+        model: String,
+    },
+    /// Streamed answer text. `attempt` starts at 1 and grows when a failed
+    /// model request is retried, so a consumer can drop the partial text of
+    /// the attempt that failed.
+    #[serde(rename = "llm.delta")]
+    LlmDelta { text: String, attempt: u32 },
+    #[serde(rename = "tool.call.requested")]
+    ToolCallRequested {
+        tool_call_id: String,
+        name: String,
+        arguments: Value,
+    },
+    #[serde(rename = "tool.call.completed")]
+    ToolCallCompleted {
+        tool_call_id: String,
+        name: String,
+        ok: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        result: Option<Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<Value>,
+        duration_ms: u64,
+    },
+    #[serde(rename = "clarification.requested")]
+    ClarificationRequested {
+        tool_call_id: String,
+        question: String,
+    },
+    #[serde(rename = "clarification.received")]
+    ClarificationReceived {
+        tool_call_id: String,
+        answer: String,
+    },
+    #[serde(rename = "job.completed")]
+    JobCompleted { answer: String, usage: Usage },
+    #[serde(rename = "job.failed")]
+    JobFailed { error: String, code: String },
+    #[serde(rename = "job.cancelled")]
+    JobCancelled {},
+}
+
+impl EventBody {
+    /// The status a job is in once this event has been emitted, if it changes it.
+    pub fn status(&self) -> Option<JobStatus> {
+        match self {
+            EventBody::JobStarted { .. } | EventBody::ClarificationReceived { .. } => {
+                Some(JobStatus::Running)
+            }
+            EventBody::ClarificationRequested { .. } => Some(JobStatus::WaitingForUser),
+            EventBody::JobCompleted { .. } => Some(JobStatus::Completed),
+            EventBody::JobFailed { .. } => Some(JobStatus::Failed),
+            EventBody::JobCancelled {} => Some(JobStatus::Cancelled),
+            EventBody::LlmDelta { .. }
+            | EventBody::ToolCallRequested { .. }
+            | EventBody::ToolCallCompleted { .. } => None,
+        }
+    }
+
+    /// Whether this event ends the job.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self.status(),
+            Some(JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled)
+        )
+    }
+}
+
+/// Tokens used by a job, summed over its model requests.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_serialize_to_the_spec_shape() {
+        let e = Event {
+            cursor: 3,
+            body: EventBody::LlmDelta {
+                text: "hi".into(),
+                attempt: 1,
+            },
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            job_id: "job_1".into(),
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"cursor": 3, "type": "llm.delta", "data": {"text": "hi", "attempt": 1},
+                "ts": "2026-01-01T00:00:00.000Z", "job_id": "job_1"})
+        );
+        let v = serde_json::to_value(EventBody::JobCancelled {}).unwrap();
+        assert_eq!(v, serde_json::json!({"type": "job.cancelled", "data": {}}));
+        assert!(EventBody::JobCancelled {}.is_terminal());
+    }
 }

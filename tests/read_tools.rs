@@ -567,7 +567,7 @@ fn tool_list_describes_every_tool() {
     let v = support::json_of(&out);
     let tools = v["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_files", "read_file", "search_project"]);
+    assert_eq!(names, ["list_files", "read_file", "search_project", "clarify_user"]);
     for t in tools {
         assert_eq!(t["tier"], "read");
         assert_eq!(t["modes"], serde_json::json!(["ask", "plan", "agent"]));
@@ -575,6 +575,11 @@ fn tool_list_describes_every_tool() {
         assert_eq!(t["schema"]["additionalProperties"], false);
         assert!(t["description"].as_str().unwrap().len() > 40);
     }
+    // clarify_user belongs to jobs; called directly it says so.
+    let p = project();
+    let (code, out) = env.tool(p.path(), "clarify_user", r#"{"question": "?"}"#);
+    assert_eq!(code, 1);
+    assert_eq!(out["error"]["code"], "needs_job");
     let read = &tools[1]["schema"];
     assert_eq!(read["required"], serde_json::json!(["file_path"]));
 }

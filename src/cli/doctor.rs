@@ -1,16 +1,16 @@
 //! `agent-tui doctor`: which config, state dir and provider are in force, and
 //! whether the provider's server answers. Exit 1 if something needs fixing.
 
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::args::{DoctorArgs, GlobalArgs};
 use super::{Exit, load_config, process_env};
-use crate::config::{SETUP_HINT, ollama_answers};
+use crate::config::{ProviderConfig, SETUP_HINT, ollama_answers};
+use crate::llm::build_provider;
 use crate::store::StateDirs;
 use crate::workspace::Workspace;
 
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+const PROBE_BUDGET: Duration = Duration::from_millis(4500);
 
 pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
     let loaded = match load_config(global) {
@@ -87,7 +87,7 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
                     );
                 }
             }
-            match reach(&p.base_url) {
+            match probe(&choice.name, p, loaded.config.agent.request_timeout_secs) {
                 Ok(report) => line("reachable", report),
                 Err(problem) => {
                     healthy = false;
@@ -103,72 +103,28 @@ fn line(label: &str, text: String) {
     println!("{label:<11} {text}");
 }
 
-/// Opens a TCP connection to the host of `base_url`.
-fn reach(base_url: &str) -> Result<String, String> {
-    let (host, port) = host_port(base_url).ok_or_else(|| format!("cannot parse `{base_url}`"))?;
-    let target = format!("{host}:{port}");
-    let addrs: Vec<_> = (host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve {host}: {e}"))?
-        .collect();
-    let started = Instant::now();
-    let mut last = String::from("no address");
-    for addr in addrs {
-        match TcpStream::connect_timeout(&addr, CONNECT_TIMEOUT) {
-            Ok(_) => {
-                return Ok(format!(
-                    "{target} answered in {} ms",
-                    started.elapsed().as_millis()
-                ));
-            }
-            Err(e) => last = e.to_string(),
+/// Lists the provider's models (a cheap authenticated request), in under 5 s.
+fn probe(name: &str, config: &ProviderConfig, timeout_secs: u64) -> Result<String, String> {
+    let provider = build_provider(
+        name,
+        config,
+        Duration::from_secs(timeout_secs),
+        &process_env,
+    )
+    .map_err(|e| format!("skipped: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async {
+        match tokio::time::timeout(PROBE_BUDGET, provider.probe()).await {
+            Ok(Ok(report)) => Ok(report),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!(
+                "{} did not answer within {} s",
+                config.base_url,
+                PROBE_BUDGET.as_secs()
+            )),
         }
-    }
-    Err(format!("{target} does not answer: {last}"))
-}
-
-/// Host and port of an http(s) URL.
-fn host_port(url: &str) -> Option<(String, u16)> {
-    let (default_port, rest) = if let Some(rest) = url.strip_prefix("https://") {
-        (443, rest)
-    } else {
-        (80, url.strip_prefix("http://")?)
-    };
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let authority = authority.rsplit('@').next()?;
-    if let Some(v6) = authority.strip_prefix('[') {
-        let (host, after) = v6.split_once(']')?;
-        let port = match after.strip_prefix(':') {
-            Some(p) => p.parse().ok()?,
-            None => default_port,
-        };
-        return Some((host.to_string(), port));
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) => Some((host.to_string(), port.parse().ok()?)),
-        None if !authority.is_empty() => Some((authority.to_string(), default_port)),
-        None => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::host_port;
-
-    #[test]
-    fn parses_hosts_and_ports() {
-        let hp = |u| host_port(u).map(|(h, p)| format!("{h}:{p}"));
-        assert_eq!(
-            hp("https://api.openai.com/v1").as_deref(),
-            Some("api.openai.com:443")
-        );
-        assert_eq!(
-            hp("http://127.0.0.1:11434/v1").as_deref(),
-            Some("127.0.0.1:11434")
-        );
-        assert_eq!(hp("http://user:pw@host:8080").as_deref(), Some("host:8080"));
-        assert_eq!(hp("http://[::1]:9/x").as_deref(), Some("::1:9"));
-        assert_eq!(hp("ftp://x"), None);
-        assert_eq!(hp("http://"), None);
-    }
+    })
 }

@@ -3,6 +3,7 @@
 
 mod args;
 mod doctor;
+mod exec;
 mod tool;
 
 pub use args::{Cli, Command};
@@ -57,7 +58,7 @@ pub fn run(cli: Cli) -> Exit {
     match command {
         Command::Tool(args) => tool::run(&cli.global, args),
         Command::Doctor(args) => doctor::run(&cli.global, &args),
-        Command::Exec(_) => not_yet("`agent-tui exec`", "the LLM providers and agent loop work"),
+        Command::Exec(args) => exec::run(&cli.global, args),
         Command::Sessions(_) => not_yet("`agent-tui sessions`", "the sessions work"),
         Command::Review(_) => not_yet("`agent-tui review`", "the review and apply work"),
         Command::Checkpoints(_) => not_yet("`agent-tui checkpoints`", "the checkpoints work"),

@@ -183,7 +183,12 @@ where
 pub struct AgentConfig {
     pub max_tool_calls_per_job: u32,
     pub max_schema_retries: u32,
+    /// Longest silence on a model connection before it counts as timed out.
     pub request_timeout_secs: u64,
+    /// Retries of a failed model request (connection, timeout, 429, 5xx).
+    pub max_retries: u32,
+    /// First retry delay; doubles per retry, with jitter.
+    pub retry_base_delay_ms: u64,
 }
 
 impl Default for AgentConfig {
@@ -192,6 +197,8 @@ impl Default for AgentConfig {
             max_tool_calls_per_job: 12,
             max_schema_retries: 5,
             request_timeout_secs: 120,
+            max_retries: 4,
+            retry_base_delay_ms: 500,
         }
     }
 }

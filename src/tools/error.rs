@@ -39,6 +39,12 @@ pub enum ToolError {
     NotUtf8 { path: String, line: usize },
     #[error("`{path}`: {message}")]
     OutOfRange { path: String, message: String },
+    #[error(
+        "`{0}` asks the user a question, so it only works inside a job (agent-tui exec or the TUI)"
+    )]
+    NeedsJob(String),
+    #[error("the tool failed unexpectedly: {0}")]
+    Internal(String),
     #[error("`{path}`: {source}")]
     Io {
         path: String,
@@ -61,6 +67,8 @@ impl ToolError {
             ToolError::NotUtf8 { .. } => "not_utf8",
             ToolError::OutOfRange { .. } => "out_of_range",
             ToolError::Io { .. } => "io_error",
+            ToolError::NeedsJob(_) => "needs_job",
+            ToolError::Internal(_) => "internal_error",
         }
     }
 

@@ -1,12 +1,14 @@
 //! The tools the model can call: a registry that knows each tool's name,
 //! argument schema, tier and modes, and one module per tool.
 
+mod clarify_user;
 mod error;
 mod list_files;
 mod read_file;
 mod registry;
 mod search_project;
 
+pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
 pub use registry::{Registry, ToolSpec};
 

@@ -39,6 +39,15 @@ struct Registered {
     tool: Box<dyn Tool>,
 }
 
+impl Registered {
+    fn check(&self, args: &Value) -> Result<(), ToolError> {
+        match self.validator.iter_errors(args).next() {
+            Some(error) => Err(describe(&error, &self.spec.schema)),
+            None => Ok(()),
+        }
+    }
+}
+
 pub struct Registry {
     tools: Vec<Registered>,
 }
@@ -50,6 +59,7 @@ impl Registry {
         registry.register(Box::new(super::list_files::ListFiles))?;
         registry.register(Box::new(super::read_file::ReadFile))?;
         registry.register(Box::new(super::search_project::SearchProject))?;
+        registry.register(Box::new(super::clarify_user::ClarifyUser))?;
         Ok(registry)
     }
 
@@ -83,16 +93,25 @@ impl Registry {
 
     /// Validates `args` against the tool's schema, then runs it.
     pub fn call(&self, name: &str, args: Value, ctx: &ToolContext<'_>) -> Result<Value, ToolError> {
-        let Some(entry) = self.tools.iter().find(|t| t.spec.name == name) else {
-            return Err(self.unknown(name));
-        };
-        if let Some(error) = entry.validator.iter_errors(&args).next() {
-            return Err(describe(&error, &entry.spec.schema));
-        }
+        let entry = self.entry(name)?;
+        entry.check(&args)?;
         entry.tool.run(ctx, args)
     }
 
-    fn unknown(&self, name: &str) -> ToolError {
+    /// Checks `args` against the schema of tool `name` without running it.
+    pub fn validate(&self, name: &str, args: &Value) -> Result<(), ToolError> {
+        self.entry(name)?.check(args)
+    }
+
+    fn entry(&self, name: &str) -> Result<&Registered, ToolError> {
+        self.tools
+            .iter()
+            .find(|t| t.spec.name == name)
+            .ok_or_else(|| self.unknown_tool(name))
+    }
+
+    /// The error for a tool name nobody registered, with the closest name.
+    pub fn unknown_tool(&self, name: &str) -> ToolError {
         let known: Vec<String> = self.specs().map(|s| s.name.to_string()).collect();
         let suggestion = known
             .iter()
@@ -222,7 +241,10 @@ mod tests {
         let mut registry = Registry::builtin().unwrap();
         registry.register(Box::new(Probe(ran))).unwrap();
         let ask: Vec<_> = registry.specs_for(Mode::Ask).map(|s| s.name).collect();
-        assert_eq!(ask, ["list_files", "read_file", "search_project"]);
+        assert_eq!(
+            ask,
+            ["list_files", "read_file", "search_project", "clarify_user"]
+        );
         let agent: Vec<_> = registry.specs_for(Mode::Agent).map(|s| s.name).collect();
         assert!(agent.contains(&"probe"));
         assert_eq!(registry.get("probe").map(|s| s.tier), Some(Tier::Write));

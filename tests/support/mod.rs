@@ -2,6 +2,9 @@
 //! offline environment and decode its JSON output.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod jobs;
+pub mod llm_server;
+
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 

@@ -1,0 +1,108 @@
+//! The system prompt: agent root, mode rules, and the project's AGENTS.md
+//! (bounded, with truncation noted).
+
+use crate::protocol::Mode;
+use crate::workspace::{ReadRange, Workspace, read_text_range};
+
+const TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
+/// Most bytes of AGENTS.md included in the prompt.
+pub const MAX_AGENTS_MD_BYTES: usize = 32 * 1024;
+
+fn mode_rules(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => {
+            "Answer the user's question. You may list, read and search the project; you cannot \
+             change files or run commands in this mode."
+        }
+        Mode::Plan => {
+            "Produce a plan, not changes. Read and search the project as needed, then answer with \
+             a numbered list of concrete steps (which files and functions to change, in order, and \
+             how to verify). You cannot change files or run commands in this mode."
+        }
+        Mode::Agent => {
+            "Carry out the user's request. File changes only ever happen through the user's \
+             hunk-by-hunk review: propose them with propose_edits when that tool is offered, and \
+             never claim to have changed a file yourself. Commands run only when the user approves \
+             them."
+        }
+    }
+}
+
+/// The full system prompt for a job in `mode` on `workspace`.
+pub fn system_prompt(workspace: &Workspace, mode: Mode) -> String {
+    let mut prompt = TEMPLATE
+        .replace("{root}", &workspace.root().display().to_string())
+        .replace("{mode}", mode.as_str())
+        .replace("{mode_rules}", mode_rules(mode));
+    if let Some(section) = agents_md(workspace) {
+        prompt.push('\n');
+        prompt.push_str(&section);
+    }
+    prompt
+}
+
+/// The AGENTS.md section, if the root has a readable one.
+fn agents_md(workspace: &Workspace) -> Option<String> {
+    let resolved = workspace.resolve("AGENTS.md").ok()?;
+    let range = ReadRange {
+        start_line: 1,
+        end_line: Some(usize::MAX),
+        max_lines: usize::MAX,
+        max_bytes: MAX_AGENTS_MD_BYTES,
+    };
+    let slice = read_text_range(&resolved.abs, range).ok()?;
+    let mut section = String::from(
+        "Project instructions from AGENTS.md at the agent root (follow them unless the user says otherwise):\n\n",
+    );
+    section.push_str(slice.content.trim_end());
+    section.push('\n');
+    if slice.end_line < slice.total_lines || slice.truncated {
+        section.push_str(&format!(
+            "\n(AGENTS.md is longer than {} KiB: only its first {} of {} lines are shown; read the rest with read_file if needed.)\n",
+            MAX_AGENTS_MD_BYTES / 1024,
+            slice.end_line,
+            slice.total_lines
+        ));
+    }
+    Some(section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_root_mode_and_includes_agents_md() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("AGENTS.md"), "Use tabs.\n").unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let p = system_prompt(&ws, Mode::Plan);
+        assert!(p.contains(&ws.root().display().to_string()));
+        assert!(p.contains("Mode: plan."));
+        assert!(p.contains("numbered list"));
+        assert!(p.contains("Use tabs."));
+        assert!(!p.contains("only its first"));
+    }
+
+    #[test]
+    fn long_agents_md_is_truncated_with_a_note() {
+        let dir = tempfile::tempdir().unwrap();
+        let text: String = (0..5000).map(|i| format!("rule number {i}\n")).collect();
+        std::fs::write(dir.path().join("AGENTS.md"), text).unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let p = system_prompt(&ws, Mode::Ask);
+        assert!(p.len() < MAX_AGENTS_MD_BYTES + 4096);
+        assert!(
+            p.contains("of 5000 lines are shown"),
+            "{}",
+            &p[p.len() - 300..]
+        );
+    }
+
+    #[test]
+    fn no_agents_md_no_section() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        assert!(!system_prompt(&ws, Mode::Agent).contains("AGENTS.md"));
+    }
+}

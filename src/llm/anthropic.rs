@@ -1,0 +1,418 @@
+//! Anthropic adapter: `POST {base_url}/v1/messages` with `stream: true`,
+//! `tool_use` blocks streamed as `input_json_delta`, `tool_result` blocks back.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::http;
+use super::openai::parse_arguments;
+use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+use crate::config::ProviderConfig;
+use crate::protocol::Usage;
+
+const API_VERSION: &str = "2023-06-01";
+const MAX_TOKENS: u32 = 8192;
+
+pub struct Anthropic {
+    name: String,
+    base_url: String,
+    model: String,
+    key: Option<String>,
+    client: reqwest::Client,
+    idle: Duration,
+}
+
+impl Anthropic {
+    pub fn new(
+        name: &str,
+        config: &ProviderConfig,
+        key: Option<String>,
+        client: reqwest::Client,
+        idle: Duration,
+    ) -> Anthropic {
+        Anthropic {
+            name: name.to_string(),
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            model: config.model.clone(),
+            key,
+            client,
+            idle,
+        }
+    }
+
+    fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        let builder = builder.header("anthropic-version", API_VERSION);
+        match &self.key {
+            Some(key) => builder.header("x-api-key", key),
+            None => builder,
+        }
+    }
+
+    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
+        let url = format!("{}/v1/messages", self.base_url);
+        let body = request_body(&self.model, request);
+        let response = http::send(
+            self.headers(self.client.post(&url)).json(&body),
+            &url,
+            self.idle,
+        )
+        .await?;
+        let mut events = std::pin::pin!(http::events(response, &url, self.idle));
+        let mut state = StreamState::default();
+        while let Some(event) = events.next().await {
+            let event = event?;
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            let data = http::json_data(&url, &event.data)?;
+            let kind = if event.event.is_empty() || event.event == "message" {
+                data["type"].as_str().unwrap_or_default().to_string()
+            } else {
+                event.event.clone()
+            };
+            if state.absorb(&kind, &data, on_text)? {
+                return Ok(state.into_turn());
+            }
+        }
+        Err(LlmError::StreamCut {
+            url,
+            detail: "the stream ended before message_stop".into(),
+        })
+    }
+}
+
+impl Provider for Anthropic {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn supports_native_tools(&self) -> bool {
+        true
+    }
+
+    fn step<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
+        Box::pin(self.run(request, on_text))
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
+        Box::pin(async move {
+            let url = format!("{}/v1/models", self.base_url);
+            http::probe_models(self.headers(self.client.get(&url)), &url).await
+        })
+    }
+}
+
+/// The Messages API body. Roles must alternate, so consecutive messages of
+/// one role (tool results, then a note) are merged into one message.
+fn request_body(model: &str, request: Request<'_>) -> Value {
+    let mut messages: Vec<(&str, Vec<Value>)> = Vec::new();
+    for message in request.messages {
+        let (role, blocks) = match message {
+            Message::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
+            Message::Assistant { text, tool_calls } => {
+                let mut blocks = Vec::new();
+                if !text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": text}));
+                }
+                for c in tool_calls {
+                    let input = match &c.arguments {
+                        Value::Object(_) => c.arguments.clone(),
+                        // Input must be an object; what never parsed goes as text.
+                        other => json!({"_unparsed_arguments": other}),
+                    };
+                    blocks.push(json!({"type": "tool_use", "id": c.tool_call_id, "name": c.name, "input": input}));
+                }
+                ("assistant", blocks)
+            }
+            Message::Tool(result) => (
+                "user",
+                vec![
+                    json!({"type": "tool_result", "tool_use_id": result.tool_call_id,
+                    "content": result.content(), "is_error": !result.ok}),
+                ],
+            ),
+        };
+        match messages.last_mut() {
+            Some((last, existing)) if *last == role => existing.extend(blocks),
+            _ => messages.push((role, blocks)),
+        }
+    }
+    let messages: Vec<Value> = messages
+        .into_iter()
+        .map(|(role, content)| json!({"role": role, "content": content}))
+        .collect();
+    let mut body = json!({
+        "model": model,
+        "max_tokens": MAX_TOKENS,
+        "system": request.system,
+        "messages": messages,
+        "stream": true,
+    });
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.parameters}))
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+struct Block {
+    id: String,
+    name: String,
+    json: String,
+}
+
+#[derive(Default)]
+struct StreamState {
+    text: String,
+    tools: BTreeMap<u64, Block>,
+    stop: Option<FinishReason>,
+    usage: Usage,
+}
+
+impl StreamState {
+    /// Applies one event; `true` once the message is complete.
+    fn absorb(
+        &mut self,
+        kind: &str,
+        data: &Value,
+        on_text: TextSink<'_>,
+    ) -> Result<bool, LlmError> {
+        match kind {
+            "message_start" => {
+                let usage = &data["message"]["usage"];
+                self.usage.input_tokens = usage["input_tokens"].as_u64().unwrap_or(0);
+                self.usage.output_tokens = usage["output_tokens"].as_u64().unwrap_or(0);
+            }
+            "content_block_start" => {
+                let block = &data["content_block"];
+                if block["type"] == "tool_use" {
+                    let index = data["index"].as_u64().unwrap_or(0);
+                    let initial = match &block["input"] {
+                        Value::Object(map) if !map.is_empty() => block["input"].to_string(),
+                        _ => String::new(),
+                    };
+                    self.tools.insert(
+                        index,
+                        Block {
+                            id: block["id"].as_str().unwrap_or_default().to_string(),
+                            name: block["name"].as_str().unwrap_or_default().to_string(),
+                            json: initial,
+                        },
+                    );
+                }
+            }
+            "content_block_delta" => {
+                let delta = &data["delta"];
+                match delta["type"].as_str() {
+                    Some("text_delta") => {
+                        if let Some(text) = delta["text"].as_str() {
+                            self.text.push_str(text);
+                            on_text(text);
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        let index = data["index"].as_u64().unwrap_or(0);
+                        if let (Some(block), Some(part)) =
+                            (self.tools.get_mut(&index), delta["partial_json"].as_str())
+                        {
+                            block.json.push_str(part);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    self.stop = Some(match reason {
+                        "end_turn" | "stop_sequence" => FinishReason::Stop,
+                        "tool_use" => FinishReason::ToolCalls,
+                        "max_tokens" => FinishReason::Length,
+                        _ => FinishReason::Other,
+                    });
+                }
+                if let Some(out) = data["usage"]["output_tokens"].as_u64() {
+                    self.usage.output_tokens = out;
+                }
+            }
+            "message_stop" => return Ok(true),
+            "error" => {
+                let error = &data["error"];
+                let kind = error["type"].as_str().unwrap_or("error");
+                return Err(LlmError::StreamError {
+                    message: format!(
+                        "{kind}: {}",
+                        error["message"].as_str().unwrap_or("no message")
+                    ),
+                    retryable: matches!(
+                        kind,
+                        "overloaded_error" | "api_error" | "rate_limit_error"
+                    ),
+                });
+            }
+            // ping, content_block_stop and future event types carry nothing we need.
+            _ => {}
+        }
+        Ok(false)
+    }
+
+    fn into_turn(self) -> Turn {
+        let tool_calls: Vec<ToolCall> = self
+            .tools
+            .into_values()
+            .map(|b| ToolCall {
+                tool_call_id: b.id,
+                name: b.name,
+                arguments: parse_arguments(&b.json),
+            })
+            .collect();
+        let finish = self.stop.unwrap_or(if tool_calls.is_empty() {
+            FinishReason::Stop
+        } else {
+            FinishReason::ToolCalls
+        });
+        Turn {
+            text: self.text,
+            tool_calls,
+            finish,
+            usage: self.usage,
+            invalid_action: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ToolResult;
+
+    #[test]
+    fn tool_results_and_notes_merge_into_one_user_message() {
+        let messages = [
+            Message::User("hi".into()),
+            Message::Assistant {
+                text: "looking".into(),
+                tool_calls: vec![
+                    ToolCall {
+                        tool_call_id: "t1".into(),
+                        name: "a".into(),
+                        arguments: json!({}),
+                    },
+                    ToolCall {
+                        tool_call_id: "t2".into(),
+                        name: "b".into(),
+                        arguments: json!({"x": 1}),
+                    },
+                ],
+            },
+            Message::Tool(ToolResult {
+                tool_call_id: "t1".into(),
+                name: "a".into(),
+                ok: true,
+                result: Some(json!(1)),
+                error: None,
+            }),
+            Message::Tool(ToolResult {
+                tool_call_id: "t2".into(),
+                name: "b".into(),
+                ok: false,
+                result: None,
+                error: Some(json!({"code": "x"})),
+            }),
+            Message::User("budget note".into()),
+        ];
+        let body = request_body(
+            "m",
+            Request {
+                system: "sys",
+                messages: &messages,
+                tools: &[],
+            },
+        );
+        assert_eq!(body["system"], "sys");
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[1]["content"][1]["type"], "tool_use");
+        assert_eq!(m[2]["role"], "user");
+        assert_eq!(m[2]["content"][0]["tool_use_id"], "t1");
+        assert_eq!(m[2]["content"][1]["is_error"], true);
+        assert_eq!(m[2]["content"][2]["text"], "budget note");
+        assert!(body.get("tools").is_none());
+    }
+
+    #[test]
+    fn stream_events_assemble_text_and_tools() {
+        let mut state = StreamState::default();
+        let mut seen = String::new();
+        let mut sink = |t: &str| seen.push_str(t);
+        let events = [
+            (
+                "message_start",
+                json!({"type": "message_start", "message": {"usage": {"input_tokens": 7, "output_tokens": 1}}}),
+            ),
+            (
+                "content_block_start",
+                json!({"index": 0, "content_block": {"type": "text", "text": ""}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index": 0, "delta": {"type": "text_delta", "text": "Hi"}}),
+            ),
+            ("ping", json!({"type": "ping"})),
+            (
+                "content_block_start",
+                json!({"index": 1, "content_block": {"type": "tool_use", "id": "tu", "name": "read_file", "input": {}}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "{\"file_pa"}}),
+            ),
+            (
+                "content_block_delta",
+                json!({"index": 1, "delta": {"type": "input_json_delta", "partial_json": "th\": \"x\"}"}}),
+            ),
+            (
+                "message_delta",
+                json!({"delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 12}}),
+            ),
+        ];
+        for (kind, data) in &events {
+            assert!(!state.absorb(kind, data, &mut sink).unwrap());
+        }
+        assert!(state.absorb("message_stop", &json!({}), &mut sink).unwrap());
+        let turn = state.into_turn();
+        assert_eq!(seen, "Hi");
+        assert_eq!(turn.tool_calls[0].arguments, json!({"file_path": "x"}));
+        assert_eq!(turn.finish, FinishReason::ToolCalls);
+        assert_eq!(
+            turn.usage,
+            Usage {
+                input_tokens: 7,
+                output_tokens: 12
+            }
+        );
+        let err = StreamState::default()
+            .absorb(
+                "error",
+                &json!({"error": {"type": "overloaded_error", "message": "Overloaded"}}),
+                &mut |_| {},
+            )
+            .unwrap_err();
+        assert!(err.is_retryable());
+    }
+}

@@ -1,0 +1,112 @@
+//! Everything a model request can fail with; each error knows whether it is
+//! worth retrying and says what the user can do about it.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum LlmError {
+    #[error("provider `{provider}` needs an API key: export {var}=<your key>")]
+    MissingKey { provider: String, var: String },
+    #[error("cannot set up the HTTP client: {0}")]
+    Client(String),
+    #[error("cannot connect to {url}: {detail}; is the server running and base_url right?")]
+    Connect { url: String, detail: String },
+    #[error("{url} did not respond within {secs} s (agent.request_timeout_secs)")]
+    Timeout { url: String, secs: u64 },
+    #[error("{url} answered HTTP {status}: {message}{}", hint_for(*status))]
+    Status {
+        url: String,
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
+    #[error("the response from {url} broke off: {detail}")]
+    StreamCut { url: String, detail: String },
+    #[error("the provider reported an error mid-stream: {message}")]
+    StreamError { message: String, retryable: bool },
+    #[error("unexpected response from {url}: {detail}")]
+    Protocol { url: String, detail: String },
+}
+
+fn hint_for(status: u16) -> &'static str {
+    match status {
+        401 | 403 => " (check that the API key variable holds a valid key for this provider)",
+        404 => " (check the provider's base_url and model name)",
+        429 => " (rate limited; wait a moment or lower the request rate)",
+        400 | 413 | 422 => {
+            " (the request was refused; try another model or a shorter conversation)"
+        }
+        _ => "",
+    }
+}
+
+impl LlmError {
+    /// Whether sending the same request again may succeed.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::StreamCut { .. } => {
+                true
+            }
+            LlmError::Status { status, .. } => {
+                matches!(status, 408 | 409 | 425 | 429 | 500 | 502 | 503 | 504 | 529)
+            }
+            LlmError::StreamError { retryable, .. } => *retryable,
+            LlmError::MissingKey { .. } | LlmError::Client(_) | LlmError::Protocol { .. } => false,
+        }
+    }
+
+    /// How long the server asked us to wait (`Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            LlmError::Status { retry_after, .. } => *retry_after,
+            LlmError::MissingKey { .. }
+            | LlmError::Client(_)
+            | LlmError::Connect { .. }
+            | LlmError::Timeout { .. }
+            | LlmError::StreamCut { .. }
+            | LlmError::StreamError { .. }
+            | LlmError::Protocol { .. } => None,
+        }
+    }
+
+    /// Stable code for `job.failed`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            LlmError::MissingKey { .. } => "missing_api_key",
+            LlmError::Client(_) => "client_setup",
+            LlmError::Connect { .. } => "connect_failed",
+            LlmError::Timeout { .. } => "timeout",
+            LlmError::Status { .. } => "http_status",
+            LlmError::StreamCut { .. } => "stream_cut",
+            LlmError::StreamError { .. } => "stream_error",
+            LlmError::Protocol { .. } => "bad_response",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(code: u16) -> LlmError {
+        LlmError::Status {
+            url: "u".into(),
+            status: code,
+            message: "m".into(),
+            retry_after: None,
+        }
+    }
+
+    #[test]
+    fn retryable_statuses() {
+        for code in [429, 500, 502, 503, 504, 529] {
+            assert!(status(code).is_retryable(), "{code}");
+        }
+        for code in [400, 401, 403, 404, 422] {
+            assert!(!status(code).is_retryable(), "{code}");
+        }
+        assert!(status(401).to_string().contains("API key"));
+    }
+}

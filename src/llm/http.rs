@@ -1,0 +1,205 @@
+//! HTTP plumbing shared by the adapters: the client, sending a request with
+//! errors mapped to `LlmError`, and turning a response into SSE events.
+
+use std::time::{Duration, SystemTime};
+
+use eventsource_stream::{Event, Eventsource};
+use futures_util::{Stream, StreamExt};
+use serde_json::Value;
+
+use super::LlmError;
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Most bytes of an error body we read and quote.
+const MAX_ERROR_BODY: usize = 4096;
+
+/// A client whose reads time out after `idle` without data (a stalled stream
+/// fails; a long healthy stream does not).
+pub fn client(idle: Duration) -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .read_timeout(idle)
+        .user_agent(concat!("agent-tui/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(|e| LlmError::Client(e.to_string()))
+}
+
+/// Bounds a provider probe (a models list request).
+pub const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
+
+/// Sends a models-list request and summarizes the answer; a body that does
+/// not arrive in time or is not JSON is a failure too.
+pub async fn probe_models(request: reqwest::RequestBuilder, url: &str) -> Result<String, LlmError> {
+    let response = send(request.timeout(PROBE_TIMEOUT), url, PROBE_TIMEOUT).await?;
+    let bytes = response
+        .bytes()
+        .await
+        .map_err(|e| transport_error(url, &e, PROBE_TIMEOUT))?;
+    let body: Value = serde_json::from_slice(&bytes).map_err(|e| LlmError::Protocol {
+        url: url.to_string(),
+        detail: format!("the models list is not JSON: {e}"),
+    })?;
+    let count = body["data"].as_array().map_or(0, Vec::len);
+    Ok(format!("{url} answered ({count} models listed)"))
+}
+
+/// Maps a transport error of a request to `url`.
+pub fn transport_error(url: &str, e: &reqwest::Error, idle: Duration) -> LlmError {
+    if e.is_timeout() {
+        LlmError::Timeout {
+            url: url.to_string(),
+            secs: idle.as_secs(),
+        }
+    } else if e.is_connect() {
+        LlmError::Connect {
+            url: url.to_string(),
+            detail: root_cause(e),
+        }
+    } else {
+        LlmError::StreamCut {
+            url: url.to_string(),
+            detail: root_cause(e),
+        }
+    }
+}
+
+fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut cur = e;
+    while let Some(next) = cur.source() {
+        cur = next;
+    }
+    cur.to_string()
+}
+
+/// Sends `request`; a non-2xx answer becomes `LlmError::Status` with the
+/// server's message and `Retry-After`.
+pub async fn send(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    idle: Duration,
+) -> Result<reqwest::Response, LlmError> {
+    let response = request
+        .send()
+        .await
+        .map_err(|e| transport_error(url, &e, idle))?;
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let retry_after = response
+        .headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(parse_retry_after);
+    let body = response.text().await.unwrap_or_default();
+    Err(LlmError::Status {
+        url: url.to_string(),
+        status: status.as_u16(),
+        message: error_message(&body),
+        retry_after,
+    })
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(SystemTime::now())
+            .unwrap_or(Duration::ZERO),
+    )
+}
+
+/// The human part of an error body: `error.message` (both providers), else
+/// the text itself, shortened.
+pub fn error_message(body: &str) -> String {
+    if let Ok(v) = serde_json::from_str::<Value>(body) {
+        let msg = v["error"]["message"]
+            .as_str()
+            .or_else(|| v["error"].as_str())
+            .or_else(|| v["message"].as_str());
+        if let Some(msg) = msg {
+            return msg.to_string();
+        }
+    }
+    let body = body.trim();
+    if body.is_empty() {
+        return "(empty body)".to_string();
+    }
+    let mut cut = body.len().min(MAX_ERROR_BODY);
+    while !body.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    body[..cut].to_string()
+}
+
+/// The SSE events of a streaming response; transport failures mid-way
+/// become `StreamCut` or `Timeout`.
+pub fn events(
+    response: reqwest::Response,
+    url: &str,
+    idle: Duration,
+) -> impl Stream<Item = Result<Event, LlmError>> + Send + use<> {
+    let url = url.to_string();
+    response.bytes_stream().eventsource().map(move |item| {
+        item.map_err(|e| match e {
+            eventsource_stream::EventStreamError::Transport(e) => transport_error(&url, &e, idle),
+            eventsource_stream::EventStreamError::Utf8(e) => LlmError::Protocol {
+                url: url.clone(),
+                detail: format!("stream is not UTF-8: {e}"),
+            },
+            eventsource_stream::EventStreamError::Parser(e) => LlmError::Protocol {
+                url: url.clone(),
+                detail: format!("malformed server-sent events: {e}"),
+            },
+        })
+    })
+}
+
+/// Parses one SSE `data` payload as JSON.
+pub fn json_data(url: &str, data: &str) -> Result<Value, LlmError> {
+    serde_json::from_str(data).map_err(|e| LlmError::Protocol {
+        url: url.to_string(),
+        detail: format!("event data is not JSON ({e}): {}", shorten(data)),
+    })
+}
+
+fn shorten(s: &str) -> String {
+    s.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        assert_eq!(parse_retry_after("3"), Some(Duration::from_secs(3)));
+        assert_eq!(parse_retry_after("0.5"), Some(Duration::from_millis(500)));
+        assert_eq!(
+            parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(parse_retry_after("soon"), None);
+        assert_eq!(parse_retry_after("-1"), None);
+    }
+
+    #[test]
+    fn error_messages_from_bodies() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"bad key","type":"x"}}"#),
+            "bad key"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
+        );
+        assert_eq!(error_message("plain"), "plain");
+        assert_eq!(error_message(""), "(empty body)");
+    }
+}

@@ -1,0 +1,140 @@
+//! The JSON tool protocol (`tool_protocol = "json"`) for models without native
+//! tool calling: tools are described in the system prompt, the model replies
+//! with a JSON action, and this wrapper turns it back into a normal `Turn`.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+
+use super::json_action::{self, Action, PromptTool};
+use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+
+pub struct JsonProtocol {
+    inner: Box<dyn Provider>,
+    next_id: AtomicU64,
+}
+
+impl JsonProtocol {
+    pub fn new(inner: Box<dyn Provider>) -> JsonProtocol {
+        JsonProtocol {
+            inner,
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
+        let prompt_tools: Vec<PromptTool<'_>> = request
+            .tools
+            .iter()
+            .map(|t| PromptTool {
+                name: &t.name,
+                description: &t.description,
+                parameters: &t.parameters,
+            })
+            .collect();
+        let system = if prompt_tools.is_empty() {
+            request.system.to_string()
+        } else {
+            format!(
+                "{}\n\n{}",
+                request.system,
+                json_action::render_tool_instructions(&prompt_tools)
+            )
+        };
+        let messages = as_plain_messages(request.messages);
+        let plain = Request {
+            system: &system,
+            messages: &messages,
+            tools: &[],
+        };
+        // The reply may be a JSON action, which is not for the user's eyes:
+        // hold the text back until it is known to be the answer.
+        let mut held = |_: &str| {};
+        let turn = self.inner.step(plain, &mut held).await?;
+        if request.tools.is_empty() {
+            on_text(&turn.text);
+            return Ok(turn);
+        }
+        Ok(match json_action::extract_action(&turn.text) {
+            Action::Call { name, arguments } => Turn {
+                tool_calls: vec![ToolCall {
+                    tool_call_id: format!(
+                        "json_call_{}",
+                        self.next_id.fetch_add(1, Ordering::Relaxed)
+                    ),
+                    name,
+                    arguments,
+                }],
+                finish: FinishReason::ToolCalls,
+                ..turn
+            },
+            Action::Final(answer) => {
+                on_text(&answer);
+                Turn {
+                    text: answer,
+                    ..turn
+                }
+            }
+            Action::Invalid(problem) => Turn {
+                invalid_action: Some(json_action::correction_message(&problem)),
+                ..turn
+            },
+        })
+    }
+}
+
+/// The conversation without native tool messages: calls become the JSON the
+/// model wrote, results become user messages.
+fn as_plain_messages(messages: &[Message]) -> Vec<Message> {
+    messages
+        .iter()
+        .map(|m| match m {
+            Message::User(_) => m.clone(),
+            Message::Assistant { text, tool_calls } => {
+                let text = match tool_calls.first() {
+                    Some(call) if text.trim().is_empty() => {
+                        json!({"tool": call.name, "arguments": call.arguments}).to_string()
+                    }
+                    Some(_) | None => text.clone(),
+                };
+                Message::Assistant {
+                    text,
+                    tool_calls: Vec::new(),
+                }
+            }
+            Message::Tool(result) => Message::User(format!(
+                "Result of tool `{}` (call {}):\n{}",
+                result.name,
+                result.tool_call_id,
+                result.content()
+            )),
+        })
+        .collect()
+}
+
+impl Provider for JsonProtocol {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn supports_native_tools(&self) -> bool {
+        false
+    }
+
+    fn step<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
+        Box::pin(self.run(request, on_text))
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
+        self.inner.probe()
+    }
+}

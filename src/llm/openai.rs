@@ -1,0 +1,382 @@
+//! OpenAI-compatible adapter: `POST {base_url}/chat/completions` with
+//! `stream: true` (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter ...).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::http;
+use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+use crate::config::ProviderConfig;
+use crate::protocol::Usage;
+
+pub struct OpenAi {
+    name: String,
+    base_url: String,
+    model: String,
+    key: Option<String>,
+    client: reqwest::Client,
+    idle: Duration,
+}
+
+impl OpenAi {
+    pub fn new(
+        name: &str,
+        config: &ProviderConfig,
+        key: Option<String>,
+        client: reqwest::Client,
+        idle: Duration,
+    ) -> OpenAi {
+        OpenAi {
+            name: name.to_string(),
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            model: config.model.clone(),
+            key,
+            client,
+            idle,
+        }
+    }
+
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    }
+
+    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
+        let url = format!("{}/chat/completions", self.base_url);
+        let body = request_body(&self.model, request);
+        let response = http::send(
+            self.authorized(self.client.post(&url)).json(&body),
+            &url,
+            self.idle,
+        )
+        .await?;
+        let mut events = std::pin::pin!(http::events(response, &url, self.idle));
+        let mut state = StreamState::default();
+        while let Some(event) = events.next().await {
+            let event = event?;
+            if event.data.trim() == "[DONE]" {
+                state.done = true;
+                break;
+            }
+            if event.data.trim().is_empty() {
+                continue;
+            }
+            let chunk = http::json_data(&url, &event.data)?;
+            state.absorb(&chunk, on_text)?;
+        }
+        if !state.done && state.finish.is_none() {
+            return Err(LlmError::StreamCut {
+                url,
+                detail: "the stream ended before the reply was complete".into(),
+            });
+        }
+        Ok(state.into_turn())
+    }
+}
+
+impl Provider for OpenAi {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn model(&self) -> &str {
+        &self.model
+    }
+
+    fn supports_native_tools(&self) -> bool {
+        true
+    }
+
+    fn step<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
+        Box::pin(self.run(request, on_text))
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
+        Box::pin(async move {
+            let url = format!("{}/models", self.base_url);
+            http::probe_models(self.authorized(self.client.get(&url)), &url).await
+        })
+    }
+}
+
+/// The JSON body of a streaming chat completion request.
+fn request_body(model: &str, request: Request<'_>) -> Value {
+    let mut messages = vec![json!({"role": "system", "content": request.system})];
+    for message in request.messages {
+        messages.push(match message {
+            Message::User(text) => json!({"role": "user", "content": text}),
+            Message::Assistant { text, tool_calls } => {
+                let mut m = json!({"role": "assistant", "content": text});
+                if !tool_calls.is_empty() {
+                    let calls: Vec<Value> = tool_calls
+                        .iter()
+                        .map(|c| {
+                            json!({"id": c.tool_call_id, "type": "function",
+                                "function": {"name": c.name, "arguments": arguments_text(&c.arguments)}})
+                        })
+                        .collect();
+                    m["tool_calls"] = Value::Array(calls);
+                    if text.is_empty() {
+                        m["content"] = Value::Null;
+                    }
+                }
+                m
+            }
+            Message::Tool(result) => json!({
+                "role": "tool",
+                "tool_call_id": result.tool_call_id,
+                "content": result.content(),
+            }),
+        });
+    }
+    let mut body = json!({
+        "model": model,
+        "messages": messages,
+        "stream": true,
+        "stream_options": {"include_usage": true},
+    });
+    if !request.tools.is_empty() {
+        let tools: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| {
+                json!({"type": "function", "function": {
+                    "name": t.name, "description": t.description, "parameters": t.parameters}})
+            })
+            .collect();
+        body["tools"] = Value::Array(tools);
+    }
+    body
+}
+
+/// Arguments as the wire wants them: JSON text (raw text if it never parsed).
+fn arguments_text(arguments: &Value) -> String {
+    match arguments {
+        Value::String(raw) => raw.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Default)]
+struct PartialCall {
+    id: String,
+    name: String,
+    arguments: String,
+}
+
+#[derive(Default)]
+struct StreamState {
+    text: String,
+    calls: BTreeMap<u64, PartialCall>,
+    finish: Option<FinishReason>,
+    usage: Usage,
+    done: bool,
+}
+
+impl StreamState {
+    fn absorb(&mut self, chunk: &Value, on_text: TextSink<'_>) -> Result<(), LlmError> {
+        if let Some(error) = chunk.get("error") {
+            let message = error["message"]
+                .as_str()
+                .map_or_else(|| error.to_string(), str::to_string);
+            return Err(LlmError::StreamError {
+                message,
+                retryable: true,
+            });
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            self.usage = Usage {
+                input_tokens: usage["prompt_tokens"].as_u64().unwrap_or(0),
+                output_tokens: usage["completion_tokens"].as_u64().unwrap_or(0),
+            };
+        }
+        let Some(choices) = chunk["choices"].as_array() else {
+            return Ok(());
+        };
+        for choice in choices {
+            let delta = &choice["delta"];
+            if let Some(text) = delta["content"].as_str()
+                && !text.is_empty()
+            {
+                self.text.push_str(text);
+                on_text(text);
+            }
+            if let Some(calls) = delta["tool_calls"].as_array() {
+                for (position, call) in calls.iter().enumerate() {
+                    let index = call["index"].as_u64().unwrap_or(position as u64);
+                    let partial = self.calls.entry(index).or_default();
+                    if let Some(id) = call["id"].as_str()
+                        && partial.id.is_empty()
+                    {
+                        partial.id = id.to_string();
+                    }
+                    let function = &call["function"];
+                    if let Some(name) = function["name"].as_str() {
+                        partial.name.push_str(name);
+                    }
+                    match &function["arguments"] {
+                        Value::String(part) => partial.arguments.push_str(part),
+                        // Some servers send the arguments object itself.
+                        Value::Object(_) => partial.arguments = function["arguments"].to_string(),
+                        _ => {}
+                    }
+                }
+            }
+            if let Some(reason) = choice["finish_reason"].as_str() {
+                self.finish = Some(match reason {
+                    "stop" => FinishReason::Stop,
+                    "tool_calls" | "function_call" => FinishReason::ToolCalls,
+                    "length" => FinishReason::Length,
+                    _ => FinishReason::Other,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn into_turn(self) -> Turn {
+        let tool_calls: Vec<ToolCall> = self
+            .calls
+            .into_iter()
+            .map(|(index, c)| ToolCall {
+                tool_call_id: if c.id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    c.id
+                },
+                name: c.name,
+                arguments: parse_arguments(&c.arguments),
+            })
+            .collect();
+        let finish = match self.finish {
+            Some(f) => f,
+            None if tool_calls.is_empty() => FinishReason::Stop,
+            None => FinishReason::ToolCalls,
+        };
+        Turn {
+            text: self.text,
+            tool_calls,
+            finish,
+            usage: self.usage,
+            invalid_action: None,
+        }
+    }
+}
+
+/// `{}` for empty text, the parsed object, or the raw text when it is not JSON.
+pub(crate) fn parse_arguments(raw: &str) -> Value {
+    if raw.trim().is_empty() {
+        return json!({});
+    }
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::{ToolDef, ToolResult};
+
+    #[test]
+    fn interleaved_tool_call_chunks_assemble() {
+        let mut state = StreamState::default();
+        let mut seen = String::new();
+        let mut sink = |t: &str| seen.push_str(t);
+        let chunks = [
+            json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me look"}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 1, "id": "b", "type": "function", "function": {"name": "list_files", "arguments": "{}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "{\"file_"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": "path\": \"a.rs\"}"}}]}}]}),
+            json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+            json!({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}),
+        ];
+        for c in &chunks {
+            state.absorb(c, &mut sink).unwrap();
+        }
+        let turn = state.into_turn();
+        assert_eq!(seen, "Let me look");
+        assert_eq!(turn.finish, FinishReason::ToolCalls);
+        assert_eq!(turn.tool_calls.len(), 2);
+        assert_eq!(turn.tool_calls[0].arguments, json!({"file_path": "a.rs"}));
+        assert_eq!(turn.tool_calls[1].name, "list_files");
+        assert_eq!(
+            turn.usage,
+            Usage {
+                input_tokens: 10,
+                output_tokens: 5
+            }
+        );
+    }
+
+    #[test]
+    fn malformed_arguments_are_kept_raw() {
+        assert_eq!(
+            parse_arguments("{\"a\": "),
+            Value::String("{\"a\": ".into())
+        );
+        assert_eq!(parse_arguments(""), json!({}));
+    }
+
+    #[test]
+    fn request_body_shape() {
+        let messages = [
+            Message::User("hi".into()),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    tool_call_id: "c1".into(),
+                    name: "read_file".into(),
+                    arguments: json!({"file_path": "a"}),
+                }],
+            },
+            Message::Tool(ToolResult {
+                tool_call_id: "c1".into(),
+                name: "read_file".into(),
+                ok: false,
+                result: None,
+                error: Some(json!({"code": "not_found", "message": "nope"})),
+            }),
+        ];
+        let tools = [ToolDef {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let body = request_body(
+            "m",
+            Request {
+                system: "sys",
+                messages: &messages,
+                tools: &tools,
+            },
+        );
+        assert_eq!(
+            body["messages"][0],
+            json!({"role": "system", "content": "sys"})
+        );
+        assert_eq!(body["messages"][2]["content"], Value::Null);
+        assert_eq!(
+            body["messages"][2]["tool_calls"][0]["function"]["arguments"],
+            "{\"file_path\":\"a\"}"
+        );
+        assert_eq!(body["messages"][3]["role"], "tool");
+        assert!(
+            body["messages"][3]["content"]
+                .as_str()
+                .unwrap()
+                .contains("not_found")
+        );
+        assert_eq!(body["tools"][0]["function"]["name"], "read_file");
+        assert_eq!(body["stream_options"]["include_usage"], true);
+    }
+}
