@@ -463,3 +463,48 @@ fn json_protocol_gives_up_after_max_schema_retries() {
     assert_eq!(last["data"]["code"], "malformed_tool_calls");
     assert_eq!(server.requests().len(), 3);
 }
+
+#[test]
+fn ctrl_c_cancels_the_job_and_exits_130() {
+    use std::io::{BufRead, BufReader};
+    let chunks: Vec<String> = (0..200).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 50,
+    }]);
+    let env = Env::new();
+    let root = project();
+    let cfg = config(&env, "openai", &server.url(), "");
+    let mut child = env
+        .cmd()
+        .env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(&cfg)
+        .args(["exec", "--json", "talk", "--root"])
+        .arg(root.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let is_delta = line.contains("\"llm.delta\"");
+        seen.push(line);
+        if is_delta {
+            break;
+        }
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    seen.extend(lines.map(Result::unwrap));
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let last: Value = serde_json::from_str(seen.last().unwrap()).unwrap();
+    assert_eq!(last["type"], "job.cancelled");
+    assert!(seen.len() < 150, "stopped early: {} events", seen.len());
+}

@@ -567,7 +567,10 @@ fn tool_list_describes_every_tool() {
     let v = support::json_of(&out);
     let tools = v["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["list_files", "read_file", "search_project", "clarify_user"]);
+    assert_eq!(
+        names,
+        ["list_files", "read_file", "search_project", "clarify_user"]
+    );
     for t in tools {
         assert_eq!(t["tier"], "read");
         assert_eq!(t["modes"], serde_json::json!(["ask", "plan", "agent"]));

@@ -11,7 +11,7 @@ mod openai;
 mod retry;
 
 pub use error::LlmError;
-pub use retry::{RetryPolicy, with_retries};
+pub use retry::RetryPolicy;
 
 use std::time::Duration;
 

@@ -1,7 +1,6 @@
 //! Retrying model requests: exponential backoff with jitter, bounded, and
 //! `Retry-After` honoured when the server sends it.
 
-use std::future::Future;
 use std::time::Duration;
 
 use super::LlmError;
@@ -38,33 +37,6 @@ impl RetryPolicy {
             Some(wait) if wait > MAX_RETRY_AFTER => None,
             Some(wait) => Some(wait.max(jittered)),
             None => Some(jittered),
-        }
-    }
-}
-
-/// Runs `attempt(n)` (n from 1) until it succeeds, fails for good or the
-/// policy gives up; `on_retry(n, error, wait)` is told before each wait.
-pub async fn with_retries<T, F, Fut>(
-    policy: RetryPolicy,
-    mut attempt: F,
-    mut on_retry: impl FnMut(u32, &LlmError, Duration),
-) -> Result<T, LlmError>
-where
-    F: FnMut(u32) -> Fut,
-    Fut: Future<Output = Result<T, LlmError>>,
-{
-    let mut n = 1;
-    loop {
-        match attempt(n).await {
-            Ok(value) => return Ok(value),
-            Err(error) => match policy.delay(n, &error) {
-                Some(wait) => {
-                    on_retry(n, &error, wait);
-                    tokio::time::sleep(wait).await;
-                    n += 1;
-                }
-                None => return Err(error),
-            },
         }
     }
 }
@@ -114,18 +86,5 @@ mod tests {
         let p = policy();
         assert!(p.delay(1, &err(429, Some(2))).unwrap() >= Duration::from_secs(2));
         assert_eq!(p.delay(1, &err(429, Some(3600))), None);
-    }
-
-    #[tokio::test(start_paused = true)]
-    async fn with_retries_stops_on_success() {
-        let mut seen = Vec::new();
-        let result = with_retries(
-            policy(),
-            |n| async move { if n < 3 { Err(err(500, None)) } else { Ok(n) } },
-            |n, _, _| seen.push(n),
-        )
-        .await;
-        assert_eq!(result.unwrap(), 3);
-        assert_eq!(seen, [1, 2]);
     }
 }

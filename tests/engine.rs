@@ -1,0 +1,244 @@
+//! The engine as a front end sees it (ops down, events up): cancellation of a
+//! streaming request, of a clarification wait and of a slow tool, each within
+//! 200 ms; mode rules for write tools; status changes.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use agent_tui::agent::{self, EngineContext, EngineHandle};
+use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
+use agent_tui::llm::build_provider;
+use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Op, Tier};
+use agent_tui::tools::{Registry, Tool, ToolContext, ToolError, ToolSpec};
+use agent_tui::workspace::Workspace;
+use serde_json::{Value, json};
+use support::jobs::{project, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+
+const CANCEL_BUDGET: Duration = Duration::from_millis(200);
+
+/// A write-tier tool that records whether it ran, optionally slowly.
+struct FakeWrite {
+    ran: Arc<AtomicBool>,
+    sleep: Duration,
+    tier: Tier,
+    name: &'static str,
+}
+
+impl Tool for FakeWrite {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name,
+            description: "test tool",
+            schema: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+            tier: self.tier,
+            modes: match self.tier {
+                Tier::Read => Mode::ALL.to_vec(),
+                Tier::Write | Tier::Exec => vec![Mode::Agent],
+            },
+        }
+    }
+
+    fn run(&self, _: &ToolContext<'_>, _: Value) -> Result<Value, ToolError> {
+        self.ran.store(true, Ordering::SeqCst);
+        std::thread::sleep(self.sleep);
+        Ok(json!({"done": true}))
+    }
+}
+
+fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) -> EngineHandle {
+    let provider = ProviderConfig {
+        kind: ProviderKind::Openai,
+        base_url: format!("{}/v1", server.url()),
+        api_key_env: Some("K".into()),
+        model: "m".into(),
+        tool_protocol: ToolProtocol::Native,
+    };
+    let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| {
+        Some("key".into())
+    })
+    .unwrap();
+    let mut registry = Registry::builtin().unwrap();
+    if let Some(tool) = extra {
+        registry.register(Box::new(tool)).unwrap();
+    }
+    agent::spawn(EngineContext {
+        workspace: Workspace::open(root).unwrap(),
+        config: Config::default(),
+        registry,
+        provider,
+    })
+}
+
+fn start(engine: &EngineHandle, mode: Mode) {
+    engine
+        .ops
+        .send(Op::StartJob {
+            job_id: "j1".into(),
+            prompt: "go".into(),
+            mode,
+            max_tool_calls: None,
+        })
+        .unwrap();
+}
+
+async fn next(engine: &mut EngineHandle) -> Event {
+    tokio::time::timeout(Duration::from_secs(10), engine.events.recv())
+        .await
+        .unwrap()
+        .unwrap()
+}
+
+/// Reads events until one matches; returns everything read.
+async fn until(engine: &mut EngineHandle, pred: impl Fn(&EventBody) -> bool) -> Vec<Event> {
+    let mut seen = Vec::new();
+    loop {
+        let e = next(engine).await;
+        let hit = pred(&e.body);
+        seen.push(e);
+        if hit {
+            return seen;
+        }
+    }
+}
+
+async fn cancel_and_time(engine: &mut EngineHandle) -> Duration {
+    let asked = Instant::now();
+    engine
+        .ops
+        .send(Op::Cancel {
+            job_id: "j1".into(),
+        })
+        .unwrap();
+    let rest = until(engine, EventBody::is_terminal).await;
+    assert_eq!(rest.last().unwrap().body, EventBody::JobCancelled {});
+    asked.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_stops_the_stream_and_closes_the_connection() {
+    let chunks: Vec<String> = (0..100).map(|i| format!("word{i} ")).collect();
+    let refs: Vec<&str> = chunks.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 100,
+    }]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Ask);
+    until(&mut engine, |b| matches!(b, EventBody::LlmDelta { .. })).await;
+    let took = cancel_and_time(&mut engine).await;
+    assert!(took < CANCEL_BUDGET, "cancel took {took:?}");
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while server.connections_open() > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(
+        server.connections_open(),
+        0,
+        "the HTTP stream must be closed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_while_waiting_for_the_user() {
+    let server = LlmServer::start(vec![sse(openai::tool_calls(&[(
+        "c1",
+        "clarify_user",
+        r#"{"question": "which?"}"#,
+    )]))]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Agent);
+    let seen = until(&mut engine, |b| {
+        matches!(b, EventBody::ClarificationRequested { .. })
+    })
+    .await;
+    let statuses: Vec<JobStatus> = seen.iter().filter_map(|e| e.body.status()).collect();
+    assert_eq!(statuses, [JobStatus::Running, JobStatus::WaitingForUser]);
+    let took = cancel_and_time(&mut engine).await;
+    assert!(took < CANCEL_BUDGET, "cancel took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_during_a_slow_tool() {
+    let ran = Arc::new(AtomicBool::new(false));
+    let slow = FakeWrite {
+        ran: ran.clone(),
+        sleep: Duration::from_secs(3),
+        tier: Tier::Read,
+        name: "slow_read",
+    };
+    let server = LlmServer::start(vec![sse(openai::tool_calls(&[("c1", "slow_read", "{}")]))]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), Some(slow));
+    start(&engine, Mode::Ask);
+    until(&mut engine, |b| {
+        matches!(b, EventBody::ToolCallRequested { .. })
+    })
+    .await;
+    while !ran.load(Ordering::SeqCst) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let took = cancel_and_time(&mut engine).await;
+    assert!(took < CANCEL_BUDGET, "cancel took {took:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn write_tools_are_refused_outside_agent_mode() {
+    for (mode, allowed) in [(Mode::Ask, false), (Mode::Plan, false), (Mode::Agent, true)] {
+        let ran = Arc::new(AtomicBool::new(false));
+        let tool = FakeWrite {
+            ran: ran.clone(),
+            sleep: Duration::ZERO,
+            tier: Tier::Write,
+            name: "fake_write",
+        };
+        let server = LlmServer::start(vec![
+            sse(openai::tool_calls(&[("c1", "fake_write", "{}")])),
+            sse(openai::text(&["done"])),
+        ]);
+        let root = project();
+        let mut engine = engine(&server, root.path(), Some(tool));
+        start(&engine, mode);
+        let events = until(&mut engine, EventBody::is_terminal).await;
+        let completed = events
+            .iter()
+            .find_map(|e| match &e.body {
+                EventBody::ToolCallCompleted { ok, error, .. } => Some((*ok, error.clone())),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(completed.0, allowed, "{mode:?}");
+        assert_eq!(ran.load(Ordering::SeqCst), allowed, "{mode:?}: ran?");
+        if !allowed {
+            let error = completed.1.unwrap();
+            assert_eq!(error["code"], "not_allowed_in_mode");
+            assert!(
+                error["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains(&format!("{} mode", mode.as_str()))
+            );
+        }
+        let offered: Vec<String> = server.requests()[0].body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(
+            offered.contains(&"fake_write".to_string()),
+            allowed,
+            "{mode:?}: {offered:?}"
+        );
+        assert!(matches!(
+            events.last().unwrap().body,
+            EventBody::JobCompleted { .. }
+        ));
+    }
+}
