@@ -172,69 +172,71 @@ fn openai_multi_turn_job_in_every_mode() {
 }
 
 #[test]
-fn anthropic_multi_turn_job() {
-    let server = LlmServer::start(vec![
-        sse(anthropic::tool_uses(
-            Some("Searching."),
-            &[("toolu_1", "search_project", r#"{"query": "greet"}"#)],
-        )),
-        sse(anthropic::tool_uses(
-            None,
-            &[
-                ("toolu_2", "read_file", r#"{"file_path": "src/greet.rs"}"#),
-                ("toolu_3", "list_files", r#"{"prefix": "src"}"#),
-            ],
-        )),
-        sse(anthropic::text(&["It prints ", "hello."])),
-    ]);
-    let env = Env::new();
-    let root = project();
-    let cfg = config(&env, "anthropic", &server.url(), "");
-    let run = exec(
-        &env,
-        &cfg,
-        root.path(),
-        &["--json", "--mode", "ask", "what does greet print?"],
-    );
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_no_key_leak(&run);
-    let events = run.events();
-    assert_event_stream(&events);
-    assert_eq!(
-        events.last().unwrap()["data"]["answer"],
-        "Searching.It prints hello.".replace("Searching.", "")
-    );
-    let reqs = server.requests();
-    assert_eq!(reqs.len(), 3);
-    let first = &reqs[0];
-    assert_eq!(first.path, "/v1/messages");
-    assert_eq!(first.header("x-api-key"), Some(KEY));
-    assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
-    assert!(first.header("authorization").is_none());
-    assert!(
-        first.body["system"]
-            .as_str()
-            .unwrap()
-            .contains("Mode: ask.")
-    );
-    assert!(first.body["max_tokens"].as_u64().unwrap() > 0);
-    assert_eq!(first.body["tools"][1]["name"], "read_file");
-    assert!(first.body["tools"][1]["input_schema"]["properties"]["file_path"].is_object());
-    let third = reqs[2].body["messages"].as_array().unwrap();
-    assert_eq!(
-        third.len(),
-        5,
-        "user, assistant, user(results), assistant, user(results)"
-    );
-    let results = third[4]["content"].as_array().unwrap();
-    assert_eq!(results.len(), 2);
-    assert_eq!(results[0]["type"], "tool_result");
-    assert_eq!(results[0]["tool_use_id"], "toolu_2");
-    assert_eq!(results[1]["tool_use_id"], "toolu_3");
-    assert_eq!(
-        third[1]["content"][0],
-        json!({"type": "text", "text": "Searching."})
-    );
+fn anthropic_multi_turn_job_in_every_mode() {
+    for mode in ["ask", "plan", "agent"] {
+        let server = LlmServer::start(vec![
+            sse(anthropic::tool_uses(
+                Some("Searching."),
+                &[("toolu_1", "search_project", r#"{"query": "greet"}"#)],
+            )),
+            sse(anthropic::tool_uses(
+                None,
+                &[
+                    ("toolu_2", "read_file", r#"{"file_path": "src/greet.rs"}"#),
+                    ("toolu_3", "list_files", r#"{"prefix": "src"}"#),
+                ],
+            )),
+            sse(anthropic::text(&["It prints ", "hello."])),
+        ]);
+        let env = Env::new();
+        let root = project();
+        let cfg = config(&env, "anthropic", &server.url(), "");
+        let run = exec(
+            &env,
+            &cfg,
+            root.path(),
+            &["--json", "--mode", mode, "what does greet print?"],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_no_key_leak(&run);
+        let events = run.events();
+        assert_event_stream(&events);
+        assert_eq!(
+            events.last().unwrap()["data"]["answer"],
+            "Searching.It prints hello.".replace("Searching.", "")
+        );
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 3);
+        let first = &reqs[0];
+        assert_eq!(first.path, "/v1/messages");
+        assert_eq!(first.header("x-api-key"), Some(KEY));
+        assert_eq!(first.header("anthropic-version"), Some("2023-06-01"));
+        assert!(first.header("authorization").is_none());
+        assert!(
+            first.body["system"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("Mode: {mode}."))
+        );
+        assert!(first.body["max_tokens"].as_u64().unwrap() > 0);
+        assert_eq!(first.body["tools"][1]["name"], "read_file");
+        assert!(first.body["tools"][1]["input_schema"]["properties"]["file_path"].is_object());
+        let third = reqs[2].body["messages"].as_array().unwrap();
+        assert_eq!(
+            third.len(),
+            5,
+            "user, assistant, user(results), assistant, user(results)"
+        );
+        let results = third[4]["content"].as_array().unwrap();
+        assert_eq!(results.len(), 2);
+        assert_eq!(results[0]["type"], "tool_result");
+        assert_eq!(results[0]["tool_use_id"], "toolu_2");
+        assert_eq!(results[1]["tool_use_id"], "toolu_3");
+        assert_eq!(
+            third[1]["content"][0],
+            json!({"type": "text", "text": "Searching."})
+        );
+    }
 }
 
 #[test]
