@@ -2,66 +2,46 @@
 //! `tool_use` blocks streamed as `input_json_delta`, `tool_result` blocks back.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http;
+use super::http::{self, Endpoint};
 use super::openai::parse_arguments;
 use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
-use crate::config::ProviderConfig;
 use crate::protocol::Usage;
 
 const API_VERSION: &str = "2023-06-01";
 const MAX_TOKENS: u32 = 8192;
 
 pub struct Anthropic {
-    name: String,
-    base_url: String,
-    model: String,
-    key: Option<String>,
-    client: reqwest::Client,
-    idle: Duration,
+    ep: Endpoint,
 }
 
 impl Anthropic {
-    pub fn new(
-        name: &str,
-        config: &ProviderConfig,
-        key: Option<String>,
-        client: reqwest::Client,
-        idle: Duration,
-    ) -> Anthropic {
-        Anthropic {
-            name: name.to_string(),
-            base_url: config.base_url.trim_end_matches('/').to_string(),
-            model: config.model.clone(),
-            key,
-            client,
-            idle,
-        }
+    pub fn new(ep: Endpoint) -> Anthropic {
+        Anthropic { ep }
     }
 
     fn headers(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         let builder = builder.header("anthropic-version", API_VERSION);
-        match &self.key {
+        match &self.ep.key {
             Some(key) => builder.header("x-api-key", key),
             None => builder,
         }
     }
 
     async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
-        let url = format!("{}/v1/messages", self.base_url);
-        let body = request_body(&self.model, request);
+        let url = format!("{}/v1/messages", self.ep.base_url);
+        let body = request_body(&self.ep.model, request);
         let response = http::send(
-            self.headers(self.client.post(&url)).json(&body),
+            self.headers(self.ep.client.post(&url)).json(&body),
             &url,
-            self.idle,
+            self.ep.idle,
         )
         .await?;
-        let mut events = std::pin::pin!(http::events(response, &url, self.idle));
+        let mut events = std::pin::pin!(http::events(response, &url, self.ep.idle));
         let mut state = StreamState::default();
         while let Some(event) = events.next().await {
             let event = event?;
@@ -87,11 +67,11 @@ impl Anthropic {
 
 impl Provider for Anthropic {
     fn name(&self) -> &str {
-        &self.name
+        &self.ep.name
     }
 
     fn model(&self) -> &str {
-        &self.model
+        &self.ep.model
     }
 
     fn supports_native_tools(&self) -> bool {
@@ -108,8 +88,8 @@ impl Provider for Anthropic {
 
     fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
         Box::pin(async move {
-            let url = format!("{}/v1/models", self.base_url);
-            http::probe_models(self.headers(self.client.get(&url)), &url).await
+            let url = format!("{}/v1/models", self.ep.base_url);
+            http::probe_models(self.headers(self.ep.client.get(&url)), &url).await
         })
     }
 }

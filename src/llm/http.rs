@@ -8,10 +8,41 @@ use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
 use super::LlmError;
+use crate::config::ProviderConfig;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes of an error body we read and quote.
 const MAX_ERROR_BODY: usize = 4096;
+
+/// Where and as whom an adapter talks; the same for every wire protocol.
+pub struct Endpoint {
+    pub name: String,
+    /// Without a trailing slash.
+    pub base_url: String,
+    pub model: String,
+    pub key: Option<String>,
+    pub client: reqwest::Client,
+    /// Longest silence on a connection (`agent.request_timeout_secs`).
+    pub idle: Duration,
+}
+
+impl Endpoint {
+    pub fn new(
+        name: &str,
+        config: &ProviderConfig,
+        key: Option<String>,
+        idle: Duration,
+    ) -> Result<Endpoint, LlmError> {
+        Ok(Endpoint {
+            name: name.to_string(),
+            base_url: config.base_url.trim_end_matches('/').to_string(),
+            model: config.model.clone(),
+            key,
+            client: client(idle)?,
+            idle,
+        })
+    }
+}
 
 /// A client whose reads time out after `idle` without data (a stalled stream
 /// fails; a long healthy stream does not).

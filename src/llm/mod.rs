@@ -144,22 +144,10 @@ pub fn build_provider(
         },
         None => None,
     };
-    let client = http::client(request_timeout)?;
+    let endpoint = http::Endpoint::new(name, config, key, request_timeout)?;
     let inner: Box<dyn Provider> = match config.kind {
-        ProviderKind::Openai => Box::new(openai::OpenAi::new(
-            name,
-            config,
-            key,
-            client,
-            request_timeout,
-        )),
-        ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(
-            name,
-            config,
-            key,
-            client,
-            request_timeout,
-        )),
+        ProviderKind::Openai => Box::new(openai::OpenAi::new(endpoint)),
+        ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(endpoint)),
     };
     Ok(match config.tool_protocol {
         ToolProtocol::Native => inner,

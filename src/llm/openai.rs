@@ -2,61 +2,41 @@
 //! `stream: true` (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter ...).
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http;
+use super::http::{self, Endpoint};
 use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
-use crate::config::ProviderConfig;
 use crate::protocol::Usage;
 
 pub struct OpenAi {
-    name: String,
-    base_url: String,
-    model: String,
-    key: Option<String>,
-    client: reqwest::Client,
-    idle: Duration,
+    ep: Endpoint,
 }
 
 impl OpenAi {
-    pub fn new(
-        name: &str,
-        config: &ProviderConfig,
-        key: Option<String>,
-        client: reqwest::Client,
-        idle: Duration,
-    ) -> OpenAi {
-        OpenAi {
-            name: name.to_string(),
-            base_url: config.base_url.trim_end_matches('/').to_string(),
-            model: config.model.clone(),
-            key,
-            client,
-            idle,
-        }
+    pub fn new(ep: Endpoint) -> OpenAi {
+        OpenAi { ep }
     }
 
     fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.key {
+        match &self.ep.key {
             Some(key) => builder.bearer_auth(key),
             None => builder,
         }
     }
 
     async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
-        let url = format!("{}/chat/completions", self.base_url);
-        let body = request_body(&self.model, request);
+        let url = format!("{}/chat/completions", self.ep.base_url);
+        let body = request_body(&self.ep.model, request);
         let response = http::send(
-            self.authorized(self.client.post(&url)).json(&body),
+            self.authorized(self.ep.client.post(&url)).json(&body),
             &url,
-            self.idle,
+            self.ep.idle,
         )
         .await?;
-        let mut events = std::pin::pin!(http::events(response, &url, self.idle));
+        let mut events = std::pin::pin!(http::events(response, &url, self.ep.idle));
         let mut state = StreamState::default();
         while let Some(event) = events.next().await {
             let event = event?;
@@ -82,11 +62,11 @@ impl OpenAi {
 
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        &self.name
+        &self.ep.name
     }
 
     fn model(&self) -> &str {
-        &self.model
+        &self.ep.model
     }
 
     fn supports_native_tools(&self) -> bool {
@@ -103,8 +83,8 @@ impl Provider for OpenAi {
 
     fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
         Box::pin(async move {
-            let url = format!("{}/models", self.base_url);
-            http::probe_models(self.authorized(self.client.get(&url)), &url).await
+            let url = format!("{}/models", self.ep.base_url);
+            http::probe_models(self.authorized(self.ep.client.get(&url)), &url).await
         })
     }
 }
