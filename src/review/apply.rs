@@ -1,0 +1,238 @@
+//! Applying accepted hunks: check every file's hash and every edit's target
+//! lines, compute the new bytes, then write each file atomically (temp file
+//! + rename) keeping permissions. Any mismatch: nothing is written.
+
+use std::path::{Path, PathBuf};
+
+use thiserror::Error;
+
+use super::doc::Doc;
+use super::{Change, DiffBundle, ProposedEdit};
+use crate::workspace::{Workspace, sha256_hex};
+
+/// Lines of context kept to find a hunk again at rollback.
+const REGION_CONTEXT: usize = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileConflict {
+    pub file_path: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Error)]
+pub enum ApplyError {
+    #[error("no hunk is accepted; accept hunks first")]
+    NothingAccepted,
+    #[error("conflict: {}", .0.iter().map(|c| format!("{} ({})", c.file_path, c.reason)).collect::<Vec<_>>().join("; "))]
+    Conflict(Vec<FileConflict>),
+    #[error("cannot write `{path}`: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+/// Where a hunk landed, for rollback: `before_lines` were replaced by
+/// `after_lines` starting at line index `after_start` of the new file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct HunkRegion {
+    pub hunk_id: String,
+    pub after_start: usize,
+    pub before_lines: Vec<String>,
+    pub after_lines: Vec<String>,
+    pub ctx_before: Vec<String>,
+    pub ctx_after: Vec<String>,
+}
+
+/// One file's write, fully computed before anything touches the disk.
+#[derive(Debug, Clone)]
+pub struct FilePlan {
+    pub file_path: String,
+    pub abs: PathBuf,
+    /// The bytes now on disk (`None`: the file does not exist).
+    pub before: Option<Vec<u8>>,
+    pub after: Vec<u8>,
+    pub regions: Vec<HunkRegion>,
+}
+
+/// Checks and computes the writes for the accepted, unapplied hunks.
+pub fn plan_apply(
+    workspace: &Workspace,
+    bundle: &DiffBundle,
+    edits: &[ProposedEdit],
+) -> Result<Vec<FilePlan>, ApplyError> {
+    let mut plans = Vec::new();
+    let mut conflicts = Vec::new();
+    for file in &bundle.files {
+        let accepted: Vec<_> = file
+            .hunks
+            .iter()
+            .filter(|h| h.accepted == Some(true) && !h.applied)
+            .collect();
+        if accepted.is_empty() {
+            continue;
+        }
+        let conflict = |reason: String| FileConflict {
+            file_path: file.file_path.clone(),
+            reason,
+        };
+        let resolved = match workspace.resolve(&file.file_path) {
+            Ok(r) => r,
+            Err(e) => {
+                conflicts.push(conflict(e.to_string()));
+                continue;
+            }
+        };
+        let before = match std::fs::read(&resolved.abs) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => {
+                conflicts.push(conflict(format!("cannot read it: {e}")));
+                continue;
+            }
+        };
+        let current_hash = before.as_deref().map(sha256_hex);
+        if current_hash != file.base_file_hash {
+            conflicts.push(conflict(match (&current_hash, &file.base_file_hash) {
+                (Some(_), None) => "it was created since the edits were proposed".into(),
+                (None, Some(_)) => "it was deleted since the edits were proposed".into(),
+                _ => "it changed since the edits were proposed".into(),
+            }));
+            continue;
+        }
+        let doc = match Doc::parse(before.as_deref().unwrap_or_default()) {
+            Ok(d) => d,
+            Err(e) => {
+                conflicts.push(conflict(e.to_string()));
+                continue;
+            }
+        };
+        let edit_ids: Vec<&String> = accepted.iter().flat_map(|h| h.edit_ids.iter()).collect();
+        for edit in edits.iter().filter(|e| edit_ids.contains(&&e.edit_id)) {
+            let target = doc
+                .lines
+                .get(edit.old_range())
+                .map(|l| l.concat())
+                .unwrap_or_default();
+            if sha256_hex(target.as_bytes()) != edit.expected_hash {
+                conflicts.push(conflict(format!(
+                    "lines {}-{} no longer hold what {} was proposed for",
+                    edit.start_line, edit.end_line, edit.edit_id
+                )));
+            }
+        }
+        let mut changes: Vec<(&str, &Change)> = accepted
+            .iter()
+            .flat_map(|h| h.changes.iter().map(|c| (h.hunk_id.as_str(), c)))
+            .collect();
+        changes.sort_by_key(|(_, c)| c.old_start);
+        let only: Vec<&Change> = changes.iter().map(|(_, c)| *c).collect();
+        let new_lines = apply_changes(&doc.lines, &only);
+        let after = super::render_lines(doc.bom, &new_lines, doc.eol());
+        plans.push(FilePlan {
+            file_path: file.file_path.clone(),
+            abs: resolved.abs,
+            before,
+            regions: regions(&doc.lines, &new_lines, &changes),
+            after,
+        });
+    }
+    if !conflicts.is_empty() {
+        return Err(ApplyError::Conflict(conflicts));
+    }
+    if plans.is_empty() {
+        return Err(ApplyError::NothingAccepted);
+    }
+    Ok(plans)
+}
+
+/// `old` with `changes` (sorted by `old_start`, non-overlapping) applied.
+pub fn apply_changes(old: &[String], changes: &[&Change]) -> Vec<String> {
+    let mut out = Vec::with_capacity(old.len());
+    let mut i = 0;
+    for c in changes {
+        if c.old_start > i {
+            out.extend_from_slice(&old[i..c.old_start.min(old.len())]);
+            i = c.old_start;
+        }
+        out.extend(c.new_lines.iter().cloned());
+        i = i.max(c.old_start + c.old_len);
+    }
+    if i < old.len() {
+        out.extend_from_slice(&old[i..]);
+    }
+    out
+}
+
+/// Where each hunk's changes landed in the new file, one region per hunk.
+fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<HunkRegion> {
+    let mut out: Vec<HunkRegion> = Vec::new();
+    let mut shift: isize = 0;
+    let mut spans: Vec<(String, usize, usize, usize, usize)> = Vec::new();
+    for (id, c) in changes {
+        let after_start = (c.old_start as isize + shift) as usize;
+        let after_end = after_start + c.new_lines.len();
+        match spans.last_mut() {
+            Some(last) if last.0 == *id => {
+                last.2 = c.old_start + c.old_len;
+                last.4 = after_end;
+            }
+            _ => spans.push((
+                id.to_string(),
+                c.old_start,
+                c.old_start + c.old_len,
+                after_start,
+                after_end,
+            )),
+        }
+        shift += c.new_lines.len() as isize - c.old_len as isize;
+    }
+    for (id, old_start, old_end, after_start, after_end) in spans {
+        out.push(HunkRegion {
+            hunk_id: id,
+            after_start,
+            before_lines: old[old_start..old_end].to_vec(),
+            after_lines: new[after_start..after_end].to_vec(),
+            ctx_before: new[after_start.saturating_sub(REGION_CONTEXT)..after_start].to_vec(),
+            ctx_after: new[after_end..(after_end + REGION_CONTEXT).min(new.len())].to_vec(),
+        });
+    }
+    out
+}
+
+/// Writes every plan's `after` bytes (atomically per file).
+pub fn write_plans(plans: &[FilePlan]) -> Result<(), ApplyError> {
+    for plan in plans {
+        write_atomic(&plan.abs, &plan.after).map_err(|source| ApplyError::Io {
+            path: plan.file_path.clone(),
+            source,
+        })?;
+    }
+    Ok(())
+}
+
+/// Replaces `path` with `bytes` via a temp file in the same directory and a
+/// rename, so a reader (or a crash) sees the old file or the new, never a
+/// mix. Keeps the old file's permissions; creates parent directories.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let dir = path
+        .parent()
+        .ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
+    std::fs::create_dir_all(dir)?;
+    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
+    let mut temp = tempfile::Builder::new()
+        .prefix(".agent-tui-")
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.flush()?;
+    let permissions = permissions.unwrap_or_else(|| {
+        use std::os::unix::fs::PermissionsExt;
+        // New files: the usual rw-r--r-- rather than the temp file's 0600.
+        std::fs::Permissions::from_mode(0o644)
+    });
+    temp.as_file().set_permissions(permissions)?;
+    temp.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}

@@ -1,0 +1,349 @@
+//! Building the diff bundle: apply every proposed edit in memory, diff old
+//! and new lines with `similar`, group changes into hunks with context,
+//! split hunks that are too large, and keep hunk ids stable across rebuilds.
+
+use std::collections::BTreeMap;
+
+use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices, group_diff_ops};
+use thiserror::Error;
+
+use super::doc::{Doc, lines_of};
+use super::{Change, DiffBundle, EditOperation, FileDiff, Hunk, ProposedEdit};
+use crate::config::Limits;
+use crate::workspace::{Workspace, sha256_hex};
+
+/// Unchanged lines shown around a change.
+const CONTEXT: usize = 3;
+
+#[derive(Debug, Error)]
+pub enum BuildError {
+    #[error("`{path}`: {reason}")]
+    File { path: String, reason: String },
+}
+
+/// Builds the bundle for `edits`. Hunks equal to one of `previous` keep its
+/// id (and decision); new hunks take ids from `next_hunk`.
+pub fn build_bundle(
+    workspace: &Workspace,
+    job_id: &str,
+    edits: &[ProposedEdit],
+    limits: &Limits,
+    previous: Option<&DiffBundle>,
+    next_hunk: &mut u32,
+) -> Result<DiffBundle, BuildError> {
+    let mut by_file: BTreeMap<&str, Vec<&ProposedEdit>> = BTreeMap::new();
+    for edit in edits {
+        by_file
+            .entry(edit.file_path.as_str())
+            .or_default()
+            .push(edit);
+    }
+    let mut files = Vec::new();
+    for (path, file_edits) in by_file {
+        let fail = |reason: String| BuildError::File {
+            path: path.to_string(),
+            reason,
+        };
+        let resolved = workspace.resolve(path).map_err(|e| fail(e.to_string()))?;
+        let (doc, base_file_hash) = match std::fs::read(&resolved.abs) {
+            Ok(bytes) => (
+                Doc::parse(&bytes).map_err(|e| fail(e.to_string()))?,
+                Some(sha256_hex(&bytes)),
+            ),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Doc::default(), None),
+            Err(e) => return Err(fail(e.to_string())),
+        };
+        let new_lines = apply_edits(&doc, &file_edits);
+        let mut hunks = Vec::new();
+        for group in group_diff_ops(
+            capture_diff_slices(Algorithm::Myers, &doc.lines, &new_lines),
+            CONTEXT,
+        ) {
+            let changes = changes_of(&group, &new_lines);
+            let edit_ids = edits_touching(&file_edits, &changes);
+            hunks.extend(split(&doc.lines, changes, edit_ids, &file_edits, limits));
+        }
+        let old_ids: Vec<&Hunk> = previous
+            .and_then(|p| p.files.iter().find(|f| f.file_path == path))
+            .map(|f| f.hunks.iter().collect())
+            .unwrap_or_default();
+        let hunks = hunks
+            .into_iter()
+            .map(|(changes, edit_ids, oversized)| {
+                let patch = patch_text(&doc.lines, &changes);
+                let same = old_ids.iter().find(|h| h.changes == changes);
+                let (hunk_id, accepted) = match same {
+                    Some(h) => (h.hunk_id.clone(), h.accepted),
+                    None => {
+                        let id = format!("h_{next_hunk}");
+                        *next_hunk += 1;
+                        (id, None)
+                    }
+                };
+                Hunk {
+                    hunk_id,
+                    patch,
+                    accepted,
+                    edit_ids,
+                    oversized,
+                    applied: false,
+                    changes,
+                }
+            })
+            .collect();
+        files.push(FileDiff {
+            file_path: path.to_string(),
+            base_file_hash,
+            hunks,
+        });
+    }
+    Ok(DiffBundle {
+        job_id: job_id.to_string(),
+        files,
+    })
+}
+
+/// The file's lines after every edit (edits do not overlap).
+fn apply_edits(doc: &Doc, edits: &[&ProposedEdit]) -> Vec<String> {
+    let eol = doc.eol();
+    let mut changes: Vec<Change> = edits
+        .iter()
+        .map(|e| {
+            let range = e.old_range();
+            let touches_open_end = range.end == doc.lines.len()
+                && doc.lines.last().is_some_and(|l| !l.ends_with('\n'));
+            let new_lines = match e.operation {
+                EditOperation::Delete => Vec::new(),
+                EditOperation::Create => lines_of(&e.new_text, "\n", true),
+                EditOperation::Replace => {
+                    lines_of(&e.new_text, eol, touches_open_end && !range.is_empty())
+                }
+                EditOperation::Insert => lines_of(&e.new_text, eol, false),
+            };
+            Change {
+                old_start: range.start,
+                old_len: range.len(),
+                new_lines,
+            }
+        })
+        .collect();
+    changes.sort_by_key(|c| (c.old_start, c.old_len > 0));
+    let refs: Vec<&Change> = changes.iter().collect();
+    let mut lines = super::apply_changes(&doc.lines, &refs);
+    // A line that lost its place at the end gets an ending, so the diff shows
+    // exactly the bytes the apply will write.
+    let last = lines.len().saturating_sub(1);
+    for line in lines.iter_mut().take(last) {
+        if !line.ends_with('\n') {
+            line.push_str(eol);
+        }
+    }
+    lines
+}
+
+/// The non-equal ops of a group as changes.
+fn changes_of(group: &[DiffOp], new_lines: &[String]) -> Vec<Change> {
+    group
+        .iter()
+        .filter_map(|op| {
+            let (tag, old, new) = op.as_tag_tuple();
+            (tag != DiffTag::Equal).then(|| Change {
+                old_start: old.start,
+                old_len: old.len(),
+                new_lines: new_lines[new].to_vec(),
+            })
+        })
+        .collect()
+}
+
+fn span(changes: &[Change]) -> (usize, usize) {
+    let start = changes.iter().map(|c| c.old_start).min().unwrap_or(0);
+    let end = changes
+        .iter()
+        .map(|c| c.old_start + c.old_len)
+        .max()
+        .unwrap_or(0);
+    (start, end)
+}
+
+fn edits_touching(edits: &[&ProposedEdit], changes: &[Change]) -> Vec<String> {
+    let (s, e) = span(changes);
+    edits
+        .iter()
+        .filter(|edit| {
+            let r = edit.old_range();
+            r.start <= e && s <= r.end
+        })
+        .map(|edit| edit.edit_id.clone())
+        .collect()
+}
+
+type Piece = (Vec<Change>, Vec<String>, bool);
+
+fn too_big(old: &[String], changes: &[Change], limits: &Limits) -> bool {
+    let patch = patch_text(old, changes);
+    patch.lines().count().saturating_sub(1) > limits.max_hunk_lines
+        || patch.len() > limits.max_hunk_bytes
+}
+
+/// Splits an oversized hunk at edit boundaries, then at blank lines; what
+/// still does not fit is flagged.
+fn split(
+    old: &[String],
+    changes: Vec<Change>,
+    edit_ids: Vec<String>,
+    edits: &[&ProposedEdit],
+    limits: &Limits,
+) -> Vec<Piece> {
+    if !too_big(old, &changes, limits) {
+        return vec![(changes, edit_ids, false)];
+    }
+    // Edit boundaries: one piece per edit, if each edit lies inside this hunk.
+    let (s, e) = span(&changes);
+    let mine: Vec<&&ProposedEdit> = edits
+        .iter()
+        .filter(|x| edit_ids.contains(&x.edit_id))
+        .collect();
+    let contained = mine.iter().all(|x| {
+        let r = x.old_range();
+        s <= r.start && r.end <= e
+    });
+    let per_edit: Vec<(Change, String)> = if mine.len() > 1 && contained {
+        let doc = Doc {
+            bom: false,
+            lines: old.to_vec(),
+        };
+        mine.iter()
+            .map(|x| {
+                let lines = apply_edits(&doc, &[x]);
+                let r = x.old_range();
+                let added = lines.len() + r.len() - old.len();
+                (
+                    Change {
+                        old_start: r.start,
+                        old_len: r.len(),
+                        new_lines: lines[r.start..r.start + added].to_vec(),
+                    },
+                    x.edit_id.clone(),
+                )
+            })
+            .collect()
+    } else {
+        changes.into_iter().map(|c| (c, String::new())).collect()
+    };
+    let mut out = Vec::new();
+    for (change, edit_id) in per_edit {
+        let ids = if edit_id.is_empty() {
+            edit_ids.clone()
+        } else {
+            vec![edit_id]
+        };
+        if !too_big(old, std::slice::from_ref(&change), limits) {
+            out.push((vec![change], ids, false));
+            continue;
+        }
+        for piece in split_at_blank_lines(&change, old, limits.max_hunk_lines.max(1)) {
+            let big = too_big(old, std::slice::from_ref(&piece), limits);
+            out.push((vec![piece], ids.clone(), big));
+        }
+    }
+    out
+}
+
+/// A large change as deletions then insertions, each cut after blank lines
+/// into pieces of at most `max` lines where possible.
+fn split_at_blank_lines(change: &Change, old: &[String], max: usize) -> Vec<Change> {
+    let mut out = Vec::new();
+    let old_lines = &old[change.old_start..change.old_start + change.old_len];
+    let mut at = change.old_start;
+    for chunk in chunks(old_lines, max) {
+        out.push(Change {
+            old_start: at,
+            old_len: chunk.len(),
+            new_lines: Vec::new(),
+        });
+        at += chunk.len();
+    }
+    for chunk in chunks(&change.new_lines, max) {
+        out.push(Change {
+            old_start: change.old_start + change.old_len,
+            old_len: 0,
+            new_lines: chunk.to_vec(),
+        });
+    }
+    out
+}
+
+/// Cuts `lines` after blank lines into runs of at most `max` lines; a run
+/// with no blank line to cut at stays whole.
+fn chunks(lines: &[String], max: usize) -> Vec<&[String]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut last_cut = None;
+    for (i, line) in lines.iter().enumerate() {
+        if i + 1 - start > max
+            && let Some(cut) = last_cut
+            && cut > start
+        {
+            out.push(&lines[start..cut]);
+            start = cut;
+        }
+        if super::text_of(line).trim().is_empty() {
+            last_cut = Some(i + 1);
+        }
+    }
+    if start < lines.len() {
+        out.push(&lines[start..]);
+    }
+    out
+}
+
+/// Unified-diff text of `changes` against `old`, with up to three lines of
+/// context. Line numbers of the new side assume every earlier change of
+/// this hunk is applied.
+pub fn patch_text(old: &[String], changes: &[Change]) -> String {
+    let (s, e) = span(changes);
+    let from = s.saturating_sub(CONTEXT);
+    let to = (e + CONTEXT).min(old.len());
+    let mut body = String::new();
+    let (mut old_count, mut new_count) = (0usize, 0usize);
+    let mut i = from;
+    let mut sorted: Vec<&Change> = changes.iter().collect();
+    sorted.sort_by_key(|c| c.old_start);
+    let mut next = sorted.into_iter().peekable();
+    while i < to || next.peek().is_some() {
+        if let Some(c) = next.peek()
+            && c.old_start == i
+        {
+            for line in &old[c.old_start..c.old_start + c.old_len] {
+                push_line(&mut body, '-', line);
+            }
+            for line in &c.new_lines {
+                push_line(&mut body, '+', line);
+            }
+            old_count += c.old_len;
+            new_count += c.new_lines.len();
+            i = c.old_start + c.old_len;
+            next.next();
+            continue;
+        }
+        if i >= to {
+            break;
+        }
+        push_line(&mut body, ' ', &old[i]);
+        old_count += 1;
+        new_count += 1;
+        i += 1;
+    }
+    let old_start = if old_count == 0 { from } else { from + 1 };
+    let new_start = if new_count == 0 { from } else { from + 1 };
+    format!("@@ -{old_start},{old_count} +{new_start},{new_count} @@\n{body}")
+}
+
+fn push_line(out: &mut String, prefix: char, line: &str) {
+    out.push(prefix);
+    out.push_str(line);
+    if !line.ends_with('\n') {
+        out.push_str("\n\\ No newline at end of file\n");
+    }
+}

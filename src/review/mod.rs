@@ -1,0 +1,181 @@
+//! Proposed edits -> diff bundle -> hunk decisions -> hash-checked apply.
+//! The types here are what sessions store and what `review --json` prints.
+
+mod apply;
+mod bundle;
+mod doc;
+mod validate;
+
+pub use apply::{
+    ApplyError, FileConflict, FilePlan, HunkRegion, apply_changes, plan_apply, write_plans,
+};
+pub use bundle::{BuildError, build_bundle};
+pub use doc::{Doc, DocError, render_lines, text_of};
+pub use validate::{EditError, EditRequest, validate_edits};
+
+use serde::{Deserialize, Serialize};
+
+/// What an edit does to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditOperation {
+    /// Lines `start_line..=end_line` become `new_text`.
+    Replace,
+    /// `new_text` goes before line `start_line` (`total_lines + 1` appends).
+    Insert,
+    /// Lines `start_line..=end_line` go away.
+    Delete,
+    /// A new file with `new_text` as its content.
+    Create,
+}
+
+/// A validated edit (SPEC section 7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposedEdit {
+    pub edit_id: String,
+    pub file_path: String,
+    pub operation: EditOperation,
+    pub start_line: usize,
+    /// `start_line - 1` for inserts and creates (an empty range).
+    pub end_line: usize,
+    pub new_text: String,
+    /// `sha256:<hex>` of the target lines' bytes at proposal time.
+    pub expected_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+impl ProposedEdit {
+    /// The 0-based, half-open range of old lines it replaces.
+    pub fn old_range(&self) -> std::ops::Range<usize> {
+        let start = self.start_line.saturating_sub(1);
+        start..self.end_line.max(start)
+    }
+}
+
+/// All proposed changes of one job, grouped by file and hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffBundle {
+    pub job_id: String,
+    pub files: Vec<FileDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub file_path: String,
+    /// `sha256:<hex>` of the file when the edits were proposed; `null` for a
+    /// file that does not exist yet.
+    pub base_file_hash: Option<String>,
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hunk {
+    pub hunk_id: String,
+    /// Unified-diff text of this hunk (`@@ ... @@` and its lines).
+    pub patch: String,
+    /// `null` undecided, `true` accepted, `false` rejected.
+    pub accepted: Option<bool>,
+    pub edit_ids: Vec<String>,
+    /// Still larger than `max_hunk_lines`/`max_hunk_bytes` after splitting.
+    #[serde(default)]
+    pub oversized: bool,
+    /// Written to disk by an apply.
+    #[serde(default)]
+    pub applied: bool,
+    /// What the hunk does, in old-file line indices (0-based).
+    pub changes: Vec<Change>,
+}
+
+/// Old lines `old_start..old_start + old_len` become `new_lines` (each with
+/// its line ending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_lines: Vec<String>,
+}
+
+impl DiffBundle {
+    pub fn hunks(&self) -> impl Iterator<Item = &Hunk> {
+        self.files.iter().flat_map(|f| f.hunks.iter())
+    }
+
+    /// Hunks still waiting: not applied and not rejected.
+    pub fn is_pending(&self) -> bool {
+        self.hunks()
+            .any(|h| !h.applied && h.accepted != Some(false))
+    }
+
+    /// Records decisions; returns the ids that name no hunk of the bundle.
+    /// `accept_all` accepts every undecided hunk not in `reject`.
+    pub fn decide(
+        &mut self,
+        accept: &[String],
+        reject: &[String],
+        accept_all: bool,
+    ) -> Vec<String> {
+        let known: Vec<String> = self.hunks().map(|h| h.hunk_id.clone()).collect();
+        let unknown: Vec<String> = accept
+            .iter()
+            .chain(reject)
+            .filter(|id| !known.contains(id))
+            .cloned()
+            .collect();
+        if !unknown.is_empty() {
+            return unknown;
+        }
+        for hunk in self.files.iter_mut().flat_map(|f| f.hunks.iter_mut()) {
+            if hunk.applied {
+                continue;
+            }
+            if reject.contains(&hunk.hunk_id) {
+                hunk.accepted = Some(false);
+            } else if accept.contains(&hunk.hunk_id) || (accept_all && hunk.accepted.is_none()) {
+                hunk.accepted = Some(true);
+            }
+        }
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hunk(id: &str) -> Hunk {
+        Hunk {
+            hunk_id: id.into(),
+            patch: String::new(),
+            accepted: None,
+            edit_ids: vec![],
+            oversized: false,
+            applied: false,
+            changes: vec![],
+        }
+    }
+
+    #[test]
+    fn decisions_per_hunk_and_all() {
+        let mut b = DiffBundle {
+            job_id: "j".into(),
+            files: vec![FileDiff {
+                file_path: "a".into(),
+                base_file_hash: None,
+                hunks: vec![hunk("h_1"), hunk("h_2"), hunk("h_3")],
+            }],
+        };
+        assert_eq!(b.decide(&["h_9".into()], &[], false), ["h_9"]);
+        assert!(
+            b.hunks().all(|h| h.accepted.is_none()),
+            "unknown ids change nothing"
+        );
+        b.decide(&["h_1".into()], &["h_2".into()], false);
+        let states: Vec<_> = b.hunks().map(|h| h.accepted).collect();
+        assert_eq!(states, [Some(true), Some(false), None]);
+        b.decide(&[], &[], true);
+        let states: Vec<_> = b.hunks().map(|h| h.accepted).collect();
+        assert_eq!(states, [Some(true), Some(false), Some(true)]);
+        assert!(b.is_pending());
+    }
+}

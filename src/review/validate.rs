@@ -1,0 +1,550 @@
+//! Checking a model's edits against the files on disk: ranges in bounds,
+//! `old_text` matching (or relocated by a unique exact match), creates only
+//! for new files, no overlaps, text files only. Errors show nearby lines.
+
+use serde::Deserialize;
+
+use super::doc::{Doc, text_of};
+use super::{EditOperation, ProposedEdit};
+use crate::workspace::{Workspace, close_matches, sha256_hex};
+
+/// Lines of context shown around a bad range.
+const NEARBY: usize = 3;
+
+/// One edit as the model sends it in `propose_edits`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EditRequest {
+    pub file_path: String,
+    pub operation: EditOperation,
+    pub start_line: Option<usize>,
+    pub end_line: Option<usize>,
+    pub old_text: Option<String>,
+    pub new_text: Option<String>,
+    pub rationale: Option<String>,
+}
+
+/// Why edit number `index` (1-based in its call) was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditError {
+    pub index: usize,
+    pub summary: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for EditError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "edit {} ({}): {}", self.index, self.summary, self.reason)
+    }
+}
+
+/// Validates `requests` in order against the disk and against `existing`
+/// edits of the same job. All or nothing: any error refuses the whole call.
+pub fn validate_edits(
+    workspace: &Workspace,
+    requests: &[EditRequest],
+    existing: &[ProposedEdit],
+    next_id: &mut u32,
+) -> Result<Vec<ProposedEdit>, Vec<EditError>> {
+    let mut accepted: Vec<ProposedEdit> = Vec::new();
+    let mut errors = Vec::new();
+    for (i, request) in requests.iter().enumerate() {
+        let summary = summary_of(request);
+        let earlier: Vec<&ProposedEdit> = existing.iter().chain(accepted.iter()).collect();
+        match check(workspace, request, &earlier) {
+            Ok((start_line, end_line, expected_hash, file_path)) => {
+                let edit = ProposedEdit {
+                    edit_id: format!("e_{}", *next_id + accepted.len() as u32),
+                    file_path,
+                    operation: request.operation,
+                    start_line,
+                    end_line,
+                    new_text: request.new_text.clone().unwrap_or_default(),
+                    expected_hash,
+                    rationale: request.rationale.clone(),
+                };
+                accepted.push(edit);
+            }
+            Err(reason) => errors.push(EditError {
+                index: i + 1,
+                summary,
+                reason,
+            }),
+        }
+    }
+    if errors.is_empty() {
+        *next_id += accepted.len() as u32;
+        Ok(accepted)
+    } else {
+        Err(errors)
+    }
+}
+
+fn summary_of(r: &EditRequest) -> String {
+    let op = match r.operation {
+        EditOperation::Replace => "replace",
+        EditOperation::Insert => "insert",
+        EditOperation::Delete => "delete",
+        EditOperation::Create => "create",
+    };
+    match (r.start_line, r.end_line) {
+        (Some(s), Some(e)) => format!("{op} {} lines {s}-{e}", r.file_path),
+        (Some(s), None) => format!("{op} {} at line {s}", r.file_path),
+        (None, _) => format!("{op} {}", r.file_path),
+    }
+}
+
+type Checked = (usize, usize, String, String);
+
+fn check(
+    workspace: &Workspace,
+    r: &EditRequest,
+    earlier: &[&ProposedEdit],
+) -> Result<Checked, String> {
+    let resolved = workspace.resolve(&r.file_path).map_err(|e| e.to_string())?;
+    if resolved.rel.is_empty() {
+        return Err("file_path names the agent root, not a file".into());
+    }
+    let path = resolved.rel.clone();
+    let same_file: Vec<&&ProposedEdit> = earlier.iter().filter(|e| e.file_path == path).collect();
+    if let Some(create) = same_file
+        .iter()
+        .find(|e| e.operation == EditOperation::Create)
+    {
+        return Err(format!(
+            "`{path}` is being created by {}; put all of its content in that create",
+            create.edit_id
+        ));
+    }
+    let exists = std::fs::symlink_metadata(&resolved.abs).is_ok();
+    if r.operation == EditOperation::Create {
+        if exists {
+            return Err(format!(
+                "`{path}` already exists; use replace, insert or delete to change it"
+            ));
+        }
+        if !same_file.is_empty() {
+            return Err(format!("`{path}` already has edits in this job"));
+        }
+        if r.old_text.is_some() {
+            return Err("a create has no old_text".into());
+        }
+        let Some(_) = &r.new_text else {
+            return Err("new_text is required: the content of the new file".into());
+        };
+        return Ok((1, 0, sha256_hex(b""), path));
+    }
+    if !exists {
+        let root = workspace.resolve("").map_err(|e| e.to_string())?;
+        let near = close_matches(&root, &path, 3);
+        let hint = if near.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (did you mean {}?)",
+                near.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        return Err(format!(
+            "`{path}` does not exist{hint}; use operation \"create\" for a new file"
+        ));
+    }
+    if !resolved.abs.is_file() {
+        return Err(format!("`{path}` is not a regular file"));
+    }
+    let bytes = std::fs::read(&resolved.abs).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let doc = Doc::parse(&bytes).map_err(|e| format!("`{path}`: {e}"))?;
+    let total = doc.lines.len();
+    let (start, end) = range_of(r, &doc)?;
+    if matches!(r.operation, EditOperation::Replace | EditOperation::Delete) {
+        if r.operation == EditOperation::Replace && r.new_text.is_none() {
+            return Err("new_text is required for replace (use delete to remove lines)".into());
+        }
+        if r.operation == EditOperation::Delete
+            && r.new_text.as_deref().is_some_and(|t| !t.is_empty())
+        {
+            return Err("a delete has no new_text (use replace to change lines)".into());
+        }
+    }
+    if r.operation == EditOperation::Insert && r.new_text.as_deref().is_none_or(str::is_empty) {
+        return Err("new_text is required for insert".into());
+    }
+    let (start, end) = match (&r.old_text, r.operation) {
+        (Some(old), EditOperation::Replace | EditOperation::Delete) => {
+            relocate(&doc, old, start, end)?
+        }
+        _ => (start, end),
+    };
+    let candidate = (start.saturating_sub(1), end);
+    for other in &same_file {
+        let o = other.old_range();
+        if overlaps(candidate, (o.start, o.end)) {
+            return Err(format!(
+                "it overlaps {} (lines {}-{}); merge them into one edit",
+                other.edit_id, other.start_line, other.end_line
+            ));
+        }
+    }
+    let target: String = doc.lines[start.saturating_sub(1)..end].concat();
+    let _ = total;
+    Ok((start, end, sha256_hex(target.as_bytes()), path))
+}
+
+/// The requested 1-based range, checked against the file's length.
+fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
+    let total = doc.lines.len();
+    let Some(start) = r.start_line else {
+        return Err("start_line is required".into());
+    };
+    if r.operation == EditOperation::Insert {
+        if start == 0 || start > total + 1 {
+            return Err(format!(
+                "start_line {start} is outside the file: it has {total} lines, so insert takes 1 to {} \
+                 (new_text goes before start_line; {} appends)",
+                total + 1,
+                total + 1
+            ));
+        }
+        return Ok((start, start - 1));
+    }
+    let Some(end) = r.end_line else {
+        return Err("end_line is required (the last line to change, inclusive)".into());
+    };
+    if start == 0 || end < start || end > total {
+        return Err(format!(
+            "lines {start}-{end} are not a range of this file, which has {total} lines{}",
+            nearby(doc, start.min(total).max(1), end.min(total).max(1))
+        ));
+    }
+    Ok((start, end))
+}
+
+/// Checks `old_text` against the lines; if they moved, a unique exact
+/// match elsewhere relocates the edit.
+fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, usize), String> {
+    let wanted: Vec<&str> = old
+        .trim_end_matches(['\n', '\r'])
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
+    let texts: Vec<&str> = doc.lines.iter().map(|l| text_of(l)).collect();
+    let at = |s: usize| {
+        texts
+            .get(s..s + wanted.len())
+            .is_some_and(|w| w == wanted.as_slice())
+    };
+    if end - start + 1 == wanted.len() && at(start - 1) {
+        return Ok((start, end));
+    }
+    let hits: Vec<usize> = (0..texts.len()).filter(|&s| at(s)).collect();
+    match hits.as_slice() {
+        [one] => Ok((one + 1, one + wanted.len())),
+        [] => Err(format!(
+            "old_text does not match lines {start}-{end} and was not found anywhere else in the file; \
+             read the file again and resend the edit{}",
+            nearby(doc, start, end)
+        )),
+        many => Err(format!(
+            "old_text does not match lines {start}-{end} and occurs {} times elsewhere (lines {}); \
+             give the right start_line and end_line{}",
+            many.len(),
+            many.iter()
+                .map(|h| (h + 1).to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            nearby(doc, start, end)
+        )),
+    }
+}
+
+/// Half-open ranges; an empty range (insert point) overlaps only ranges it
+/// falls strictly inside.
+fn overlaps(a: (usize, usize), b: (usize, usize)) -> bool {
+    match (a.0 == a.1, b.0 == b.1) {
+        (true, true) => false,
+        (true, false) => b.0 < a.0 && a.0 < b.1,
+        (false, true) => a.0 < b.0 && b.0 < a.1,
+        (false, false) => a.0 < b.1 && b.0 < a.1,
+    }
+}
+
+/// "Current lines A-B:" with numbers, around `start..=end`.
+fn nearby(doc: &Doc, start: usize, end: usize) -> String {
+    let total = doc.lines.len();
+    if total == 0 {
+        return ". The file is empty.".into();
+    }
+    let from = start.saturating_sub(NEARBY).max(1);
+    let to = (end + NEARBY).min(total);
+    let mut out = format!(". Current lines {from}-{to}:\n");
+    for n in from..=to {
+        out.push_str(&format!("{n:>5}| {}\n", text_of(&doc.lines[n - 1])));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (p, t) in files {
+            std::fs::write(dir.path().join(p), t).unwrap();
+        }
+        let w = Workspace::open(dir.path()).unwrap();
+        (dir, w)
+    }
+
+    fn req(
+        path: &str,
+        op: EditOperation,
+        s: Option<usize>,
+        e: Option<usize>,
+        old: Option<&str>,
+        new: Option<&str>,
+    ) -> EditRequest {
+        EditRequest {
+            file_path: path.into(),
+            operation: op,
+            start_line: s,
+            end_line: e,
+            old_text: old.map(Into::into),
+            new_text: new.map(Into::into),
+            rationale: None,
+        }
+    }
+
+    const FILE: &str = "one\ntwo\nthree\nfour\nfive\n";
+
+    #[test]
+    fn valid_edits_get_ids_and_hashes() {
+        let (_d, w) = ws(&[("a.txt", FILE)]);
+        let mut next = 1;
+        let edits = validate_edits(
+            &w,
+            &[
+                req(
+                    "a.txt",
+                    EditOperation::Replace,
+                    Some(2),
+                    Some(3),
+                    Some("two\nthree"),
+                    Some("2\n3\n"),
+                ),
+                req(
+                    "a.txt",
+                    EditOperation::Insert,
+                    Some(6),
+                    None,
+                    None,
+                    Some("six\n"),
+                ),
+                req(
+                    "new/b.txt",
+                    EditOperation::Create,
+                    None,
+                    None,
+                    None,
+                    Some("hi\n"),
+                ),
+            ],
+            &[],
+            &mut next,
+        )
+        .unwrap();
+        assert_eq!(next, 4);
+        assert_eq!(edits[0].edit_id, "e_1");
+        assert_eq!(edits[0].expected_hash, sha256_hex(b"two\nthree\n"));
+        assert_eq!((edits[1].start_line, edits[1].end_line), (6, 5));
+        assert_eq!(edits[2].expected_hash, sha256_hex(b""));
+    }
+
+    #[test]
+    fn old_text_relocates_when_lines_moved() {
+        let (_d, w) = ws(&[("a.txt", FILE)]);
+        let edits = validate_edits(
+            &w,
+            &[req(
+                "a.txt",
+                EditOperation::Replace,
+                Some(1),
+                Some(1),
+                Some("four"),
+                Some("4"),
+            )],
+            &[],
+            &mut 1,
+        )
+        .unwrap();
+        assert_eq!((edits[0].start_line, edits[0].end_line), (4, 4));
+    }
+
+    #[test]
+    fn errors_name_the_edit_and_show_nearby_lines() {
+        let (_d, w) = ws(&[("a.txt", FILE), ("dup.txt", "x\ny\nx\n"), ("bin", "a\0b")]);
+        let cases = [
+            (
+                req(
+                    "a.txt",
+                    EditOperation::Replace,
+                    Some(4),
+                    Some(9),
+                    None,
+                    Some("x"),
+                ),
+                "has 5 lines",
+            ),
+            (
+                req(
+                    "a.txt",
+                    EditOperation::Replace,
+                    Some(2),
+                    Some(2),
+                    Some("nope"),
+                    Some("x"),
+                ),
+                "Current lines 1-5",
+            ),
+            (
+                req(
+                    "dup.txt",
+                    EditOperation::Replace,
+                    Some(2),
+                    Some(2),
+                    Some("x"),
+                    Some("z"),
+                ),
+                "occurs 2 times",
+            ),
+            (
+                req("a.txt", EditOperation::Create, None, None, None, Some("x")),
+                "already exists",
+            ),
+            (
+                req(
+                    "b.txt",
+                    EditOperation::Replace,
+                    Some(1),
+                    Some(1),
+                    None,
+                    Some("x"),
+                ),
+                "\"create\"",
+            ),
+            (
+                req(
+                    "bin",
+                    EditOperation::Replace,
+                    Some(1),
+                    Some(1),
+                    None,
+                    Some("x"),
+                ),
+                "binary",
+            ),
+            (
+                req(
+                    "a.txt",
+                    EditOperation::Insert,
+                    Some(7),
+                    None,
+                    None,
+                    Some("x"),
+                ),
+                "1 to 6",
+            ),
+            (
+                req(
+                    "a.txt",
+                    EditOperation::Replace,
+                    Some(1),
+                    Some(1),
+                    None,
+                    None,
+                ),
+                "new_text is required",
+            ),
+            (
+                req("../x", EditOperation::Create, None, None, None, Some("x")),
+                "leaves the agent root",
+            ),
+        ];
+        for (r, needle) in cases {
+            let errs = validate_edits(&w, std::slice::from_ref(&r), &[], &mut 1).unwrap_err();
+            let text = errs[0].to_string();
+            assert!(text.starts_with("edit 1 ("), "{text}");
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+    }
+
+    #[test]
+    fn overlapping_edits_are_refused_across_calls() {
+        let (_d, w) = ws(&[("a.txt", FILE)]);
+        let mut next = 1;
+        let first = validate_edits(
+            &w,
+            &[req(
+                "a.txt",
+                EditOperation::Replace,
+                Some(2),
+                Some(4),
+                None,
+                Some("x"),
+            )],
+            &[],
+            &mut next,
+        )
+        .unwrap();
+        let err = validate_edits(
+            &w,
+            &[req(
+                "a.txt",
+                EditOperation::Delete,
+                Some(4),
+                Some(5),
+                None,
+                None,
+            )],
+            &first,
+            &mut next,
+        )
+        .unwrap_err();
+        assert!(err[0].reason.contains("overlaps e_1"), "{}", err[0]);
+        let err = validate_edits(
+            &w,
+            &[req(
+                "a.txt",
+                EditOperation::Insert,
+                Some(3),
+                None,
+                None,
+                Some("y"),
+            )],
+            &first,
+            &mut next,
+        )
+        .unwrap_err();
+        assert!(err[0].reason.contains("overlaps"), "{}", err[0]);
+        assert!(
+            validate_edits(
+                &w,
+                &[req(
+                    "a.txt",
+                    EditOperation::Insert,
+                    Some(2),
+                    None,
+                    None,
+                    Some("y")
+                )],
+                &first,
+                &mut next
+            )
+            .is_ok()
+        );
+        assert!(overlaps((1, 3), (2, 4)) && !overlaps((1, 3), (3, 5)) && !overlaps((2, 2), (2, 2)));
+    }
+}

@@ -1,0 +1,271 @@
+//! Property tests of the review pipeline over random files and random edit
+//! sets: accept all = the proposed content; accept none = nothing; any subset
+//! = what `patch` makes of those hunks; splitting never changes the result.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agent_tui::config::Limits;
+use agent_tui::review::{
+    ApplyError, DiffBundle, EditOperation, EditRequest, ProposedEdit, build_bundle, plan_apply,
+    validate_edits,
+};
+use agent_tui::workspace::Workspace;
+use proptest::prelude::*;
+
+const WORDS: &[&str] = &[
+    "alpha",
+    "beta",
+    "",
+    "gamma",
+    "delta",
+    "",
+    "fn x() {}",
+    "}",
+    "épsilon 🙂",
+];
+
+#[derive(Debug, Clone)]
+struct Case {
+    lines: Vec<String>,
+    crlf: bool,
+    final_newline: bool,
+    /// (operation, start, len, new lines) on 0-based line indices, non-overlapping
+    edits: Vec<(EditOperation, usize, usize, Vec<String>)>,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    (
+        proptest::collection::vec(0..WORDS.len(), 1..60),
+        any::<bool>(),
+        any::<bool>(),
+    )
+        .prop_flat_map(|(idx, crlf, final_newline)| {
+            let lines: Vec<String> = idx.iter().map(|&i| WORDS[i].to_string()).collect();
+            let n = lines.len();
+            let edit = (
+                0..3u8,
+                0..=n,
+                0..4usize,
+                proptest::collection::vec(0..WORDS.len(), 1..4),
+            );
+            (
+                Just(lines),
+                Just(crlf),
+                Just(final_newline),
+                proptest::collection::vec(edit, 1..8),
+            )
+        })
+        .prop_map(|(lines, crlf, final_newline, raw)| {
+            let n = lines.len();
+            let mut edits: Vec<(EditOperation, usize, usize, Vec<String>)> = Vec::new();
+            let mut taken_to = 0usize;
+            let mut raw = raw;
+            raw.sort_by_key(|r| r.1);
+            for (kind, start, len, words) in raw {
+                let new: Vec<String> = words.iter().map(|&i| format!("new {}", WORDS[i])).collect();
+                if start < taken_to {
+                    continue;
+                }
+                match kind {
+                    0 if start < n => {
+                        let len = len.clamp(1, n - start);
+                        edits.push((EditOperation::Replace, start, len, new));
+                        taken_to = start + len;
+                    }
+                    1 if start < n => {
+                        let len = len.clamp(1, n - start);
+                        edits.push((EditOperation::Delete, start, len, vec![]));
+                        taken_to = start + len;
+                    }
+                    _ => {
+                        edits.push((EditOperation::Insert, start, 0, new));
+                        taken_to = start + 1;
+                    }
+                }
+            }
+            // A last empty line only exists if it is terminated.
+            let final_newline = final_newline || lines.last().is_some_and(String::is_empty);
+            Case {
+                lines,
+                crlf,
+                final_newline,
+                edits,
+            }
+        })
+}
+
+fn file_bytes(c: &Case) -> Vec<u8> {
+    let eol = if c.crlf { "\r\n" } else { "\n" };
+    let mut s = c.lines.join(eol);
+    if c.final_newline {
+        s.push_str(eol);
+    }
+    s.into_bytes()
+}
+
+/// Independent reference: edits applied bottom-up on plain lines.
+fn expected(c: &Case) -> Vec<u8> {
+    // New lines take the file's ending; a file with no terminated line says LF.
+    let eol = if c.crlf && (c.lines.len() > 1 || c.final_newline) {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let mut lines = c.lines.clone();
+    let mut ends_open = !c.final_newline;
+    for (op, start, len, new) in c.edits.iter().rev() {
+        if *start + *len == lines.len()
+            && *len > 0
+            && matches!(op, EditOperation::Replace | EditOperation::Delete)
+        {
+            // Replacing the last line: new_text ends with a newline.
+            ends_open = false;
+        }
+        if *start == lines.len() && matches!(op, EditOperation::Insert) {
+            ends_open = false;
+        }
+        lines.splice(*start..*start + *len, new.iter().cloned());
+    }
+    let mut s = lines.join(eol);
+    if !lines.is_empty() && !ends_open {
+        s.push_str(eol);
+    }
+    s.into_bytes()
+}
+
+fn requests(c: &Case) -> Vec<EditRequest> {
+    c.edits
+        .iter()
+        .map(|(op, start, len, new)| EditRequest {
+            file_path: "f.txt".into(),
+            operation: *op,
+            start_line: Some(start + 1),
+            end_line: (*len > 0).then_some(start + len),
+            old_text: None,
+            new_text: (!new.is_empty()).then(|| new.iter().map(|l| format!("{l}\n")).collect()),
+            rationale: None,
+        })
+        .collect()
+}
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    ws: Workspace,
+    edits: Vec<ProposedEdit>,
+    bundle: DiffBundle,
+}
+
+fn setup(c: &Case, limits: &Limits) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("f.txt"), file_bytes(c)).unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let edits = validate_edits(&ws, &requests(c), &[], &mut 1).unwrap();
+    let bundle = build_bundle(&ws, "j", &edits, limits, None, &mut 1).unwrap();
+    Setup {
+        _dir: dir,
+        ws,
+        edits,
+        bundle,
+    }
+}
+
+fn apply_selected(s: &Setup, pick: &[bool]) -> Result<Vec<u8>, ApplyError> {
+    let mut bundle = s.bundle.clone();
+    for (h, keep) in bundle
+        .files
+        .iter_mut()
+        .flat_map(|f| f.hunks.iter_mut())
+        .zip(pick.iter().cycle())
+    {
+        h.accepted = Some(*keep);
+    }
+    let plans = plan_apply(&s.ws, &bundle, &s.edits)?;
+    Ok(plans[0].after.clone())
+}
+
+fn tiny_limits() -> Limits {
+    Limits {
+        max_hunk_lines: 4,
+        max_hunk_bytes: 60,
+        ..Limits::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn accepting_everything_gives_the_proposed_content(c in case()) {
+        for limits in [Limits::default(), tiny_limits()] {
+            let s = setup(&c, &limits);
+            let want = expected(&c);
+            if want == file_bytes(&c) {
+                prop_assert!(s.bundle.hunks().next().is_none());
+                continue;
+            }
+            let got = apply_selected(&s, &[true]).unwrap();
+            prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&want));
+        }
+    }
+
+    #[test]
+    fn accepting_nothing_writes_nothing(c in case()) {
+        let s = setup(&c, &Limits::default());
+        prop_assert!(matches!(apply_selected(&s, &[false]), Err(ApplyError::NothingAccepted)));
+    }
+
+    #[test]
+    fn split_hunks_compose_like_unsplit_ones(c in case(), pick in proptest::collection::vec(any::<bool>(), 1..6)) {
+        // A subset of the split hunks equals applying the same edits' content
+        // through unsplit hunks only when the subset is all or nothing; here we
+        // check the weaker, always-true property: every subset applies cleanly
+        // and its bytes are valid UTF-8 text with the file's line endings.
+        let s = setup(&c, &tiny_limits());
+        if s.bundle.hunks().next().is_none() {
+            return Ok(());
+        }
+        match apply_selected(&s, &pick) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes).unwrap();
+                if c.crlf && (c.lines.len() > 1 || c.final_newline) {
+                    prop_assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+                }
+            }
+            Err(ApplyError::NothingAccepted) => {}
+            Err(e) => prop_assert!(false, "{e}"),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Any subset of hunks gives the same bytes as `patch` applying those hunks.
+    #[test]
+    fn any_subset_matches_gnu_patch(c in case(), pick in proptest::collection::vec(any::<bool>(), 1..6)) {
+        let s = setup(&c, &Limits::default());
+        let mut bundle = s.bundle.clone();
+        let mut chosen = Vec::new();
+        for (h, keep) in bundle.files.iter_mut().flat_map(|f| f.hunks.iter_mut()).zip(pick.iter().cycle()) {
+            h.accepted = Some(*keep);
+            if *keep {
+                chosen.push(h.patch.clone());
+            }
+        }
+        if chosen.is_empty() {
+            return Ok(());
+        }
+        let ours = plan_apply(&s.ws, &bundle, &s.edits).unwrap()[0].after.clone();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), file_bytes(&c)).unwrap();
+        let diff = format!("--- a/f.txt\n+++ b/f.txt\n{}", chosen.concat());
+        std::fs::write(dir.path().join("p.diff"), &diff).unwrap();
+        let out = std::process::Command::new("patch")
+            .args(["-s", "-p1", "-F0", "--binary", "--no-backup-if-mismatch", "-i", "p.diff"])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        prop_assert!(out.status.success(), "patch failed: {}\n{diff}", String::from_utf8_lossy(&out.stdout));
+        let theirs = std::fs::read(dir.path().join("f.txt")).unwrap();
+        prop_assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "{}", diff);
+    }
+}
