@@ -2,11 +2,12 @@
 //! engine (config, sandboxed workspace, tools, storage) plus its front ends.
 
 pub mod agent; // the engine: jobs, the agent loop, prompts, events
+pub mod checkpoint; // checkpoints before every apply or rollback; hard and scoped rollback
 pub mod cli; // headless front ends: argument parsing and one module per subcommand
 pub mod config; // config file types, lookup order, validation, provider detection
 pub mod llm; // language model providers behind one trait, one adapter per wire protocol
-pub mod protocol;
-pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply // shared vocabulary between front ends and engine (serde types only)
+pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
+pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply
 pub mod store; // everything the tool keeps on disk outside the project
 pub mod tools; // tool registry (name, schema, tier, modes) and one file per tool
 pub mod workspace; // the agent root: sandboxed paths, walking, search, text decoding

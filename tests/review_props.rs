@@ -269,3 +269,50 @@ proptest! {
         prop_assert_eq!(String::from_utf8_lossy(&ours), String::from_utf8_lossy(&theirs), "{}", diff);
     }
 }
+
+mod rollback {
+    use super::*;
+    use agent_tui::checkpoint::{
+        CheckpointKind, CheckpointStore, FileChange, hard_rollback, scoped_rollback,
+    };
+    use agent_tui::review::write_plans;
+    use agent_tui::store::RootState;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        /// Hard rollback restores the original bytes; scoped rollback of every
+        /// hunk of the apply gives the same bytes when nothing changed since.
+        #[test]
+        fn rollbacks_restore_the_original(c in case(), tiny in any::<bool>(), pick in proptest::collection::vec(any::<bool>(), 1..6)) {
+            let limits = if tiny { tiny_limits() } else { Limits::default() };
+            let s = setup(&c, &limits);
+            let mut bundle = s.bundle.clone();
+            for (h, keep) in bundle.files.iter_mut().flat_map(|f| f.hunks.iter_mut()).zip(pick.iter().cycle()) {
+                h.accepted = Some(*keep);
+            }
+            let Ok(plans) = plan_apply(&s.ws, &bundle, &s.edits) else { return Ok(()) };
+            let state_dir = tempfile::tempdir().unwrap();
+            let store = CheckpointStore::new(&RootState::new(state_dir.path().to_path_buf()));
+            let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
+            let cp = store.record(None, "j", CheckpointKind::Apply, None, &changes).unwrap();
+            write_plans(&plans).unwrap();
+            let path = s.ws.root().join("f.txt");
+            let applied = std::fs::read(&path).unwrap();
+            prop_assert_eq!(&applied, &plans[0].after);
+
+            let ids: Vec<String> = cp.affected_files[0].hunks.iter().map(|h| h.hunk_id.clone()).collect();
+            let scoped = scoped_rollback(&s.ws, &store, &cp, &ids);
+            prop_assert!(scoped.is_ok(), "{:?}", scoped.err());
+            let now = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
+            let original = String::from_utf8(file_bytes(&c)).unwrap();
+            prop_assert_eq!(now, original);
+
+            // Undo the rollback (hard), then hard-roll back the apply.
+            hard_rollback(&s.ws, &store, &scoped.unwrap()).unwrap();
+            prop_assert_eq!(&std::fs::read(&path).unwrap(), &applied);
+            hard_rollback(&s.ws, &store, &cp).unwrap();
+            prop_assert_eq!(std::fs::read(&path).unwrap(), file_bytes(&c));
+        }
+    }
+}

@@ -2,12 +2,13 @@
 //! lines, compute the new bytes, then write each file atomically (temp file
 //! + rename) keeping permissions. Any mismatch: nothing is written.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use thiserror::Error;
 
 use super::doc::Doc;
 use super::{Change, DiffBundle, ProposedEdit};
+use crate::store::write_atomic;
 use crate::workspace::{Workspace, sha256_hex};
 
 /// Lines of context kept to find a hunk again at rollback.
@@ -127,7 +128,8 @@ pub fn plan_apply(
             .collect();
         changes.sort_by_key(|(_, c)| c.old_start);
         let only: Vec<&Change> = changes.iter().map(|(_, c)| *c).collect();
-        let new_lines = apply_changes(&doc.lines, &only);
+        let mut new_lines = apply_changes(&doc.lines, &only);
+        super::doc::terminate_inner(&mut new_lines, doc.eol());
         let after = super::render_lines(doc.bom, &new_lines, doc.eol());
         plans.push(FilePlan {
             file_path: file.file_path.clone(),
@@ -187,7 +189,17 @@ fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<H
         }
         shift += c.new_lines.len() as isize - c.old_len as isize;
     }
-    for (id, old_start, old_end, after_start, after_end) in spans {
+    let last = old.len().saturating_sub(1);
+    let last_covered = spans.iter().any(|s| s.1 <= last && last < s.2);
+    let mut open_end = old.last().is_some_and(|l| !l.ends_with('\n')) && !last_covered;
+    for (id, mut old_start, old_end, mut after_start, after_end) in spans {
+        // Text added after an unterminated last line also terminated that
+        // line: the region includes it so undoing the hunk restores it.
+        if open_end && old_start == old.len() && old_start > 0 && after_start > 0 {
+            old_start -= 1;
+            after_start -= 1;
+            open_end = false;
+        }
         out.push(HunkRegion {
             hunk_id: id,
             after_start,
@@ -208,31 +220,5 @@ pub fn write_plans(plans: &[FilePlan]) -> Result<(), ApplyError> {
             source,
         })?;
     }
-    Ok(())
-}
-
-/// Replaces `path` with `bytes` via a temp file in the same directory and a
-/// rename, so a reader (or a crash) sees the old file or the new, never a
-/// mix. Keeps the old file's permissions; creates parent directories.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .ok_or_else(|| std::io::Error::other("path has no parent directory"))?;
-    std::fs::create_dir_all(dir)?;
-    let permissions = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut temp = tempfile::Builder::new()
-        .prefix(".agent-tui-")
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
-    temp.write_all(bytes)?;
-    temp.flush()?;
-    let permissions = permissions.unwrap_or_else(|| {
-        use std::os::unix::fs::PermissionsExt;
-        // New files: the usual rw-r--r-- rather than the temp file's 0600.
-        std::fs::Permissions::from_mode(0o644)
-    });
-    temp.as_file().set_permissions(permissions)?;
-    temp.persist(path).map_err(|e| e.error)?;
     Ok(())
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices, group_diff_ops};
 use thiserror::Error;
 
-use super::doc::{Doc, lines_of};
+use super::doc::{Doc, lines_of, terminate_inner};
 use super::{Change, DiffBundle, EditOperation, FileDiff, Hunk, ProposedEdit};
 use crate::config::Limits;
 use crate::workspace::{Workspace, sha256_hex};
@@ -132,12 +132,7 @@ fn apply_edits(doc: &Doc, edits: &[&ProposedEdit]) -> Vec<String> {
     let mut lines = super::apply_changes(&doc.lines, &refs);
     // A line that lost its place at the end gets an ending, so the diff shows
     // exactly the bytes the apply will write.
-    let last = lines.len().saturating_sub(1);
-    for line in lines.iter_mut().take(last) {
-        if !line.ends_with('\n') {
-            line.push_str(eol);
-        }
-    }
+    terminate_inner(&mut lines, eol);
     lines
 }
 
@@ -229,6 +224,19 @@ fn split(
             })
             .collect()
     } else {
+        Vec::new()
+    };
+    // Per-edit pieces must add up to the hunk; where they do not (an edit
+    // also terminated the old last line), keep the hunk's own changes.
+    let same_result = {
+        let pieces: Vec<&Change> = per_edit.iter().map(|(c, _)| c).collect();
+        !pieces.is_empty()
+            && super::apply_changes(old, &pieces)
+                == super::apply_changes(old, &changes.iter().collect::<Vec<_>>())
+    };
+    let per_edit = if same_result {
+        per_edit
+    } else {
         changes.into_iter().map(|c| (c, String::new())).collect()
     };
     let mut out = Vec::new();
@@ -315,7 +323,10 @@ pub fn patch_text(old: &[String], changes: &[Change]) -> String {
         if let Some(c) = next.peek()
             && c.old_start == i
         {
-            for line in &old[c.old_start..c.old_start + c.old_len] {
+            for line in old
+                .get(c.old_start..c.old_start + c.old_len)
+                .unwrap_or_default()
+            {
                 push_line(&mut body, '-', line);
             }
             for line in &c.new_lines {
@@ -330,7 +341,8 @@ pub fn patch_text(old: &[String], changes: &[Change]) -> String {
         if i >= to {
             break;
         }
-        push_line(&mut body, ' ', &old[i]);
+        let Some(line) = old.get(i) else { break };
+        push_line(&mut body, ' ', line);
         old_count += 1;
         new_count += 1;
         i += 1;

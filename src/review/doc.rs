@@ -67,6 +67,17 @@ pub fn render_lines(bom: bool, lines: &[String], eol: &str) -> Vec<u8> {
     out
 }
 
+/// Gives every line but the last an ending (`eol`) if it has none, so the
+/// lines are exactly what `render_lines` will write.
+pub fn terminate_inner(lines: &mut [String], eol: &str) {
+    let last = lines.len().saturating_sub(1);
+    for line in lines.iter_mut().take(last) {
+        if !line.ends_with('\n') {
+            line.push_str(eol);
+        }
+    }
+}
+
 /// A line's text without its ending.
 pub fn text_of(line: &str) -> &str {
     let line = line.strip_suffix('\n').unwrap_or(line);

@@ -9,8 +9,16 @@ mod validate;
 pub use apply::{
     ApplyError, FileConflict, FilePlan, HunkRegion, apply_changes, plan_apply, write_plans,
 };
-pub use bundle::{BuildError, build_bundle};
+pub use bundle::{BuildError, build_bundle, patch_text};
 pub use doc::{Doc, DocError, render_lines, text_of};
+
+/// A fresh id with a sortable time part: `<prefix>_<millis>_<4 hex>`.
+pub fn new_id(prefix: &str) -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("{prefix}_{millis}_{:04x}", fastrand::u16(..))
+}
 pub use validate::{EditError, EditRequest, validate_edits};
 
 use serde::{Deserialize, Serialize};

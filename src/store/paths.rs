@@ -35,6 +35,39 @@ impl StateDirs {
     pub fn for_root(&self, root: &Path) -> PathBuf {
         self.home.join("roots").join(root_key(root))
     }
+
+    /// `for_root` as a `RootState`.
+    pub fn root_state(&self, root: &Path) -> RootState {
+        RootState::new(self.for_root(root))
+    }
+}
+
+/// The state folder of one agent root and what lives in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootState {
+    pub dir: PathBuf,
+}
+
+impl RootState {
+    pub fn new(dir: PathBuf) -> RootState {
+        RootState { dir }
+    }
+
+    pub fn sessions_dir(&self) -> PathBuf {
+        self.dir.join("sessions")
+    }
+
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.dir.join("checkpoints")
+    }
+
+    pub fn blobs_dir(&self) -> PathBuf {
+        self.dir.join("blobs")
+    }
+
+    pub fn audit_path(&self) -> PathBuf {
+        self.dir.join("audit.jsonl")
+    }
 }
 
 /// A stable, file-name-safe key for a canonical root path: the first 16

@@ -1,0 +1,217 @@
+//! Checkpoints (SPEC section 8): recorded before every apply or rollback,
+//! with each affected file's prior and new bytes stored content-addressed,
+//! so any of them can be undone in full (hard) or hunk by hunk (scoped).
+
+mod rollback;
+
+pub use rollback::{RollbackError, ThreeWay, hard_rollback, scoped_rollback, three_way};
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+use crate::review::{Change, Doc, FilePlan, HunkRegion, new_id, patch_text};
+use crate::store::{BlobStore, RootState, write_atomic};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckpointKind {
+    Apply,
+    Rollback,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub checkpoint_id: String,
+    pub session_id: Option<String>,
+    pub job_id: String,
+    pub created_at: String,
+    pub kind: CheckpointKind,
+    /// For a rollback: the checkpoint it rolled back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolls_back: Option<String>,
+    pub affected_files: Vec<AffectedFile>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AffectedFile {
+    pub file_path: String,
+    /// The file's bytes before (`null`: it did not exist).
+    pub base_snapshot_hash: Option<String>,
+    /// The file's bytes after (`null`: it was deleted).
+    pub after_snapshot_hash: Option<String>,
+    pub hunks: Vec<CheckpointHunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointHunk {
+    pub hunk_id: String,
+    /// Unified diff that undoes the hunk.
+    pub reverse_patch: String,
+    /// Where the hunk sits in the file after the apply.
+    pub region: HunkRegion,
+}
+
+/// One file as a checkpoint sees it: bytes before and after, hunk regions.
+#[derive(Debug, Clone)]
+pub struct FileChange {
+    pub file_path: String,
+    pub abs: PathBuf,
+    pub before: Option<Vec<u8>>,
+    pub after: Option<Vec<u8>>,
+    pub regions: Vec<HunkRegion>,
+}
+
+impl From<&FilePlan> for FileChange {
+    fn from(p: &FilePlan) -> FileChange {
+        FileChange {
+            file_path: p.file_path.clone(),
+            abs: p.abs.clone(),
+            before: p.before.clone(),
+            after: Some(p.after.clone()),
+            regions: p.regions.clone(),
+        }
+    }
+}
+
+/// Checkpoint records and their snapshots for one agent root.
+pub struct CheckpointStore {
+    dir: PathBuf,
+    blobs: BlobStore,
+}
+
+impl CheckpointStore {
+    pub fn new(state: &RootState) -> CheckpointStore {
+        CheckpointStore {
+            dir: state.checkpoints_dir(),
+            blobs: BlobStore::new(&state.blobs_dir()),
+        }
+    }
+
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// Stores the snapshots, then the record; only then may files be written.
+    pub fn record(
+        &self,
+        session_id: Option<&str>,
+        job_id: &str,
+        kind: CheckpointKind,
+        rolls_back: Option<&str>,
+        files: &[FileChange],
+    ) -> io::Result<Checkpoint> {
+        let mut affected = Vec::new();
+        for f in files {
+            let base = f.before.as_deref().map(|b| self.blobs.put(b)).transpose()?;
+            let after = f.after.as_deref().map(|b| self.blobs.put(b)).transpose()?;
+            let after_lines = match f.after.as_deref().map(Doc::parse) {
+                Some(Ok(doc)) => doc.lines,
+                Some(Err(_)) | None => Vec::new(),
+            };
+            let hunks = f
+                .regions
+                .iter()
+                .map(|r| CheckpointHunk {
+                    hunk_id: r.hunk_id.clone(),
+                    reverse_patch: patch_text(
+                        &after_lines,
+                        &[Change {
+                            old_start: r.after_start,
+                            old_len: r.after_lines.len(),
+                            new_lines: r.before_lines.clone(),
+                        }],
+                    ),
+                    region: r.clone(),
+                })
+                .collect();
+            affected.push(AffectedFile {
+                file_path: f.file_path.clone(),
+                base_snapshot_hash: base,
+                after_snapshot_hash: after,
+                hunks,
+            });
+        }
+        let checkpoint = Checkpoint {
+            checkpoint_id: new_id("cp"),
+            session_id: session_id.map(str::to_string),
+            job_id: job_id.to_string(),
+            created_at: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            kind,
+            rolls_back: rolls_back.map(str::to_string),
+            affected_files: affected,
+        };
+        let json = serde_json::to_vec_pretty(&checkpoint).map_err(io::Error::other)?;
+        write_atomic(&self.path_of(&checkpoint.checkpoint_id)?, &json)?;
+        Ok(checkpoint)
+    }
+
+    fn path_of(&self, id: &str) -> io::Result<PathBuf> {
+        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("not a checkpoint id: {id}"),
+            ));
+        }
+        Ok(self.dir.join(format!("{id}.json")))
+    }
+
+    pub fn get(&self, id: &str) -> io::Result<Option<Checkpoint>> {
+        match std::fs::read(self.path_of(id)?) {
+            Ok(bytes) => serde_json::from_slice(&bytes)
+                .map(Some)
+                .map_err(io::Error::other),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Every checkpoint, oldest first.
+    pub fn list(&self) -> io::Result<Vec<Checkpoint>> {
+        let mut out = Vec::new();
+        let entries = match std::fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let path = entry?.path();
+            if path.extension().is_some_and(|e| e == "json")
+                && let Ok(bytes) = std::fs::read(&path)
+                && let Ok(cp) = serde_json::from_slice::<Checkpoint>(&bytes)
+            {
+                out.push(cp);
+            }
+        }
+        out.sort_by(|a, b| {
+            a.created_at
+                .cmp(&b.created_at)
+                .then(a.checkpoint_id.cmp(&b.checkpoint_id))
+        });
+        Ok(out)
+    }
+
+    pub fn latest(&self) -> io::Result<Option<Checkpoint>> {
+        Ok(self.list()?.pop())
+    }
+}
+
+/// Writes each change's `after` bytes, or removes the file when `None`.
+pub fn write_changes(files: &[FileChange]) -> io::Result<()> {
+    for f in files {
+        match &f.after {
+            Some(bytes) => write_atomic(&f.abs, bytes)?,
+            None => remove_if_present(&f.abs)?,
+        }
+    }
+    Ok(())
+}
+
+fn remove_if_present(path: &Path) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        Ok(()) | Err(_) => Ok(()),
+    }
+}

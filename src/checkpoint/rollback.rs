@@ -1,0 +1,253 @@
+//! Undoing a checkpoint: hard (every affected file back to its prior bytes)
+//! or scoped (chosen hunks reverted where their region is unchanged; any
+//! changed region is a conflict and nothing is written). Each rollback
+//! records its own checkpoint first, so it can be undone too.
+
+use thiserror::Error;
+
+use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange, write_changes};
+use crate::review::{Doc, HunkRegion, render_lines};
+use crate::workspace::Workspace;
+
+#[derive(Debug, Error)]
+pub enum RollbackError {
+    #[error("checkpoint {0} has no hunk {1}")]
+    UnknownHunk(String, String),
+    #[error("conflict: {}", .0.join("; "))]
+    Conflict(Vec<String>),
+    #[error("{0}")]
+    Path(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The three versions of an affected file, as text where they exist.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ThreeWay {
+    pub file_path: String,
+    pub current: Option<String>,
+    /// Before the checkpoint's change.
+    pub base: Option<String>,
+    /// What the change wrote (the agent's proposal as applied).
+    pub proposed: Option<String>,
+}
+
+fn read_current(
+    ws: &Workspace,
+    file_path: &str,
+) -> Result<(std::path::PathBuf, Option<Vec<u8>>), RollbackError> {
+    let resolved = ws
+        .resolve(file_path)
+        .map_err(|e| RollbackError::Path(e.to_string()))?;
+    match std::fs::read(&resolved.abs) {
+        Ok(bytes) => Ok((resolved.abs, Some(bytes))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((resolved.abs, None)),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Current, base and proposed text of every file `checkpoint` touched.
+pub fn three_way(
+    ws: &Workspace,
+    store: &CheckpointStore,
+    checkpoint: &Checkpoint,
+) -> Result<Vec<ThreeWay>, RollbackError> {
+    let text = |hash: &Option<String>| -> Result<Option<String>, RollbackError> {
+        Ok(match hash {
+            Some(h) => Some(String::from_utf8_lossy(&store.blobs().get(h)?).into_owned()),
+            None => None,
+        })
+    };
+    let mut out = Vec::new();
+    for f in &checkpoint.affected_files {
+        let (_, current) = read_current(ws, &f.file_path)?;
+        out.push(ThreeWay {
+            file_path: f.file_path.clone(),
+            current: current.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            base: text(&f.base_snapshot_hash)?,
+            proposed: text(&f.after_snapshot_hash)?,
+        });
+    }
+    Ok(out)
+}
+
+/// Restores every affected file to its bytes before `checkpoint` (files it
+/// created are removed). Returns the rollback's own checkpoint.
+pub fn hard_rollback(
+    ws: &Workspace,
+    store: &CheckpointStore,
+    checkpoint: &Checkpoint,
+) -> Result<Checkpoint, RollbackError> {
+    let mut changes = Vec::new();
+    for f in &checkpoint.affected_files {
+        let (abs, current) = read_current(ws, &f.file_path)?;
+        let target = match &f.base_snapshot_hash {
+            Some(h) => Some(store.blobs().get(h)?),
+            None => None,
+        };
+        if current == target {
+            continue;
+        }
+        changes.push(FileChange {
+            file_path: f.file_path.clone(),
+            abs,
+            before: current,
+            after: target,
+            regions: Vec::new(),
+        });
+    }
+    finish(store, checkpoint, changes)
+}
+
+/// Reverts the hunks `hunk_ids` of `checkpoint`, keeping everything else.
+pub fn scoped_rollback(
+    ws: &Workspace,
+    store: &CheckpointStore,
+    checkpoint: &Checkpoint,
+    hunk_ids: &[String],
+) -> Result<Checkpoint, RollbackError> {
+    for id in hunk_ids {
+        if !checkpoint
+            .affected_files
+            .iter()
+            .any(|f| f.hunks.iter().any(|h| &h.hunk_id == id))
+        {
+            return Err(RollbackError::UnknownHunk(
+                checkpoint.checkpoint_id.clone(),
+                id.clone(),
+            ));
+        }
+    }
+    let mut changes = Vec::new();
+    let mut conflicts = Vec::new();
+    for f in &checkpoint.affected_files {
+        let chosen: Vec<&HunkRegion> = f
+            .hunks
+            .iter()
+            .filter(|h| hunk_ids.contains(&h.hunk_id))
+            .map(|h| &h.region)
+            .collect();
+        if chosen.is_empty() {
+            continue;
+        }
+        let (abs, current) = read_current(ws, &f.file_path)?;
+        let Some(bytes) = current.clone() else {
+            conflicts.push(format!("{} no longer exists", f.file_path));
+            continue;
+        };
+        let doc = match Doc::parse(&bytes) {
+            Ok(d) => d,
+            Err(e) => {
+                conflicts.push(format!("{}: {e}", f.file_path));
+                continue;
+            }
+        };
+        let mut spots = Vec::new();
+        for region in &chosen {
+            match locate(&doc.lines, region) {
+                Some(at) => spots.push((at, *region)),
+                None => conflicts.push(format!(
+                    "{} hunk {}: its lines changed since the checkpoint",
+                    f.file_path, region.hunk_id
+                )),
+            }
+        }
+        spots.sort_by_key(|(at, _)| *at);
+        if spots
+            .windows(2)
+            .any(|w| w[0].0 + w[0].1.after_lines.len() > w[1].0)
+        {
+            conflicts.push(format!("{}: the chosen hunks overlap", f.file_path));
+            continue;
+        }
+        let mut lines = doc.lines.clone();
+        for (at, region) in spots.iter().rev() {
+            lines.splice(
+                *at..*at + region.after_lines.len(),
+                region.before_lines.iter().cloned(),
+            );
+        }
+        // Where each reverted region sits in the result, for undoing this rollback.
+        let mut shift: isize = 0;
+        let mut reverted = Vec::new();
+        for (at, region) in &spots {
+            let start = (*at as isize + shift) as usize;
+            let end = start + region.before_lines.len();
+            reverted.push(HunkRegion {
+                hunk_id: region.hunk_id.clone(),
+                after_start: start,
+                before_lines: region.after_lines.clone(),
+                after_lines: region.before_lines.clone(),
+                ctx_before: lines[start.saturating_sub(3)..start].to_vec(),
+                ctx_after: lines[end..(end + 3).min(lines.len())].to_vec(),
+            });
+            shift += region.before_lines.len() as isize - region.after_lines.len() as isize;
+        }
+        let after = render_lines(doc.bom, &lines, doc.eol());
+        // Undoing every hunk of a file the checkpoint created removes it.
+        let after = if f.base_snapshot_hash.is_none() && lines.is_empty() {
+            None
+        } else {
+            Some(after)
+        };
+        changes.push(FileChange {
+            file_path: f.file_path.clone(),
+            abs,
+            before: current,
+            after,
+            regions: reverted,
+        });
+    }
+    if !conflicts.is_empty() {
+        return Err(RollbackError::Conflict(conflicts));
+    }
+    finish(store, checkpoint, changes)
+}
+
+fn finish(
+    store: &CheckpointStore,
+    checkpoint: &Checkpoint,
+    changes: Vec<FileChange>,
+) -> Result<Checkpoint, RollbackError> {
+    let record = store.record(
+        checkpoint.session_id.as_deref(),
+        &checkpoint.job_id,
+        CheckpointKind::Rollback,
+        Some(&checkpoint.checkpoint_id),
+        &changes,
+    )?;
+    write_changes(&changes)?;
+    Ok(record)
+}
+
+/// Where `region`'s lines now start: at the recorded place if they (with
+/// their context) are still there, else at a unique exact match.
+fn locate(lines: &[String], region: &HunkRegion) -> Option<usize> {
+    let needle: Vec<&String> = region
+        .ctx_before
+        .iter()
+        .chain(&region.after_lines)
+        .chain(&region.ctx_after)
+        .collect();
+    if needle.is_empty() {
+        return lines.is_empty().then_some(0);
+    }
+    let fits = |start: usize| {
+        lines
+            .get(start..start + needle.len())
+            .is_some_and(|w| w.iter().zip(&needle).all(|(a, b)| a == *b))
+    };
+    let offset = region.ctx_before.len();
+    if let Some(start) = region.after_start.checked_sub(offset)
+        && fits(start)
+    {
+        return Some(region.after_start);
+    }
+    let hits: Vec<usize> = (0..=lines.len().saturating_sub(needle.len()))
+        .filter(|&s| fits(s))
+        .collect();
+    match hits.as_slice() {
+        [one] => Some(one + offset),
+        _ => None,
+    }
+}
