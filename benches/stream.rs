@@ -12,7 +12,7 @@ mod llm_server;
 
 use std::time::{Duration, Instant};
 
-use agent_tui::agent::{self, EngineContext};
+use agent_tui::agent::{self, EngineContext, SessionChoice};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
 use agent_tui::protocol::{EventBody, Mode, Op};
@@ -84,8 +84,11 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             workspace: Workspace::open(root).unwrap(),
             config: Config::default(),
             registry: Registry::builtin().unwrap(),
-            provider,
-        });
+            provider: Some(provider),
+            state: None,
+            session: SessionChoice::None,
+        })
+        .unwrap();
         engine
             .ops
             .send(Op::StartJob {

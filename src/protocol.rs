@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::review::{DiffBundle, ProposedEdit};
+
 /// The chat mode a job runs in; it decides which tools the model is offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -64,10 +66,25 @@ pub enum Op {
     Answer { job_id: String, text: String },
     /// Stop the job: the model stream and any running tool end promptly.
     Cancel { job_id: String },
+    /// Record hunk decisions on the job's pending bundle.
+    Decide {
+        job_id: String,
+        accept: Vec<String>,
+        reject: Vec<String>,
+        /// Accept every undecided hunk not in `reject`.
+        accept_all: bool,
+    },
+    /// Write the accepted hunks (hash-checked, checkpointed).
+    Apply { job_id: String },
+    /// Undo a checkpoint: all of it, or only `hunks`.
+    Rollback {
+        checkpoint_id: String,
+        hunks: Vec<String>,
+    },
 }
 
 /// One engine event: `{"cursor", "type", "data", "ts", "job_id"}`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
     /// Strictly increasing within a job, starting at 1.
     pub cursor: u64,
@@ -79,7 +96,7 @@ pub struct Event {
 }
 
 /// The `type` and `data` of an event.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data")]
 pub enum EventBody {
     #[serde(rename = "job.started")]
@@ -122,8 +139,66 @@ pub enum EventBody {
         tool_call_id: String,
         answer: String,
     },
+    #[serde(rename = "edits.proposed")]
+    EditsProposed { edits: Vec<ProposedEdit> },
+    #[serde(rename = "diff.generated")]
+    DiffGenerated { bundle: DiffBundle },
+    /// Decisions changed; `unknown` lists hunk ids that matched nothing.
+    #[serde(rename = "review.updated")]
+    ReviewUpdated {
+        bundle: DiffBundle,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        unknown: Vec<String>,
+    },
+    #[serde(rename = "apply.started")]
+    ApplyStarted { hunk_ids: Vec<String> },
+    #[serde(rename = "apply.completed")]
+    ApplyCompleted {
+        checkpoint_id: String,
+        files: Vec<String>,
+        hunk_ids: Vec<String>,
+        bundle: DiffBundle,
+    },
+    #[serde(rename = "apply.failed")]
+    ApplyFailed {
+        error: String,
+        code: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        conflicts: Vec<Value>,
+    },
+    #[serde(rename = "checkpoint.created")]
+    CheckpointCreated {
+        checkpoint_id: String,
+        kind: String,
+        files: Vec<String>,
+    },
+    #[serde(rename = "checkpoint.rollback.started")]
+    RollbackStarted {
+        checkpoint_id: String,
+        hunks: Vec<String>,
+    },
+    #[serde(rename = "checkpoint.rollback.completed")]
+    RollbackCompleted {
+        checkpoint_id: String,
+        /// The checkpoint recorded before the rollback wrote anything.
+        rollback_checkpoint_id: String,
+        files: Vec<String>,
+    },
+    #[serde(rename = "checkpoint.rollback.failed")]
+    RollbackFailed {
+        checkpoint_id: String,
+        error: String,
+        code: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        conflicts: Vec<String>,
+    },
+    /// The job's answer; `status` is `awaiting_review` when it proposed edits.
     #[serde(rename = "job.completed")]
-    JobCompleted { answer: String, usage: Usage },
+    JobCompleted {
+        answer: String,
+        usage: Usage,
+        status: JobStatus,
+    },
     #[serde(rename = "job.failed")]
     JobFailed { error: String, code: String },
     #[serde(rename = "job.cancelled")]
@@ -138,20 +213,32 @@ impl EventBody {
                 Some(JobStatus::Running)
             }
             EventBody::ClarificationRequested { .. } => Some(JobStatus::WaitingForUser),
-            EventBody::JobCompleted { .. } => Some(JobStatus::Completed),
+            EventBody::JobCompleted { status, .. } => Some(*status),
+            EventBody::ApplyCompleted { .. } => Some(JobStatus::Completed),
             EventBody::JobFailed { .. } => Some(JobStatus::Failed),
             EventBody::JobCancelled {} => Some(JobStatus::Cancelled),
             EventBody::LlmDelta { .. }
             | EventBody::ToolCallRequested { .. }
-            | EventBody::ToolCallCompleted { .. } => None,
+            | EventBody::ToolCallCompleted { .. }
+            | EventBody::EditsProposed { .. }
+            | EventBody::DiffGenerated { .. }
+            | EventBody::ReviewUpdated { .. }
+            | EventBody::ApplyStarted { .. }
+            | EventBody::ApplyFailed { .. }
+            | EventBody::CheckpointCreated { .. }
+            | EventBody::RollbackStarted { .. }
+            | EventBody::RollbackCompleted { .. }
+            | EventBody::RollbackFailed { .. } => None,
         }
     }
 
-    /// Whether this event ends the job.
+    /// Whether this event ends the job's run (its agent loop).
     pub fn is_terminal(&self) -> bool {
         matches!(
-            self.status(),
-            Some(JobStatus::Completed | JobStatus::Failed | JobStatus::Cancelled)
+            self,
+            EventBody::JobCompleted { .. }
+                | EventBody::JobFailed { .. }
+                | EventBody::JobCancelled {}
         )
     }
 }

@@ -95,23 +95,11 @@ fn every_subcommand_has_help() {
 }
 
 #[test]
-fn commands_of_later_work_say_so_and_exit_2() {
+fn the_tui_is_not_built_yet_and_says_so() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
-    let runs: &[&[&str]] = &[
-        &[root],
-        &[],
-        &["--continue"],
-        &["exec", "hello", "--session", "s_1", "--root", root],
-        &["exec", "-", "--continue", "--json"],
-        &["sessions", "--root", root],
-        &["sessions", "show", "s_1"],
-        &["review", "--accept", "h_1,h_2", "--apply"],
-        &["checkpoints", "list"],
-        &["rollback", "c_1", "--hunks", "h_1"],
-        &["audit", "verify", "--root", root],
-    ];
+    let runs: &[&[&str]] = &[&[root], &[], &["--continue"]];
     for args in runs {
         let out = env.cmd().args(*args).output().unwrap();
         assert_eq!(code(&out), 2, "{args:?}");

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use agent_tui::agent::{self, EngineContext, EngineHandle};
+use agent_tui::agent::{self, EngineContext, EngineHandle, SessionChoice};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
 use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Op, Tier};
@@ -70,8 +70,11 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         workspace: Workspace::open(root).unwrap(),
         config: Config::default(),
         registry,
-        provider,
+        provider: Some(provider),
+        state: None,
+        session: SessionChoice::None,
     })
+    .unwrap()
 }
 
 fn start(engine: &EngineHandle, mode: Mode) {

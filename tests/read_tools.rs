@@ -569,11 +569,23 @@ fn tool_list_describes_every_tool() {
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
-        ["list_files", "read_file", "search_project", "clarify_user"]
+        [
+            "list_files",
+            "read_file",
+            "search_project",
+            "clarify_user",
+            "propose_edits"
+        ]
     );
     for t in tools {
-        assert_eq!(t["tier"], "read");
-        assert_eq!(t["modes"], serde_json::json!(["ask", "plan", "agent"]));
+        let write = t["name"] == "propose_edits";
+        assert_eq!(t["tier"], if write { "write" } else { "read" });
+        let modes = if write {
+            serde_json::json!(["agent"])
+        } else {
+            serde_json::json!(["ask", "plan", "agent"])
+        };
+        assert_eq!(t["modes"], modes);
         assert_eq!(t["schema"]["type"], "object");
         assert_eq!(t["schema"]["additionalProperties"], false);
         assert!(t["description"].as_str().unwrap().len() > 40);

@@ -12,9 +12,11 @@ use tokio_util::sync::CancellationToken;
 use super::EngineContext;
 use super::emit::Emitter;
 use super::prompt::system_prompt;
+use crate::config::SETUP_HINT;
 use crate::llm::{LlmError, Message, Request, RetryPolicy, ToolCall, ToolDef, ToolResult, Turn};
-use crate::protocol::{EventBody, Mode, Usage};
-use crate::tools::{CLARIFY_USER, ToolContext, ToolError};
+use crate::protocol::{EventBody, JobStatus, Mode, Usage};
+use crate::review::{DiffBundle, EditRequest, ProposedEdit, build_bundle, validate_edits};
+use crate::tools::{CLARIFY_USER, PROPOSE_EDITS, ToolContext, ToolError};
 
 /// The answer given to `clarify_user` when nobody answers.
 pub const NO_USER_ANSWER: &str = "no_user_answer";
@@ -24,11 +26,20 @@ pub struct JobSpec {
     pub prompt: String,
     pub mode: Mode,
     pub max_tool_calls: u32,
+    /// Earlier prompts and answers of the session, oldest first.
+    pub history: Vec<Message>,
 }
 
 enum Outcome {
-    Completed { answer: String, usage: Usage },
-    Failed { error: String, code: String },
+    Completed {
+        answer: String,
+        usage: Usage,
+        status: JobStatus,
+    },
+    Failed {
+        error: String,
+        code: String,
+    },
 }
 
 impl Outcome {
@@ -55,12 +66,16 @@ pub async fn run(
     cancel: CancellationToken,
     mut answers: UnboundedReceiver<String>,
 ) {
+    let (provider, model) = match &ctx.provider {
+        Some(p) => (p.name().to_string(), p.model().to_string()),
+        None => (String::new(), String::new()),
+    };
     emit.emit(EventBody::JobStarted {
         prompt: spec.prompt.clone(),
         mode: spec.mode,
         root: ctx.workspace.root().display().to_string(),
-        provider: ctx.provider.name().to_string(),
-        model: ctx.provider.model().to_string(),
+        provider,
+        model,
     });
     let mut job = Job {
         ctx: ctx.clone(),
@@ -69,6 +84,10 @@ pub async fn run(
         answers: &mut answers,
         calls_made: 0,
         malformed: 0,
+        edits: Vec::new(),
+        bundle: None,
+        next_edit: 1,
+        next_hunk: 1,
     };
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
@@ -79,7 +98,15 @@ pub async fn run(
     };
     emit.emit(match outcome {
         None => EventBody::JobCancelled {},
-        Some(Outcome::Completed { answer, usage }) => EventBody::JobCompleted { answer, usage },
+        Some(Outcome::Completed {
+            answer,
+            usage,
+            status,
+        }) => EventBody::JobCompleted {
+            answer,
+            usage,
+            status,
+        },
         Some(Outcome::Failed { error, code }) => EventBody::JobFailed { error, code },
     });
 }
@@ -93,10 +120,17 @@ struct Job<'a> {
     calls_made: u32,
     /// Unusable calls: bad JSON, unknown tools, invalid arguments.
     malformed: u32,
+    edits: Vec<ProposedEdit>,
+    bundle: Option<DiffBundle>,
+    next_edit: u32,
+    next_hunk: u32,
 }
 
 impl Job<'_> {
     async fn drive(&mut self) -> Outcome {
+        if self.ctx.provider.is_none() {
+            return Outcome::failed(SETUP_HINT, "no_provider");
+        }
         let agent = &self.ctx.config.agent;
         let budget = self.spec.max_tool_calls;
         let tools: Vec<ToolDef> = self
@@ -110,7 +144,8 @@ impl Job<'_> {
             })
             .collect();
         let system = system_prompt(&self.ctx.workspace, self.spec.mode);
-        let mut messages = vec![Message::User(self.spec.prompt.clone())];
+        let mut messages = self.spec.history.clone();
+        messages.push(Message::User(self.spec.prompt.clone()));
         let mut usage = Usage::default();
         let max_requests = budget + agent.max_schema_retries + 3;
         for _ in 0..max_requests {
@@ -143,9 +178,19 @@ impl Job<'_> {
                         "empty_answer",
                     );
                 }
+                let status = if self
+                    .bundle
+                    .as_ref()
+                    .is_some_and(|b| b.hunks().next().is_some())
+                {
+                    JobStatus::AwaitingReview
+                } else {
+                    JobStatus::Completed
+                };
                 return Outcome::Completed {
                     answer: turn.text,
                     usage,
+                    status,
                 };
             }
             let had_budget = self.calls_made < budget;
@@ -214,7 +259,10 @@ impl Job<'_> {
                 messages,
                 tools,
             };
-            match self.ctx.provider.step(request, &mut sink).await {
+            let Some(provider) = &self.ctx.provider else {
+                return Err(LlmError::Client(SETUP_HINT.to_string()));
+            };
+            match provider.step(request, &mut sink).await {
                 Ok(turn) => return Ok(turn),
                 Err(error) => match policy.delay(attempt, &error) {
                     Some(wait) => {
@@ -307,6 +355,9 @@ impl Job<'_> {
         if call.name == CLARIFY_USER {
             return Ok(self.clarify(call).await);
         }
+        if call.name == PROPOSE_EDITS {
+            return self.propose(call).await;
+        }
         let ctx = self.ctx.clone();
         let name = call.name.clone();
         let args = call.arguments.clone();
@@ -323,6 +374,81 @@ impl Job<'_> {
             Ok(Err(e)) => Err(e.to_json()["error"].clone()),
             Err(join) => Err(ToolError::Internal(join.to_string()).to_json()["error"].clone()),
         }
+    }
+
+    /// Validates proposed edits and rebuilds the job's diff bundle; nothing
+    /// is written. Invalid edits go back to the model with the reasons.
+    async fn propose(&mut self, call: &ToolCall) -> Result<Value, Value> {
+        let requests: Vec<EditRequest> =
+            match serde_json::from_value(call.arguments["edits"].clone()) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.malformed += 1;
+                    return Err(error_value("invalid_arguments", format!("edits: {e}")));
+                }
+            };
+        let ctx = self.ctx.clone();
+        let existing = self.edits.clone();
+        let previous = self.bundle.clone();
+        let (mut next_edit, mut next_hunk) = (self.next_edit, self.next_hunk);
+        let job_id = self.emit.job_id().to_string();
+        let work = tokio::task::spawn_blocking(move || {
+            let new = validate_edits(&ctx.workspace, &requests, &existing, &mut next_edit)
+                .map_err(|errors| {
+                    errors
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                })?;
+            let all: Vec<ProposedEdit> = existing.iter().chain(&new).cloned().collect();
+            let bundle = build_bundle(
+                &ctx.workspace,
+                &job_id,
+                &all,
+                &ctx.config.limits,
+                previous.as_ref(),
+                &mut next_hunk,
+            )
+            .map_err(|e| e.to_string())?;
+            Ok::<_, String>((new, bundle, next_edit, next_hunk))
+        })
+        .await;
+        let (new, bundle, next_edit, next_hunk) = match work {
+            Ok(Ok(done)) => done,
+            Ok(Err(reasons)) => {
+                self.malformed += 1;
+                return Err(error_value(
+                    "invalid_edits",
+                    format!(
+                        "nothing from this call was proposed; fix these edits and send them all again:\n{reasons}"
+                    ),
+                ));
+            }
+            Err(join) => {
+                return Err(ToolError::Internal(join.to_string()).to_json()["error"].clone());
+            }
+        };
+        self.next_edit = next_edit;
+        self.next_hunk = next_hunk;
+        self.edits.extend(new.iter().cloned());
+        let new_ids: Vec<&String> = new.iter().map(|e| &e.edit_id).collect();
+        let hunk_ids: Vec<String> = bundle
+            .hunks()
+            .filter(|h| h.edit_ids.iter().any(|id| new_ids.contains(&id)))
+            .map(|h| h.hunk_id.clone())
+            .collect();
+        self.emit
+            .emit(EventBody::EditsProposed { edits: new.clone() });
+        self.emit.emit(EventBody::DiffGenerated {
+            bundle: bundle.clone(),
+        });
+        self.bundle = Some(bundle);
+        Ok(json!({
+            "edit_ids": new.iter().map(|e| e.edit_id.clone()).collect::<Vec<_>>(),
+            "hunk_ids": hunk_ids,
+            "status": "proposed; the user reviews each hunk before anything is written",
+        }))
     }
 
     /// Asks the front end and waits (status `waiting_for_user`).

@@ -1,31 +1,48 @@
-//! The engine: owns the jobs, takes `Op`s from a front end and sends back
-//! `Event`s. Each job runs the agent loop (`job.rs`) on its own task.
+//! The engine: owns the session, the jobs and their reviews; takes `Op`s
+//! from a front end and sends back `Event`s. Each job runs the agent loop
+//! (`job.rs`) on its own task; review, apply and rollback run in the engine.
 
 mod emit;
+mod engine;
 mod job;
 mod prompt;
+mod review_ops;
 
 pub use job::NO_USER_ANSWER;
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::llm::Provider;
 use crate::protocol::{Event, Op};
+use crate::store::RootState;
 use crate::tools::Registry;
 use crate::workspace::Workspace;
+
+/// Which session the engine records into.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionChoice {
+    /// Record nothing (tests, benchmarks).
+    None,
+    /// A new session, created with the first job.
+    New,
+    /// Continue this session: its conversation, reviews and cursors.
+    Resume(String),
+}
 
 /// What every job of an engine shares.
 pub struct EngineContext {
     pub workspace: Workspace,
     pub config: Config,
     pub registry: Registry,
-    pub provider: Box<dyn Provider>,
+    /// `None`: jobs fail with a setup hint; review, apply and rollback work.
+    pub provider: Option<Box<dyn Provider>>,
+    /// Where sessions, checkpoints, snapshots and the audit log live.
+    pub state: Option<RootState>,
+    pub session: SessionChoice,
 }
 
 /// The front end's ends of the two channels.
@@ -34,77 +51,15 @@ pub struct EngineHandle {
     pub events: mpsc::UnboundedReceiver<Event>,
 }
 
-struct JobHandle {
-    cancel: CancellationToken,
-    answers: mpsc::UnboundedSender<String>,
-}
-
-/// Starts the engine on the current tokio runtime.
-pub fn spawn(ctx: EngineContext) -> EngineHandle {
+/// Starts the engine on the current tokio runtime. Fails only if the
+/// session to resume cannot be read.
+pub fn spawn(ctx: EngineContext) -> Result<EngineHandle, String> {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
-    tokio::spawn(run(Arc::new(ctx), op_rx, event_tx));
-    EngineHandle {
+    let engine = engine::Engine::new(Arc::new(ctx), event_tx)?;
+    tokio::spawn(engine.run(op_rx));
+    Ok(EngineHandle {
         ops: op_tx,
         events: event_rx,
-    }
-}
-
-async fn run(
-    ctx: Arc<EngineContext>,
-    mut ops: mpsc::UnboundedReceiver<Op>,
-    events: mpsc::UnboundedSender<Event>,
-) {
-    let mut jobs: HashMap<String, JobHandle> = HashMap::new();
-    while let Some(op) = ops.recv().await {
-        match op {
-            Op::StartJob {
-                job_id,
-                prompt,
-                mode,
-                max_tool_calls,
-            } => {
-                if jobs.contains_key(&job_id) {
-                    continue;
-                }
-                let cancel = CancellationToken::new();
-                let (answer_tx, answer_rx) = mpsc::unbounded_channel();
-                let spec = job::JobSpec {
-                    prompt,
-                    mode,
-                    max_tool_calls: max_tool_calls
-                        .unwrap_or(ctx.config.agent.max_tool_calls_per_job),
-                };
-                let emitter = emit::Emitter::new(job_id.clone(), events.clone());
-                tokio::spawn(job::run(
-                    ctx.clone(),
-                    spec,
-                    emitter,
-                    cancel.clone(),
-                    answer_rx,
-                ));
-                jobs.insert(
-                    job_id,
-                    JobHandle {
-                        cancel,
-                        answers: answer_tx,
-                    },
-                );
-            }
-            Op::Answer { job_id, text } => {
-                if let Some(job) = jobs.get(&job_id) {
-                    let _ = job.answers.send(text);
-                }
-            }
-            Op::Cancel { job_id } => {
-                if let Some(job) = jobs.get(&job_id) {
-                    job.cancel.cancel();
-                }
-            }
-        }
-    }
-    // The front end is gone: stop everything it started.
-    for job in jobs.values() {
-        job.cancel.cancel();
-    }
+    })
 }

@@ -2,8 +2,12 @@
 //! module per subcommand. Errors become SPEC's exit codes.
 
 mod args;
+mod context;
 mod doctor;
 mod exec;
+mod history;
+mod output;
+mod review;
 mod tool;
 
 pub use args::{Cli, Command};
@@ -59,11 +63,13 @@ pub fn run(cli: Cli) -> Exit {
         Command::Tool(args) => tool::run(&cli.global, args),
         Command::Doctor(args) => doctor::run(&cli.global, &args),
         Command::Exec(args) => exec::run(&cli.global, args),
-        Command::Sessions(_) => not_yet("`agent-tui sessions`", "the sessions work"),
-        Command::Review(_) => not_yet("`agent-tui review`", "the review and apply work"),
-        Command::Checkpoints(_) => not_yet("`agent-tui checkpoints`", "the checkpoints work"),
-        Command::Rollback(_) => not_yet("`agent-tui rollback`", "the checkpoints work"),
-        Command::Audit(_) => not_yet("`agent-tui audit`", "the audit log work"),
+        Command::Sessions(args) => history::sessions(&args),
+        Command::Review(args) => review::run(&cli.global, &args),
+        Command::Checkpoints(args) => history::checkpoints(&args),
+        Command::Rollback(args) => rollback(&cli.global, &args),
+        Command::Audit(args) => match args.action {
+            args::AuditAction::Verify { root } => history::audit_verify(&root),
+        },
     }
 }
 
@@ -81,5 +87,29 @@ fn load_config(global: &args::GlobalArgs) -> Result<LoadedConfig, Exit> {
     config::load(global.config.as_deref(), &process_env).map_err(|e| {
         eprintln!("agent-tui: {e}");
         Exit::Usage
+    })
+}
+
+/// `agent-tui rollback CHECKPOINT [--hunks ...]`: exit 3 on conflict.
+fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
+    use crate::protocol::{EventBody, Op};
+    let ctx =
+        match context::engine_context(global, &args.root, crate::agent::SessionChoice::None, false)
+        {
+            Ok(c) => c,
+            Err(exit) => return exit,
+        };
+    let op = Op::Rollback {
+        checkpoint_id: args.checkpoint.clone(),
+        hunks: args.hunks.clone(),
+    };
+    context::drive_ops(ctx, vec![op], false, |event| match &event.body {
+        EventBody::RollbackCompleted { .. } => Some(Exit::Ok),
+        EventBody::RollbackFailed { code, .. } => Some(match code.as_str() {
+            "conflict" => Exit::Conflict,
+            "unknown_hunk" | "not_found" => Exit::Usage,
+            _ => Exit::Failed,
+        }),
+        _ => None,
     })
 }

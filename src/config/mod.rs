@@ -32,6 +32,7 @@ pub struct Config {
     pub exec: ExecConfig,
     pub ui: UiConfig,
     pub approvals: ApprovalsConfig,
+    pub sessions: SessionLimits,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
@@ -45,6 +46,7 @@ impl Default for Config {
             exec: ExecConfig::default(),
             ui: UiConfig::default(),
             approvals: ApprovalsConfig::default(),
+            sessions: SessionLimits::default(),
             mcp_servers: BTreeMap::new(),
         }
     }
@@ -303,6 +305,32 @@ pub struct ApprovalsConfig {
     pub mcp: ApprovalPolicy,
 }
 
+/// How much session history is kept (garbage-collected at start and after
+/// each new job).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SessionLimits {
+    /// Sessions kept per agent root; the oldest go first.
+    pub max_sessions: usize,
+    /// Jobs one session may hold; then start a new session.
+    pub max_jobs_per_session: usize,
+    /// Events recorded per job; streamed text beyond it is not recorded.
+    pub max_events_per_job: usize,
+    /// Sessions idle longer than this are removed.
+    pub completed_ttl_hours: u64,
+}
+
+impl Default for SessionLimits {
+    fn default() -> Self {
+        SessionLimits {
+            max_sessions: 50,
+            max_jobs_per_session: 200,
+            max_events_per_job: 20_000,
+            completed_ttl_hours: 720,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct McpServerConfig {
@@ -403,6 +431,15 @@ impl Config {
             ),
             ("exec.timeout_secs", self.exec.timeout_secs),
             ("exec.max_output_bytes", self.exec.max_output_bytes),
+            ("sessions.max_sessions", self.sessions.max_sessions as u64),
+            (
+                "sessions.max_jobs_per_session",
+                self.sessions.max_jobs_per_session as u64,
+            ),
+            (
+                "sessions.max_events_per_job",
+                self.sessions.max_events_per_job as u64,
+            ),
         ];
         for (key, value) in positive {
             if value == 0 {

@@ -6,6 +6,7 @@ mod atomic;
 pub mod audit;
 mod blobs;
 mod paths;
+pub mod session;
 
 pub use atomic::write_atomic;
 pub use blobs::BlobStore;

@@ -4,12 +4,14 @@
 mod clarify_user;
 mod error;
 mod list_files;
+mod propose_edits;
 mod read_file;
 mod registry;
 mod search_project;
 
 pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
+pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
 
 use serde_json::Value;

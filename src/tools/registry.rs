@@ -60,6 +60,7 @@ impl Registry {
         registry.register(Box::new(super::read_file::ReadFile))?;
         registry.register(Box::new(super::search_project::SearchProject))?;
         registry.register(Box::new(super::clarify_user::ClarifyUser))?;
+        registry.register(Box::new(super::propose_edits::ProposeEdits))?;
         Ok(registry)
     }
 

@@ -1,0 +1,350 @@
+//! The engine task: the one owner of the session log, the audit log, the
+//! jobs and their reviews. Every event passes through here to be numbered,
+//! recorded (flushed line by line) and forwarded to the front end.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::emit::Emitter;
+use super::job::{self, JobSpec};
+use super::{EngineContext, SessionChoice};
+use crate::checkpoint::CheckpointStore;
+use crate::llm::Message;
+use crate::protocol::{Event, EventBody, Op};
+use crate::review::{DiffBundle, ProposedEdit};
+use crate::store::audit::{AuditEntry, AuditLog};
+use crate::store::session::{self, SessionLog};
+
+/// How long a closing engine waits for cancelled jobs to report.
+const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
+struct JobHandle {
+    cancel: CancellationToken,
+    answers: mpsc::UnboundedSender<String>,
+}
+
+/// A job's proposed edits and the bundle the user decides on.
+#[derive(Default)]
+pub(super) struct Review {
+    pub bundle: Option<DiffBundle>,
+    pub edits: Vec<ProposedEdit>,
+}
+
+pub(super) struct Engine {
+    pub ctx: Arc<EngineContext>,
+    jobs: HashMap<String, JobHandle>,
+    cursors: HashMap<String, u64>,
+    recorded: HashMap<String, usize>,
+    prompts: HashMap<String, String>,
+    pub reviews: HashMap<String, Review>,
+    history: Vec<Message>,
+    session: Option<SessionLog>,
+    resume: Option<String>,
+    pub checkpoints: Option<CheckpointStore>,
+    audit: Option<AuditLog>,
+    out: mpsc::UnboundedSender<Event>,
+    internal_tx: mpsc::UnboundedSender<(String, EventBody)>,
+    internal_rx: mpsc::UnboundedReceiver<(String, EventBody)>,
+}
+
+impl Engine {
+    pub fn new(
+        ctx: Arc<EngineContext>,
+        out: mpsc::UnboundedSender<Event>,
+    ) -> Result<Engine, String> {
+        let (internal_tx, internal_rx) = mpsc::unbounded_channel();
+        let mut engine = Engine {
+            checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
+            audit: None,
+            ctx: ctx.clone(),
+            jobs: HashMap::new(),
+            cursors: HashMap::new(),
+            recorded: HashMap::new(),
+            prompts: HashMap::new(),
+            reviews: HashMap::new(),
+            history: Vec::new(),
+            session: None,
+            resume: None,
+            out,
+            internal_tx,
+            internal_rx,
+        };
+        if let Some(state) = &ctx.state {
+            engine.audit = Some(
+                AuditLog::open(&state.audit_path())
+                    .map_err(|e| format!("cannot open the audit log: {e}"))?,
+            );
+            if let SessionChoice::Resume(id) = &ctx.session {
+                engine.load_session(&state.sessions_dir(), id)?;
+            }
+        }
+        Ok(engine)
+    }
+
+    /// Rebuilds conversation, cursors and reviews from a session's events.
+    fn load_session(&mut self, dir: &std::path::Path, id: &str) -> Result<(), String> {
+        let state = session::load(dir, id).map_err(|e| format!("cannot read session {id}: {e}"))?;
+        for job in &state.jobs {
+            self.cursors.insert(job.job_id.clone(), job.last_cursor);
+            self.recorded.insert(job.job_id.clone(), job.events);
+            self.prompts.insert(job.job_id.clone(), job.prompt.clone());
+            if let Some(answer) = &job.answer {
+                self.history.push(Message::User(job.prompt.clone()));
+                self.history.push(Message::Assistant {
+                    text: answer.clone(),
+                    tool_calls: Vec::new(),
+                });
+            }
+            if job.bundle.is_some() {
+                self.reviews.insert(
+                    job.job_id.clone(),
+                    Review {
+                        bundle: job.bundle.clone(),
+                        edits: job.edits.clone(),
+                    },
+                );
+            }
+        }
+        self.resume = Some(id.to_string());
+        Ok(())
+    }
+
+    pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        loop {
+            tokio::select! {
+                op = ops.recv() => match op {
+                    Some(op) => self.handle(op),
+                    None => break,
+                },
+                Some((job_id, body)) = self.internal_rx.recv() => self.publish(&job_id, body),
+            }
+        }
+        // The front end is gone: stop its jobs and record how they ended.
+        for job in self.jobs.values() {
+            job.cancel.cancel();
+        }
+        while !self.jobs.is_empty() {
+            match tokio::time::timeout(DRAIN_TIMEOUT, self.internal_rx.recv()).await {
+                Ok(Some((job_id, body))) => self.publish(&job_id, body),
+                Ok(None) | Err(_) => break,
+            }
+        }
+    }
+
+    fn handle(&mut self, op: Op) {
+        match op {
+            Op::StartJob {
+                job_id,
+                prompt,
+                mode,
+                max_tool_calls,
+            } => self.start_job(job_id, prompt, mode, max_tool_calls),
+            Op::Answer { job_id, text } => {
+                if let Some(job) = self.jobs.get(&job_id) {
+                    let _ = job.answers.send(text);
+                }
+            }
+            Op::Cancel { job_id } => {
+                if let Some(job) = self.jobs.get(&job_id) {
+                    job.cancel.cancel();
+                }
+            }
+            Op::Decide {
+                job_id,
+                accept,
+                reject,
+                accept_all,
+            } => self.decide(&job_id, &accept, &reject, accept_all),
+            Op::Apply { job_id } => self.apply(&job_id),
+            Op::Rollback {
+                checkpoint_id,
+                hunks,
+            } => self.rollback(&checkpoint_id, &hunks),
+        }
+    }
+
+    fn start_job(
+        &mut self,
+        job_id: String,
+        prompt: String,
+        mode: crate::protocol::Mode,
+        max_tool_calls: Option<u32>,
+    ) {
+        if self.jobs.contains_key(&job_id) || self.cursors.contains_key(&job_id) {
+            return;
+        }
+        let limits = &self.ctx.config.sessions;
+        if self.prompts.len() >= limits.max_jobs_per_session {
+            let error = format!(
+                "this session already holds {} jobs (sessions.max_jobs_per_session); start a new session",
+                self.prompts.len()
+            );
+            self.publish(
+                &job_id,
+                EventBody::JobFailed {
+                    error,
+                    code: "session_full".into(),
+                },
+            );
+            return;
+        }
+        self.ensure_session();
+        self.prompts.insert(job_id.clone(), prompt.clone());
+        let cancel = CancellationToken::new();
+        let (answer_tx, answer_rx) = mpsc::unbounded_channel();
+        let spec = JobSpec {
+            prompt,
+            mode,
+            max_tool_calls: max_tool_calls.unwrap_or(self.ctx.config.agent.max_tool_calls_per_job),
+            history: self.history.clone(),
+        };
+        let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
+        tokio::spawn(job::run(
+            self.ctx.clone(),
+            spec,
+            emitter,
+            cancel.clone(),
+            answer_rx,
+        ));
+        self.jobs.insert(
+            job_id,
+            JobHandle {
+                cancel,
+                answers: answer_tx,
+            },
+        );
+        self.collect_garbage();
+    }
+
+    fn ensure_session(&mut self) {
+        if self.session.is_some() {
+            return;
+        }
+        let Some(state) = &self.ctx.state else { return };
+        let dir = state.sessions_dir();
+        self.session = match (&self.ctx.session, &self.resume) {
+            (SessionChoice::None, _) => None,
+            (SessionChoice::Resume(_), Some(id)) => SessionLog::open(&dir, id).ok(),
+            (SessionChoice::New | SessionChoice::Resume(_), _) => {
+                SessionLog::create(&dir, self.ctx.workspace.root()).ok()
+            }
+        };
+    }
+
+    fn collect_garbage(&self) {
+        if let (Some(state), Some(log)) = (&self.ctx.state, &self.session) {
+            let _ = session::gc(
+                &state.sessions_dir(),
+                &self.ctx.config.sessions,
+                Some(&log.id),
+            );
+        }
+    }
+
+    /// The current session id, if any.
+    pub fn session_id(&self) -> Option<String> {
+        self.session
+            .as_ref()
+            .map(|s| s.id.clone())
+            .or_else(|| self.resume.clone())
+    }
+
+    /// Numbers, records and forwards one event; keeps review state current.
+    pub fn publish(&mut self, job_id: &str, body: EventBody) {
+        match &body {
+            EventBody::EditsProposed { edits } => {
+                self.reviews
+                    .entry(job_id.to_string())
+                    .or_default()
+                    .edits
+                    .extend(edits.iter().cloned());
+            }
+            EventBody::DiffGenerated { bundle }
+            | EventBody::ReviewUpdated { bundle, .. }
+            | EventBody::ApplyCompleted { bundle, .. } => {
+                self.reviews.entry(job_id.to_string()).or_default().bundle = Some(bundle.clone());
+            }
+            EventBody::JobCompleted { answer, .. } => {
+                if let Some(prompt) = self.prompts.get(job_id) {
+                    self.history.push(Message::User(prompt.clone()));
+                    self.history.push(Message::Assistant {
+                        text: answer.clone(),
+                        tool_calls: Vec::new(),
+                    });
+                }
+            }
+            EventBody::ToolCallCompleted {
+                name,
+                ok,
+                error,
+                tool_call_id,
+                ..
+            } => {
+                let outcome = match (ok, error) {
+                    (true, _) => "ok".to_string(),
+                    (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
+                    (false, None) => "error".to_string(),
+                };
+                self.audit(
+                    job_id,
+                    "tool_call",
+                    &format!("{name} ({tool_call_id})"),
+                    Some(true),
+                    &outcome,
+                );
+            }
+            _ => {}
+        }
+        if body.is_terminal() {
+            self.jobs.remove(job_id);
+        }
+        let cursor = self.cursors.entry(job_id.to_string()).or_insert(0);
+        *cursor += 1;
+        let event = Event {
+            cursor: *cursor,
+            body,
+            ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            job_id: job_id.to_string(),
+        };
+        self.record(&event);
+        let _ = self.out.send(event);
+    }
+
+    fn record(&mut self, event: &Event) {
+        let Some(log) = &mut self.session else { return };
+        let count = self.recorded.entry(event.job_id.clone()).or_insert(0);
+        if matches!(event.body, EventBody::LlmDelta { .. })
+            && *count >= self.ctx.config.sessions.max_events_per_job
+        {
+            return;
+        }
+        *count += 1;
+        let _ = log.append(event);
+    }
+
+    /// Appends to the audit log (if the engine keeps state).
+    pub fn audit(
+        &mut self,
+        job_id: &str,
+        action: &str,
+        target: &str,
+        approved: Option<bool>,
+        outcome: &str,
+    ) {
+        let session = self.session_id();
+        if let Some(log) = &mut self.audit {
+            let _ = log.append(AuditEntry {
+                session,
+                job: Some(job_id.to_string()),
+                action: action.to_string(),
+                target: target.to_string(),
+                approved,
+                outcome: outcome.to_string(),
+            });
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Review operations the engine performs for a front end: record hunk
+//! decisions, apply accepted hunks behind a checkpoint, roll back a
+//! checkpoint. Each reports through events and the audit log.
+
+use serde_json::json;
+
+use super::engine::Engine;
+use crate::checkpoint::{
+    CheckpointKind, FileChange, RollbackError, hard_rollback, scoped_rollback,
+};
+use crate::protocol::EventBody;
+use crate::review::{ApplyError, plan_apply, write_plans};
+
+impl Engine {
+    pub(super) fn decide(
+        &mut self,
+        job_id: &str,
+        accept: &[String],
+        reject: &[String],
+        accept_all: bool,
+    ) {
+        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+            self.no_review(job_id);
+            return;
+        };
+        let unknown = bundle.decide(accept, reject, accept_all);
+        let bundle = bundle.clone();
+        if unknown.is_empty() {
+            for hunk in bundle.hunks() {
+                let decided =
+                    accept.contains(&hunk.hunk_id) || reject.contains(&hunk.hunk_id) || accept_all;
+                if decided && !hunk.applied {
+                    let outcome = if hunk.accepted == Some(true) {
+                        "accepted"
+                    } else {
+                        "rejected"
+                    };
+                    self.audit(job_id, "decision", &hunk.hunk_id, hunk.accepted, outcome);
+                }
+            }
+        }
+        self.publish(job_id, EventBody::ReviewUpdated { bundle, unknown });
+    }
+
+    fn no_review(&mut self, job_id: &str) {
+        self.publish(
+            job_id,
+            EventBody::ApplyFailed {
+                error: format!("job {job_id} has no diff to review"),
+                code: "no_review".into(),
+                conflicts: Vec::new(),
+            },
+        );
+    }
+
+    pub(super) fn apply(&mut self, job_id: &str) {
+        let Some(review) = self.reviews.get(job_id) else {
+            self.no_review(job_id);
+            return;
+        };
+        let Some(bundle) = review.bundle.clone() else {
+            self.no_review(job_id);
+            return;
+        };
+        let edits = review.edits.clone();
+        let accepted: Vec<String> = bundle
+            .hunks()
+            .filter(|h| h.accepted == Some(true) && !h.applied)
+            .map(|h| h.hunk_id.clone())
+            .collect();
+        self.publish(
+            job_id,
+            EventBody::ApplyStarted {
+                hunk_ids: accepted.clone(),
+            },
+        );
+        let plans = match plan_apply(&self.ctx.workspace, &bundle, &edits) {
+            Ok(plans) => plans,
+            Err(e) => {
+                let (code, conflicts) = match &e {
+                    ApplyError::Conflict(list) => (
+                        "conflict",
+                        list.iter()
+                            .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
+                            .collect(),
+                    ),
+                    ApplyError::NothingAccepted => ("nothing_accepted", Vec::new()),
+                    ApplyError::Io { .. } => ("io_error", Vec::new()),
+                };
+                self.audit(
+                    job_id,
+                    "apply",
+                    &accepted.join(","),
+                    Some(true),
+                    &format!("{code}: {e}"),
+                );
+                self.publish(
+                    job_id,
+                    EventBody::ApplyFailed {
+                        error: e.to_string(),
+                        code: code.into(),
+                        conflicts,
+                    },
+                );
+                return;
+            }
+        };
+        let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
+        let files: Vec<String> = plans.iter().map(|p| p.file_path.clone()).collect();
+        let session = self.session_id();
+        let recorded = match &self.checkpoints {
+            Some(store) => store.record(
+                session.as_deref(),
+                job_id,
+                CheckpointKind::Apply,
+                None,
+                &changes,
+            ),
+            None => Err(std::io::Error::other(
+                "no state directory to keep checkpoints in",
+            )),
+        };
+        let checkpoint = match recorded {
+            Ok(cp) => cp,
+            Err(e) => {
+                let error = format!("cannot record the checkpoint, so nothing was written: {e}");
+                self.publish(
+                    job_id,
+                    EventBody::ApplyFailed {
+                        error,
+                        code: "checkpoint_failed".into(),
+                        conflicts: Vec::new(),
+                    },
+                );
+                return;
+            }
+        };
+        self.publish(
+            job_id,
+            EventBody::CheckpointCreated {
+                checkpoint_id: checkpoint.checkpoint_id.clone(),
+                kind: "apply".into(),
+                files: files.clone(),
+            },
+        );
+        if let Err(e) = write_plans(&plans) {
+            self.audit(
+                job_id,
+                "apply",
+                &accepted.join(","),
+                Some(true),
+                &format!("io_error: {e}"),
+            );
+            let error = format!(
+                "{e}; files already written can be restored with `agent-tui rollback {}`",
+                checkpoint.checkpoint_id
+            );
+            self.publish(
+                job_id,
+                EventBody::ApplyFailed {
+                    error,
+                    code: "io_error".into(),
+                    conflicts: Vec::new(),
+                },
+            );
+            return;
+        }
+        // Written files are final: their undecided hunks no longer apply.
+        let mut bundle = bundle;
+        for file in bundle
+            .files
+            .iter_mut()
+            .filter(|f| files.contains(&f.file_path))
+        {
+            for hunk in &mut file.hunks {
+                if accepted.contains(&hunk.hunk_id) {
+                    hunk.applied = true;
+                } else if hunk.accepted.is_none() {
+                    hunk.accepted = Some(false);
+                }
+            }
+        }
+        self.audit(
+            job_id,
+            "apply",
+            &accepted.join(","),
+            Some(true),
+            &format!("ok: {}", checkpoint.checkpoint_id),
+        );
+        self.publish(
+            job_id,
+            EventBody::ApplyCompleted {
+                checkpoint_id: checkpoint.checkpoint_id,
+                files,
+                hunk_ids: accepted,
+                bundle,
+            },
+        );
+    }
+
+    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String]) {
+        let found = match &self.checkpoints {
+            Some(store) => store.get(checkpoint_id).map_err(|e| e.to_string()),
+            None => Err("no state directory: there are no checkpoints".into()),
+        };
+        let checkpoint = match found {
+            Ok(Some(cp)) => cp,
+            Ok(None) | Err(_) => {
+                let error = match found {
+                    Err(e) => e,
+                    Ok(_) => {
+                        format!("no checkpoint {checkpoint_id}; see `agent-tui checkpoints list`")
+                    }
+                };
+                self.publish(
+                    checkpoint_id,
+                    EventBody::RollbackFailed {
+                        checkpoint_id: checkpoint_id.to_string(),
+                        error,
+                        code: "not_found".into(),
+                        conflicts: Vec::new(),
+                    },
+                );
+                return;
+            }
+        };
+        let job_id = checkpoint.job_id.clone();
+        self.publish(
+            &job_id,
+            EventBody::RollbackStarted {
+                checkpoint_id: checkpoint_id.to_string(),
+                hunks: hunks.to_vec(),
+            },
+        );
+        let Some(store) = &self.checkpoints else {
+            return;
+        };
+        let result = if hunks.is_empty() {
+            hard_rollback(&self.ctx.workspace, store, &checkpoint)
+        } else {
+            scoped_rollback(&self.ctx.workspace, store, &checkpoint, hunks)
+        };
+        let target = if hunks.is_empty() {
+            checkpoint_id.to_string()
+        } else {
+            format!("{checkpoint_id} {}", hunks.join(","))
+        };
+        match result {
+            Ok(record) => {
+                let files: Vec<String> = record
+                    .affected_files
+                    .iter()
+                    .map(|f| f.file_path.clone())
+                    .collect();
+                self.audit(
+                    &job_id,
+                    "rollback",
+                    &target,
+                    Some(true),
+                    &format!("ok: {}", record.checkpoint_id),
+                );
+                self.publish(
+                    &job_id,
+                    EventBody::CheckpointCreated {
+                        checkpoint_id: record.checkpoint_id.clone(),
+                        kind: "rollback".into(),
+                        files: files.clone(),
+                    },
+                );
+                self.publish(
+                    &job_id,
+                    EventBody::RollbackCompleted {
+                        checkpoint_id: checkpoint_id.to_string(),
+                        rollback_checkpoint_id: record.checkpoint_id,
+                        files,
+                    },
+                );
+            }
+            Err(e) => {
+                let (code, conflicts) = match &e {
+                    RollbackError::Conflict(list) => ("conflict", list.clone()),
+                    RollbackError::UnknownHunk(..) => ("unknown_hunk", Vec::new()),
+                    RollbackError::Path(_) | RollbackError::Io(_) => ("io_error", Vec::new()),
+                };
+                self.audit(
+                    &job_id,
+                    "rollback",
+                    &target,
+                    Some(true),
+                    &format!("{code}: {e}"),
+                );
+                self.publish(
+                    &job_id,
+                    EventBody::RollbackFailed {
+                        checkpoint_id: checkpoint_id.to_string(),
+                        error: e.to_string(),
+                        code: code.into(),
+                        conflicts,
+                    },
+                );
+            }
+        }
+    }
+}

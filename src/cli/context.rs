@@ -1,0 +1,123 @@
+//! Shared set-up of the headless commands: configuration, workspace, state
+//! dir, provider, tokio runtime, and an engine to drive.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::args::GlobalArgs;
+use super::{Exit, load_config, process_env};
+use crate::agent::{EngineContext, SessionChoice};
+use crate::config::{Config, SETUP_HINT, ollama_answers};
+use crate::llm::{Provider, build_provider};
+use crate::store::{RootState, StateDirs};
+use crate::tools::Registry;
+use crate::workspace::Workspace;
+
+/// Prints `message` as a usage/configuration error.
+pub fn usage(message: impl std::fmt::Display) -> Exit {
+    eprintln!("agent-tui: {message}");
+    Exit::Usage
+}
+
+/// Prints `message` as a failure of the command.
+pub fn failed(message: impl std::fmt::Display) -> Exit {
+    eprintln!("agent-tui: {message}");
+    Exit::Failed
+}
+
+pub fn open_workspace(root: &Path) -> Result<Workspace, Exit> {
+    Workspace::open(root).map_err(usage)
+}
+
+/// The state folder of `workspace`'s root.
+pub fn root_state(workspace: &Workspace) -> Result<RootState, Exit> {
+    StateDirs::locate(&process_env)
+        .map(|dirs| dirs.root_state(workspace.root()))
+        .ok_or_else(|| usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME"))
+}
+
+pub fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| failed(format!("cannot start the async runtime: {e}")))
+}
+
+/// The provider chosen by flags, config or detection; exit 2 if none.
+pub fn provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider>, Exit> {
+    let choice = config
+        .choose_provider(
+            global.provider.as_deref(),
+            global.model.as_deref(),
+            &process_env,
+            ollama_answers,
+        )
+        .map_err(usage)?
+        .ok_or_else(|| usage(SETUP_HINT))?;
+    build_provider(
+        &choice.name,
+        &choice.provider,
+        Duration::from_secs(config.agent.request_timeout_secs),
+        &process_env,
+    )
+    .map_err(usage)
+}
+
+/// An engine context for `root`; with `with_provider` a model is set up too.
+pub fn engine_context(
+    global: &GlobalArgs,
+    root: &Path,
+    session: SessionChoice,
+    with_provider: bool,
+) -> Result<EngineContext, Exit> {
+    let config = load_config(global)?.config;
+    let workspace = open_workspace(root)?;
+    let state = root_state(&workspace)?;
+    let provider = if with_provider {
+        Some(provider(global, &config)?)
+    } else {
+        None
+    };
+    let registry = Registry::builtin().map_err(|e| failed(format!("internal error: {e}")))?;
+    Ok(EngineContext {
+        workspace,
+        config,
+        registry,
+        provider,
+        state: Some(state),
+        session,
+    })
+}
+
+/// Sends `ops` to a fresh engine for `ctx` and prints its events until
+/// `done` maps one to an exit code.
+pub fn drive_ops(
+    ctx: EngineContext,
+    ops: Vec<crate::protocol::Op>,
+    json: bool,
+    mut done: impl FnMut(&crate::protocol::Event) -> Option<Exit>,
+) -> Exit {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(exit) => return exit,
+    };
+    rt.block_on(async move {
+        let mut engine = match crate::agent::spawn(ctx) {
+            Ok(e) => e,
+            Err(e) => return usage(e),
+        };
+        for op in ops {
+            if engine.ops.send(op).is_err() {
+                return failed("the engine stopped unexpectedly");
+            }
+        }
+        let mut printer = super::output::Printer::new(json);
+        while let Some(event) = engine.events.recv().await {
+            printer.print(&event);
+            if let Some(exit) = done(&event) {
+                return exit;
+            }
+        }
+        failed("the engine stopped unexpectedly")
+    })
+}

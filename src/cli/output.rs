@@ -1,0 +1,209 @@
+//! What the headless commands print: engine events (JSON lines, or text for
+//! people) and diff bundles (coloured hunks on a terminal).
+
+use std::io::{IsTerminal, Write};
+
+use crate::protocol::{Event, EventBody, JobStatus};
+use crate::review::DiffBundle;
+
+/// Whether to colour stdout: a terminal, and `NO_COLOR` unset.
+pub fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn paint(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A bundle as people read it: each file, each hunk with its id and state.
+pub fn render_bundle(bundle: &DiffBundle, colour: bool) -> String {
+    let mut out = String::new();
+    for file in &bundle.files {
+        let state = if file.base_file_hash.is_none() {
+            " (new file)"
+        } else {
+            ""
+        };
+        out.push_str(&paint(colour, "1", &format!("{}{state}\n", file.file_path)));
+        for hunk in &file.hunks {
+            let decision = match (hunk.applied, hunk.accepted) {
+                (true, _) => "applied",
+                (false, Some(true)) => "accepted",
+                (false, Some(false)) => "rejected",
+                (false, None) => "pending",
+            };
+            let big = if hunk.oversized { ", oversized" } else { "" };
+            out.push_str(&paint(
+                colour,
+                "33",
+                &format!(
+                    "  {} [{decision}{big}] edits {}\n",
+                    hunk.hunk_id,
+                    hunk.edit_ids.join(",")
+                ),
+            ));
+            for line in hunk.patch.lines() {
+                let code = match line.chars().next() {
+                    Some('+') => "32",
+                    Some('-') => "31",
+                    Some('@') => "36",
+                    _ => "",
+                };
+                let shown = line.trim_end_matches('\r');
+                out.push_str("    ");
+                out.push_str(&if code.is_empty() {
+                    shown.to_string()
+                } else {
+                    paint(colour, code, shown)
+                });
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// Turns events into output: JSON lines, or text for people.
+pub struct Printer {
+    json: bool,
+    /// Whether stdout's last byte was a newline (or nothing was printed).
+    at_line_start: bool,
+    printed_answer: bool,
+    attempt: u32,
+}
+
+impl Printer {
+    pub fn new(json: bool) -> Printer {
+        Printer {
+            json,
+            at_line_start: true,
+            printed_answer: false,
+            attempt: 1,
+        }
+    }
+
+    pub fn print(&mut self, event: &Event) {
+        if self.json {
+            if let Ok(line) = serde_json::to_string(event) {
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        match &event.body {
+            EventBody::LlmDelta { text, attempt } => {
+                if *attempt != self.attempt {
+                    self.attempt = *attempt;
+                    if *attempt > 1 {
+                        self.end_line();
+                        eprintln!(
+                            "[the model request failed and is being retried; attempt {attempt}]"
+                        );
+                    }
+                }
+                self.out(text);
+                self.printed_answer = true;
+            }
+            EventBody::ToolCallRequested {
+                name, arguments, ..
+            } => {
+                self.end_line();
+                eprintln!("· {name} {}", shorten(&arguments.to_string(), 160));
+            }
+            EventBody::ToolCallCompleted {
+                ok: false, error, ..
+            } => {
+                let message = error
+                    .as_ref()
+                    .and_then(|e| e["message"].as_str())
+                    .unwrap_or("failed");
+                eprintln!("  ✗ {}", shorten(message, 300));
+            }
+            EventBody::ClarificationRequested { question, .. } => {
+                self.end_line();
+                eprintln!("? {question}");
+            }
+            EventBody::ClarificationReceived { answer, .. } => eprintln!("  → {answer}"),
+            EventBody::JobCompleted { answer, status, .. } => {
+                if !self.printed_answer {
+                    self.out(answer);
+                }
+                self.end_line();
+                if *status == JobStatus::AwaitingReview {
+                    eprintln!(
+                        "Edits await your review: `agent-tui review` (or --apply all next time)."
+                    );
+                }
+            }
+            EventBody::JobFailed { error, .. } => {
+                self.end_line();
+                eprintln!("agent-tui: {error}");
+            }
+            EventBody::JobCancelled {} => {
+                self.end_line();
+                eprintln!("agent-tui: cancelled");
+            }
+            EventBody::ApplyCompleted {
+                checkpoint_id,
+                files,
+                hunk_ids,
+                ..
+            } => eprintln!(
+                "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
+                hunk_ids.len(),
+                files.len()
+            ),
+            EventBody::ApplyFailed { error, .. } => eprintln!("agent-tui: apply failed: {error}"),
+            EventBody::RollbackCompleted {
+                rollback_checkpoint_id,
+                files,
+                ..
+            } => eprintln!(
+                "Rolled back {} file(s); this rollback is checkpoint {rollback_checkpoint_id}",
+                files.len()
+            ),
+            EventBody::RollbackFailed { error, .. } => {
+                eprintln!("agent-tui: rollback failed: {error}")
+            }
+            EventBody::ReviewUpdated { unknown, .. } if !unknown.is_empty() => {
+                eprintln!("agent-tui: no such hunk: {}", unknown.join(", "));
+            }
+            EventBody::JobStarted { .. }
+            | EventBody::ToolCallCompleted { ok: true, .. }
+            | EventBody::EditsProposed { .. }
+            | EventBody::DiffGenerated { .. }
+            | EventBody::ReviewUpdated { .. }
+            | EventBody::ApplyStarted { .. }
+            | EventBody::CheckpointCreated { .. }
+            | EventBody::RollbackStarted { .. } => {}
+        }
+    }
+
+    fn out(&mut self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    fn end_line(&mut self) {
+        if !self.at_line_start {
+            self.out("\n");
+        }
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}

@@ -1,0 +1,357 @@
+//! Sessions on disk: one JSON-lines file per session holding its header and
+//! every event of its jobs, each line written whole at once, so a crash loses
+//! at most the line being written. Replaying the events rebuilds the state.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::SessionLimits;
+use crate::protocol::{Event, EventBody, JobStatus};
+use crate::review::{DiffBundle, ProposedEdit, new_id};
+
+/// First line of every session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub session_id: String,
+    pub root: String,
+    pub ts: String,
+}
+
+/// An open session file, appended to event by event.
+pub struct SessionLog {
+    pub id: String,
+    file: File,
+}
+
+fn path_of(dir: &Path, id: &str) -> io::Result<PathBuf> {
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a session id: {id}"),
+        ));
+    }
+    Ok(dir.join(format!("{id}.jsonl")))
+}
+
+fn now() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}
+
+impl SessionLog {
+    /// Starts a new session for `root`.
+    pub fn create(dir: &Path, root: &Path) -> io::Result<SessionLog> {
+        std::fs::create_dir_all(dir)?;
+        let id = new_id("s");
+        let mut log = SessionLog {
+            file: OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .open(path_of(dir, &id)?)?,
+            id: id.clone(),
+        };
+        let header = SessionHeader {
+            kind: "session.created".into(),
+            session_id: id,
+            root: root.display().to_string(),
+            ts: now(),
+        };
+        log.write_line(&serde_json::to_string(&header).map_err(io::Error::other)?)?;
+        Ok(log)
+    }
+
+    /// Reopens an existing session for appending.
+    pub fn open(dir: &Path, id: &str) -> io::Result<SessionLog> {
+        let path = path_of(dir, id)?;
+        let mut file = OpenOptions::new().append(true).open(&path)?;
+        // A crash mid-line leaves no newline; start clean on a new line.
+        if let Ok(bytes) = std::fs::read(&path)
+            && bytes.last().is_some_and(|b| *b != b'\n')
+        {
+            file.write_all(b"\n")?;
+        }
+        Ok(SessionLog {
+            id: id.to_string(),
+            file,
+        })
+    }
+
+    pub fn append(&mut self, event: &Event) -> io::Result<()> {
+        self.write_line(&serde_json::to_string(event).map_err(io::Error::other)?)
+    }
+
+    fn write_line(&mut self, line: &str) -> io::Result<()> {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        self.file.write_all(&bytes)?;
+        self.file.flush()
+    }
+}
+
+/// What one job looks like after replaying its events.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct JobRecord {
+    pub job_id: String,
+    pub prompt: String,
+    pub status: Option<JobStatus>,
+    pub answer: Option<String>,
+    pub edits: Vec<ProposedEdit>,
+    pub bundle: Option<DiffBundle>,
+    pub last_cursor: u64,
+    pub events: usize,
+}
+
+/// A session replayed from its file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionState {
+    pub header: SessionHeader,
+    pub jobs: Vec<JobRecord>,
+    /// Lines that could not be read (a torn last line after a crash).
+    pub unreadable_lines: usize,
+}
+
+impl SessionState {
+    pub fn job(&self, id: &str) -> Option<&JobRecord> {
+        self.jobs.iter().find(|j| j.job_id == id)
+    }
+
+    /// The newest job whose bundle still has undecided or accepted hunks.
+    pub fn pending_review(&self) -> Option<&JobRecord> {
+        self.jobs
+            .iter()
+            .rev()
+            .find(|j| j.bundle.as_ref().is_some_and(DiffBundle::is_pending))
+    }
+}
+
+/// Replays the session file `id`.
+pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
+    let file = File::open(path_of(dir, id)?)?;
+    let mut lines = BufReader::new(file).lines();
+    let header: SessionHeader = match lines.next() {
+        Some(line) => serde_json::from_str(&line?).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("session {id} has no valid header: {e}"),
+            )
+        })?,
+        None => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("session {id} is empty"),
+            ));
+        }
+    };
+    let mut jobs: BTreeMap<String, usize> = BTreeMap::new();
+    let mut state = SessionState {
+        header,
+        jobs: Vec::new(),
+        unreadable_lines: 0,
+    };
+    for line in lines {
+        let line = line?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let Ok(event) = serde_json::from_str::<Event>(&line) else {
+            state.unreadable_lines += 1;
+            continue;
+        };
+        let index = *jobs.entry(event.job_id.clone()).or_insert_with(|| {
+            state.jobs.push(JobRecord {
+                job_id: event.job_id.clone(),
+                ..JobRecord::default()
+            });
+            state.jobs.len() - 1
+        });
+        let job = &mut state.jobs[index];
+        job.last_cursor = job.last_cursor.max(event.cursor);
+        job.events += 1;
+        if let Some(status) = event.body.status() {
+            job.status = Some(status);
+        }
+        match event.body {
+            EventBody::JobStarted { prompt, .. } => job.prompt = prompt,
+            EventBody::JobCompleted { answer, .. } => job.answer = Some(answer),
+            EventBody::EditsProposed { edits } => job.edits.extend(edits),
+            EventBody::DiffGenerated { bundle }
+            | EventBody::ReviewUpdated { bundle, .. }
+            | EventBody::ApplyCompleted { bundle, .. } => job.bundle = Some(bundle),
+            EventBody::LlmDelta { .. }
+            | EventBody::ToolCallRequested { .. }
+            | EventBody::ToolCallCompleted { .. }
+            | EventBody::ClarificationRequested { .. }
+            | EventBody::ClarificationReceived { .. }
+            | EventBody::ApplyStarted { .. }
+            | EventBody::ApplyFailed { .. }
+            | EventBody::CheckpointCreated { .. }
+            | EventBody::RollbackStarted { .. }
+            | EventBody::RollbackCompleted { .. }
+            | EventBody::RollbackFailed { .. }
+            | EventBody::JobFailed { .. }
+            | EventBody::JobCancelled {} => {}
+        }
+    }
+    Ok(state)
+}
+
+/// One line of `sessions list`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub created_at: String,
+    pub updated_at: String,
+    pub jobs: usize,
+    pub pending_review: bool,
+    pub last_prompt: Option<String>,
+}
+
+/// Every session of the root, most recently updated last.
+pub fn list(dir: &Path) -> io::Result<Vec<SessionSummary>> {
+    let mut out = Vec::new();
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
+        Err(e) => return Err(e),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(id) = name.strip_suffix(".jsonl") else {
+            continue;
+        };
+        let Ok(state) = load(dir, id) else { continue };
+        let updated = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .map(|t| humantime::format_rfc3339_millis(t).to_string())
+            .unwrap_or_default();
+        out.push(SessionSummary {
+            session_id: id.to_string(),
+            created_at: state.header.ts.clone(),
+            updated_at: updated,
+            jobs: state.jobs.len(),
+            pending_review: state.pending_review().is_some(),
+            last_prompt: state.jobs.last().map(|j| j.prompt.clone()),
+        });
+    }
+    out.sort_by(|a, b| {
+        a.updated_at
+            .cmp(&b.updated_at)
+            .then(a.session_id.cmp(&b.session_id))
+    });
+    Ok(out)
+}
+
+/// The most recently updated session.
+pub fn latest(dir: &Path) -> io::Result<Option<String>> {
+    Ok(list(dir)?.pop().map(|s| s.session_id))
+}
+
+/// Removes sessions beyond `max_sessions` (oldest first) and sessions idle
+/// longer than `completed_ttl_hours`, never one with a pending review nor
+/// `keep`. Returns the removed ids.
+pub fn gc(dir: &Path, limits: &SessionLimits, keep: Option<&str>) -> io::Result<Vec<String>> {
+    let sessions = list(dir)?;
+    let ttl = Duration::from_secs(limits.completed_ttl_hours.saturating_mul(3600));
+    let cutoff = SystemTime::now().checked_sub(ttl);
+    let excess = sessions.len().saturating_sub(limits.max_sessions);
+    let mut removed = Vec::new();
+    for (i, s) in sessions.iter().enumerate() {
+        if s.pending_review || Some(s.session_id.as_str()) == keep {
+            continue;
+        }
+        let expired = match (cutoff, humantime::parse_rfc3339(&s.updated_at)) {
+            (Some(cutoff), Ok(updated)) => updated < cutoff,
+            _ => false,
+        };
+        if i < excess || expired {
+            std::fs::remove_file(path_of(dir, &s.session_id)?)?;
+            removed.push(s.session_id.clone());
+        }
+    }
+    Ok(removed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Mode, Usage};
+
+    fn event(job: &str, cursor: u64, body: EventBody) -> Event {
+        Event {
+            cursor,
+            body,
+            ts: now(),
+            job_id: job.into(),
+        }
+    }
+
+    #[test]
+    fn append_load_and_torn_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SessionLog::create(dir.path(), Path::new("/p")).unwrap();
+        let started = EventBody::JobStarted {
+            prompt: "hi".into(),
+            mode: Mode::Ask,
+            root: "/p".into(),
+            provider: "x".into(),
+            model: "m".into(),
+        };
+        log.append(&event("j1", 1, started)).unwrap();
+        log.append(&event(
+            "j1",
+            2,
+            EventBody::JobCompleted {
+                answer: "yo".into(),
+                usage: Usage::default(),
+                status: JobStatus::Completed,
+            },
+        ))
+        .unwrap();
+        let path = path_of(dir.path(), &log.id).unwrap();
+        // Simulate a crash in the middle of writing a line.
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"{\"cursor\": 3, \"ty").unwrap();
+        let state = load(dir.path(), &log.id).unwrap();
+        assert_eq!(state.jobs.len(), 1);
+        assert_eq!(state.jobs[0].answer.as_deref(), Some("yo"));
+        assert_eq!(state.jobs[0].last_cursor, 2);
+        assert_eq!(state.unreadable_lines, 1);
+        let mut again = SessionLog::open(dir.path(), &log.id).unwrap();
+        again
+            .append(&event("j2", 1, EventBody::JobCancelled {}))
+            .unwrap();
+        let state = load(dir.path(), &log.id).unwrap();
+        assert_eq!(state.jobs.len(), 2, "appending after a torn line works");
+        assert_eq!(
+            latest(dir.path()).unwrap().as_deref(),
+            Some(log.id.as_str())
+        );
+        assert!(SessionLog::open(dir.path(), "../x").is_err());
+    }
+
+    #[test]
+    fn gc_keeps_the_newest_and_pending_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..4 {
+            ids.push(SessionLog::create(dir.path(), Path::new("/p")).unwrap().id);
+            std::thread::sleep(Duration::from_millis(15));
+        }
+        let limits = SessionLimits {
+            max_sessions: 2,
+            ..SessionLimits::default()
+        };
+        let removed = gc(dir.path(), &limits, Some(&ids[0])).unwrap();
+        assert_eq!(removed, [ids[1].clone()]);
+        assert_eq!(list(dir.path()).unwrap().len(), 3);
+    }
+}
