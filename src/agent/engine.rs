@@ -110,6 +110,8 @@ impl Engine {
             }
         }
         self.resume = Some(id.to_string());
+        self.session =
+            Some(SessionLog::open(dir, id).map_err(|e| format!("cannot open session {id}: {e}"))?);
         Ok(())
     }
 

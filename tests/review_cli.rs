@@ -1,0 +1,475 @@
+//! Edits end to end through the binary: propose (nothing written), review,
+//! decide per hunk or file, hash-checked apply (conflicts write nothing, exit
+//! 3), checkpoints, hard and scoped rollback, sessions, the audit chain.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::jobs::{Run, config, exec, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+use support::{Env, code, stderr, stdout, write_files};
+
+const MAIN: &str = "fn main() {\n    println!(\"one\");\n    println!(\"two\");\n}\n";
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut long = String::new();
+    for i in 1..=40 {
+        long.push_str(&format!("line {i}\n"));
+    }
+    write_files(dir.path(), &[("src/main.rs", MAIN), ("notes.txt", &long)]);
+    dir
+}
+
+/// A model turn that proposes `edits`, then one that answers.
+fn propose_then_answer(edits: Value) -> Vec<Reply> {
+    let args = json!({ "edits": edits }).to_string();
+    vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &args)])),
+        sse(openai::text(&["I proposed the changes."])),
+    ]
+}
+
+fn standard_edits() -> Value {
+    json!([
+        {"file_path": "src/main.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    println!(\"one\");", "new_text": "    println!(\"uno\");\n", "rationale": "Spanish"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 30, "end_line": 30, "new_text": "line thirty\n"},
+        {"file_path": "docs/new.md", "operation": "create", "new_text": "# New\n"}
+    ])
+}
+
+struct Cli<'a> {
+    env: &'a Env,
+    root: &'a Path,
+}
+
+impl Cli<'_> {
+    fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self
+            .env
+            .cmd()
+            .args(args)
+            .arg("--root")
+            .arg(self.root)
+            .output()
+            .unwrap();
+        (code(&out), stdout(&out), stderr(&out))
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let (c, out, err) = self.run(args);
+        assert_eq!(c, 0, "{args:?}: {err}");
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    }
+}
+
+fn propose(env: &Env, root: &Path, edits: Value, extra: &[&str]) -> (Run, LlmServer) {
+    let server = LlmServer::start(propose_then_answer(edits));
+    let cfg = config(env, "openai", &server.url(), "");
+    let mut args = vec!["--json"];
+    args.extend_from_slice(extra);
+    args.push("make the changes");
+    let run = exec(env, &cfg, root, &args);
+    (run, server)
+}
+
+fn read(root: &Path, p: &str) -> String {
+    std::fs::read_to_string(root.join(p)).unwrap()
+}
+
+#[test]
+fn propose_review_decide_apply_rollback() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, server) = propose(&env, root, standard_edits(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let types = run.types();
+    assert!(types.contains(&"edits.proposed".to_string()), "{types:?}");
+    assert!(types.contains(&"diff.generated".to_string()), "{types:?}");
+    let done = events.last().unwrap();
+    assert_eq!(done["type"], "job.completed");
+    assert_eq!(done["data"]["status"], "awaiting_review");
+    // The tool result told the model the hunk ids; nothing was written.
+    let result = &events
+        .iter()
+        .find(|e| e["type"] == "tool.call.completed")
+        .unwrap()["data"]["result"];
+    assert_eq!(result["hunk_ids"], json!(["h_1", "h_2", "h_3"]));
+    let sent = &server.requests()[1].body["messages"];
+    assert!(sent.to_string().contains("h_1"));
+    assert_eq!(read(root, "src/main.rs"), MAIN);
+    assert!(!root.join("docs/new.md").exists());
+
+    let cli = Cli { env: &env, root };
+    let bundle = cli.json(&["review", "--json"]);
+    assert_eq!(bundle["files"].as_array().unwrap().len(), 3);
+    let files: Vec<&str> = bundle["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["file_path"].as_str().unwrap())
+        .collect();
+    assert_eq!(files, ["docs/new.md", "notes.txt", "src/main.rs"]);
+    for f in bundle["files"].as_array().unwrap() {
+        let mut keys: Vec<&str> = f.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["base_file_hash", "file_path", "hunks"]);
+        for h in f["hunks"].as_array().unwrap() {
+            assert_eq!(h["accepted"], Value::Null);
+            assert!(h["patch"].as_str().unwrap().starts_with("@@ -"));
+        }
+    }
+    assert_eq!(bundle["files"][0]["base_file_hash"], Value::Null);
+    let main_patch = bundle["files"][2]["hunks"][0]["patch"].as_str().unwrap();
+    assert!(
+        main_patch.contains("-    println!(\"one\");\n+    println!(\"uno\");\n"),
+        "{main_patch}"
+    );
+
+    // Human view.
+    let (c, text, _) = cli.run(&["review"]);
+    assert_eq!(c, 0);
+    assert!(
+        text.contains("h_3 [pending]") && text.contains("+    println!(\"uno\");"),
+        "{text}"
+    );
+
+    // Unknown hunk ids are a usage error and change nothing.
+    let (c, _, err) = cli.run(&["review", "--accept", "h_9"]);
+    assert_eq!(c, 2, "{err}");
+    // Accept one hunk by id and a whole file by path, reject the third.
+    let b = cli.json(&[
+        "review",
+        "--json",
+        "--accept",
+        "h_3",
+        "--accept",
+        "docs/new.md",
+        "--reject",
+        "h_2",
+    ]);
+    let states: Vec<Value> = b["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["hunks"][0]["accepted"].clone())
+        .collect();
+    assert_eq!(states, [json!(true), json!(false), json!(true)]);
+    let (c, _, err) = cli.run(&["review", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(err.contains("Applied 2 hunk(s) to 2 file(s)"), "{err}");
+    assert_eq!(read(root, "src/main.rs"), MAIN.replace("one", "uno"));
+    assert_eq!(read(root, "docs/new.md"), "# New\n");
+    assert!(
+        read(root, "notes.txt").contains("line 30\n"),
+        "rejected hunk not written"
+    );
+    let (_, _, err) = cli.run(&["review"]);
+    assert!(err.contains("nothing to review"), "{err}");
+
+    // The checkpoint, its three-way data, and a hard rollback.
+    let cps = cli.json(&["checkpoints", "list", "--json"]);
+    assert_eq!(cps.as_array().unwrap().len(), 1);
+    let cp = cps[0]["checkpoint_id"].as_str().unwrap().to_string();
+    let shown = cli.json(&["checkpoints", "show", &cp, "--json"]);
+    let tw = shown["three_way"].as_array().unwrap();
+    let main_view = tw.iter().find(|v| v["file_path"] == "src/main.rs").unwrap();
+    assert_eq!(main_view["base"], MAIN);
+    assert_eq!(main_view["proposed"], MAIN.replace("one", "uno"));
+    assert_eq!(main_view["current"], MAIN.replace("one", "uno"));
+    assert!(
+        shown["checkpoint"]["affected_files"][0]["hunks"][0]["reverse_patch"]
+            .as_str()
+            .unwrap()
+            .starts_with("@@")
+    );
+    let (c, _, err) = cli.run(&["rollback", &cp]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(read(root, "src/main.rs"), MAIN);
+    assert!(!root.join("docs/new.md").exists(), "created file removed");
+    // The rollback is a checkpoint too, and can itself be undone.
+    let cps = cli.json(&["checkpoints", "--json"]);
+    assert_eq!(cps.as_array().unwrap().len(), 2);
+    assert_eq!(cps[1]["kind"], "rollback");
+    let undo = cps[1]["checkpoint_id"].as_str().unwrap().to_string();
+    assert_eq!(cli.run(&["rollback", &undo]).0, 0);
+    assert_eq!(read(root, "src/main.rs"), MAIN.replace("one", "uno"));
+
+    // Sessions and the audit chain.
+    let sessions = cli.json(&["sessions", "--json"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1);
+    let sid = sessions[0]["session_id"].as_str().unwrap().to_string();
+    let shown = cli.json(&["sessions", "show", &sid, "--json"]);
+    assert_eq!(shown["jobs"][0]["prompt"], "make the changes");
+    let (c, out, _) = cli.run(&["audit", "verify"]);
+    assert_eq!(c, 0, "{out}");
+    assert!(out.contains("intact"), "{out}");
+}
+
+#[test]
+fn audit_verify_finds_tampering() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, _) = propose(&env, root, standard_edits(), &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    assert_eq!(cli.run(&["audit", "verify"]).0, 0);
+    let audit = walk_find(env.home.path(), "audit.jsonl");
+    let text = std::fs::read_to_string(&audit).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 3, "{text}");
+    assert!(
+        text.contains("\"action\":\"tool_call\"") && text.contains("\"action\":\"apply\""),
+        "{text}"
+    );
+    let tampered = text.replacen("\"outcome\":\"ok\"", "\"outcome\":\"ko\"", 1);
+    std::fs::write(&audit, tampered).unwrap();
+    let (c, out, _) = cli.run(&["audit", "verify"]);
+    assert_eq!(c, 1);
+    assert!(out.contains("BROKEN at line 1"), "{out}");
+}
+
+fn walk_find(dir: &Path, name: &str) -> std::path::PathBuf {
+    find(dir, name).unwrap_or_else(|| panic!("{name} not found under {}", dir.display()))
+}
+
+fn find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()? {
+        let p = entry.ok()?.path();
+        if p.is_dir() {
+            if let Some(found) = find(&p, name) {
+                return Some(found);
+            }
+        } else if p.file_name().is_some_and(|n| n == name) {
+            return Some(p);
+        }
+    }
+    None
+}
+
+#[test]
+fn exec_apply_all_writes_and_checkpoints() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, _) = propose(&env, root, standard_edits(), &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let types = run.types();
+    for t in [
+        "review.updated",
+        "apply.started",
+        "checkpoint.created",
+        "apply.completed",
+    ] {
+        assert!(types.contains(&t.to_string()), "{t}: {types:?}");
+    }
+    assert!(read(root, "notes.txt").contains("line thirty\n"));
+    assert_eq!(read(root, "docs/new.md"), "# New\n");
+}
+
+type Mutation = Box<dyn Fn(&Path)>;
+
+#[test]
+fn a_file_changed_after_the_proposal_is_a_conflict_and_nothing_is_written() {
+    // Every kind of change, including one of the same size and mtime.
+    let changes: Vec<(&str, Mutation)> = vec![
+        (
+            "same size, same mtime",
+            Box::new(|root: &Path| {
+                let p = root.join("src/main.rs");
+                let mtime = std::fs::metadata(&p).unwrap().modified().unwrap();
+                std::fs::write(&p, MAIN.replace("two", "TWO")).unwrap();
+                std::fs::File::options()
+                    .write(true)
+                    .open(&p)
+                    .unwrap()
+                    .set_modified(mtime)
+                    .unwrap();
+            }),
+        ),
+        (
+            "appended",
+            Box::new(|root: &Path| {
+                std::fs::write(root.join("src/main.rs"), format!("{MAIN}// more\n")).unwrap();
+            }),
+        ),
+        (
+            "deleted",
+            Box::new(|root: &Path| std::fs::remove_file(root.join("src/main.rs")).unwrap()),
+        ),
+        (
+            "new file appeared",
+            Box::new(|root: &Path| {
+                std::fs::create_dir_all(root.join("docs")).unwrap();
+                std::fs::write(root.join("docs/new.md"), "someone else's\n").unwrap();
+            }),
+        ),
+    ];
+    for (what, change) in changes {
+        let env = Env::new();
+        let dir = project();
+        let root = dir.path();
+        let (run, _) = propose(&env, root, standard_edits(), &[]);
+        assert_eq!(run.code, 0, "{what}: {}", run.stderr);
+        change(root);
+        let snapshot: Vec<Option<Vec<u8>>> = ["src/main.rs", "notes.txt", "docs/new.md"]
+            .iter()
+            .map(|p| std::fs::read(root.join(p)).ok())
+            .collect();
+        let cli = Cli { env: &env, root };
+        let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
+        assert_eq!(c, 3, "{what}: {err}");
+        assert!(err.contains("conflict"), "{what}: {err}");
+        let after: Vec<Option<Vec<u8>>> = ["src/main.rs", "notes.txt", "docs/new.md"]
+            .iter()
+            .map(|p| std::fs::read(root.join(p)).ok())
+            .collect();
+        assert_eq!(snapshot, after, "{what}: nothing may be written");
+        assert!(
+            cli.json(&["checkpoints", "--json"])
+                .as_array()
+                .unwrap()
+                .is_empty(),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn invalid_edits_go_back_to_the_model_with_nearby_lines() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let bad = json!({"edits": [{"file_path": "src/main.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+        "old_text": "    println!(\"zero\");", "new_text": "x\n"}]})
+    .to_string();
+    let good = json!({"edits": [{"file_path": "src/main.rs", "operation": "replace", "start_line": 3, "end_line": 3,
+        "old_text": "    println!(\"two\");", "new_text": "    println!(\"dos\");\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &bad)])),
+        sse(openai::tool_calls(&[("c2", "propose_edits", &good)])),
+        sse(openai::text(&["ok"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = exec(&env, &cfg, root, &["--json", "fix it"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let errors: Vec<Value> = run
+        .events()
+        .into_iter()
+        .filter(|e| e["type"] == "tool.call.completed")
+        .collect();
+    assert_eq!(errors[0]["data"]["ok"], false);
+    let message = errors[0]["data"]["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("edit 1 (replace src/main.rs lines 2-2)"),
+        "{message}"
+    );
+    assert!(message.contains("old_text does not match"), "{message}");
+    assert!(
+        message.contains("    2|     println!(\"one\");"),
+        "nearby lines: {message}"
+    );
+    assert_eq!(errors[1]["data"]["ok"], true);
+    assert_eq!(errors[1]["data"]["result"]["hunk_ids"], json!(["h_1"]));
+}
+
+#[test]
+fn continue_sends_the_prior_conversation() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["First answer."])),
+        sse(openai::text(&["Second answer."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    assert_eq!(exec(&env, &cfg, root, &["first question"]).code, 0);
+    let run = exec(&env, &cfg, root, &["--continue", "second question"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let messages = server.requests()[1].body["messages"].clone();
+    let texts: Vec<(String, String)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .skip(1)
+        .map(|m| {
+            (
+                m["role"].as_str().unwrap().to_string(),
+                m["content"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        [
+            ("user".to_string(), "first question".to_string()),
+            ("assistant".to_string(), "First answer.".to_string()),
+            ("user".to_string(), "second question".to_string())
+        ]
+    );
+    let cli = Cli { env: &env, root };
+    let sessions = cli.json(&["sessions", "--json"]);
+    assert_eq!(sessions.as_array().unwrap().len(), 1, "same session");
+    assert_eq!(sessions[0]["jobs"], 2);
+    let (c, _, err) = cli.run(&["sessions", "show", "s_nope"]);
+    assert_eq!(c, 1, "{err}");
+    let out = env
+        .cmd()
+        .args(["exec", "--session", "s_nope", "x", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+}
+
+#[test]
+fn scoped_rollback_keeps_later_edits_and_refuses_changed_regions() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let edits = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 5, "end_line": 5, "new_text": "line five\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 30, "end_line": 30, "new_text": "line thirty\n"}
+    ]);
+    let (run, _) = propose(&env, root, edits, &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let cp = cli.json(&["checkpoints", "--json"])[0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // A later edit by the user elsewhere in the file.
+    let text = read(root, "notes.txt").replace("line 20\n", "line twenty (mine)\n");
+    std::fs::write(root.join("notes.txt"), &text).unwrap();
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", "h_2"]);
+    assert_eq!(c, 0, "{err}");
+    let now = read(root, "notes.txt");
+    assert!(
+        now.contains("line 30\n")
+            && now.contains("line five\n")
+            && now.contains("line twenty (mine)\n"),
+        "{now}"
+    );
+    // The region of h_1 changed since: conflict, nothing written.
+    std::fs::write(
+        root.join("notes.txt"),
+        now.replace("line five\n", "line 5 (edited)\n"),
+    )
+    .unwrap();
+    let before = read(root, "notes.txt");
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", "h_1"]);
+    assert_eq!(c, 3, "{err}");
+    assert_eq!(read(root, "notes.txt"), before);
+    let (c, _, _) = cli.run(&["rollback", &cp, "--hunks", "h_7"]);
+    assert_eq!(c, 2);
+    let (c, _, _) = cli.run(&["rollback", "cp_missing"]);
+    assert_eq!(c, 2);
+}
