@@ -12,8 +12,9 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::review::{Change, Doc, FilePlan, HunkRegion, new_id, patch_text};
+use crate::review::{Change, FilePlan, HunkRegion, new_id, patch_text_at};
 use crate::store::{BlobStore, RootState, write_atomic};
+use crate::workspace::sha256_hex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -103,37 +104,14 @@ impl CheckpointStore {
         rolls_back: Option<&str>,
         files: &[FileChange],
     ) -> io::Result<Checkpoint> {
-        let mut affected = Vec::new();
-        for f in files {
-            let base = f.before.as_deref().map(|b| self.blobs.put(b)).transpose()?;
-            let after = f.after.as_deref().map(|b| self.blobs.put(b)).transpose()?;
-            let after_lines = match f.after.as_deref().map(Doc::parse) {
-                Some(Ok(doc)) => doc.lines,
-                Some(Err(_)) | None => Vec::new(),
-            };
-            let hunks = f
-                .regions
-                .iter()
-                .map(|r| CheckpointHunk {
-                    hunk_id: r.hunk_id.clone(),
-                    reverse_patch: patch_text(
-                        &after_lines,
-                        &[Change {
-                            old_start: r.after_start,
-                            old_len: r.after_lines.len(),
-                            new_lines: r.before_lines.clone(),
-                        }],
-                    ),
-                    region: r.clone(),
-                })
-                .collect();
-            affected.push(AffectedFile {
-                file_path: f.file_path.clone(),
-                base_snapshot_hash: base,
-                after_snapshot_hash: after,
-                hunks,
-            });
-        }
+        // Snapshots of different files are independent: store them on two threads.
+        let (first, second) = files.split_at(files.len() / 2);
+        let (a, b) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| self.affected(second));
+            (self.affected(first), other.join())
+        });
+        let mut affected = a?;
+        affected.extend(b.map_err(|_| io::Error::other("snapshot thread panicked"))??);
         let checkpoint = Checkpoint {
             checkpoint_id: new_id("cp"),
             session_id: session_id.map(str::to_string),
@@ -143,9 +121,32 @@ impl CheckpointStore {
             rolls_back: rolls_back.map(str::to_string),
             affected_files: affected,
         };
-        let json = serde_json::to_vec_pretty(&checkpoint).map_err(io::Error::other)?;
+        let json = serde_json::to_vec(&checkpoint).map_err(io::Error::other)?;
         write_atomic(&self.path_of(&checkpoint.checkpoint_id)?, &json)?;
         Ok(checkpoint)
+    }
+
+    /// Stores `files`' snapshots and describes them.
+    fn affected(&self, files: &[FileChange]) -> io::Result<Vec<AffectedFile>> {
+        let mut affected = Vec::with_capacity(files.len());
+        for f in files {
+            let base = f.before.as_deref().map(|b| self.blobs.put(b)).transpose()?;
+            // With hunk regions the new bytes follow from base + regions, so
+            // only whole-file changes (hard rollbacks) store them.
+            let after = match (&f.after, f.regions.is_empty()) {
+                (Some(bytes), true) => Some(self.blobs.put(bytes)?),
+                (Some(bytes), false) => Some(sha256_hex(bytes)),
+                (None, _) => None,
+            };
+            let hunks = f.regions.iter().map(reverse_hunk).collect();
+            affected.push(AffectedFile {
+                file_path: f.file_path.clone(),
+                base_snapshot_hash: base,
+                after_snapshot_hash: after,
+                hunks,
+            });
+        }
+        Ok(affected)
     }
 
     fn path_of(&self, id: &str) -> io::Result<PathBuf> {
@@ -195,6 +196,27 @@ impl CheckpointStore {
 
     pub fn latest(&self) -> io::Result<Option<Checkpoint>> {
         Ok(self.list()?.pop())
+    }
+}
+
+/// A hunk with the patch that undoes it, built from its region alone.
+fn reverse_hunk(r: &HunkRegion) -> CheckpointHunk {
+    let lines: Vec<String> = r
+        .ctx_before
+        .iter()
+        .chain(&r.after_lines)
+        .chain(&r.ctx_after)
+        .cloned()
+        .collect();
+    let change = Change {
+        old_start: r.ctx_before.len(),
+        old_len: r.after_lines.len(),
+        new_lines: r.before_lines.clone(),
+    };
+    CheckpointHunk {
+        hunk_id: r.hunk_id.clone(),
+        reverse_patch: patch_text_at(&lines, &[change], r.after_start - r.ctx_before.len()),
+        region: r.clone(),
     }
 }
 

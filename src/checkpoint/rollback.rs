@@ -61,14 +61,37 @@ pub fn three_way(
     let mut out = Vec::new();
     for f in &checkpoint.affected_files {
         let (_, current) = read_current(ws, &f.file_path)?;
+        let base = text(&f.base_snapshot_hash)?;
+        let proposed = match (&f.after_snapshot_hash, f.hunks.is_empty()) {
+            (None, _) => None,
+            (Some(hash), true) => text(&Some(hash.clone()))?,
+            (Some(_), false) => Some(replay(base.as_deref().unwrap_or_default(), f)),
+        };
         out.push(ThreeWay {
             file_path: f.file_path.clone(),
             current: current.map(|b| String::from_utf8_lossy(&b).into_owned()),
-            base: text(&f.base_snapshot_hash)?,
-            proposed: text(&f.after_snapshot_hash)?,
+            base,
+            proposed,
         });
     }
     Ok(out)
+}
+
+/// The file after the checkpoint's change: its base with every hunk region
+/// replaced by what the change wrote there.
+fn replay(base: &str, file: &super::AffectedFile) -> String {
+    let doc = Doc::parse(base.as_bytes()).unwrap_or_default();
+    let mut lines = doc.lines.clone();
+    let mut regions: Vec<&HunkRegion> = file.hunks.iter().map(|h| &h.region).collect();
+    regions.sort_by_key(|r| r.after_start);
+    // Regions are in after-file coordinates; walking them in order keeps the
+    // running position in the file being rebuilt the same.
+    for r in regions {
+        let end = (r.after_start + r.before_lines.len()).min(lines.len());
+        let start = r.after_start.min(end);
+        lines.splice(start..end, r.after_lines.iter().cloned());
+    }
+    String::from_utf8_lossy(&render_lines(doc.bom, &lines, doc.eol())).into_owned()
 }
 
 /// Restores every affected file to its bytes before `checkpoint` (files it

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use super::doc::Doc;
-use super::{Change, DiffBundle, ProposedEdit};
+use super::{Change, DiffBundle, FileDiff, ProposedEdit};
 use crate::store::write_atomic;
 use crate::workspace::{Workspace, sha256_hex};
 
@@ -62,82 +62,31 @@ pub fn plan_apply(
     bundle: &DiffBundle,
     edits: &[ProposedEdit],
 ) -> Result<Vec<FilePlan>, ApplyError> {
-    let mut plans = Vec::new();
-    let mut conflicts = Vec::new();
-    for file in &bundle.files {
-        let accepted: Vec<_> = file
-            .hunks
-            .iter()
-            .filter(|h| h.accepted == Some(true) && !h.applied)
-            .collect();
-        if accepted.is_empty() {
-            continue;
+    // Files are independent: check and compute them on two threads.
+    let (first, second) = bundle.files.split_at(bundle.files.len() / 2);
+    let run = |files: &[FileDiff]| {
+        let mut plans = Vec::new();
+        let mut conflicts = Vec::new();
+        for file in files {
+            plan_file(workspace, file, edits, &mut plans, &mut conflicts);
         }
-        let conflict = |reason: String| FileConflict {
-            file_path: file.file_path.clone(),
-            reason,
-        };
-        let resolved = match workspace.resolve(&file.file_path) {
-            Ok(r) => r,
-            Err(e) => {
-                conflicts.push(conflict(e.to_string()));
-                continue;
-            }
-        };
-        let before = match std::fs::read(&resolved.abs) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => {
-                conflicts.push(conflict(format!("cannot read it: {e}")));
-                continue;
-            }
-        };
-        let current_hash = before.as_deref().map(sha256_hex);
-        if current_hash != file.base_file_hash {
-            conflicts.push(conflict(match (&current_hash, &file.base_file_hash) {
-                (Some(_), None) => "it was created since the edits were proposed".into(),
-                (None, Some(_)) => "it was deleted since the edits were proposed".into(),
-                _ => "it changed since the edits were proposed".into(),
-            }));
-            continue;
+        (plans, conflicts)
+    };
+    let ((mut plans, mut conflicts), other) = std::thread::scope(|scope| {
+        let other = scope.spawn(|| run(second));
+        (run(first), other.join())
+    });
+    match other {
+        Ok((p, c)) => {
+            plans.extend(p);
+            conflicts.extend(c);
         }
-        let doc = match Doc::parse(before.as_deref().unwrap_or_default()) {
-            Ok(d) => d,
-            Err(e) => {
-                conflicts.push(conflict(e.to_string()));
-                continue;
-            }
-        };
-        let edit_ids: Vec<&String> = accepted.iter().flat_map(|h| h.edit_ids.iter()).collect();
-        for edit in edits.iter().filter(|e| edit_ids.contains(&&e.edit_id)) {
-            let target = doc
-                .lines
-                .get(edit.old_range())
-                .map(|l| l.concat())
-                .unwrap_or_default();
-            if sha256_hex(target.as_bytes()) != edit.expected_hash {
-                conflicts.push(conflict(format!(
-                    "lines {}-{} no longer hold what {} was proposed for",
-                    edit.start_line, edit.end_line, edit.edit_id
-                )));
-            }
+        Err(_) => {
+            return Err(ApplyError::Io {
+                path: String::new(),
+                source: std::io::Error::other("apply thread panicked"),
+            });
         }
-        let mut changes: Vec<(&str, &Change)> = accepted
-            .iter()
-            .flat_map(|h| h.changes.iter().map(|c| (h.hunk_id.as_str(), c)))
-            .collect();
-        changes.sort_by_key(|(_, c)| c.old_start);
-        let only: Vec<&Change> = changes.iter().map(|(_, c)| *c).collect();
-        let mut new_lines = apply_changes(&doc.lines, &only);
-        super::doc::terminate_inner(&mut new_lines, doc.eol());
-        let after = super::render_lines(doc.bom, &new_lines, doc.eol());
-        plans.push(FilePlan {
-            file_path: file.file_path.clone(),
-            abs: resolved.abs,
-            before,
-            regions: regions(&doc.lines, &new_lines, &changes),
-            after,
-        });
     }
     if !conflicts.is_empty() {
         return Err(ApplyError::Conflict(conflicts));
@@ -146,6 +95,89 @@ pub fn plan_apply(
         return Err(ApplyError::NothingAccepted);
     }
     Ok(plans)
+}
+
+/// Checks one file and computes its write, or records why it conflicts.
+fn plan_file(
+    workspace: &Workspace,
+    file: &FileDiff,
+    edits: &[ProposedEdit],
+    plans: &mut Vec<FilePlan>,
+    conflicts: &mut Vec<FileConflict>,
+) {
+    let accepted: Vec<_> = file
+        .hunks
+        .iter()
+        .filter(|h| h.accepted == Some(true) && !h.applied)
+        .collect();
+    if accepted.is_empty() {
+        return;
+    }
+    let conflict = |reason: String| FileConflict {
+        file_path: file.file_path.clone(),
+        reason,
+    };
+    let resolved = match workspace.resolve(&file.file_path) {
+        Ok(r) => r,
+        Err(e) => {
+            conflicts.push(conflict(e.to_string()));
+            return;
+        }
+    };
+    let before = match std::fs::read(&resolved.abs) {
+        Ok(bytes) => Some(bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            conflicts.push(conflict(format!("cannot read it: {e}")));
+            return;
+        }
+    };
+    let current_hash = before.as_deref().map(sha256_hex);
+    if current_hash != file.base_file_hash {
+        conflicts.push(conflict(match (&current_hash, &file.base_file_hash) {
+            (Some(_), None) => "it was created since the edits were proposed".into(),
+            (None, Some(_)) => "it was deleted since the edits were proposed".into(),
+            _ => "it changed since the edits were proposed".into(),
+        }));
+        return;
+    }
+    let doc = match Doc::parse(before.as_deref().unwrap_or_default()) {
+        Ok(d) => d,
+        Err(e) => {
+            conflicts.push(conflict(e.to_string()));
+            return;
+        }
+    };
+    let edit_ids: Vec<&String> = accepted.iter().flat_map(|h| h.edit_ids.iter()).collect();
+    for edit in edits.iter().filter(|e| edit_ids.contains(&&e.edit_id)) {
+        let target = doc
+            .lines
+            .get(edit.old_range())
+            .map(|l| l.concat())
+            .unwrap_or_default();
+        if sha256_hex(target.as_bytes()) != edit.expected_hash {
+            conflicts.push(conflict(format!(
+                "lines {}-{} no longer hold what {} was proposed for",
+                edit.start_line, edit.end_line, edit.edit_id
+            )));
+        }
+    }
+    let mut changes: Vec<(&str, &Change)> = accepted
+        .iter()
+        .flat_map(|h| h.changes.iter().map(|c| (h.hunk_id.as_str(), c)))
+        .collect();
+    changes.sort_by_key(|(_, c)| c.old_start);
+    let only: Vec<&Change> = changes.iter().map(|(_, c)| *c).collect();
+    let mut new_lines = apply_changes(&doc.lines, &only);
+    super::doc::terminate_inner(&mut new_lines, doc.eol());
+    let after = super::render_lines(doc.bom, &new_lines, doc.eol());
+    plans.push(FilePlan {
+        file_path: file.file_path.clone(),
+        abs: resolved.abs,
+        before,
+        regions: regions(&doc.lines, &new_lines, &changes),
+        after,
+    });
 }
 
 /// `old` with `changes` (sorted by `old_start`, non-overlapping) applied.

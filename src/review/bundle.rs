@@ -4,7 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices, group_diff_ops};
+use std::time::{Duration, Instant};
+
+use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices_deadline, group_diff_ops};
 use thiserror::Error;
 
 use super::doc::{Doc, lines_of, terminate_inner};
@@ -38,39 +40,35 @@ pub fn build_bundle(
             .or_default()
             .push(edit);
     }
+    // Files are independent: diff them on two threads, then number the
+    // hunks in file order so ids do not depend on timing.
+    let work: Vec<(&str, Vec<&ProposedEdit>)> = by_file.into_iter().collect();
+    let (first, second) = work.split_at(work.len() / 2);
+    let run = |part: &[(&str, Vec<&ProposedEdit>)]| -> Result<Vec<FileHunks>, BuildError> {
+        part.iter()
+            .map(|(path, edits)| file_hunks(workspace, path, edits, limits))
+            .collect()
+    };
+    let (diffs, other) = std::thread::scope(|scope| {
+        let other = scope.spawn(|| run(second));
+        (run(first), other.join())
+    });
+    let other = other.map_err(|_| BuildError::File {
+        path: String::new(),
+        reason: "diff thread panicked".into(),
+    })?;
+    let mut diffs_all = diffs?;
+    diffs_all.extend(other?);
     let mut files = Vec::new();
-    for (path, file_edits) in by_file {
-        let fail = |reason: String| BuildError::File {
-            path: path.to_string(),
-            reason,
-        };
-        let resolved = workspace.resolve(path).map_err(|e| fail(e.to_string()))?;
-        let (doc, base_file_hash) = match std::fs::read(&resolved.abs) {
-            Ok(bytes) => (
-                Doc::parse(&bytes).map_err(|e| fail(e.to_string()))?,
-                Some(sha256_hex(&bytes)),
-            ),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Doc::default(), None),
-            Err(e) => return Err(fail(e.to_string())),
-        };
-        let new_lines = apply_edits(&doc, &file_edits);
-        let mut hunks = Vec::new();
-        for group in group_diff_ops(
-            capture_diff_slices(Algorithm::Myers, &doc.lines, &new_lines),
-            CONTEXT,
-        ) {
-            let changes = changes_of(&group, &new_lines);
-            let edit_ids = edits_touching(&file_edits, &changes);
-            hunks.extend(split(&doc.lines, changes, edit_ids, &file_edits, limits));
-        }
+    for diff in diffs_all {
         let old_ids: Vec<&Hunk> = previous
-            .and_then(|p| p.files.iter().find(|f| f.file_path == path))
+            .and_then(|p| p.files.iter().find(|f| f.file_path == diff.path))
             .map(|f| f.hunks.iter().collect())
             .unwrap_or_default();
-        let hunks = hunks
+        let hunks = diff
+            .pieces
             .into_iter()
-            .map(|(changes, edit_ids, oversized)| {
-                let patch = patch_text(&doc.lines, &changes);
+            .map(|(changes, edit_ids, oversized, patch)| {
                 let same = old_ids.iter().find(|h| h.changes == changes);
                 let (hunk_id, accepted) = match same {
                     Some(h) => (h.hunk_id.clone(), h.accepted),
@@ -92,8 +90,8 @@ pub fn build_bundle(
             })
             .collect();
         files.push(FileDiff {
-            file_path: path.to_string(),
-            base_file_hash,
+            file_path: diff.path,
+            base_file_hash: diff.base_file_hash,
             hunks,
         });
     }
@@ -103,8 +101,52 @@ pub fn build_bundle(
     })
 }
 
-/// The file's lines after every edit (edits do not overlap).
-fn apply_edits(doc: &Doc, edits: &[&ProposedEdit]) -> Vec<String> {
+/// One file's hunks before they get ids: (changes, edit ids, oversized, patch).
+struct FileHunks {
+    path: String,
+    base_file_hash: Option<String>,
+    pieces: Vec<(Vec<Change>, Vec<String>, bool, String)>,
+}
+
+fn file_hunks(
+    workspace: &Workspace,
+    path: &str,
+    file_edits: &[&ProposedEdit],
+    limits: &Limits,
+) -> Result<FileHunks, BuildError> {
+    let fail = |reason: String| BuildError::File {
+        path: path.to_string(),
+        reason,
+    };
+    let resolved = workspace.resolve(path).map_err(|e| fail(e.to_string()))?;
+    let (doc, base_file_hash) = match std::fs::read(&resolved.abs) {
+        Ok(bytes) => (
+            Doc::parse(&bytes).map_err(|e| fail(e.to_string()))?,
+            Some(sha256_hex(&bytes)),
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Doc::default(), None),
+        Err(e) => return Err(fail(e.to_string())),
+    };
+    let (edit_changes, new_lines) = apply_edits(&doc, file_edits);
+    let mut pieces = Vec::new();
+    for group in group_diff_ops(diff_ops(&doc.lines, &new_lines, &edit_changes), CONTEXT) {
+        let changes = changes_of(&group, &new_lines);
+        let edit_ids = edits_touching(file_edits, &changes);
+        for (changes, ids, oversized) in split(&doc.lines, changes, edit_ids, file_edits, limits) {
+            let patch = patch_text(&doc.lines, &changes);
+            pieces.push((changes, ids, oversized, patch));
+        }
+    }
+    Ok(FileHunks {
+        path: path.to_string(),
+        base_file_hash,
+        pieces,
+    })
+}
+
+/// The file's lines after every edit (edits do not overlap), and the edits
+/// as changes sorted by position.
+fn apply_edits(doc: &Doc, edits: &[&ProposedEdit]) -> (Vec<Change>, Vec<String>) {
     let eol = doc.eol();
     let mut changes: Vec<Change> = edits
         .iter()
@@ -133,7 +175,107 @@ fn apply_edits(doc: &Doc, edits: &[&ProposedEdit]) -> Vec<String> {
     // A line that lost its place at the end gets an ending, so the diff shows
     // exactly the bytes the apply will write.
     terminate_inner(&mut lines, eol);
-    lines
+    (changes, lines)
+}
+
+/// Longest a diff of one edited region may take before `similar` settles
+/// for a coarser (still correct) answer.
+const REGION_DIFF_BUDGET: Duration = Duration::from_millis(50);
+
+/// Line diff of `old` -> `new`, computed only around the edited regions
+/// (each widened by a line, which also catches a last line that gained an
+/// ending); everything between them is equal by construction.
+fn diff_ops(old: &[String], new: &[String], changes: &[Change]) -> Vec<DiffOp> {
+    // Widened regions in old coordinates, merged, with their new extents.
+    let mut regions: Vec<(usize, usize, isize)> = Vec::new(); // (old_start, old_end, delta)
+    for c in changes {
+        let start = c.old_start.saturating_sub(1);
+        let end = (c.old_start + c.old_len + 1).min(old.len());
+        let delta = c.new_lines.len() as isize - c.old_len as isize;
+        match regions.last_mut() {
+            Some(last) if start <= last.1 => {
+                last.1 = last.1.max(end);
+                last.2 += delta;
+            }
+            _ => regions.push((start, end, delta)),
+        }
+    }
+    let mut ops = Vec::new();
+    let (mut old_pos, mut new_pos) = (0usize, 0usize);
+    let deadline = |_: ()| Instant::now().checked_add(REGION_DIFF_BUDGET);
+    for (start, end, delta) in regions {
+        if start > old_pos {
+            ops.push(DiffOp::Equal {
+                old_index: old_pos,
+                new_index: new_pos,
+                len: start - old_pos,
+            });
+            new_pos += start - old_pos;
+        }
+        let new_end = ((new_pos + (end - start)) as isize + delta).max(new_pos as isize) as usize;
+        let new_end = new_end.min(new.len());
+        for op in capture_diff_slices_deadline(
+            Algorithm::Myers,
+            &old[start..end],
+            &new[new_pos..new_end],
+            deadline(()),
+        ) {
+            ops.push(shift(op, start, new_pos));
+        }
+        old_pos = end;
+        new_pos = new_end;
+    }
+    if old_pos < old.len() {
+        ops.push(DiffOp::Equal {
+            old_index: old_pos,
+            new_index: new_pos,
+            len: old.len() - old_pos,
+        });
+    }
+    ops
+}
+
+fn shift(op: DiffOp, old_off: usize, new_off: usize) -> DiffOp {
+    match op {
+        DiffOp::Equal {
+            old_index,
+            new_index,
+            len,
+        } => DiffOp::Equal {
+            old_index: old_index + old_off,
+            new_index: new_index + new_off,
+            len,
+        },
+        DiffOp::Delete {
+            old_index,
+            old_len,
+            new_index,
+        } => DiffOp::Delete {
+            old_index: old_index + old_off,
+            old_len,
+            new_index: new_index + new_off,
+        },
+        DiffOp::Insert {
+            old_index,
+            new_index,
+            new_len,
+        } => DiffOp::Insert {
+            old_index: old_index + old_off,
+            new_index: new_index + new_off,
+            new_len,
+        },
+        DiffOp::Replace {
+            old_index,
+            old_len,
+            new_index,
+            new_len,
+        } => DiffOp::Replace {
+            old_index: old_index + old_off,
+            old_len,
+            new_index: new_index + new_off,
+            new_len,
+        },
+    }
 }
 
 /// The non-equal ops of a group as changes.
@@ -210,7 +352,7 @@ fn split(
         };
         mine.iter()
             .map(|x| {
-                let lines = apply_edits(&doc, &[x]);
+                let (_, lines) = apply_edits(&doc, &[x]);
                 let r = x.old_range();
                 let added = lines.len() + r.len() - old.len();
                 (
@@ -310,6 +452,11 @@ fn chunks(lines: &[String], max: usize) -> Vec<&[String]> {
 /// context. Line numbers of the new side assume every earlier change of
 /// this hunk is applied.
 pub fn patch_text(old: &[String], changes: &[Change]) -> String {
+    patch_text_at(old, changes, 0)
+}
+
+/// `patch_text` of a slice of a file that starts at line index `offset`.
+pub fn patch_text_at(old: &[String], changes: &[Change], offset: usize) -> String {
     let (s, e) = span(changes);
     let from = s.saturating_sub(CONTEXT);
     let to = (e + CONTEXT).min(old.len());
@@ -347,6 +494,7 @@ pub fn patch_text(old: &[String], changes: &[Change]) -> String {
         new_count += 1;
         i += 1;
     }
+    let from = from + offset;
     let old_start = if old_count == 0 { from } else { from + 1 };
     let new_start = if new_count == 0 { from } else { from + 1 };
     format!("@@ -{old_start},{old_count} +{new_start},{new_count} @@\n{body}")

@@ -9,7 +9,7 @@ mod validate;
 pub use apply::{
     ApplyError, FileConflict, FilePlan, HunkRegion, apply_changes, plan_apply, write_plans,
 };
-pub use bundle::{BuildError, build_bundle, patch_text};
+pub use bundle::{BuildError, build_bundle, patch_text, patch_text_at};
 pub use doc::{Doc, DocError, render_lines, text_of};
 
 /// A fresh id with a sortable time part: `<prefix>_<millis>_<4 hex>`.
