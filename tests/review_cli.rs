@@ -473,3 +473,80 @@ fn scoped_rollback_keeps_later_edits_and_refuses_changed_regions() {
     let (c, _, _) = cli.run(&["rollback", "cp_missing"]);
     assert_eq!(c, 2);
 }
+
+#[test]
+fn a_crash_mid_job_keeps_the_pending_review() {
+    use std::io::{BufRead, BufReader};
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let args = json!({ "edits": standard_edits() }).to_string();
+    let words: Vec<String> = (0..400).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &args)])),
+        Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 20,
+        },
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let mut child = env
+        .cmd()
+        .env("TEST_LLM_KEY", support::jobs::KEY)
+        .arg("--config")
+        .arg(&cfg)
+        .args(["exec", "--json", "edit and explain", "--root"])
+        .arg(root)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut deltas = 0;
+    for line in lines {
+        if line.unwrap().contains("\"llm.delta\"") {
+            deltas += 1;
+            if deltas == 5 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no chance to clean up
+    child.wait().unwrap();
+    let cli = Cli { env: &env, root };
+    let bundle = cli.json(&["review", "--json"]);
+    assert_eq!(bundle["files"].as_array().unwrap().len(), 3, "{bundle}");
+    let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(read(root, "src/main.rs"), MAIN.replace("one", "uno"));
+    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let shown = cli.json(&["sessions", "show", &sid, "--json"]);
+    assert_eq!(
+        shown["jobs"][0]["status"], "completed",
+        "the apply completed the job"
+    );
+}
+
+#[test]
+fn a_full_session_refuses_more_jobs() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["one"])),
+        sse(openai::text(&["two"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap() + "[sessions]\nmax_jobs_per_session = 1\n";
+    std::fs::write(&cfg, text).unwrap();
+    assert_eq!(exec(&env, &cfg, root, &["first"]).code, 0);
+    let run = exec(&env, &cfg, root, &["--json", "--continue", "second"]);
+    assert_eq!(run.code, 1);
+    let last = run.events().last().cloned().unwrap();
+    assert_eq!(last["data"]["code"], "session_full", "{last}");
+    // A new session is fine.
+    assert_eq!(exec(&env, &cfg, root, &["third"]).code, 0);
+}
