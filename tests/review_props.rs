@@ -316,3 +316,56 @@ mod rollback {
         }
     }
 }
+
+#[test]
+fn oversized_hunks_are_split_then_flagged_and_ids_stay_stable() {
+    let dir = tempfile::tempdir().unwrap();
+    // 30 lines without a blank line, then blank-separated paragraphs.
+    let mut text: String = (0..30).map(|i| format!("dense {i}\n")).collect();
+    for p in 0..6 {
+        text.push_str(&format!("para {p} a\npara {p} b\n\n"));
+    }
+    std::fs::write(dir.path().join("f.txt"), &text).unwrap();
+    let ws = Workspace::open(dir.path()).unwrap();
+    let limits = Limits {
+        max_hunk_lines: 10,
+        ..Limits::default()
+    };
+    let replace_all = |start: usize, end: usize, prefix: &str| EditRequest {
+        file_path: "f.txt".into(),
+        operation: EditOperation::Replace,
+        start_line: Some(start),
+        end_line: Some(end),
+        old_text: None,
+        new_text: Some((start..=end).map(|i| format!("{prefix} {i}\n")).collect()),
+        rationale: None,
+    };
+    let mut next_edit = 1;
+    let first = validate_edits(&ws, &[replace_all(1, 30, "new")], &[], &mut next_edit).unwrap();
+    let mut next_hunk = 1;
+    let bundle = build_bundle(&ws, "j", &first, &limits, None, &mut next_hunk).unwrap();
+    assert!(bundle.hunks().count() >= 2, "split");
+    assert!(
+        bundle.hunks().any(|h| h.oversized),
+        "no blank line to split at: flagged"
+    );
+    let ids: Vec<String> = bundle.hunks().map(|h| h.hunk_id.clone()).collect();
+    // A second call adds an edit to the paragraphs: earlier hunks keep their ids.
+    let upper: String = text
+        .lines()
+        .skip(30)
+        .map(|l| format!("{}\n", l.to_uppercase()))
+        .collect();
+    let paragraphs = EditRequest {
+        new_text: Some(upper),
+        ..replace_all(31, 48, "")
+    };
+    let second = validate_edits(&ws, &[paragraphs], &first, &mut next_edit).unwrap();
+    let all: Vec<ProposedEdit> = first.iter().chain(&second).cloned().collect();
+    let again = build_bundle(&ws, "j", &all, &limits, Some(&bundle), &mut next_hunk).unwrap();
+    let again_ids: Vec<String> = again.hunks().map(|h| h.hunk_id.clone()).collect();
+    assert!(again_ids.starts_with(&ids), "{ids:?} vs {again_ids:?}");
+    let paragraph_hunks: Vec<_> = again.hunks().filter(|h| h.edit_ids == ["e_2"]).collect();
+    assert!(paragraph_hunks.len() >= 2, "split at blank lines");
+    assert!(paragraph_hunks.iter().all(|h| !h.oversized));
+}

@@ -336,16 +336,12 @@ fn split(
         return vec![(changes, edit_ids, false)];
     }
     // Edit boundaries: one piece per edit, if each edit lies inside this hunk.
-    let (s, e) = span(&changes);
     let mine: Vec<&&ProposedEdit> = edits
         .iter()
         .filter(|x| edit_ids.contains(&x.edit_id))
         .collect();
-    let contained = mine.iter().all(|x| {
-        let r = x.old_range();
-        s <= r.start && r.end <= e
-    });
-    let per_edit: Vec<(Change, String)> = if mine.len() > 1 && contained {
+    // Pieces are only used if they add up to exactly this hunk (checked below).
+    let per_edit: Vec<(Change, String)> = if mine.len() > 1 {
         let doc = Doc {
             bom: false,
             lines: old.to_vec(),
@@ -392,7 +388,11 @@ fn split(
             out.push((vec![change], ids, false));
             continue;
         }
-        for piece in split_at_blank_lines(&change, old, limits.max_hunk_lines.max(1)) {
+        for piece in split_at_blank_lines(
+            &change,
+            old,
+            limits.max_hunk_lines.saturating_sub(2 * CONTEXT).max(1),
+        ) {
             let big = too_big(old, std::slice::from_ref(&piece), limits);
             out.push((vec![piece], ids.clone(), big));
         }
