@@ -7,9 +7,9 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http::{self, Endpoint};
+use super::http::{self, Endpoint, WireAdapter};
 use super::openai::parse_arguments;
-use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+use super::{FinishReason, LlmError, Message, Request, TextSink, ToolCall, Turn};
 use crate::protocol::Usage;
 
 const API_VERSION: &str = "2023-06-01";
@@ -32,7 +32,7 @@ impl Anthropic {
         }
     }
 
-    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
+    async fn stream(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
         let url = format!("{}/v1/messages", self.ep.base_url);
         let body = request_body(&self.ep.model, request);
         let response = http::send(
@@ -65,32 +65,25 @@ impl Anthropic {
     }
 }
 
-impl Provider for Anthropic {
-    fn name(&self) -> &str {
-        &self.ep.name
+impl WireAdapter for Anthropic {
+    fn endpoint(&self) -> &Endpoint {
+        &self.ep
     }
 
-    fn model(&self) -> &str {
-        &self.ep.model
+    fn authorize(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        self.headers(builder)
     }
 
-    fn supports_native_tools(&self) -> bool {
-        true
+    fn models_url(&self) -> String {
+        format!("{}/v1/models", self.ep.base_url)
     }
 
-    fn step<'a>(
+    fn run<'a>(
         &'a self,
         request: Request<'a>,
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Turn, LlmError>> {
-        Box::pin(self.run(request, on_text))
-    }
-
-    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
-        Box::pin(async move {
-            let url = format!("{}/v1/models", self.ep.base_url);
-            http::probe_models(self.headers(self.ep.client.get(&url)), &url).await
-        })
+        Box::pin(self.stream(request, on_text))
     }
 }
 

@@ -7,7 +7,9 @@ use eventsource_stream::{Event, Eventsource};
 use futures_util::{Stream, StreamExt};
 use serde_json::Value;
 
-use super::LlmError;
+use futures_util::future::BoxFuture;
+
+use super::{LlmError, Provider, Request, TextSink, Turn};
 use crate::config::ProviderConfig;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -40,6 +42,49 @@ impl Endpoint {
             key,
             client: client(idle)?,
             idle,
+        })
+    }
+}
+
+/// What one wire protocol adds to an `Endpoint`; `Provider` follows from it.
+pub trait WireAdapter: Send + Sync {
+    fn endpoint(&self) -> &Endpoint;
+    /// The request with the protocol's authentication headers.
+    fn authorize(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder;
+    /// The models-list URL used by `probe`.
+    fn models_url(&self) -> String;
+    fn run<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>>;
+}
+
+impl<T: WireAdapter> Provider for T {
+    fn name(&self) -> &str {
+        &self.endpoint().name
+    }
+
+    fn model(&self) -> &str {
+        &self.endpoint().model
+    }
+
+    fn supports_native_tools(&self) -> bool {
+        true
+    }
+
+    fn step<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
+        self.run(request, on_text)
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
+        Box::pin(async move {
+            let url = self.models_url();
+            probe_models(self.authorize(self.endpoint().client.get(&url)), &url).await
         })
     }
 }

@@ -7,8 +7,8 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::http::{self, Endpoint};
-use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+use super::http::{self, Endpoint, WireAdapter};
+use super::{FinishReason, LlmError, Message, Request, TextSink, ToolCall, Turn};
 use crate::protocol::Usage;
 
 pub struct OpenAi {
@@ -27,7 +27,7 @@ impl OpenAi {
         }
     }
 
-    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
+    async fn stream(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
         let url = format!("{}/chat/completions", self.ep.base_url);
         let body = request_body(&self.ep.model, request);
         let response = http::send(
@@ -60,32 +60,25 @@ impl OpenAi {
     }
 }
 
-impl Provider for OpenAi {
-    fn name(&self) -> &str {
-        &self.ep.name
+impl WireAdapter for OpenAi {
+    fn endpoint(&self) -> &Endpoint {
+        &self.ep
     }
 
-    fn model(&self) -> &str {
-        &self.ep.model
+    fn authorize(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        self.authorized(builder)
     }
 
-    fn supports_native_tools(&self) -> bool {
-        true
+    fn models_url(&self) -> String {
+        format!("{}/models", self.ep.base_url)
     }
 
-    fn step<'a>(
+    fn run<'a>(
         &'a self,
         request: Request<'a>,
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Turn, LlmError>> {
-        Box::pin(self.run(request, on_text))
-    }
-
-    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
-        Box::pin(async move {
-            let url = format!("{}/models", self.ep.base_url);
-            http::probe_models(self.authorized(self.ep.client.get(&url)), &url).await
-        })
+        Box::pin(self.stream(request, on_text))
     }
 }
 
