@@ -9,5 +9,6 @@ pub mod llm; // language model providers behind one trait, one adapter per wire 
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply
 pub mod store; // everything the tool keeps on disk outside the project
-pub mod tools; // tool registry (name, schema, tier, modes) and one file per tool
+pub mod tools;
+pub mod tui; // the terminal front end: app state, keymap, tree, rendering (ratatui) // tool registry (name, schema, tier, modes) and one file per tool
 pub mod workspace; // the agent root: sandboxed paths, walking, search, text decoding

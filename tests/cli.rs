@@ -95,7 +95,7 @@ fn every_subcommand_has_help() {
 }
 
 #[test]
-fn the_tui_is_not_built_yet_and_says_so() {
+fn the_tui_without_a_terminal_says_what_to_use_instead() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().to_str().unwrap();
@@ -110,7 +110,7 @@ fn the_tui_is_not_built_yet_and_says_so() {
             "{args:?}: one clear line: {err}"
         );
         assert!(
-            err.contains("not available in this version yet"),
+            err.contains("needs a terminal") && err.contains("agent-tui exec"),
             "{args:?}: {err}"
         );
         assert!(stdout(&out).is_empty(), "{args:?} printed to stdout");

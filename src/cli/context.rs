@@ -63,6 +63,26 @@ pub fn provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider
     .map_err(usage)
 }
 
+/// The provider, or the reason there is none (for the TUI, which opens anyway).
+pub fn quiet_provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider>, String> {
+    let choice = config
+        .choose_provider(
+            global.provider.as_deref(),
+            global.model.as_deref(),
+            &process_env,
+            ollama_answers,
+        )
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| SETUP_HINT.to_string())?;
+    build_provider(
+        &choice.name,
+        &choice.provider,
+        Duration::from_secs(config.agent.request_timeout_secs),
+        &process_env,
+    )
+    .map_err(|e| e.to_string())
+}
+
 /// An engine context for `root`; with `with_provider` a model is set up too.
 pub fn engine_context(
     global: &GlobalArgs,

@@ -57,7 +57,7 @@ pub fn run(cli: Cli) -> Exit {
         return Exit::Usage;
     }
     let Some(command) = cli.command else {
-        return not_yet("the interactive TUI", "the terminal UI work");
+        return tui(&cli);
     };
     match command {
         Command::Tool(args) => tool::run(&cli.global, args),
@@ -71,15 +71,6 @@ pub fn run(cli: Cli) -> Exit {
             args::AuditAction::Verify { root } => history::audit_verify(&root),
         },
     }
-}
-
-/// Says plainly that a command exists but is not built yet.
-fn not_yet(what: &str, arrives_with: &str) -> Exit {
-    eprintln!(
-        "agent-tui: {what} is not available in this version yet (it arrives with {arrives_with}); \
-         `agent-tui tool` and `agent-tui doctor` work today"
-    );
-    Exit::Usage
 }
 
 /// Loads the configuration or reports why not (exit 2).
@@ -112,4 +103,74 @@ fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
         }),
         _ => None,
     })
+}
+
+/// `agent-tui [PATH] [--continue | --resume [ID]]`: the terminal UI.
+fn tui(cli: &Cli) -> Exit {
+    use crate::agent::SessionChoice;
+    use crate::store::session;
+    use std::io::IsTerminal;
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "agent-tui: the TUI needs a terminal; for scripts use `agent-tui exec` (see --help)"
+        );
+        return Exit::Usage;
+    }
+    let root = cli
+        .path
+        .clone()
+        .unwrap_or_else(|| std::path::PathBuf::from("."));
+    let loaded = match load_config(&cli.global) {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    let workspace = match context::open_workspace(&root) {
+        Ok(w) => w,
+        Err(exit) => return exit,
+    };
+    let dir = match context::root_state(&workspace) {
+        Ok(s) => s.sessions_dir(),
+        Err(exit) => return exit,
+    };
+    let resume = match (&cli.resume, cli.continue_session) {
+        (Some(id), _) if !id.is_empty() => Some(id.clone()),
+        (Some(_), _) | (None, true) => match session::latest(&dir) {
+            Ok(Some(id)) => Some(id),
+            Ok(None) => return context::usage("there is no session to resume in this agent root"),
+            Err(e) => return context::failed(e),
+        },
+        (None, false) => None,
+    };
+    if let Some(id) = &resume
+        && let Err(e) = session::load(&dir, id)
+    {
+        return context::usage(format!("cannot resume session {id}: {e}"));
+    }
+    let choice = resume
+        .clone()
+        .map_or(SessionChoice::New, SessionChoice::Resume);
+    let mut ctx = match context::engine_context(&cli.global, &root, choice, false) {
+        Ok(c) => c,
+        Err(exit) => return exit,
+    };
+    // No provider is not fatal: the tree and review still work.
+    let (label, ok, notice) = match context::quiet_provider(&cli.global, &loaded.config) {
+        Ok(p) => {
+            let label = format!("{} {}", p.name(), p.model());
+            ctx.provider = Some(p);
+            (label, true, None)
+        }
+        Err(message) => ("no provider".to_string(), false, Some(message)),
+    };
+    let start = crate::tui::TuiStart {
+        mode: loaded.config.ui.default_mode,
+        provider_label: label,
+        provider_ok: ok,
+        notice,
+        resumed: resume,
+    };
+    match crate::tui::run(ctx, start) {
+        Ok(()) => Exit::Ok,
+        Err(e) => context::failed(e),
+    }
 }

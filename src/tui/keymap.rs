@@ -1,0 +1,397 @@
+//! Every key binding in one table: the app looks keys up here, and the help
+//! overlay and status-bar hints are generated from it.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+/// What a key does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    FocusNext,
+    FocusPrev,
+    CycleMode,
+    Send,
+    Newline,
+    Cancel,
+    OpenReview,
+    Down,
+    Up,
+    Open,
+    Accept,
+    Reject,
+    AcceptFile,
+    RejectFile,
+    Apply,
+    Rollback,
+    RollbackAll,
+    Help,
+    Quit,
+}
+
+/// Where a binding applies; `Global` applies everywhere unless a more
+/// specific binding for the same key matches first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Context {
+    Global,
+    Tree,
+    Input,
+    Review,
+    RollbackDialog,
+}
+
+pub struct Binding {
+    pub context: Context,
+    pub code: KeyCode,
+    pub mods: KeyModifiers,
+    /// How the key is written in help.
+    pub label: &'static str,
+    pub action: Action,
+    pub help: &'static str,
+}
+
+const fn bind(
+    context: Context,
+    code: KeyCode,
+    mods: KeyModifiers,
+    label: &'static str,
+    action: Action,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        context,
+        code,
+        mods,
+        label,
+        action,
+        help,
+    }
+}
+
+const NONE: KeyModifiers = KeyModifiers::NONE;
+const CTRL: KeyModifiers = KeyModifiers::CONTROL;
+const SHIFT: KeyModifiers = KeyModifiers::SHIFT;
+const ALT: KeyModifiers = KeyModifiers::ALT;
+
+/// The bindings, most specific first. SPEC section 10.
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        Context::Review,
+        KeyCode::Char('j'),
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "next hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Down,
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "next hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('k'),
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "previous hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Up,
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "previous hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('y'),
+        NONE,
+        "y",
+        Action::Accept,
+        "accept the hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('n'),
+        NONE,
+        "n",
+        Action::Reject,
+        "reject the hunk",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('Y'),
+        SHIFT,
+        "Y",
+        Action::AcceptFile,
+        "accept every hunk of the file",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('N'),
+        SHIFT,
+        "N",
+        Action::RejectFile,
+        "reject every hunk of the file",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Char('s'),
+        CTRL,
+        "Ctrl+S",
+        Action::Apply,
+        "apply the accepted hunks",
+    ),
+    bind(
+        Context::Review,
+        KeyCode::Esc,
+        NONE,
+        "Esc",
+        Action::Cancel,
+        "close the review",
+    ),
+    bind(
+        Context::RollbackDialog,
+        KeyCode::Char('a'),
+        NONE,
+        "a",
+        Action::RollbackAll,
+        "roll back all of it (hard)",
+    ),
+    bind(
+        Context::RollbackDialog,
+        KeyCode::Esc,
+        NONE,
+        "Esc",
+        Action::Cancel,
+        "keep everything",
+    ),
+    bind(
+        Context::Tree,
+        KeyCode::Char('j'),
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "move down",
+    ),
+    bind(
+        Context::Tree,
+        KeyCode::Down,
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "move down",
+    ),
+    bind(
+        Context::Tree,
+        KeyCode::Char('k'),
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "move up",
+    ),
+    bind(
+        Context::Tree,
+        KeyCode::Up,
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "move up",
+    ),
+    bind(
+        Context::Tree,
+        KeyCode::Enter,
+        NONE,
+        "Enter",
+        Action::Open,
+        "expand / collapse",
+    ),
+    bind(
+        Context::Input,
+        KeyCode::Enter,
+        SHIFT,
+        "Shift+Enter",
+        Action::Newline,
+        "new line",
+    ),
+    bind(
+        Context::Input,
+        KeyCode::Enter,
+        ALT,
+        "Alt+Enter",
+        Action::Newline,
+        "new line",
+    ),
+    bind(
+        Context::Input,
+        KeyCode::Enter,
+        NONE,
+        "Enter",
+        Action::Send,
+        "send",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Tab,
+        NONE,
+        "Tab",
+        Action::FocusNext,
+        "next pane",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::BackTab,
+        SHIFT,
+        "Shift+Tab",
+        Action::FocusPrev,
+        "previous pane",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Char('t'),
+        CTRL,
+        "Ctrl+T",
+        Action::CycleMode,
+        "mode Ask → Plan → Agent",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Char('r'),
+        CTRL,
+        "Ctrl+R",
+        Action::OpenReview,
+        "review the pending diff",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Char('z'),
+        CTRL,
+        "Ctrl+Z",
+        Action::Rollback,
+        "roll back the latest checkpoint",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Esc,
+        NONE,
+        "Esc",
+        Action::Cancel,
+        "cancel the job / close a dialog",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::F(1),
+        NONE,
+        "F1 / ?",
+        Action::Help,
+        "this help",
+    ),
+    bind(
+        Context::Global,
+        KeyCode::Char('c'),
+        CTRL,
+        "Ctrl+C ×2",
+        Action::Quit,
+        "quit",
+    ),
+];
+
+/// The action of `key` in `context` (falling back to global bindings).
+pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+    let mods = key.modifiers & (CTRL | SHIFT | ALT);
+    let same = |b: &Binding| {
+        // Shift is implied by an upper-case letter or BackTab; terminals differ
+        // in whether they report it.
+        let shift_implied =
+            matches!(b.code, KeyCode::Char(c) if c.is_uppercase()) || b.code == KeyCode::BackTab;
+        b.code == key.code
+            && (b.mods == mods || (shift_implied && mods.difference(SHIFT).is_empty()))
+    };
+    BINDINGS
+        .iter()
+        .filter(|b| b.context == context)
+        .chain(BINDINGS.iter().filter(|b| b.context == Context::Global))
+        .find(|b| same(b))
+        .map(|b| b.action)
+}
+
+/// Help rows (label, text, context), one per distinct label.
+pub fn help_rows() -> Vec<(&'static str, &'static str, Context)> {
+    let mut rows: Vec<(&'static str, &'static str, Context)> = Vec::new();
+    for b in BINDINGS {
+        if !rows.iter().any(|(l, h, _)| *l == b.label && *h == b.help) {
+            rows.push((b.label, b.help, b.context));
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
+        KeyEvent::new(code, mods)
+    }
+
+    #[test]
+    fn context_bindings_win_and_globals_apply_everywhere() {
+        assert_eq!(
+            lookup(Context::Review, &key(KeyCode::Char('j'), NONE)),
+            Some(Action::Down)
+        );
+        assert_eq!(
+            lookup(Context::Review, &key(KeyCode::Esc, NONE)),
+            Some(Action::Cancel)
+        );
+        assert_eq!(
+            lookup(Context::Input, &key(KeyCode::Enter, NONE)),
+            Some(Action::Send)
+        );
+        assert_eq!(
+            lookup(Context::Input, &key(KeyCode::Enter, SHIFT)),
+            Some(Action::Newline)
+        );
+        assert_eq!(
+            lookup(Context::Input, &key(KeyCode::Char('t'), CTRL)),
+            Some(Action::CycleMode)
+        );
+        assert_eq!(
+            lookup(Context::Input, &key(KeyCode::Char('j'), NONE)),
+            None,
+            "typing is not a binding"
+        );
+        assert_eq!(
+            lookup(Context::Review, &key(KeyCode::Char('Y'), SHIFT)),
+            Some(Action::AcceptFile)
+        );
+        assert_eq!(
+            lookup(Context::Review, &key(KeyCode::Char('Y'), NONE)),
+            Some(Action::AcceptFile)
+        );
+    }
+
+    #[test]
+    fn help_lists_every_spec_key() {
+        let labels: Vec<&str> = help_rows().iter().map(|r| r.0).collect();
+        for l in [
+            "Tab",
+            "Ctrl+T",
+            "Enter",
+            "Esc",
+            "Ctrl+R",
+            "j / ↓",
+            "y",
+            "Y",
+            "Ctrl+S",
+            "Ctrl+Z",
+            "F1 / ?",
+            "Ctrl+C ×2",
+        ] {
+            assert!(labels.contains(&l), "{l}");
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The terminal front end: owns the terminal and the `App` state, feeds it
+//! keys and engine events, and redraws on demand (coalesced to ~60 frames a
+//! second, nothing while idle). The only module that uses ratatui/crossterm.
+
+mod app;
+mod keymap;
+mod render;
+mod tree;
+
+pub use app::{App, Entry, Focus, Overlay};
+pub use render::draw;
+pub use tree::Tree;
+
+use std::time::Duration;
+
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use futures_util::StreamExt;
+
+use crate::agent::{self, EngineContext};
+use crate::checkpoint::CheckpointStore;
+use crate::protocol::Mode;
+use crate::store::session;
+
+/// Longest wait between a change and its frame (~60 frames a second).
+const FRAME: Duration = Duration::from_millis(16);
+
+/// What the TUI starts with besides the engine.
+pub struct TuiStart {
+    pub mode: Mode,
+    pub provider_label: String,
+    pub provider_ok: bool,
+    /// Shown first in the transcript (e.g. how to set up a provider).
+    pub notice: Option<String>,
+    /// A session being resumed: its transcript and pending review come back.
+    pub resumed: Option<String>,
+}
+
+/// Builds the app state for `ctx` (tree, restored transcript, review).
+pub fn initial_app(ctx: &EngineContext, start: &TuiStart) -> App {
+    let root = ctx.workspace.root();
+    let mut app = App::new(
+        root.display().to_string(),
+        Tree::open(root),
+        start.mode,
+        start.provider_label.clone(),
+        start.provider_ok,
+        ctx.config.agent.max_tool_calls_per_job,
+    );
+    if let Some(state) = &ctx.state {
+        if let (Some(id), true) = (&start.resumed, true)
+            && let Ok(s) = session::load(&state.sessions_dir(), id)
+        {
+            for job in &s.jobs {
+                app.transcript.push(Entry::User(job.prompt.clone()));
+                if let Some(answer) = &job.answer {
+                    app.transcript.push(Entry::Assistant(answer.clone()));
+                }
+            }
+            if let Some(job) = s.pending_review()
+                && let Some(bundle) = &job.bundle
+            {
+                app.review = Some(app::ReviewView {
+                    job_id: job.job_id.clone(),
+                    bundle: bundle.clone(),
+                    cursor: 0,
+                });
+                app.transcript.push(Entry::Notice(
+                    "A review is pending: Ctrl+R opens it.".into(),
+                ));
+            }
+        }
+        if let Ok(Some(cp)) = CheckpointStore::new(state).latest() {
+            app.latest_checkpoint = Some((
+                cp.checkpoint_id,
+                cp.affected_files.into_iter().map(|f| f.file_path).collect(),
+            ));
+        }
+    }
+    if let Some(notice) = &start.notice {
+        app.transcript.push(Entry::Notice(notice.clone()));
+    }
+    app
+}
+
+/// Runs the TUI until the user quits. The terminal is restored on every
+/// exit path (including panics, via ratatui's hook).
+pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async move {
+        let mut app = initial_app(&ctx, &start);
+        let mut engine = agent::spawn(ctx)?;
+        let mut terminal = ratatui::init();
+        let result = event_loop(&mut terminal, &mut app, &mut engine).await;
+        ratatui::restore();
+        result
+    })
+}
+
+async fn event_loop(
+    terminal: &mut ratatui::DefaultTerminal,
+    app: &mut App,
+    engine: &mut agent::EngineHandle,
+) -> Result<(), String> {
+    let mut keys = EventStream::new();
+    let mut frames = tokio::time::interval(FRAME);
+    frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let mut dirty = true;
+    while !app.should_quit {
+        tokio::select! {
+            Some(Ok(event)) = keys.next() => {
+                match event {
+                    TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
+                        for op in app.on_key(key) {
+                            let _ = engine.ops.send(op);
+                        }
+                    }
+                    TermEvent::Key(_) | TermEvent::Mouse(_) | TermEvent::Resize(..) | TermEvent::Paste(_)
+                    | TermEvent::FocusGained | TermEvent::FocusLost => {}
+                }
+                dirty = true;
+            }
+            Some(event) = engine.events.recv() => {
+                app.on_event(&event);
+                dirty = true;
+            }
+            _ = frames.tick(), if dirty => {
+                terminal.draw(|f| render::draw(f, app)).map_err(|e| format!("cannot draw: {e}"))?;
+                dirty = false;
+            }
+            _ = terminate.recv() => break,
+        }
+    }
+    Ok(())
+}

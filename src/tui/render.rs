@@ -1,0 +1,461 @@
+//! Drawing the app: a pure function of `&App` onto a frame. The transcript
+//! is laid out from the bottom up, so its cost follows the visible rows, not
+//! the session's length.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use super::app::{App, Entry, Focus, Overlay};
+use super::keymap::help_rows;
+use super::tree::NodeKind;
+use crate::protocol::{JobStatus, Mode};
+
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 15;
+
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "Terminal too small: {}x{} (needs {MIN_WIDTH}x{MIN_HEIGHT})",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let [body, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    if app.reviewing {
+        draw_review(frame, app, body);
+    } else {
+        let tree_width = (body.width / 3).clamp(20, 40);
+        let [tree, right] =
+            Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(body);
+        let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8);
+        let [chat, input] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(input_height)]).areas(right);
+        draw_tree(frame, app, tree);
+        draw_transcript(frame, app, chat);
+        draw_input(frame, app, input);
+    }
+    draw_status(frame, app, status);
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => draw_help(frame, area),
+        Overlay::Clarify {
+            question, answer, ..
+        } => {
+            let text = vec![
+                Line::from(question.as_str()),
+                Line::from(""),
+                Line::from(vec![
+                    Span::styled("> ", Style::new().fg(Color::Cyan)),
+                    Span::raw(answer.as_str()),
+                ]),
+                Line::from(""),
+                Line::from(Span::styled(
+                    "Enter answers · Esc skips (no_user_answer)",
+                    Style::new().fg(Color::DarkGray),
+                )),
+            ];
+            dialog(frame, area, "The model asks", text);
+        }
+        Overlay::Rollback {
+            checkpoint_id,
+            files,
+        } => {
+            let mut text = vec![Line::from(format!(
+                "Roll back checkpoint {checkpoint_id}? It touched:"
+            ))];
+            text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
+            text.push(Line::from(""));
+            text.push(Line::from(
+                "Later edits to these files are lost by a hard rollback.",
+            ));
+            text.push(Line::from(Span::styled(
+                "a: roll back all (hard) · Esc: cancel · scoped: agent-tui rollback ID --hunks",
+                Style::new().fg(Color::DarkGray),
+            )));
+            dialog(frame, area, "Roll back", text);
+        }
+    }
+}
+
+fn pane(title: String, focused: bool) -> Block<'static> {
+    let style = if focused {
+        Style::new().fg(Color::Cyan)
+    } else {
+        Style::new().fg(Color::DarkGray)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(title)
+}
+
+fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let block = pane(format!(" {} ", app.root), app.focus == Focus::Tree);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = inner.height as usize;
+    let offset = app.tree.offset(height);
+    let badge = |rel: &str| -> Option<(char, Color)> {
+        let review = app.review.as_ref()?;
+        let file = review.bundle.files.iter().find(|f| f.file_path == rel)?;
+        let hunk = |pred: &dyn Fn(&crate::review::Hunk) -> bool| file.hunks.iter().any(pred);
+        if hunk(&|h| !h.applied && h.accepted.is_none()) {
+            Some(('●', Color::Yellow))
+        } else if hunk(&|h| h.applied) {
+            Some(('✓', Color::Green))
+        } else {
+            Some(('✗', Color::Red))
+        }
+    };
+    let lines: Vec<Line> = app
+        .tree
+        .nodes()
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, n)| {
+            let icon = match n.kind {
+                NodeKind::Dir { expanded: true } => "▾ ",
+                NodeKind::Dir { expanded: false } => "▸ ",
+                NodeKind::File => "  ",
+            };
+            let mut spans = vec![Span::raw(format!(
+                "{}{icon}{}",
+                "  ".repeat(n.depth),
+                n.name
+            ))];
+            if let Some((c, color)) = badge(&n.rel) {
+                spans.push(Span::styled(format!(" {c}"), Style::new().fg(color)));
+            }
+            let line = Line::from(spans);
+            if i == app.tree.selected_index() {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Wraps `text` to `width` columns (by characters), keeping blank lines.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let width = width.max(1);
+    let mut out = Vec::new();
+    for raw in text.split('\n') {
+        let chars: Vec<char> = raw.chars().collect();
+        if chars.is_empty() {
+            out.push(String::new());
+        }
+        for chunk in chars.chunks(width) {
+            out.push(chunk.iter().collect());
+        }
+    }
+    out
+}
+
+fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+    let styled = |prefix: &str, text: &str, style: Style| -> Vec<Line<'static>> {
+        wrap(text, width.saturating_sub(prefix.chars().count()))
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let p = if i == 0 {
+                    prefix.to_string()
+                } else {
+                    " ".repeat(prefix.chars().count())
+                };
+                Line::from(vec![Span::styled(p, style), Span::styled(l, style)])
+            })
+            .collect()
+    };
+    let mut lines = match entry {
+        Entry::User(t) => styled(
+            "you › ",
+            t,
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ),
+        Entry::Assistant(t) => {
+            let mut in_code = false;
+            let mut out = Vec::new();
+            for raw in t.split('\n') {
+                if raw.trim_start().starts_with("```") {
+                    in_code = !in_code;
+                    out.push(Line::from(Span::styled(
+                        raw.to_string(),
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                    continue;
+                }
+                let style = if in_code {
+                    Style::new().fg(Color::Yellow)
+                } else if raw.starts_with('#') {
+                    Style::new().add_modifier(Modifier::BOLD)
+                } else {
+                    Style::new()
+                };
+                for l in wrap(raw, width) {
+                    out.push(Line::from(Span::styled(l, style)));
+                }
+            }
+            out
+        }
+        Entry::Tool { name, summary, ok } => {
+            let (mark, color) = match ok {
+                None => ("…", Color::DarkGray),
+                Some(true) => ("✓", Color::Green),
+                Some(false) => ("✗", Color::Red),
+            };
+            let text: String = format!("{mark} {name} {summary}")
+                .chars()
+                .take(width)
+                .collect();
+            vec![Line::from(Span::styled(text, Style::new().fg(color)))]
+        }
+        Entry::Notice(t) => styled("· ", t, Style::new().fg(Color::DarkGray)),
+        Entry::Error(t) => styled("error: ", t, Style::new().fg(Color::Red)),
+    };
+    lines.push(Line::from(""));
+    lines
+}
+
+fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let block = pane(" chat ".into(), app.focus == Focus::Chat);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = inner.height as usize;
+    let width = inner.width as usize;
+    // Walk back from the newest entry until the window (plus scroll) is full.
+    let needed = height + app.scroll;
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    for entry in app.transcript.iter().rev() {
+        let mut block_lines = entry_lines(entry, width);
+        block_lines.append(&mut lines);
+        lines = block_lines;
+        if lines.len() >= needed {
+            break;
+        }
+    }
+    if app.transcript.is_empty() {
+        lines.push(Line::from(Span::styled(
+            "Ask about the code (Ask), get a plan (Plan), or have edits proposed for review (Agent). Ctrl+T switches mode.",
+            Style::new().fg(Color::DarkGray),
+        )));
+    }
+    let end = lines.len().saturating_sub(app.scroll.min(lines.len()));
+    let start = end.saturating_sub(height);
+    let visible: Vec<Line<'static>> = lines[start..end].to_vec();
+    frame.render_widget(Paragraph::new(visible), inner);
+}
+
+fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let mode = match app.mode {
+        Mode::Ask => "ask",
+        Mode::Plan => "plan",
+        Mode::Agent => "agent",
+    };
+    let block = pane(format!(" {mode} › "), app.focus == Focus::Input);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    frame.render_widget(&app.input, inner);
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let mode = format!(" {} ", app.mode.as_str().to_uppercase());
+    let provider = if app.provider_ok {
+        Span::styled(
+            format!(" {} ● online ", app.provider_label),
+            Style::new().fg(Color::Green),
+        )
+    } else {
+        Span::styled(
+            format!(" {} ", app.provider_label),
+            Style::new().fg(Color::Red),
+        )
+    };
+    let job = match &app.job {
+        Some(j) => {
+            let state = match j.status {
+                JobStatus::Queued => "queued",
+                JobStatus::Running => "running",
+                JobStatus::WaitingForUser => "waiting for you",
+                JobStatus::AwaitingReview => "awaiting review",
+                JobStatus::Completed => "done",
+                JobStatus::Failed => "failed",
+                JobStatus::Cancelled => "cancelled",
+            };
+            format!(" {state} {}/{} ", j.steps, j.max_steps)
+        }
+        None => " idle ".to_string(),
+    };
+    let tokens = format!(
+        " {} tok ",
+        app.tokens.input_tokens + app.tokens.output_tokens
+    );
+    let review = app.review.as_ref().map(|r| {
+        let (done, all) = r.progress();
+        format!(" review {done}/{all} ")
+    });
+    let hints = if app.reviewing {
+        " j/k hunk · y/n · Y/N file · Ctrl+S apply · Esc back · F1 help"
+    } else {
+        " Tab focus · Ctrl+T mode · Ctrl+R review · Ctrl+Z undo · F1 help"
+    };
+    let mut spans = vec![
+        Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan)),
+        provider,
+        Span::raw(job),
+        Span::raw(tokens),
+    ];
+    if let Some(r) = review {
+        spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
+    }
+    spans.push(Span::styled(hints, Style::new().fg(Color::DarkGray)));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(review) = &app.review else { return };
+    let [left, right] = Layout::horizontal([
+        Constraint::Length((area.width / 3).clamp(20, 40)),
+        Constraint::Min(20),
+    ])
+    .areas(area);
+    let current = review.current();
+    let (done, all) = review.progress();
+    let files: Vec<Line> = review
+        .bundle
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let pending = f
+                .hunks
+                .iter()
+                .filter(|h| h.accepted.is_none() && !h.applied)
+                .count();
+            let text = format!(
+                "{} ({} hunk(s), {pending} pending)",
+                f.file_path,
+                f.hunks.len()
+            );
+            if current.map(|c| c.0) == Some(i) {
+                Line::from(Span::styled(
+                    text,
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ))
+            } else {
+                Line::from(text)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
+        left,
+    );
+    let Some((f, h)) = current else { return };
+    let file = &review.bundle.files[f];
+    let hunk = &file.hunks[h];
+    let state = match (hunk.applied, hunk.accepted) {
+        (true, _) => "applied",
+        (false, Some(true)) => "accepted",
+        (false, Some(false)) => "rejected",
+        (false, None) => "pending",
+    };
+    let big = if hunk.oversized { " · oversized" } else { "" };
+    let title = format!(" {} · {} [{state}{big}] ", file.file_path, hunk.hunk_id);
+    // Line numbers follow the @@ header: old on the left, new on the right.
+    let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
+    let lines: Vec<Line> = hunk
+        .patch
+        .lines()
+        .map(|l| {
+            let l = l.trim_end_matches('\r');
+            let (style, nums) = match l.chars().next() {
+                Some('@') => (Style::new().fg(Color::Cyan), String::from("         ")),
+                Some('+') => {
+                    new_no += 1;
+                    (
+                        Style::new().fg(Color::Green),
+                        format!("    {:>4} ", new_no - 1),
+                    )
+                }
+                Some('-') => {
+                    old_no += 1;
+                    (
+                        Style::new().fg(Color::Red),
+                        format!("{:>4}     ", old_no - 1),
+                    )
+                }
+                Some('\\') => (Style::new().fg(Color::DarkGray), String::from("         ")),
+                _ => {
+                    old_no += 1;
+                    new_no += 1;
+                    (Style::new(), format!("{:>4}{:>4} ", old_no - 1, new_no - 1))
+                }
+            };
+            Line::from(vec![
+                Span::styled(nums, Style::new().fg(Color::DarkGray)),
+                Span::styled(l.to_string(), style),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+}
+
+fn header_numbers(patch: &str) -> (usize, usize) {
+    let header = patch.lines().next().unwrap_or_default();
+    let num = |sign: char| -> usize {
+        header
+            .split_whitespace()
+            .find(|w| w.starts_with(sign))
+            .and_then(|w| w[1..].split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1)
+    };
+    (num('-').max(1), num('+').max(1))
+}
+
+fn draw_help(frame: &mut Frame<'_>, area: Rect) {
+    let lines: Vec<Line> = help_rows()
+        .into_iter()
+        .map(|(label, help, _)| {
+            Line::from(vec![
+                Span::styled(format!("{label:>12}  "), Style::new().fg(Color::Cyan)),
+                Span::raw(help),
+            ])
+        })
+        .collect();
+    dialog(frame, area, "Keys (any key closes)", lines);
+}
+
+fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {
+    let width = area.width.saturating_sub(8).min(80);
+    let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .alignment(Alignment::Left)
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(format!(" {title} "))
+                    .border_style(Style::new().fg(Color::Yellow)),
+            ),
+        rect,
+    );
+}

@@ -1,0 +1,449 @@
+//! The TUI driven without a terminal: keys in, ops out; engine events in,
+//! state and rendered screens (ratatui `TestBackend`, two sizes) checked.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Op, Usage};
+use agent_tui::review::{DiffBundle, FileDiff, Hunk};
+use agent_tui::tui::{App, Entry, Overlay, Tree, draw};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+fn app() -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("README.md"), "# hi\n").unwrap();
+    let tree = Tree::open(dir.path());
+    let app = App::new(
+        "/demo".into(),
+        tree,
+        Mode::Agent,
+        "test m1".into(),
+        true,
+        12,
+    );
+    (dir, app)
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        assert!(app.on_key(key(KeyCode::Char(c))).is_empty());
+    }
+}
+
+fn ev(job: &str, cursor: u64, body: EventBody) -> Event {
+    Event {
+        cursor,
+        body,
+        ts: "2026-01-01T00:00:00.000Z".into(),
+        job_id: job.into(),
+    }
+}
+
+fn screen(app: &App, w: u16, h: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| draw(f, app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            out.push_str(buffer[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn bundle(job: &str) -> DiffBundle {
+    let hunk = |id: &str, patch: &str| Hunk {
+        hunk_id: id.into(),
+        patch: patch.into(),
+        accepted: None,
+        edit_ids: vec!["e_1".into()],
+        oversized: false,
+        applied: false,
+        changes: vec![],
+    };
+    DiffBundle {
+        job_id: job.into(),
+        files: vec![
+            FileDiff {
+                file_path: "src/main.rs".into(),
+                base_file_hash: Some("sha256:x".into()),
+                hunks: vec![
+                    hunk(
+                        "h_1",
+                        "@@ -1,1 +1,1 @@\n-fn main() {}\n+fn main() { run(); }\n",
+                    ),
+                    hunk("h_2", "@@ -9,1 +9,2 @@\n old\n+new\n"),
+                ],
+            },
+            FileDiff {
+                file_path: "README.md".into(),
+                base_file_hash: Some("sha256:y".into()),
+                hunks: vec![hunk("h_3", "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n")],
+            },
+        ],
+    }
+}
+
+#[test]
+fn sending_a_prompt_starts_a_job_in_the_current_mode() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "explain main");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let [
+        Op::StartJob {
+            prompt,
+            mode,
+            job_id,
+            ..
+        },
+    ] = ops.as_slice()
+    else {
+        panic!("{ops:?}")
+    };
+    assert_eq!((prompt.as_str(), *mode), ("explain main", Mode::Agent));
+    assert!(job_id.starts_with("job_tui_"));
+    assert_eq!(
+        app.transcript.last(),
+        Some(&Entry::User("explain main".into()))
+    );
+    assert!(app.input.is_empty());
+    // Esc cancels the running job.
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc)),
+        vec![Op::Cancel {
+            job_id: job_id.clone()
+        }]
+    );
+}
+
+#[test]
+fn modes_cycle_with_ctrl_t_and_slash_commands() {
+    let (_d, mut app) = app();
+    app.on_key(ctrl('t'));
+    assert_eq!(app.mode, Mode::Ask);
+    app.on_key(ctrl('t'));
+    assert_eq!(app.mode, Mode::Plan);
+    type_text(&mut app, "/agent");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty());
+    assert_eq!(app.mode, Mode::Agent);
+}
+
+#[test]
+fn multi_line_input_and_history() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "one");
+    app.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::SHIFT));
+    type_text(&mut app, "two");
+    assert_eq!(app.input.lines(), ["one", "two"]);
+    let ops = app.on_key(key(KeyCode::Enter));
+    assert!(matches!(&ops[0], Op::StartJob { prompt, .. } if prompt == "one\ntwo"));
+    app.on_event(&ev("x", 1, EventBody::JobCancelled {}));
+    if let Some(job) = &mut app.job {
+        job.status = JobStatus::Cancelled;
+    }
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(
+        app.input.lines(),
+        ["one", "two"],
+        "Up recalls the last prompt"
+    );
+}
+
+#[test]
+fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
+    let (_d, mut app) = app();
+    app.on_key(ctrl('c'));
+    assert!(!app.should_quit);
+    app.on_key(ctrl('c'));
+    assert!(app.should_quit);
+    let (_d, mut app) = self::app();
+    app.on_key(key(KeyCode::Char('?')));
+    assert_eq!(app.overlay, Overlay::Help);
+    let s = screen(&app, 100, 30);
+    for k in ["Ctrl+T", "Ctrl+R", "Ctrl+S", "Ctrl+Z", "Shift+Tab"] {
+        assert!(s.contains(k), "help lacks {k}:\n{s}");
+    }
+    app.on_key(key(KeyCode::Char('x')));
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn streamed_answer_tool_lines_and_review_flow() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "fix it");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Op::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    let j = job_id.as_str();
+    let started = EventBody::JobStarted {
+        prompt: "fix it".into(),
+        mode: Mode::Agent,
+        root: "/demo".into(),
+        provider: "p".into(),
+        model: "m".into(),
+    };
+    app.on_event(&ev(j, 1, started));
+    app.on_event(&ev(
+        j,
+        2,
+        EventBody::LlmDelta {
+            text: "Let me ".into(),
+            attempt: 1,
+        },
+    ));
+    app.on_event(&ev(
+        j,
+        3,
+        EventBody::LlmDelta {
+            text: "look.".into(),
+            attempt: 1,
+        },
+    ));
+    app.on_event(&ev(
+        j,
+        4,
+        EventBody::ToolCallRequested {
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            arguments: json!({"file_path": "src/main.rs"}),
+        },
+    ));
+    app.on_event(&ev(
+        j,
+        5,
+        EventBody::ToolCallCompleted {
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            ok: true,
+            result: Some(json!({})),
+            error: None,
+            duration_ms: 1,
+        },
+    ));
+    app.on_event(&ev(j, 6, EventBody::DiffGenerated { bundle: bundle(j) }));
+    app.on_event(&ev(
+        j,
+        7,
+        EventBody::LlmDelta {
+            text: "Proposed.".into(),
+            attempt: 1,
+        },
+    ));
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("you › fix it"), "{s}");
+    assert!(s.contains("Let me look."), "{s}");
+    assert!(s.contains("✓ read_file"), "{s}");
+    assert!(s.contains("running 1/12"), "{s}");
+    assert!(
+        s.contains("src ●") || s.contains("●"),
+        "tree badge for pending hunks:\n{s}"
+    );
+    app.on_event(&ev(
+        j,
+        8,
+        EventBody::JobCompleted {
+            answer: "Let me look.Proposed.".into(),
+            usage: Usage {
+                input_tokens: 10,
+                output_tokens: 5,
+            },
+            status: JobStatus::AwaitingReview,
+        },
+    ));
+    assert!(app.reviewing, "the review opens by itself");
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("src/main.rs · h_1 [pending]"), "{s}");
+    assert!(s.contains("+fn main() { run(); }"), "{s}");
+    assert!(s.contains("review 0/3"), "{s}");
+    // y accepts h_1 and moves on; n rejects h_2; N rejects the next file.
+    let ops = app.on_key(key(KeyCode::Char('y')));
+    assert_eq!(
+        ops,
+        vec![Op::Decide {
+            job_id: j.into(),
+            accept: vec!["h_1".into()],
+            reject: vec![],
+            accept_all: false
+        }]
+    );
+    let ops = app.on_key(key(KeyCode::Char('n')));
+    assert_eq!(
+        ops,
+        vec![Op::Decide {
+            job_id: j.into(),
+            accept: vec![],
+            reject: vec!["h_2".into()],
+            accept_all: false
+        }]
+    );
+    let ops = app.on_key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT));
+    assert_eq!(
+        ops,
+        vec![Op::Decide {
+            job_id: j.into(),
+            accept: vec![],
+            reject: vec!["h_3".into()],
+            accept_all: false
+        }]
+    );
+    app.on_key(key(KeyCode::Char('k')));
+    app.on_key(key(KeyCode::Char('k')));
+    assert_eq!(app.review.as_ref().unwrap().cursor, 0);
+    assert_eq!(app.on_key(ctrl('s')), vec![Op::Apply { job_id: j.into() }]);
+    // A conflict is shown plainly and the review stays open.
+    app.on_event(&ev(
+        j,
+        9,
+        EventBody::ApplyFailed {
+            error: "conflict: src/main.rs (it changed since the edits were proposed)".into(),
+            code: "conflict".into(),
+            conflicts: vec![],
+        },
+    ));
+    assert!(app.reviewing);
+    assert!(
+        matches!(app.transcript.last(), Some(Entry::Error(e)) if e.contains("nothing was written"))
+    );
+    // Then an apply succeeds; Ctrl+Z offers to roll it back.
+    let mut applied = bundle(j);
+    for h in applied.files.iter_mut().flat_map(|f| f.hunks.iter_mut()) {
+        h.applied = h.hunk_id == "h_1";
+        h.accepted = Some(h.hunk_id == "h_1");
+    }
+    app.on_event(&ev(
+        j,
+        10,
+        EventBody::CheckpointCreated {
+            checkpoint_id: "cp_1".into(),
+            kind: "apply".into(),
+            files: vec!["src/main.rs".into()],
+        },
+    ));
+    app.on_event(&ev(
+        j,
+        11,
+        EventBody::ApplyCompleted {
+            checkpoint_id: "cp_1".into(),
+            files: vec!["src/main.rs".into()],
+            hunk_ids: vec!["h_1".into()],
+            bundle: applied,
+        },
+    ));
+    assert!(!app.reviewing, "nothing left to review");
+    app.on_key(ctrl('z'));
+    assert!(
+        matches!(&app.overlay, Overlay::Rollback { checkpoint_id, .. } if checkpoint_id == "cp_1")
+    );
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("a: roll back all (hard)") && s.contains("src/main.rs"),
+        "{s}"
+    );
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('a'))),
+        vec![Op::Rollback {
+            checkpoint_id: "cp_1".into(),
+            hunks: vec![]
+        }]
+    );
+}
+
+#[test]
+fn clarification_dialog_answers_or_skips() {
+    for (typed, expected) in [("blue", "blue"), ("", "no_user_answer")] {
+        let (_d, mut app) = app();
+        app.on_event(&ev(
+            "j",
+            1,
+            EventBody::ClarificationRequested {
+                tool_call_id: "c".into(),
+                question: "Which colour?".into(),
+            },
+        ));
+        assert!(screen(&app, 80, 20).contains("Which colour?"));
+        type_text(&mut app, typed);
+        let ops = app.on_key(key(KeyCode::Enter));
+        assert_eq!(
+            ops,
+            vec![Op::Answer {
+                job_id: "j".into(),
+                text: expected.into()
+            }]
+        );
+        assert_eq!(app.overlay, Overlay::None);
+    }
+}
+
+#[test]
+fn a_failed_job_shows_its_error_and_the_app_stays_usable() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "go");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Op::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    app.on_event(&ev(
+        job_id,
+        1,
+        EventBody::JobFailed {
+            error: "cannot connect to http://x".into(),
+            code: "connect_failed".into(),
+        },
+    ));
+    let s = screen(&app, 80, 20);
+    assert!(s.contains("error: cannot connect"), "{s}");
+    type_text(&mut app, "again");
+    assert_eq!(
+        app.on_key(key(KeyCode::Enter)).len(),
+        1,
+        "a new job can start"
+    );
+}
+
+#[test]
+fn layout_at_two_sizes_and_too_small() {
+    let (_d, app) = app();
+    let big = screen(&app, 120, 40);
+    assert!(
+        big.contains("/demo") && big.contains("▸ src") && big.contains("README.md"),
+        "{big}"
+    );
+    assert!(
+        big.contains(" AGENT ") && big.contains("test m1 ● online"),
+        "{big}"
+    );
+    let small = screen(&app, 60, 15);
+    assert!(
+        small.contains("▸ src") && small.contains("agent ›"),
+        "{small}"
+    );
+    let tiny = screen(&app, 50, 10);
+    assert!(tiny.contains("Terminal too small"), "{tiny}");
+}
+
+#[test]
+fn tree_keys_move_expand_and_jump() {
+    let (_d, mut app) = app();
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
+    assert_eq!(app.focus, agent_tui::tui::Focus::Tree);
+    app.on_key(key(KeyCode::Enter));
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("▾ src") && s.contains("main.rs"), "{s}");
+    app.on_key(key(KeyCode::Char('r')));
+    assert_eq!(app.tree.selected().unwrap().name, "README.md");
+}
