@@ -1,0 +1,168 @@
+//! The real binary in a real terminal (tmux provides the pseudo-terminal)
+//! against a loopback LLM server: ask in Agent mode, review (accept one hunk,
+//! reject another), apply, check the disk, Ctrl+Z hard rollback, check again.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::Env;
+use support::jobs::{KEY, config, sse};
+use support::llm_server::{LlmServer, openai};
+
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.args(["-L", &self.socket]);
+        c
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let ok = self
+            .cmd()
+            .args(["send-keys", "-t", "e2e"])
+            .args(keys)
+            .status()
+            .unwrap();
+        assert!(ok.success());
+    }
+
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "e2e"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`.
+    fn wait_for(&self, text: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let s = self.screen();
+            if s.contains(text) {
+                return s;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {text:?}; screen:\n{s}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+fn read(root: &Path, p: &str) -> String {
+    std::fs::read_to_string(root.join(p)).unwrap()
+}
+
+#[test]
+fn ask_review_apply_and_roll_back_in_a_real_terminal() {
+    assert!(
+        Command::new("tmux")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        "this test needs tmux (apt-get install tmux); .ci/run installs it"
+    );
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(root.join("b.txt"), "one\ntwo\n").unwrap();
+    let edits = json!({"edits": [
+        {"file_path": "a.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "BETA\n"},
+        {"file_path": "b.txt", "operation": "replace", "start_line": 1, "end_line": 1, "new_text": "ONE\n"}
+    ]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["Two edits are ready for your review."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = root.display(),
+    );
+    let tmux = Tmux {
+        socket: format!("agent-tui-e2e-{}", std::process::id()),
+    };
+    let started = tmux
+        .cmd()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "120",
+            "-y",
+            "36",
+            &command,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    tmux.wait_for("agent ›");
+    tmux.wait_for("test test-model ● online");
+
+    tmux.keys(&["make the edits", "Enter"]);
+    let s = tmux.wait_for("a.txt · h_1 [pending]");
+    assert!(s.contains("+BETA") && s.contains("review 0/2"), "{s}");
+    assert_eq!(
+        read(root, "a.txt"),
+        "alpha\nbeta\ngamma\n",
+        "nothing written before apply"
+    );
+
+    tmux.keys(&["y"]);
+    tmux.wait_for("b.txt · h_2 [pending]");
+    tmux.keys(&["n"]);
+    tmux.wait_for("b.txt · h_2 [rejected]");
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk(s) to a.txt");
+    assert_eq!(read(root, "a.txt"), "alpha\nBETA\ngamma\n");
+    assert_eq!(
+        read(root, "b.txt"),
+        "one\ntwo\n",
+        "rejected hunk not written"
+    );
+
+    tmux.keys(&["C-z"]);
+    tmux.wait_for("a: roll back all (hard)");
+    tmux.keys(&["a"]);
+    tmux.wait_for("Rolled back");
+    assert_eq!(read(root, "a.txt"), "alpha\nbeta\ngamma\n");
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tmux
+        .cmd()
+        .args(["has-session", "-t", "e2e"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
