@@ -447,3 +447,96 @@ fn tree_keys_move_expand_and_jump() {
     app.on_key(key(KeyCode::Char('r')));
     assert_eq!(app.tree.selected().unwrap().name, "README.md");
 }
+
+#[test]
+fn chat_scrolls_with_keys_and_follows_new_text_at_the_bottom() {
+    let (_d, mut app) = app();
+    for i in 0..60 {
+        app.transcript.push(Entry::Notice(format!("note {i}")));
+    }
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("note 59") && !s.contains("note 20 "), "{s}");
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.focus, agent_tui::tui::Focus::Chat);
+    app.on_key(key(KeyCode::PageUp));
+    app.on_key(key(KeyCode::PageUp));
+    app.on_key(key(KeyCode::Up));
+    assert_eq!(app.scroll, 21);
+    let s = screen(&app, 100, 30);
+    assert!(!s.contains("note 59"), "scrolled up:\n{s}");
+    app.on_key(key(KeyCode::PageDown));
+    app.on_key(key(KeyCode::PageDown));
+    app.on_key(key(KeyCode::PageDown));
+    assert_eq!(app.scroll, 0);
+    app.paste("pasted text");
+}
+
+#[test]
+fn rollback_dialog_picks_hunks_for_a_scoped_rollback() {
+    let (_d, mut app) = app();
+    app.latest_checkpoint = Some(agent_tui::tui::LatestCheckpoint {
+        id: "cp_9".into(),
+        files: vec!["a.rs".into(), "b.rs".into()],
+        hunks: vec![
+            ("h_1".into(), "a.rs".into()),
+            ("h_2".into(), "a.rs".into()),
+            ("h_3".into(), "b.rs".into()),
+        ],
+    });
+    app.on_key(ctrl('z'));
+    assert!(screen(&app, 100, 30).contains("p: pick hunks (scoped)"));
+    app.on_key(key(KeyCode::Char('p')));
+    app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(app.overlay, Overlay::Rollback { .. }),
+        "nothing chosen: nothing happens"
+    );
+    app.on_key(key(KeyCode::Char(' ')));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char(' ')));
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("[x] h_1") && s.contains("[ ] h_2") && s.contains("[x] h_3"),
+        "{s}"
+    );
+    let ops = app.on_key(key(KeyCode::Enter));
+    assert_eq!(
+        ops,
+        vec![Op::Rollback {
+            checkpoint_id: "cp_9".into(),
+            hunks: vec!["h_1".into(), "h_3".into()]
+        }]
+    );
+    assert_eq!(app.overlay, Overlay::None);
+    // Esc leaves everything as it is.
+    app.on_key(ctrl('z'));
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+    assert_eq!(app.overlay, Overlay::None);
+}
+
+#[test]
+fn a_retried_request_replaces_its_partial_text() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::LlmDelta {
+            text: "partial ans".into(),
+            attempt: 1,
+        },
+    ));
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::LlmDelta {
+            text: "full answer".into(),
+            attempt: 2,
+        },
+    ));
+    assert_eq!(
+        app.transcript.last(),
+        Some(&Entry::Assistant("full answer".into()))
+    );
+}

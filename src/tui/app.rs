@@ -44,7 +44,19 @@ pub enum Overlay {
     Rollback {
         checkpoint_id: String,
         files: Vec<String>,
+        /// (hunk id, file) of the hunks it applied, for a scoped rollback.
+        hunks: Vec<(String, String)>,
+        /// `Some`: picking hunks; which are chosen and the cursor.
+        picking: Option<(Vec<bool>, usize)>,
     },
+}
+
+/// The newest checkpoint, as Ctrl+Z offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LatestCheckpoint {
+    pub id: String,
+    pub files: Vec<String>,
+    pub hunks: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,7 +119,7 @@ pub struct App {
     pub review: Option<ReviewView>,
     pub reviewing: bool,
     pub overlay: Overlay,
-    pub latest_checkpoint: Option<(String, Vec<String>)>,
+    pub latest_checkpoint: Option<LatestCheckpoint>,
     quit_armed: bool,
     pub should_quit: bool,
     /// Rows scrolled up from the bottom of the transcript.
@@ -178,7 +190,7 @@ impl App {
         match self.focus {
             Focus::Tree => Context::Tree,
             Focus::Input => Context::Input,
-            Focus::Chat => Context::Global,
+            Focus::Chat => Context::Chat,
         }
     }
 
@@ -232,17 +244,55 @@ impl App {
                     _ => Vec::new(),
                 };
             }
-            Overlay::Rollback { checkpoint_id, .. } => {
+            Overlay::Rollback {
+                checkpoint_id,
+                hunks,
+                picking,
+                ..
+            } => {
                 let id = checkpoint_id.clone();
-                return match lookup(Context::RollbackDialog, &key) {
-                    Some(Action::RollbackAll) => {
+                let action = lookup(Context::RollbackDialog, &key);
+                return match (action, picking) {
+                    (Some(Action::RollbackAll), None) => {
                         self.overlay = Overlay::None;
                         vec![Op::Rollback {
                             checkpoint_id: id,
                             hunks: Vec::new(),
                         }]
                     }
-                    Some(Action::Cancel) => {
+                    (Some(Action::PickHunks), picking @ None) if !hunks.is_empty() => {
+                        *picking = Some((vec![false; hunks.len()], 0));
+                        Vec::new()
+                    }
+                    (Some(Action::Down | Action::Up), Some((_, cursor))) => {
+                        let step: isize = if action == Some(Action::Down) { 1 } else { -1 };
+                        *cursor =
+                            (*cursor as isize + step).clamp(0, hunks.len() as isize - 1) as usize;
+                        Vec::new()
+                    }
+                    (Some(Action::ToggleChoice), Some((chosen, cursor))) => {
+                        if let Some(c) = chosen.get_mut(*cursor) {
+                            *c = !*c;
+                        }
+                        Vec::new()
+                    }
+                    (Some(Action::Confirm), Some((chosen, _))) => {
+                        let picked: Vec<String> = hunks
+                            .iter()
+                            .zip(chosen.iter())
+                            .filter(|(_, c)| **c)
+                            .map(|((h, _), _)| h.clone())
+                            .collect();
+                        if picked.is_empty() {
+                            return Vec::new();
+                        }
+                        self.overlay = Overlay::None;
+                        vec![Op::Rollback {
+                            checkpoint_id: id,
+                            hunks: picked,
+                        }]
+                    }
+                    (Some(Action::Cancel), _) => {
                         self.overlay = Overlay::None;
                         Vec::new()
                     }
@@ -270,7 +320,8 @@ impl App {
                             self.tree.jump(&c.to_string());
                         }
                     }
-                    Context::Global | Context::Review | Context::RollbackDialog => {}
+                    Context::Global | Context::Chat | Context::Review | Context::RollbackDialog => {
+                    }
                 }
                 Vec::new()
             }
@@ -391,10 +442,12 @@ impl App {
             },
             Action::Rollback => {
                 match &self.latest_checkpoint {
-                    Some((id, files)) => {
+                    Some(cp) => {
                         self.overlay = Overlay::Rollback {
-                            checkpoint_id: id.clone(),
-                            files: files.clone(),
+                            checkpoint_id: cp.id.clone(),
+                            files: cp.files.clone(),
+                            hunks: cp.hunks.clone(),
+                            picking: None,
                         }
                     }
                     None => self
@@ -403,13 +456,36 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::RollbackAll => Vec::new(),
+            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice | Action::Confirm => {
+                Vec::new()
+            }
+            Action::ScrollUp => self.scroll_by(1),
+            Action::ScrollDown => self.scroll_by(-1),
+            Action::PageUp => self.scroll_by(10),
+            Action::PageDown => self.scroll_by(-10),
             Action::Help => {
                 self.overlay = Overlay::Help;
                 Vec::new()
             }
             Action::Quit => Vec::new(),
         }
+    }
+
+    /// Pasted text goes into the input (or the answer of a question).
+    pub fn paste(&mut self, text: &str) {
+        match &mut self.overlay {
+            Overlay::Clarify { answer, .. } => answer.push_str(text),
+            Overlay::None => {
+                self.input.insert_str(text);
+            }
+            Overlay::Help | Overlay::Rollback { .. } => {}
+        }
+    }
+
+    /// Scrolls the transcript up (positive) or down; 0 follows the newest text.
+    pub fn scroll_by(&mut self, rows: isize) -> Vec<Op> {
+        self.scroll = (self.scroll as isize + rows).max(0) as usize;
+        Vec::new()
     }
 
     fn decide(&mut self, accept: bool, whole_file: bool) -> Vec<Op> {
@@ -557,6 +633,19 @@ impl App {
                 bundle,
             } => {
                 self.set_bundle(&event.job_id, bundle);
+                if let Some(cp) = self
+                    .latest_checkpoint
+                    .as_mut()
+                    .filter(|cp| &cp.id == checkpoint_id)
+                {
+                    cp.hunks = bundle
+                        .files
+                        .iter()
+                        .flat_map(|f| f.hunks.iter().map(move |h| (h, &f.file_path)))
+                        .filter(|(h, _)| hunk_ids.contains(&h.hunk_id))
+                        .map(|(h, f)| (h.hunk_id.clone(), f.clone()))
+                        .collect();
+                }
                 self.transcript.push(Entry::Notice(format!(
                     "Applied {} hunk(s) to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
                     hunk_ids.len(),
@@ -575,7 +664,11 @@ impl App {
                 files,
                 ..
             } => {
-                self.latest_checkpoint = Some((checkpoint_id.clone(), files.clone()));
+                self.latest_checkpoint = Some(LatestCheckpoint {
+                    id: checkpoint_id.clone(),
+                    files: files.clone(),
+                    hunks: Vec::new(),
+                });
             }
             EventBody::RollbackCompleted {
                 checkpoint_id,

@@ -7,13 +7,16 @@ mod keymap;
 mod render;
 mod tree;
 
-pub use app::{App, Entry, Focus, Overlay};
+pub use app::{App, Entry, Focus, LatestCheckpoint, Overlay};
 pub use render::draw;
 pub use tree::Tree;
 
 use std::time::Duration;
 
-use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind};
+use crossterm::event::{
+    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, EventStream, KeyEventKind,
+    MouseEventKind,
+};
 use futures_util::StreamExt;
 
 use crate::agent::{self, EngineContext};
@@ -70,10 +73,23 @@ pub fn initial_app(ctx: &EngineContext, start: &TuiStart) -> App {
             }
         }
         if let Ok(Some(cp)) = CheckpointStore::new(state).latest() {
-            app.latest_checkpoint = Some((
-                cp.checkpoint_id,
-                cp.affected_files.into_iter().map(|f| f.file_path).collect(),
-            ));
+            app.latest_checkpoint = Some(app::LatestCheckpoint {
+                id: cp.checkpoint_id,
+                files: cp
+                    .affected_files
+                    .iter()
+                    .map(|f| f.file_path.clone())
+                    .collect(),
+                hunks: cp
+                    .affected_files
+                    .iter()
+                    .flat_map(|f| {
+                        f.hunks
+                            .iter()
+                            .map(move |h| (h.hunk_id.clone(), f.file_path.clone()))
+                    })
+                    .collect(),
+            });
         }
     }
     if let Some(notice) = &start.notice {
@@ -93,7 +109,16 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         let mut app = initial_app(&ctx, &start);
         let mut engine = agent::spawn(ctx)?;
         let mut terminal = ratatui::init();
+        // Mouse wheel scrolls the chat; the capture is undone on every exit,
+        // a panic included (ratatui's hook restores the rest).
+        let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+            previous(info);
+        }));
         let result = event_loop(&mut terminal, &mut app, &mut engine).await;
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
         ratatui::restore();
         result
     })
@@ -119,7 +144,13 @@ async fn event_loop(
                             let _ = engine.ops.send(op);
                         }
                     }
-                    TermEvent::Key(_) | TermEvent::Mouse(_) | TermEvent::Resize(..) | TermEvent::Paste(_)
+                    TermEvent::Mouse(mouse) => match mouse.kind {
+                        MouseEventKind::ScrollUp => { app.scroll_by(3); }
+                        MouseEventKind::ScrollDown => { app.scroll_by(-3); }
+                        _ => {}
+                    },
+                    TermEvent::Paste(text) => app.paste(&text),
+                    TermEvent::Key(_) | TermEvent::Resize(..)
                     | TermEvent::FocusGained | TermEvent::FocusLost => {}
                 }
                 dirty = true;

@@ -65,19 +65,46 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         Overlay::Rollback {
             checkpoint_id,
             files,
+            hunks,
+            picking,
         } => {
             let mut text = vec![Line::from(format!(
                 "Roll back checkpoint {checkpoint_id}? It touched:"
             ))];
-            text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
-            text.push(Line::from(""));
-            text.push(Line::from(
-                "Later edits to these files are lost by a hard rollback.",
-            ));
-            text.push(Line::from(Span::styled(
-                "a: roll back all (hard) · Esc: cancel · scoped: agent-tui rollback ID --hunks",
-                Style::new().fg(Color::DarkGray),
-            )));
+            match picking {
+                None => {
+                    text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
+                    text.push(Line::from(""));
+                    text.push(Line::from(
+                        "A hard rollback loses later edits to these files.",
+                    ));
+                    let pick = if hunks.is_empty() {
+                        ""
+                    } else {
+                        " · p: pick hunks (scoped)"
+                    };
+                    text.push(Line::from(Span::styled(
+                        format!("a: roll back all (hard){pick} · Esc: cancel"),
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                }
+                Some((chosen, cursor)) => {
+                    for (i, ((hunk, file), on)) in hunks.iter().zip(chosen).enumerate() {
+                        let mark = if *on { "[x]" } else { "[ ]" };
+                        let line = Line::from(format!("  {mark} {hunk}  {file}"));
+                        text.push(if i == *cursor {
+                            line.style(Style::new().add_modifier(Modifier::REVERSED))
+                        } else {
+                            line
+                        });
+                    }
+                    text.push(Line::from(""));
+                    text.push(Line::from(Span::styled(
+                        "Space: choose · Enter: roll back the chosen hunks · Esc: cancel",
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                }
+            }
             dialog(frame, area, "Roll back", text);
         }
     }
