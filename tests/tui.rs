@@ -540,3 +540,47 @@ fn a_retried_request_replaces_its_partial_text() {
         Some(&Entry::Assistant("full answer".into()))
     );
 }
+
+#[test]
+fn preview_loads_off_the_ui_task_by_generation_and_pins_context() {
+    let (_d, mut app) = app();
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::Char('r')));
+    app.on_key(key(KeyCode::Enter));
+    let (generation, path) = app.preview_request.take().expect("a preview is requested");
+    assert_eq!(path, "README.md");
+    assert!(screen(&app, 100, 30).contains("loading…"));
+    // A stale result is dropped; the current one shows, highlighted.
+    app.preview_loaded(
+        generation + 7,
+        Ok(vec![vec![(ratatui::style::Color::Red, "stale".into())]]),
+    );
+    assert!(!screen(&app, 100, 30).contains("stale"));
+    let lines = agent_tui::tui::highlight("README.md", "# hi\nsome text\n", 100);
+    app.preview_loaded(generation, Ok(lines));
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("README.md · j/k scroll") && s.contains("    2 some text"),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::Char('p')));
+    assert_eq!(app.pinned, ["README.md"]);
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.overlay, Overlay::None);
+    // The pin is sent with the next instruction and shown by the input.
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    assert!(screen(&app, 100, 30).contains("pinned: README.md"));
+    type_text(&mut app, "summarize");
+    let ops = app.on_key(key(KeyCode::Enter));
+    assert!(
+        matches!(&ops[0], Op::StartJob { prompt, .. } if prompt.starts_with("summarize") && prompt.contains("pinned these files") && prompt.contains("README.md")),
+        "{ops:?}"
+    );
+    // p again in the tree unpins.
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::Char('p')));
+    assert!(app.pinned.is_empty());
+}

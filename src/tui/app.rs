@@ -5,6 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
+use super::highlight::StyledLine;
 use super::keymap::{Action, Context, lookup};
 use super::tree::Tree;
 use crate::agent::NO_USER_ANSWER;
@@ -36,6 +37,13 @@ pub enum Entry {
 pub enum Overlay {
     None,
     Help,
+    /// A read-only file view; `lines` is empty while it loads.
+    Preview {
+        path: String,
+        lines: Vec<StyledLine>,
+        scroll: usize,
+        error: Option<String>,
+    },
     Clarify {
         job_id: String,
         question: String,
@@ -120,6 +128,11 @@ pub struct App {
     pub reviewing: bool,
     pub overlay: Overlay,
     pub latest_checkpoint: Option<LatestCheckpoint>,
+    /// Files sent as context with every instruction until unpinned.
+    pub pinned: Vec<String>,
+    /// A preview the event loop should load: (generation, path).
+    pub preview_request: Option<(u64, String)>,
+    preview_generation: u64,
     quit_armed: bool,
     pub should_quit: bool,
     /// Rows scrolled up from the bottom of the transcript.
@@ -161,6 +174,9 @@ impl App {
             reviewing: false,
             overlay: Overlay::None,
             latest_checkpoint: None,
+            pinned: Vec::new(),
+            preview_request: None,
+            preview_generation: 0,
             quit_armed: false,
             should_quit: false,
             scroll: 0,
@@ -183,6 +199,9 @@ impl App {
     fn context(&self) -> Context {
         if matches!(self.overlay, Overlay::Rollback { .. }) {
             return Context::RollbackDialog;
+        }
+        if matches!(self.overlay, Overlay::Preview { .. }) {
+            return Context::Preview;
         }
         if self.reviewing {
             return Context::Review;
@@ -299,7 +318,7 @@ impl App {
                     _ => Vec::new(),
                 };
             }
-            Overlay::None => {}
+            Overlay::None | Overlay::Preview { .. } => {}
         }
         let context = self.context();
         if key.code == KeyCode::Char('?') && context != Context::Input
@@ -320,8 +339,11 @@ impl App {
                             self.tree.jump(&c.to_string());
                         }
                     }
-                    Context::Global | Context::Chat | Context::Review | Context::RollbackDialog => {
-                    }
+                    Context::Global
+                    | Context::Chat
+                    | Context::Review
+                    | Context::RollbackDialog
+                    | Context::Preview => {}
                 }
                 Vec::new()
             }
@@ -392,6 +414,10 @@ impl App {
                 Vec::new()
             }
             Action::Cancel => {
+                if matches!(self.overlay, Overlay::Preview { .. }) {
+                    self.overlay = Overlay::None;
+                    return Vec::new();
+                }
                 if self.reviewing {
                     self.reviewing = false;
                     return Vec::new();
@@ -427,7 +453,29 @@ impl App {
                 Vec::new()
             }
             Action::Open => {
-                self.tree.toggle();
+                match self.tree.selected().map(|n| (n.kind, n.rel.clone())) {
+                    Some((super::tree::NodeKind::File, rel)) => self.open_preview(rel),
+                    Some((super::tree::NodeKind::Dir { .. }, _)) | None => self.tree.toggle(),
+                }
+                Vec::new()
+            }
+            Action::Pin => {
+                let path = match &self.overlay {
+                    Overlay::Preview { path, .. } => Some(path.clone()),
+                    _ => self
+                        .tree
+                        .selected()
+                        .filter(|n| n.kind == super::tree::NodeKind::File)
+                        .map(|n| n.rel.clone()),
+                };
+                if let Some(path) = path {
+                    match self.pinned.iter().position(|p| *p == path) {
+                        Some(i) => {
+                            self.pinned.remove(i);
+                        }
+                        None => self.pinned.push(path),
+                    }
+                }
                 Vec::new()
             }
             Action::Accept | Action::Reject => self.decide(action == Action::Accept, false),
@@ -478,14 +526,44 @@ impl App {
             Overlay::None => {
                 self.input.insert_str(text);
             }
-            Overlay::Help | Overlay::Rollback { .. } => {}
+            Overlay::Help | Overlay::Rollback { .. } | Overlay::Preview { .. } => {}
         }
     }
 
     /// Scrolls the transcript up (positive) or down; 0 follows the newest text.
     pub fn scroll_by(&mut self, rows: isize) -> Vec<Op> {
+        if let Overlay::Preview { scroll, lines, .. } = &mut self.overlay {
+            // In a preview, "up" means towards the top of the file.
+            let max = lines.len().saturating_sub(1) as isize;
+            *scroll = (*scroll as isize - rows).clamp(0, max.max(0)) as usize;
+            return Vec::new();
+        }
         self.scroll = (self.scroll as isize + rows).max(0) as usize;
         Vec::new()
+    }
+
+    fn open_preview(&mut self, path: String) {
+        self.preview_generation += 1;
+        self.preview_request = Some((self.preview_generation, path.clone()));
+        self.overlay = Overlay::Preview {
+            path,
+            lines: Vec::new(),
+            scroll: 0,
+            error: None,
+        };
+    }
+
+    /// A preview finished loading; stale generations are dropped.
+    pub fn preview_loaded(&mut self, generation: u64, result: Result<Vec<StyledLine>, String>) {
+        if generation != self.preview_generation {
+            return;
+        }
+        if let Overlay::Preview { lines, error, .. } = &mut self.overlay {
+            match result {
+                Ok(l) => *lines = l,
+                Err(e) => *error = Some(e),
+            }
+        }
     }
 
     fn decide(&mut self, accept: bool, whole_file: bool) -> Vec<Op> {
@@ -546,6 +624,14 @@ impl App {
         }
         self.history.push(text.clone());
         self.transcript.push(Entry::User(text.clone()));
+        let text = if self.pinned.is_empty() {
+            text
+        } else {
+            format!(
+                "{text}\n\n[Pinned context: the user pinned these files; read them with read_file: {}]",
+                self.pinned.join(", ")
+            )
+        };
         self.scroll = 0;
         let job_id = format!("job_tui_{}_{:x}", self.next_job, fastrand::u32(..));
         self.next_job += 1;

@@ -3,11 +3,13 @@
 //! second, nothing while idle). The only module that uses ratatui/crossterm.
 
 mod app;
+mod highlight;
 mod keymap;
 mod render;
 mod tree;
 
 pub use app::{App, Entry, Focus, LatestCheckpoint, Overlay};
+pub use highlight::{StyledLine, highlight};
 pub use render::draw;
 pub use tree::Tree;
 
@@ -23,6 +25,7 @@ use crate::agent::{self, EngineContext};
 use crate::checkpoint::CheckpointStore;
 use crate::protocol::Mode;
 use crate::store::session;
+use crate::workspace::{ReadRange, Workspace, read_text_range};
 
 /// Longest wait between a change and its frame (~60 frames a second).
 const FRAME: Duration = Duration::from_millis(16);
@@ -107,6 +110,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
         let mut app = initial_app(&ctx, &start);
+        let workspace = ctx.workspace.clone();
         let mut engine = agent::spawn(ctx)?;
         let mut terminal = ratatui::init();
         // Mouse wheel scrolls the chat; the capture is undone on every exit,
@@ -117,25 +121,51 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
             previous(info);
         }));
-        let result = event_loop(&mut terminal, &mut app, &mut engine).await;
+        let result = event_loop(&mut terminal, &mut app, &mut engine, workspace).await;
         let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
         ratatui::restore();
         result
     })
 }
 
+/// Most lines a preview shows.
+const PREVIEW_LINES: usize = 5_000;
+
+fn load_preview(workspace: &Workspace, path: &str) -> Result<Vec<highlight::StyledLine>, String> {
+    let resolved = workspace.resolve(path).map_err(|e| e.to_string())?;
+    let range = ReadRange {
+        start_line: 1,
+        end_line: Some(PREVIEW_LINES),
+        max_lines: PREVIEW_LINES,
+        max_bytes: 1 << 20,
+    };
+    let slice = read_text_range(&resolved.abs, range).map_err(|e| format!("{path}: {e}"))?;
+    Ok(highlight::highlight(path, &slice.content, PREVIEW_LINES))
+}
+
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     engine: &mut agent::EngineHandle,
+    workspace: Workspace,
 ) -> Result<(), String> {
     let mut keys = EventStream::new();
     let mut frames = tokio::time::interval(FRAME);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
     let mut dirty = true;
     while !app.should_quit {
+        if let Some((generation, path)) = app.preview_request.take() {
+            let workspace = workspace.clone();
+            let tx = preview_tx.clone();
+            // Reading and highlighting run off the UI task; the result comes
+            // back tagged with its generation so a stale one is dropped.
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.send((generation, load_preview(&workspace, &path)));
+            });
+        }
         tokio::select! {
             Some(Ok(event)) = keys.next() => {
                 match event {
@@ -153,6 +183,10 @@ async fn event_loop(
                     TermEvent::Key(_) | TermEvent::Resize(..)
                     | TermEvent::FocusGained | TermEvent::FocusLost => {}
                 }
+                dirty = true;
+            }
+            Some((generation, result)) = previews.recv() => {
+                app.preview_loaded(generation, result);
                 dirty = true;
             }
             Some(event) = engine.events.recv() => {

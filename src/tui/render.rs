@@ -44,6 +44,20 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     match &app.overlay {
         Overlay::None => {}
         Overlay::Help => draw_help(frame, area),
+        Overlay::Preview {
+            path,
+            lines,
+            scroll,
+            error,
+        } => draw_preview(
+            frame,
+            area,
+            path,
+            lines,
+            *scroll,
+            error.as_deref(),
+            app.pinned.contains(path),
+        ),
         Overlay::Clarify {
             question, answer, ..
         } => {
@@ -288,7 +302,12 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Mode::Plan => "plan",
         Mode::Agent => "agent",
     };
-    let block = pane(format!(" {mode} › "), app.focus == Focus::Input);
+    let pins = if app.pinned.is_empty() {
+        String::new()
+    } else {
+        format!("· pinned: {} ", app.pinned.join(", "))
+    };
+    let block = pane(format!(" {mode} › {pins}"), app.focus == Focus::Input);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     frame.render_widget(&app.input, inner);
@@ -450,17 +469,91 @@ fn header_numbers(patch: &str) -> (usize, usize) {
     (num('-').max(1), num('+').max(1))
 }
 
+fn draw_preview(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    path: &str,
+    lines: &[super::highlight::StyledLine],
+    scroll: usize,
+    error: Option<&str>,
+    pinned: bool,
+) {
+    let rect = Rect {
+        x: area.x + 2,
+        y: area.y + 1,
+        width: area.width.saturating_sub(4),
+        height: area.height.saturating_sub(3),
+    };
+    let pin = if pinned { " · pinned" } else { "" };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(format!(" {path}{pin} · j/k scroll · p pin · Esc close "));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    let body: Vec<Line> = match (error, lines.is_empty()) {
+        (Some(e), _) => vec![Line::from(Span::styled(
+            e.to_string(),
+            Style::new().fg(Color::Red),
+        ))],
+        (None, true) => vec![Line::from(Span::styled(
+            "loading…",
+            Style::new().fg(Color::DarkGray),
+        ))],
+        (None, false) => lines
+            .iter()
+            .enumerate()
+            .skip(scroll)
+            .take(inner.height as usize)
+            .map(|(i, runs)| {
+                let mut spans = vec![Span::styled(
+                    format!("{:>5} ", i + 1),
+                    Style::new().fg(Color::DarkGray),
+                )];
+                spans.extend(
+                    runs.iter()
+                        .map(|(c, t)| Span::styled(t.clone(), Style::new().fg(*c))),
+                );
+                Line::from(spans)
+            })
+            .collect(),
+    };
+    frame.render_widget(Paragraph::new(body), inner);
+}
+
 fn draw_help(frame: &mut Frame<'_>, area: Rect) {
-    let lines: Vec<Line> = help_rows()
-        .into_iter()
-        .map(|(label, help, _)| {
-            Line::from(vec![
-                Span::styled(format!("{label:>12}  "), Style::new().fg(Color::Cyan)),
-                Span::raw(help),
-            ])
-        })
-        .collect();
-    dialog(frame, area, "Keys (any key closes)", lines);
+    let rows = help_rows();
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Keys (any key closes) ")
+        .border_style(Style::new().fg(Color::Yellow));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    // As many columns as the rows need to fit the height.
+    let per_column = (inner.height as usize).max(1);
+    let columns = rows.len().div_ceil(per_column).max(1);
+    let widths = vec![Constraint::Ratio(1, columns as u32); columns];
+    let areas = Layout::horizontal(widths).split(inner);
+    for (chunk, col) in rows.chunks(per_column).zip(areas.iter()) {
+        let lines: Vec<Line> = chunk
+            .iter()
+            .map(|(label, help, _)| {
+                Line::from(vec![
+                    Span::styled(format!("{label:>11} "), Style::new().fg(Color::Cyan)),
+                    Span::raw(*help),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), *col);
+    }
 }
 
 fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {

@@ -1,0 +1,75 @@
+//! Syntax highlighting with syntect, run off the UI task: text in, coloured
+//! spans out (plain data, so the app stays free of I/O and the result can be
+//! cached).
+
+use std::sync::OnceLock;
+
+use ratatui::style::Color;
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{Theme, ThemeSet};
+use syntect::parsing::SyntaxSet;
+
+/// One line as (colour, text) runs.
+pub type StyledLine = Vec<(Color, String)>;
+
+fn assets() -> &'static (SyntaxSet, Theme) {
+    static ASSETS: OnceLock<(SyntaxSet, Theme)> = OnceLock::new();
+    ASSETS.get_or_init(|| {
+        let syntaxes = SyntaxSet::load_defaults_newlines();
+        let mut themes = ThemeSet::load_defaults().themes;
+        let theme = themes.remove("base16-ocean.dark").unwrap_or_default();
+        (syntaxes, theme)
+    })
+}
+
+/// Highlights `text` as the language of `path` (by extension), at most
+/// `max_lines` lines. Unknown languages come back uncoloured.
+pub fn highlight(path: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {
+    let (syntaxes, theme) = assets();
+    let ext = path.rsplit('.').next().unwrap_or_default();
+    let syntax = syntaxes
+        .find_syntax_by_extension(ext)
+        .unwrap_or_else(|| syntaxes.find_syntax_plain_text());
+    let mut highlighter = HighlightLines::new(syntax, theme);
+    let mut out = Vec::new();
+    for line in syntect::util::LinesWithEndings::from(text).take(max_lines) {
+        let runs = match highlighter.highlight_line(line, syntaxes) {
+            Ok(runs) => runs
+                .into_iter()
+                .map(|(style, s)| {
+                    let c = style.foreground;
+                    (
+                        Color::Rgb(c.r, c.g, c.b),
+                        s.trim_end_matches(['\n', '\r']).to_string(),
+                    )
+                })
+                .collect(),
+            Err(_) => vec![(
+                Color::Reset,
+                line.trim_end_matches(['\n', '\r']).to_string(),
+            )],
+        };
+        out.push(runs);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rust_gets_colours_and_text_survives() {
+        let lines = highlight("a.rs", "fn main() {\n    let x = 1;\n}\n", 100);
+        assert_eq!(lines.len(), 3);
+        let text: String = lines[1].iter().map(|(_, s)| s.as_str()).collect();
+        assert_eq!(text, "    let x = 1;");
+        let colours: std::collections::HashSet<String> = lines
+            .iter()
+            .flatten()
+            .map(|(c, _)| format!("{c:?}"))
+            .collect();
+        assert!(colours.len() > 1, "{colours:?}");
+        assert_eq!(highlight("x.unknownext", "a\nb\n", 1).len(), 1);
+    }
+}
