@@ -171,7 +171,12 @@ where
         let provider = ProviderConfig {
             kind: entry.kind.unwrap_or(base.kind),
             base_url: entry.base_url.unwrap_or(base.base_url),
-            api_key_env: entry.api_key_env.or(base.api_key_env),
+            // `api_key_env = ""` says the server needs no key (llama.cpp, vLLM ...).
+            api_key_env: match entry.api_key_env {
+                Some(var) if var.is_empty() => None,
+                Some(var) => Some(var),
+                None => base.api_key_env,
+            },
             model: entry.model.unwrap_or(base.model),
             tool_protocol: entry.tool_protocol.unwrap_or(base.tool_protocol),
         };
@@ -501,6 +506,14 @@ mod tests {
         assert_eq!(p.base_url, "https://api.openai.com/v1");
         assert_eq!(p.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
         assert!(c.providers.contains_key("anthropic"));
+    }
+
+    #[test]
+    fn empty_api_key_env_means_no_key() {
+        let c = parse(
+            "[providers.local]\nkind = \"openai\"\nbase_url = \"http://127.0.0.1:8080/v1\"\napi_key_env = \"\"\n",
+        );
+        assert_eq!(c.providers["local"].api_key_env, None);
     }
 
     #[test]

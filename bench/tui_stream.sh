@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The TUI while a 20,000-token answer streams as fast as a loopback server can
+# send it: total CPU time of the process and its peak resident memory.
+# Budget: under 1 CPU-second, under 50 MB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v tmux >/dev/null || { echo "bench: tmux not found" >&2; exit 2; }
+cargo build --release --quiet
+BIN=$PWD/target/release/agent-tui
+WORK=$(mktemp -d)
+SOCK=agent-tui-stream-$$
+PORT=$((20000 + RANDOM % 20000))
+python3 bench/fake_openai.py "$PORT" 20000 &
+SERVER=$!
+trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+mkdir -p "$WORK/root"
+echo "hello" > "$WORK/root/a.txt"
+cat > "$WORK/config.toml" <<TOML
+provider = "bench"
+[providers.bench]
+kind = "openai"
+base_url = "http://127.0.0.1:$PORT/v1"
+model = "bench"
+api_key_env = ""
+TOML
+sleep 0.5
+tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 \
+  "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $WORK/root"
+until tmux -L "$SOCK" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done
+pid=$(pgrep -n -x agent-tui)
+ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
+before=$(ticks)
+start=$(date +%s%N)
+tmux -L "$SOCK" send-keys -t s "stream please" Enter
+until tmux -L "$SOCK" capture-pane -p -t s | grep -q " done "; do sleep 0.01; done
+end=$(date +%s%N)
+after=$(ticks)
+echo "streamed 20000 tokens in $(( (end - start) / 1000000 )) ms wall"
+echo "process CPU while streaming: $(( (after - before) * 10 )) ms (budget 1000 ms)"
+echo "peak resident memory: $(awk '/VmHWM/ {print $2 " kB"}' "/proc/$pid/status") (budget 50 MB)"
