@@ -584,3 +584,36 @@ fn preview_loads_off_the_ui_task_by_generation_and_pins_context() {
     app.on_key(key(KeyCode::Char('p')));
     assert!(app.pinned.is_empty());
 }
+
+#[test]
+fn at_path_completion_from_the_file_list() {
+    let (_d, mut app) = app();
+    app.paths = vec![
+        "src/main.rs".into(),
+        "src/lib.rs".into(),
+        "docs/guide.md".into(),
+        "README.md".into(),
+    ];
+    type_text(&mut app, "look at @src/ma");
+    assert!(app.on_key(key(KeyCode::Tab)).is_empty());
+    assert_eq!(app.input.lines(), ["look at @src/main.rs"]);
+    assert_eq!(
+        app.focus,
+        agent_tui::tui::Focus::Input,
+        "Tab completed, focus stays"
+    );
+    type_text(&mut app, " and @gui");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        app.input.lines(),
+        ["look at @src/main.rs and @docs/guide.md"],
+        "by file name"
+    );
+    type_text(&mut app, " x");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        app.focus,
+        agent_tui::tui::Focus::Tree,
+        "no @token: Tab moves focus"
+    );
+}

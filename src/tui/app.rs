@@ -130,6 +130,8 @@ pub struct App {
     pub latest_checkpoint: Option<LatestCheckpoint>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
+    /// Every file of the root (loaded off the UI task), for `@path` completion.
+    pub paths: Vec<String>,
     /// A preview the event loop should load: (generation, path).
     pub preview_request: Option<(u64, String)>,
     preview_generation: u64,
@@ -175,6 +177,7 @@ impl App {
             overlay: Overlay::None,
             latest_checkpoint: None,
             pinned: Vec::new(),
+            paths: Vec::new(),
             preview_request: None,
             preview_generation: 0,
             quit_armed: false,
@@ -393,6 +396,12 @@ impl App {
 
     fn act(&mut self, action: Action) -> Vec<Op> {
         match action {
+            Action::Complete => {
+                if self.complete_path() {
+                    return Vec::new();
+                }
+                self.act(Action::FocusNext)
+            }
             Action::FocusNext | Action::FocusPrev => {
                 let order = [Focus::Tree, Focus::Chat, Focus::Input];
                 let i = order.iter().position(|f| *f == self.focus).unwrap_or(2) as isize;
@@ -528,6 +537,42 @@ impl App {
             }
             Overlay::Help | Overlay::Rollback { .. } | Overlay::Preview { .. } => {}
         }
+    }
+
+    /// Completes a trailing `@partial` in the input with the best matching
+    /// path: a path starting with it, else one whose file name does.
+    fn complete_path(&mut self) -> bool {
+        let line = self.input.lines().last().cloned().unwrap_or_default();
+        let Some(token) = line
+            .split_whitespace()
+            .last()
+            .filter(|t| t.starts_with('@') && line.ends_with(*t))
+        else {
+            return false;
+        };
+        let partial = &token[1..];
+        let by_path = self
+            .paths
+            .iter()
+            .filter(|p| p.starts_with(partial))
+            .min_by_key(|p| p.len());
+        let by_name = || {
+            self.paths
+                .iter()
+                .filter(|p| p.rsplit('/').next().is_some_and(|n| n.starts_with(partial)))
+                .min_by_key(|p| p.len())
+        };
+        let Some(found) = by_path.or_else(by_name).cloned() else {
+            return false;
+        };
+        if found == partial {
+            return false;
+        }
+        for _ in 0..partial.chars().count() {
+            self.input.delete_char();
+        }
+        self.input.insert_str(&found);
+        true
     }
 
     /// Scrolls the transcript up (positive) or down; 0 follows the newest text.

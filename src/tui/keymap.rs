@@ -27,6 +27,7 @@ pub enum Action {
     ToggleChoice,
     Confirm,
     Pin,
+    Complete,
     ScrollUp,
     ScrollDown,
     PageUp,
@@ -394,6 +395,14 @@ pub const BINDINGS: &[Binding] = &[
         "Enter",
         Action::Open,
         "expand a folder / preview a file",
+    ),
+    bind(
+        Context::Input,
+        KeyCode::Tab,
+        NONE,
+        "Tab",
+        Action::Complete,
+        "complete @path (else next pane)",
     ),
     bind(
         Context::Input,

@@ -128,6 +128,21 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
     })
 }
 
+/// Files offered for `@path` completion, at most.
+const MAX_COMPLETION_PATHS: usize = 100_000;
+
+fn all_files(workspace: &Workspace) -> Vec<String> {
+    let Ok(root) = workspace.resolve("") else {
+        return Vec::new();
+    };
+    crate::workspace::list(&root, None, None, MAX_COMPLETION_PATHS)
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == crate::workspace::EntryKind::File)
+        .map(|e| e.path)
+        .collect()
+}
+
 /// Most lines a preview shows.
 const PREVIEW_LINES: usize = 5_000;
 
@@ -155,6 +170,14 @@ async fn event_loop(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
+    // The file list for @path completion is walked off the UI task.
+    let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
+    {
+        let workspace = workspace.clone();
+        tokio::task::spawn_blocking(move || {
+            let _ = paths_tx.send(all_files(&workspace));
+        });
+    }
     let mut dirty = true;
     while !app.should_quit {
         if let Some((generation, path)) = app.preview_request.take() {
@@ -185,6 +208,7 @@ async fn event_loop(
                 }
                 dirty = true;
             }
+            Some(paths) = paths_rx.recv() => app.paths = paths,
             Some((generation, result)) = previews.recv() => {
                 app.preview_loaded(generation, result);
                 dirty = true;
