@@ -45,22 +45,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
 
 /// The provider chosen by flags, config or detection; exit 2 if none.
 pub fn provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider>, Exit> {
-    let choice = config
-        .choose_provider(
-            global.provider.as_deref(),
-            global.model.as_deref(),
-            &process_env,
-            ollama_answers,
-        )
-        .map_err(usage)?
-        .ok_or_else(|| usage(SETUP_HINT))?;
-    build_provider(
-        &choice.name,
-        &choice.provider,
-        Duration::from_secs(config.agent.request_timeout_secs),
-        &process_env,
-    )
-    .map_err(usage)
+    quiet_provider(global, config).map_err(usage)
 }
 
 /// The provider, or the reason there is none (for the TUI, which opens anyway).

@@ -1,0 +1,175 @@
+//! How engine events change the app: streamed text, tool lines, dialogs,
+//! the review bundle, apply and rollback outcomes.
+
+use super::{App, Entry, LatestCheckpoint, Overlay, ReviewView};
+use crate::protocol::{Event, EventBody, JobStatus};
+use crate::review::DiffBundle;
+
+impl App {
+    /// Applies an engine event.
+    pub fn on_event(&mut self, event: &Event) {
+        let is_current = self.job.as_ref().is_some_and(|j| j.id == event.job_id);
+        if let (Some(status), true) = (event.body.status(), is_current)
+            && let Some(job) = &mut self.job
+        {
+            job.status = status;
+        }
+        match &event.body {
+            EventBody::JobStarted { .. } => {
+                self.streaming = false;
+                self.attempt = 1;
+            }
+            EventBody::LlmDelta { text, attempt } => {
+                if self.streaming && *attempt != self.attempt {
+                    // A retried request: its partial text is void.
+                    if let Some(Entry::Assistant(t)) = self.transcript.last_mut() {
+                        t.clear();
+                    }
+                }
+                self.attempt = *attempt;
+                match (self.streaming, self.transcript.last_mut()) {
+                    (true, Some(Entry::Assistant(t))) => t.push_str(text),
+                    _ => {
+                        self.transcript.push(Entry::Assistant(text.clone()));
+                        self.streaming = true;
+                    }
+                }
+            }
+            EventBody::ToolCallRequested {
+                name, arguments, ..
+            } => {
+                self.streaming = false;
+                if let Some(job) = &mut self.job {
+                    job.steps += 1;
+                }
+                let summary: String = arguments.to_string().chars().take(120).collect();
+                self.transcript.push(Entry::Tool {
+                    name: name.clone(),
+                    summary,
+                    ok: None,
+                });
+            }
+            EventBody::ToolCallCompleted { name, ok, .. } => {
+                if let Some(Entry::Tool { ok: slot, .. }) = self
+                    .transcript
+                    .iter_mut()
+                    .rev()
+                    .find(|e| matches!(e, Entry::Tool { name: n, ok: None, .. } if n == name))
+                {
+                    *slot = Some(*ok);
+                }
+            }
+            EventBody::ClarificationRequested { question, .. } => {
+                self.overlay = Overlay::Clarify {
+                    job_id: event.job_id.clone(),
+                    question: question.clone(),
+                    answer: String::new(),
+                };
+            }
+            EventBody::DiffGenerated { bundle } | EventBody::ReviewUpdated { bundle, .. } => {
+                self.set_bundle(&event.job_id, bundle)
+            }
+            EventBody::ApplyCompleted {
+                checkpoint_id,
+                files,
+                hunk_ids,
+                bundle,
+            } => {
+                self.set_bundle(&event.job_id, bundle);
+                if let Some(cp) = self
+                    .latest_checkpoint
+                    .as_mut()
+                    .filter(|cp| &cp.id == checkpoint_id)
+                {
+                    cp.hunks = bundle
+                        .files
+                        .iter()
+                        .flat_map(|f| f.hunks.iter().map(move |h| (h, &f.file_path)))
+                        .filter(|(h, _)| hunk_ids.contains(&h.hunk_id))
+                        .map(|(h, f)| (h.hunk_id.clone(), f.clone()))
+                        .collect();
+                }
+                self.transcript.push(Entry::Notice(format!(
+                    "Applied {} hunk(s) to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+                    hunk_ids.len(),
+                    files.join(", ")
+                )));
+                if !bundle.is_pending() {
+                    self.reviewing = false;
+                    self.review = None;
+                }
+            }
+            EventBody::ApplyFailed { error, .. } => self.transcript.push(Entry::Error(format!(
+                "Apply failed, nothing was written: {error}"
+            ))),
+            EventBody::CheckpointCreated {
+                checkpoint_id,
+                files,
+                ..
+            } => {
+                self.latest_checkpoint = Some(LatestCheckpoint {
+                    id: checkpoint_id.clone(),
+                    files: files.clone(),
+                    hunks: Vec::new(),
+                });
+            }
+            EventBody::RollbackCompleted {
+                checkpoint_id,
+                files,
+                ..
+            } => {
+                self.transcript.push(Entry::Notice(format!(
+                    "Rolled back {checkpoint_id}: {}.",
+                    files.join(", ")
+                )));
+            }
+            EventBody::RollbackFailed { error, .. } => self
+                .transcript
+                .push(Entry::Error(format!("Rollback failed: {error}"))),
+            EventBody::JobCompleted {
+                answer,
+                usage,
+                status,
+            } => {
+                if !self.streaming || !matches!(self.transcript.last(), Some(Entry::Assistant(_))) {
+                    self.transcript.push(Entry::Assistant(answer.clone()));
+                }
+                self.streaming = false;
+                self.tokens.add(*usage);
+                if *status == JobStatus::AwaitingReview && self.review.is_some() {
+                    self.reviewing = true;
+                }
+            }
+            EventBody::JobFailed { error, .. } => {
+                self.streaming = false;
+                self.transcript.push(Entry::Error(error.clone()));
+            }
+            EventBody::JobCancelled {} => {
+                self.streaming = false;
+                self.transcript.push(Entry::Notice("Cancelled.".into()));
+            }
+            EventBody::ClarificationReceived { .. }
+            | EventBody::EditsProposed { .. }
+            | EventBody::ApplyStarted { .. }
+            | EventBody::RollbackStarted { .. } => {}
+        }
+    }
+
+    fn set_bundle(&mut self, job_id: &str, bundle: &DiffBundle) {
+        let cursor = self
+            .review
+            .as_ref()
+            .filter(|r| r.job_id == job_id)
+            .map_or(0, |r| r.cursor);
+        let review = ReviewView {
+            job_id: job_id.to_string(),
+            bundle: bundle.clone(),
+            cursor,
+        };
+        let n = review.positions().len();
+        self.review = Some(ReviewView {
+            cursor: cursor.min(n.saturating_sub(1)),
+            ..review
+        });
+    }
+}

@@ -1,0 +1,220 @@
+//! The TUI's state and how keys and engine events change it. Pure: keys
+//! return the `Op`s to send, events update the state; nothing here draws or
+//! does I/O, so every behaviour is testable without a terminal. Keys are in
+//! `keys.rs`, engine events in `events.rs`.
+
+mod events;
+mod keys;
+
+use ratatui_textarea::TextArea;
+
+use super::highlight::StyledLine;
+use super::keymap::Context;
+use super::tree::Tree;
+use crate::protocol::{JobStatus, Mode, Usage};
+use crate::review::DiffBundle;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Focus {
+    Tree,
+    Chat,
+    Input,
+}
+
+/// One row group of the transcript.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entry {
+    User(String),
+    Assistant(String),
+    Tool {
+        name: String,
+        summary: String,
+        ok: Option<bool>,
+    },
+    Notice(String),
+    Error(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    None,
+    Help,
+    /// A read-only file view; `lines` is empty while it loads.
+    Preview {
+        path: String,
+        lines: Vec<StyledLine>,
+        scroll: usize,
+        error: Option<String>,
+    },
+    Clarify {
+        job_id: String,
+        question: String,
+        answer: String,
+    },
+    Rollback {
+        checkpoint_id: String,
+        files: Vec<String>,
+        /// (hunk id, file) of the hunks it applied, for a scoped rollback.
+        hunks: Vec<(String, String)>,
+        /// `Some`: picking hunks; which are chosen and the cursor.
+        picking: Option<(Vec<bool>, usize)>,
+    },
+}
+
+/// The newest checkpoint, as Ctrl+Z offers it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LatestCheckpoint {
+    pub id: String,
+    pub files: Vec<String>,
+    pub hunks: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobView {
+    pub id: String,
+    pub status: JobStatus,
+    pub steps: u32,
+    pub max_steps: u32,
+}
+
+/// The pending diff and where the reviewer is in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewView {
+    pub job_id: String,
+    pub bundle: DiffBundle,
+    /// Index into the flattened hunks.
+    pub cursor: usize,
+}
+
+impl ReviewView {
+    /// (file index, hunk index) of every hunk, in order.
+    pub fn positions(&self) -> Vec<(usize, usize)> {
+        self.bundle
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(f, file)| (0..file.hunks.len()).map(move |h| (f, h)))
+            .collect()
+    }
+
+    pub fn current(&self) -> Option<(usize, usize)> {
+        self.positions().get(self.cursor).copied()
+    }
+
+    /// Hunks decided (accepted, rejected or applied) / all hunks.
+    pub fn progress(&self) -> (usize, usize) {
+        let all: Vec<_> = self.bundle.hunks().collect();
+        (
+            all.iter()
+                .filter(|h| h.accepted.is_some() || h.applied)
+                .count(),
+            all.len(),
+        )
+    }
+}
+
+pub struct App {
+    pub root: String,
+    pub mode: Mode,
+    pub focus: Focus,
+    pub tree: Tree,
+    pub transcript: Vec<Entry>,
+    pub input: TextArea<'static>,
+    history: Vec<String>,
+    history_pos: Option<usize>,
+    pub job: Option<JobView>,
+    pub provider_label: String,
+    pub provider_ok: bool,
+    pub tokens: Usage,
+    pub review: Option<ReviewView>,
+    pub reviewing: bool,
+    pub overlay: Overlay,
+    pub latest_checkpoint: Option<LatestCheckpoint>,
+    /// Files sent as context with every instruction until unpinned.
+    pub pinned: Vec<String>,
+    /// Every file of the root (loaded off the UI task), for `@path` completion.
+    pub paths: Vec<String>,
+    /// A preview the event loop should load: (generation, path).
+    pub preview_request: Option<(u64, String)>,
+    preview_generation: u64,
+    quit_armed: bool,
+    pub should_quit: bool,
+    /// Rows scrolled up from the bottom of the transcript.
+    pub scroll: usize,
+    /// The retry attempt whose text the last assistant entry holds.
+    attempt: u32,
+    streaming: bool,
+    max_tool_calls: u32,
+    next_job: u32,
+}
+
+impl App {
+    pub fn new(
+        root: String,
+        tree: Tree,
+        mode: Mode,
+        provider_label: String,
+        provider_ok: bool,
+        max_tool_calls: u32,
+    ) -> App {
+        let mut input = TextArea::default();
+        input.set_placeholder_text(
+            "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
+        );
+        App {
+            root,
+            mode,
+            focus: Focus::Input,
+            tree,
+            transcript: Vec::new(),
+            input,
+            history: Vec::new(),
+            history_pos: None,
+            job: None,
+            provider_label,
+            provider_ok,
+            tokens: Usage::default(),
+            review: None,
+            reviewing: false,
+            overlay: Overlay::None,
+            latest_checkpoint: None,
+            pinned: Vec::new(),
+            paths: Vec::new(),
+            preview_request: None,
+            preview_generation: 0,
+            quit_armed: false,
+            should_quit: false,
+            scroll: 0,
+            attempt: 1,
+            streaming: false,
+            max_tool_calls,
+            next_job: 1,
+        }
+    }
+
+    pub fn job_running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| {
+            matches!(
+                j.status,
+                JobStatus::Running | JobStatus::WaitingForUser | JobStatus::Queued
+            )
+        })
+    }
+
+    fn context(&self) -> Context {
+        if matches!(self.overlay, Overlay::Rollback { .. }) {
+            return Context::RollbackDialog;
+        }
+        if matches!(self.overlay, Overlay::Preview { .. }) {
+            return Context::Preview;
+        }
+        if self.reviewing {
+            return Context::Review;
+        }
+        match self.focus {
+            Focus::Tree => Context::Tree,
+            Focus::Input => Context::Input,
+            Focus::Chat => Context::Chat,
+        }
+    }
+}
