@@ -146,6 +146,10 @@ fn tui(cli: &Cli) -> Exit {
     {
         return context::usage(format!("cannot resume session {id}: {e}"));
     }
+    let keymap = match crate::tui::KeyMap::from_config(&loaded.config.keys) {
+        Ok(k) => k,
+        Err(e) => return context::usage(e),
+    };
     let choice = resume
         .clone()
         .map_or(SessionChoice::New, SessionChoice::Resume);
@@ -168,6 +172,7 @@ fn tui(cli: &Cli) -> Exit {
         provider_ok: ok,
         notice,
         resumed: resume,
+        keymap,
     };
     match crate::tui::run(ctx, start) {
         Ok(()) => Exit::Ok,

@@ -33,6 +33,8 @@ pub struct Config {
     pub ui: UiConfig,
     pub approvals: ApprovalsConfig,
     pub sessions: SessionLimits,
+    /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
+    pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
@@ -47,6 +49,7 @@ impl Default for Config {
             ui: UiConfig::default(),
             approvals: ApprovalsConfig::default(),
             sessions: SessionLimits::default(),
+            keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
     }

@@ -36,6 +36,42 @@ pub enum Action {
     Quit,
 }
 
+impl Action {
+    /// The name used in the config's `[keys]` table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::FocusNext => "focus_next",
+            Action::FocusPrev => "focus_prev",
+            Action::CycleMode => "cycle_mode",
+            Action::Send => "send",
+            Action::Newline => "newline",
+            Action::Cancel => "cancel",
+            Action::OpenReview => "open_review",
+            Action::Down => "down",
+            Action::Up => "up",
+            Action::Open => "open",
+            Action::Accept => "accept",
+            Action::Reject => "reject",
+            Action::AcceptFile => "accept_file",
+            Action::RejectFile => "reject_file",
+            Action::Apply => "apply",
+            Action::Rollback => "rollback",
+            Action::RollbackAll => "rollback_all",
+            Action::PickHunks => "pick_hunks",
+            Action::ToggleChoice => "toggle_choice",
+            Action::Confirm => "confirm",
+            Action::Pin => "pin",
+            Action::Complete => "complete",
+            Action::ScrollUp => "scroll_up",
+            Action::ScrollDown => "scroll_down",
+            Action::PageUp => "page_up",
+            Action::PageDown => "page_down",
+            Action::Help => "help",
+            Action::Quit => "quit",
+        }
+    }
+}
+
 /// Where a binding applies; `Global` applies everywhere unless a more
 /// specific binding for the same key matches first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -494,8 +530,13 @@ pub const BINDINGS: &[Binding] = &[
     ),
 ];
 
-/// The action of `key` in `context` (falling back to global bindings).
-pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+/// The action of `key` in `context`, ignoring the default bindings of
+/// actions `skip` says were rebound.
+pub fn lookup_except(
+    context: Context,
+    key: &KeyEvent,
+    skip: &dyn Fn(Action) -> bool,
+) -> Option<Action> {
     let mods = key.modifiers & (CTRL | SHIFT | ALT);
     let same = |b: &Binding| {
         // Shift is implied by an upper-case letter or BackTab; terminals differ
@@ -509,7 +550,7 @@ pub fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
         .iter()
         .filter(|b| b.context == context)
         .chain(BINDINGS.iter().filter(|b| b.context == Context::Global))
-        .find(|b| same(b))
+        .find(|b| !skip(b.action) && same(b))
         .map(|b| b.action)
 }
 
@@ -527,6 +568,10 @@ pub fn help_rows() -> Vec<(&'static str, &'static str, Context)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn lookup(context: Context, key: &KeyEvent) -> Option<Action> {
+        lookup_except(context, key, &|_| false)
+    }
 
     fn key(code: KeyCode, mods: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, mods)

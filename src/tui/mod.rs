@@ -5,11 +5,13 @@
 mod app;
 mod highlight;
 mod keymap;
+mod overrides;
 mod render;
 mod tree;
 
 pub use app::{App, Entry, Focus, LatestCheckpoint, Overlay};
 pub use highlight::{StyledLine, highlight};
+pub use overrides::KeyMap;
 pub use render::draw;
 pub use tree::Tree;
 
@@ -39,10 +41,11 @@ pub struct TuiStart {
     pub notice: Option<String>,
     /// A session being resumed: its transcript and pending review come back.
     pub resumed: Option<String>,
+    pub keymap: KeyMap,
 }
 
 /// Builds the app state for `ctx` (tree, restored transcript, review).
-pub fn initial_app(ctx: &EngineContext, start: &TuiStart) -> App {
+pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
     let root = ctx.workspace.root();
     let mut app = App::new(
         root.display().to_string(),
@@ -98,6 +101,7 @@ pub fn initial_app(ctx: &EngineContext, start: &TuiStart) -> App {
     if let Some(notice) = &start.notice {
         app.transcript.push(Entry::Notice(notice.clone()));
     }
+    app.keymap = start.keymap;
     app
 }
 
@@ -109,7 +113,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
-        let mut app = initial_app(&ctx, &start);
+        let mut app = initial_app(&ctx, start);
         let workspace = ctx.workspace.clone();
         let mut engine = agent::spawn(ctx)?;
         let mut terminal = ratatui::init();

@@ -9,7 +9,6 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::app::{App, Entry, Focus, Overlay};
-use super::keymap::help_rows;
 use super::tree::NodeKind;
 use crate::protocol::{JobStatus, Mode};
 
@@ -43,7 +42,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     draw_status(frame, app, status);
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => draw_help(frame, area),
+        Overlay::Help => draw_help(frame, app, area),
         Overlay::Preview {
             path,
             lines,
@@ -522,8 +521,8 @@ fn draw_preview(
     frame.render_widget(Paragraph::new(body), inner);
 }
 
-fn draw_help(frame: &mut Frame<'_>, area: Rect) {
-    let rows = help_rows();
+fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let rows = app.keymap.help_rows();
     let rect = Rect {
         x: area.x + 1,
         y: area.y + 1,

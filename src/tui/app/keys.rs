@@ -8,7 +8,7 @@ use super::{App, Entry, Focus, JobView, Overlay};
 use crate::agent::NO_USER_ANSWER;
 use crate::protocol::{JobStatus, Mode, Op};
 use crate::tui::highlight::StyledLine;
-use crate::tui::keymap::{Action, Context, lookup};
+use crate::tui::keymap::{Action, Context};
 
 impl App {
     /// Applies a key; returns the ops to send to the engine.
@@ -68,7 +68,7 @@ impl App {
                 ..
             } => {
                 let id = checkpoint_id.clone();
-                let action = lookup(Context::RollbackDialog, &key);
+                let action = self.keymap.lookup(Context::RollbackDialog, &key);
                 return match (action, picking) {
                     (Some(Action::RollbackAll), None) => {
                         self.overlay = Overlay::None;
@@ -127,7 +127,7 @@ impl App {
             self.overlay = Overlay::Help;
             return Vec::new();
         }
-        match lookup(context, &key) {
+        match self.keymap.lookup(context, &key) {
             Some(action) => self.act(action),
             None => {
                 match context {

@@ -132,6 +132,8 @@ pub struct App {
     pub latest_checkpoint: Option<LatestCheckpoint>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
+    /// The key table with the user's `[keys]` overrides.
+    pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: Vec<String>,
     /// A preview the event loop should load: (generation, path).
@@ -180,6 +182,7 @@ impl App {
             latest_checkpoint: None,
             pinned: Vec::new(),
             paths: Vec::new(),
+            keymap: crate::tui::KeyMap::default(),
             preview_request: None,
             preview_generation: 0,
             quit_armed: false,

@@ -1,0 +1,219 @@
+//! `[keys]` in the config: users rebind actions (`apply = "ctrl+w"`). The
+//! table is checked at start; a rebound action answers only to its new key,
+//! in the same panes as before, and help shows the new key.
+
+use std::collections::BTreeMap;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::keymap::{Action, BINDINGS, Context, help_rows, lookup_except};
+
+#[derive(Debug)]
+struct Override {
+    action: Action,
+    code: KeyCode,
+    mods: KeyModifiers,
+    label: String,
+}
+
+/// The default key table plus the user's overrides.
+#[derive(Debug, Default)]
+pub struct KeyMap {
+    overrides: Vec<Override>,
+}
+
+impl KeyMap {
+    pub fn from_config(keys: &BTreeMap<String, String>) -> Result<KeyMap, String> {
+        let mut overrides = Vec::new();
+        for (name, spec) in keys {
+            let action = BINDINGS
+                .iter()
+                .map(|b| b.action)
+                .find(|a| a.name() == name && *a != Action::Quit)
+                .ok_or_else(|| {
+                    let mut names: Vec<&str> = BINDINGS
+                        .iter()
+                        .map(|b| b.action.name())
+                        .filter(|n| *n != "quit")
+                        .collect();
+                    names.dedup();
+                    format!(
+                        "[keys] {name}: no such action; actions are {}",
+                        names.join(", ")
+                    )
+                })?;
+            let (code, mods) = parse_key(spec).ok_or_else(|| {
+                format!("[keys] {name} = \"{spec}\" is not a key; write keys like \"ctrl+s\", \"alt+enter\", \"f2\", \"y\"")
+            })?;
+            overrides.push(Override {
+                action,
+                code,
+                mods,
+                label: spec.clone(),
+            });
+        }
+        Ok(KeyMap { overrides })
+    }
+
+    pub fn lookup(&self, context: Context, key: &KeyEvent) -> Option<Action> {
+        let mods =
+            key.modifiers & (KeyModifiers::CONTROL | KeyModifiers::SHIFT | KeyModifiers::ALT);
+        let bound_here = |a: Action| {
+            BINDINGS
+                .iter()
+                .any(|b| b.action == a && (b.context == context || b.context == Context::Global))
+        };
+        if let Some(o) = self
+            .overrides
+            .iter()
+            .find(|o| o.code == key.code && o.mods == mods && bound_here(o.action))
+        {
+            return Some(o.action);
+        }
+        lookup_except(context, key, &|a| {
+            self.overrides.iter().any(|o| o.action == a)
+        })
+    }
+
+    /// Help rows with rebound keys shown as configured.
+    pub fn help_rows(&self) -> Vec<(String, &'static str, Context)> {
+        let mut rows: Vec<(String, &'static str, Context)> = Vec::new();
+        for (label, help, context) in help_rows() {
+            let action = BINDINGS
+                .iter()
+                .find(|b| b.label == label && b.help == help)
+                .map(|b| b.action);
+            let label = match action.and_then(|a| self.overrides.iter().find(|o| o.action == a)) {
+                Some(o) => o.label.clone(),
+                None => label.to_string(),
+            };
+            rows.push((label, help, context));
+        }
+        rows
+    }
+}
+
+/// "ctrl+s", "shift+tab", "alt+enter", "f2", "esc", "space", "y" ...
+fn parse_key(spec: &str) -> Option<(KeyCode, KeyModifiers)> {
+    let mut mods = KeyModifiers::NONE;
+    let parts: Vec<&str> = spec.split('+').map(str::trim).collect();
+    let (last, modifiers) = parts.split_last()?;
+    for m in modifiers {
+        mods |= match m.to_lowercase().as_str() {
+            "ctrl" | "control" => KeyModifiers::CONTROL,
+            "alt" | "meta" => KeyModifiers::ALT,
+            "shift" => KeyModifiers::SHIFT,
+            _ => return None,
+        };
+    }
+    let lower = last.to_lowercase();
+    let code = match lower.as_str() {
+        "enter" | "return" => KeyCode::Enter,
+        "esc" | "escape" => KeyCode::Esc,
+        "tab" if mods.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+        "tab" => KeyCode::Tab,
+        "backtab" => KeyCode::BackTab,
+        "space" => KeyCode::Char(' '),
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "pageup" => KeyCode::PageUp,
+        "pagedown" => KeyCode::PageDown,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        f if f.len() > 1 && f.starts_with('f') => {
+            KeyCode::F(f[1..].parse().ok().filter(|n| (1..=12).contains(n))?)
+        }
+        _ => {
+            let mut chars = last.chars();
+            let c = chars.next()?;
+            if chars.next().is_some() {
+                return None;
+            }
+            // Letters are case-insensitive with ctrl/alt; a bare capital means shift.
+            if c.is_uppercase() && mods.is_empty() {
+                mods |= KeyModifiers::SHIFT;
+                KeyCode::Char(c)
+            } else {
+                KeyCode::Char(if mods.is_empty() {
+                    c
+                } else {
+                    c.to_ascii_lowercase()
+                })
+            }
+        }
+    };
+    Some((code, mods))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> Result<KeyMap, String> {
+        KeyMap::from_config(
+            &pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn rebinding_moves_the_action_to_the_new_key() {
+        let keys = map(&[("apply", "ctrl+w"), ("accept", "a")]).unwrap();
+        let ctrl = |c| KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL);
+        assert_eq!(
+            keys.lookup(Context::Review, &ctrl('w')),
+            Some(Action::Apply)
+        );
+        assert_eq!(
+            keys.lookup(Context::Review, &ctrl('s')),
+            None,
+            "the old key is free"
+        );
+        assert_eq!(
+            keys.lookup(
+                Context::Review,
+                &KeyEvent::new(KeyCode::Char('a'), KeyModifiers::NONE)
+            ),
+            Some(Action::Accept)
+        );
+        assert_eq!(
+            keys.lookup(Context::Input, &ctrl('w')),
+            None,
+            "apply is not bound in the input"
+        );
+        let help = keys.help_rows();
+        assert!(
+            help.iter()
+                .any(|(l, h, _)| l == "ctrl+w" && *h == "apply the accepted hunks")
+        );
+    }
+
+    #[test]
+    fn bad_tables_are_refused_with_the_key_named() {
+        assert!(
+            map(&[("aply", "ctrl+w")])
+                .unwrap_err()
+                .contains("[keys] aply: no such action")
+        );
+        assert!(
+            map(&[("apply", "ctrl+")])
+                .unwrap_err()
+                .contains("[keys] apply = \"ctrl+\"")
+        );
+        assert!(map(&[("apply", "hyper+x")]).is_err());
+        assert!(map(&[("quit", "q")]).is_err());
+        assert_eq!(parse_key("F2"), Some((KeyCode::F(2), KeyModifiers::NONE)));
+        assert_eq!(
+            parse_key("shift+tab"),
+            Some((KeyCode::BackTab, KeyModifiers::SHIFT))
+        );
+        assert_eq!(
+            parse_key("Ctrl+S"),
+            Some((KeyCode::Char('s'), KeyModifiers::CONTROL))
+        );
+    }
+}
