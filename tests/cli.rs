@@ -118,6 +118,24 @@ fn the_tui_without_a_terminal_says_what_to_use_instead() {
 }
 
 #[test]
+fn a_bad_keys_table_is_a_configuration_error() {
+    let env = Env::new();
+    let cfg = env.home.path().join("keys.toml");
+    std::fs::write(&cfg, "[keys]\naply = \"ctrl+w\"\n").unwrap();
+    let out = env
+        .cmd()
+        .args(["--config", cfg.to_str().unwrap(), "."])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("[keys] aply: no such action"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let env = Env::new();
     let runs: &[&[&str]] = &[

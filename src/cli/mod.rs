@@ -110,12 +110,6 @@ fn tui(cli: &Cli) -> Exit {
     use crate::agent::SessionChoice;
     use crate::store::session;
     use std::io::IsTerminal;
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        eprintln!(
-            "agent-tui: the TUI needs a terminal; for scripts use `agent-tui exec` (see --help)"
-        );
-        return Exit::Usage;
-    }
     let root = cli
         .path
         .clone()
@@ -124,6 +118,16 @@ fn tui(cli: &Cli) -> Exit {
         Ok(c) => c,
         Err(exit) => return exit,
     };
+    let keymap = match crate::tui::KeyMap::from_config(&loaded.config.keys) {
+        Ok(k) => k,
+        Err(e) => return context::usage(e),
+    };
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        eprintln!(
+            "agent-tui: the TUI needs a terminal; for scripts use `agent-tui exec` (see --help)"
+        );
+        return Exit::Usage;
+    }
     let workspace = match context::open_workspace(&root) {
         Ok(w) => w,
         Err(exit) => return exit,
@@ -146,10 +150,6 @@ fn tui(cli: &Cli) -> Exit {
     {
         return context::usage(format!("cannot resume session {id}: {e}"));
     }
-    let keymap = match crate::tui::KeyMap::from_config(&loaded.config.keys) {
-        Ok(k) => k,
-        Err(e) => return context::usage(e),
-    };
     let choice = resume
         .clone()
         .map_or(SessionChoice::New, SessionChoice::Resume);
