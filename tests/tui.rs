@@ -617,3 +617,42 @@ fn at_path_completion_from_the_file_list() {
         "no @token: Tab moves focus"
     );
 }
+
+#[test]
+fn tool_lines_expand_on_enter_in_the_chat() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::ToolCallRequested {
+            tool_call_id: "c".into(),
+            name: "search_project".into(),
+            arguments: json!({"query": "needle", "glob": "*.rs"}),
+        },
+    ));
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::ToolCallCompleted {
+            tool_call_id: "c".into(),
+            name: "search_project".into(),
+            ok: false,
+            result: None,
+            error: Some(json!({"code": "invalid_arguments", "message": "bad glob"})),
+            duration_ms: 3,
+        },
+    ));
+    let folded = screen(&app, 100, 30);
+    assert!(
+        folded.contains("✗ search_project") && !folded.contains("→ error: bad glob"),
+        "{folded}"
+    );
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Tab));
+    app.on_key(key(KeyCode::Enter));
+    let open = screen(&app, 100, 30);
+    assert!(
+        open.contains("\"glob\": \"*.rs\"") && open.contains("→ error: bad glob (3 ms)"),
+        "{open}"
+    );
+}

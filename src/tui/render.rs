@@ -201,7 +201,7 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     out
 }
 
-fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
+fn entry_lines(entry: &Entry, width: usize, tool_details: bool) -> Vec<Line<'static>> {
     let styled = |prefix: &str, text: &str, style: Style| -> Vec<Line<'static>> {
         wrap(text, width.saturating_sub(prefix.chars().count()))
             .into_iter()
@@ -247,7 +247,12 @@ fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
             }
             out
         }
-        Entry::Tool { name, summary, ok } => {
+        Entry::Tool {
+            name,
+            summary,
+            ok,
+            detail,
+        } => {
             let (mark, color) = match ok {
                 None => ("…", Color::DarkGray),
                 Some(true) => ("✓", Color::Green),
@@ -257,7 +262,16 @@ fn entry_lines(entry: &Entry, width: usize) -> Vec<Line<'static>> {
                 .chars()
                 .take(width)
                 .collect();
-            vec![Line::from(Span::styled(text, Style::new().fg(color)))]
+            let mut out = vec![Line::from(Span::styled(text, Style::new().fg(color)))];
+            if tool_details {
+                for l in wrap(detail, width.saturating_sub(4)) {
+                    out.push(Line::from(Span::styled(
+                        format!("    {l}"),
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                }
+            }
+            return out;
         }
         Entry::Notice(t) => styled("· ", t, Style::new().fg(Color::DarkGray)),
         Entry::Error(t) => styled("error: ", t, Style::new().fg(Color::Red)),
@@ -276,7 +290,7 @@ fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let needed = height + app.scroll;
     let mut lines: Vec<Line<'static>> = Vec::new();
     for entry in app.transcript.iter().rev() {
-        let mut block_lines = entry_lines(entry, width);
+        let mut block_lines = entry_lines(entry, width, app.tool_details);
         block_lines.append(&mut lines);
         lines = block_lines;
         if lines.len() >= needed {

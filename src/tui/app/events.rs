@@ -43,20 +43,40 @@ impl App {
                     job.steps += 1;
                 }
                 let summary: String = arguments.to_string().chars().take(120).collect();
+                let detail = serde_json::to_string_pretty(arguments).unwrap_or_default();
                 self.transcript.push(Entry::Tool {
                     name: name.clone(),
                     summary,
                     ok: None,
+                    detail,
                 });
             }
-            EventBody::ToolCallCompleted { name, ok, .. } => {
-                if let Some(Entry::Tool { ok: slot, .. }) = self
+            EventBody::ToolCallCompleted {
+                name,
+                ok,
+                result,
+                error,
+                duration_ms,
+                ..
+            } => {
+                let outcome = match (result, error) {
+                    (_, Some(e)) => format!("error: {}", e["message"].as_str().unwrap_or_default()),
+                    (Some(r), None) => format!(
+                        "ok: {}",
+                        r.to_string().chars().take(300).collect::<String>()
+                    ),
+                    (None, None) => "ok".to_string(),
+                };
+                if let Some(Entry::Tool {
+                    ok: slot, detail, ..
+                }) = self
                     .transcript
                     .iter_mut()
                     .rev()
                     .find(|e| matches!(e, Entry::Tool { name: n, ok: None, .. } if n == name))
                 {
                     *slot = Some(*ok);
+                    detail.push_str(&format!("\n→ {outcome} ({duration_ms} ms)"));
                 }
             }
             EventBody::ClarificationRequested { question, .. } => {

@@ -191,6 +191,10 @@ impl App {
 
     fn act(&mut self, action: Action) -> Vec<Op> {
         match action {
+            Action::ToggleDetails => {
+                self.tool_details = !self.tool_details;
+                Vec::new()
+            }
             Action::Complete => {
                 if self.complete_path() {
                     return Vec::new();

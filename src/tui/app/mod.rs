@@ -30,6 +30,8 @@ pub enum Entry {
         name: String,
         summary: String,
         ok: Option<bool>,
+        /// Full arguments and the outcome, shown when tool details are expanded.
+        detail: String,
     },
     Notice(String),
     Error(String),
@@ -132,6 +134,8 @@ pub struct App {
     pub latest_checkpoint: Option<LatestCheckpoint>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
+    /// Tool-call lines show their full arguments and outcome (Enter in the chat).
+    pub tool_details: bool,
     /// The key table with the user's `[keys]` overrides.
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
@@ -183,6 +187,7 @@ impl App {
             pinned: Vec::new(),
             paths: Vec::new(),
             keymap: crate::tui::KeyMap::default(),
+            tool_details: false,
             preview_request: None,
             preview_generation: 0,
             quit_armed: false,
