@@ -1,0 +1,224 @@
+//! Snapshots (insta) of every pane and dialog, rendered on a `TestBackend`
+//! at two sizes, from states reached by feeding engine events and keys.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Usage};
+use agent_tui::review::{DiffBundle, FileDiff, Hunk};
+use agent_tui::tui::{App, LatestCheckpoint, Tree, draw};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use serde_json::json;
+
+const SIZES: [(u16, u16); 2] = [(100, 30), (60, 15)];
+
+fn app() -> (tempfile::TempDir, App) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
+    let tree = Tree::open(dir.path());
+    (
+        dir,
+        App::new(
+            "/demo".into(),
+            tree,
+            Mode::Agent,
+            "openai gpt-4.1".into(),
+            true,
+            12,
+        ),
+    )
+}
+
+fn ev(cursor: u64, body: EventBody) -> Event {
+    Event {
+        cursor,
+        body,
+        ts: "2026-01-01T00:00:00.000Z".into(),
+        job_id: "j".into(),
+    }
+}
+
+fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+fn render(app: &App, (w, h): (u16, u16)) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(w, h)).unwrap();
+    terminal.draw(|f| draw(f, app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    (0..h)
+        .map(|y| {
+            (0..w)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn snap(name: &str, app: &App) {
+    for size in SIZES {
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), render(app, size));
+    }
+}
+
+fn bundle() -> DiffBundle {
+    let hunk = |id: &str, patch: &str| Hunk {
+        hunk_id: id.into(),
+        patch: patch.into(),
+        accepted: None,
+        edit_ids: vec!["e_1".into()],
+        oversized: false,
+        applied: false,
+        changes: vec![],
+    };
+    DiffBundle {
+        job_id: "j".into(),
+        files: vec![FileDiff {
+            file_path: "src/main.rs".into(),
+            base_file_hash: Some("sha256:x".into()),
+            hunks: vec![hunk(
+                "h_1",
+                "@@ -1,2 +1,2 @@\n-fn main() {}\n+fn main() {\n+    run();\n }\n",
+            )],
+        }],
+    }
+}
+
+fn conversation(app: &mut App) {
+    app.transcript
+        .push(agent_tui::tui::Entry::User("where is main?".into()));
+    app.on_event(&ev(
+        1,
+        EventBody::JobStarted {
+            prompt: "where is main?".into(),
+            mode: Mode::Agent,
+            root: "/demo".into(),
+            provider: "p".into(),
+            model: "m".into(),
+        },
+    ));
+    app.on_event(&ev(
+        2,
+        EventBody::ToolCallRequested {
+            tool_call_id: "c".into(),
+            name: "search_project".into(),
+            arguments: json!({"query": "fn main"}),
+        },
+    ));
+    app.on_event(&ev(
+        3,
+        EventBody::ToolCallCompleted {
+            tool_call_id: "c".into(),
+            name: "search_project".into(),
+            ok: true,
+            result: Some(json!({"results": []})),
+            error: None,
+            duration_ms: 2,
+        },
+    ));
+    app.on_event(&ev(
+        4,
+        EventBody::LlmDelta {
+            text: "It is in `src/main.rs`:\n```rust\nfn main() {}\n```".into(),
+            attempt: 1,
+        },
+    ));
+}
+
+#[test]
+fn empty_app() {
+    let (_d, app) = app();
+    snap("empty", &app);
+}
+
+#[test]
+fn streaming_conversation() {
+    let (_d, mut app) = app();
+    conversation(&mut app);
+    snap("streaming", &app);
+}
+
+#[test]
+fn review_view() {
+    let (_d, mut app) = app();
+    conversation(&mut app);
+    app.on_event(&ev(5, EventBody::DiffGenerated { bundle: bundle() }));
+    app.on_event(&ev(
+        6,
+        EventBody::JobCompleted {
+            answer: "done".into(),
+            usage: Usage {
+                input_tokens: 100,
+                output_tokens: 20,
+            },
+            status: JobStatus::AwaitingReview,
+        },
+    ));
+    snap("review", &app);
+}
+
+#[test]
+fn help_overlay() {
+    let (_d, mut app) = app();
+    app.on_key(key(KeyCode::F(1)));
+    snap("help", &app);
+}
+
+#[test]
+fn clarification_dialog() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        1,
+        EventBody::ClarificationRequested {
+            tool_call_id: "c".into(),
+            question: "Which config file?".into(),
+        },
+    ));
+    app.on_key(key(KeyCode::Char('a')));
+    snap("clarify", &app);
+}
+
+#[test]
+fn rollback_dialogs() {
+    let (_d, mut app) = app();
+    app.latest_checkpoint = Some(LatestCheckpoint {
+        id: "cp_1".into(),
+        files: vec!["src/main.rs".into()],
+        hunks: vec![
+            ("h_1".into(), "src/main.rs".into()),
+            ("h_2".into(), "src/main.rs".into()),
+        ],
+    });
+    app.on_key(KeyEvent::new(KeyCode::Char('z'), KeyModifiers::CONTROL));
+    snap("rollback", &app);
+    app.on_key(key(KeyCode::Char('p')));
+    app.on_key(key(KeyCode::Char(' ')));
+    snap("rollback_pick", &app);
+}
+
+#[test]
+fn file_preview() {
+    let (_d, mut app) = app();
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::Enter));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Enter));
+    let (generation, path) = app.preview_request.take().unwrap();
+    app.preview_loaded(
+        generation,
+        Ok(agent_tui::tui::highlight(&path, "fn main() {}\n", 100)),
+    );
+    snap("preview", &app);
+}
+
+#[test]
+fn too_small() {
+    let (_d, app) = app();
+    insta::assert_snapshot!("too_small_50x10", render(&app, (50, 10)));
+}
