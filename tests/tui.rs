@@ -656,3 +656,66 @@ fn tool_lines_expand_on_enter_in_the_chat() {
         "{open}"
     );
 }
+
+#[test]
+fn checkpoints_list_and_three_way_view() {
+    let (_d, mut app) = app();
+    app.on_key(ctrl('k'));
+    assert!(
+        app.checkpoints_request,
+        "the list is loaded off the UI task"
+    );
+    app.checkpoints_loaded(vec![
+        agent_tui::tui::CheckpointRow {
+            id: "cp_2".into(),
+            created_at: "2026-01-02".into(),
+            kind: "rollback".into(),
+            files: vec!["a.rs".into()],
+        },
+        agent_tui::tui::CheckpointRow {
+            id: "cp_1".into(),
+            created_at: "2026-01-01".into(),
+            kind: "apply".into(),
+            files: vec!["a.rs".into(), "b.rs".into()],
+        },
+    ]);
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("cp_2") && s.contains("cp_1") && s.contains("a.rs, b.rs"),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.three_way_request.take().as_deref(), Some("cp_1"));
+    let view = |f: &str, cur: &str| agent_tui::checkpoint::ThreeWay {
+        file_path: f.into(),
+        current: Some(cur.into()),
+        base: Some("old line\n".into()),
+        proposed: Some("agent line\n".into()),
+    };
+    app.three_way_loaded(
+        "cp_1",
+        vec![view("a.rs", "mine now\n"), view("b.rs", "b now\n")],
+    );
+    let s = screen(&app, 120, 30);
+    for needle in [
+        "a.rs (1/2)",
+        " current ",
+        " checkpoint base ",
+        " agent proposed ",
+        "mine now",
+        "old line",
+        "agent line",
+    ] {
+        assert!(s.contains(needle), "{needle}:\n{s}");
+    }
+    app.on_key(key(KeyCode::Char('j')));
+    assert!(screen(&app, 120, 30).contains("b.rs (2/2)"));
+    app.on_key(key(KeyCode::Esc));
+    assert!(
+        screen(&app, 100, 30).contains("Enter: three-way view"),
+        "Esc goes back to the list"
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.overlay, Overlay::None);
+}

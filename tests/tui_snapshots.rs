@@ -222,3 +222,28 @@ fn too_small() {
     let (_d, app) = app();
     insta::assert_snapshot!("too_small_50x10", render(&app, (50, 10)));
 }
+
+#[test]
+fn checkpoints_view() {
+    let (_d, mut app) = app();
+    app.on_key(KeyEvent::new(KeyCode::Char('k'), KeyModifiers::CONTROL));
+    app.checkpoints_loaded(vec![agent_tui::tui::CheckpointRow {
+        id: "cp_1".into(),
+        created_at: "2026-01-01T00:00:00.000Z".into(),
+        kind: "apply".into(),
+        files: vec!["src/main.rs".into()],
+    }]);
+    snap("checkpoints", &app);
+    app.on_key(key(KeyCode::Enter));
+    app.three_way_request.take();
+    app.three_way_loaded(
+        "cp_1",
+        vec![agent_tui::checkpoint::ThreeWay {
+            file_path: "src/main.rs".into(),
+            current: Some("fn main() { mine(); }\n".into()),
+            base: Some("fn main() {}\n".into()),
+            proposed: Some("fn main() { run(); }\n".into()),
+        }],
+    );
+    snap("three_way", &app);
+}

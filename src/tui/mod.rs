@@ -9,7 +9,7 @@ mod overrides;
 mod render;
 mod tree;
 
-pub use app::{App, Entry, Focus, LatestCheckpoint, Overlay};
+pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay};
 pub use highlight::{StyledLine, highlight};
 pub use overrides::KeyMap;
 pub use render::draw;
@@ -26,7 +26,7 @@ use futures_util::StreamExt;
 use crate::agent::{self, EngineContext};
 use crate::checkpoint::CheckpointStore;
 use crate::protocol::Mode;
-use crate::store::session;
+use crate::store::{RootState, session};
 use crate::workspace::{ReadRange, Workspace, read_text_range};
 
 /// Longest wait between a change and its frame (~60 frames a second).
@@ -115,6 +115,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
     runtime.block_on(async move {
         let mut app = initial_app(&ctx, start);
         let workspace = ctx.workspace.clone();
+        let state = ctx.state.clone();
         let mut engine = agent::spawn(ctx)?;
         let mut terminal = ratatui::init();
         // Mouse wheel scrolls the chat; the capture is undone on every exit,
@@ -125,11 +126,33 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
             previous(info);
         }));
-        let result = event_loop(&mut terminal, &mut app, &mut engine, workspace).await;
+        let result = event_loop(&mut terminal, &mut app, &mut engine, workspace, state).await;
         let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
         ratatui::restore();
         result
     })
+}
+
+/// Checkpoint data loaded off the UI task.
+enum History {
+    List(Vec<app::CheckpointRow>),
+    ThreeWay(String, Vec<crate::checkpoint::ThreeWay>),
+}
+
+fn checkpoint_rows(state: Option<&RootState>) -> Vec<app::CheckpointRow> {
+    let Some(state) = state else {
+        return Vec::new();
+    };
+    let mut list = CheckpointStore::new(state).list().unwrap_or_default();
+    list.reverse();
+    list.into_iter()
+        .map(|cp| app::CheckpointRow {
+            id: cp.checkpoint_id,
+            created_at: cp.created_at,
+            kind: format!("{:?}", cp.kind).to_lowercase(),
+            files: cp.affected_files.into_iter().map(|f| f.file_path).collect(),
+        })
+        .collect()
 }
 
 /// Files offered for `@path` completion, at most.
@@ -167,6 +190,7 @@ async fn event_loop(
     app: &mut App,
     engine: &mut agent::EngineHandle,
     workspace: Workspace,
+    state: Option<RootState>,
 ) -> Result<(), String> {
     let mut keys = EventStream::new();
     let mut frames = tokio::time::interval(FRAME);
@@ -174,6 +198,7 @@ async fn event_loop(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
+    let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
     {
@@ -184,6 +209,26 @@ async fn event_loop(
     }
     let mut dirty = true;
     while !app.should_quit {
+        if std::mem::take(&mut app.checkpoints_request) {
+            let (state, tx) = (state.clone(), history_tx.clone());
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.send(History::List(checkpoint_rows(state.as_ref())));
+            });
+        }
+        if let Some(id) = app.three_way_request.take() {
+            let (state, tx, workspace) = (state.clone(), history_tx.clone(), workspace.clone());
+            tokio::task::spawn_blocking(move || {
+                let views = state
+                    .as_ref()
+                    .map(CheckpointStore::new)
+                    .and_then(|store| {
+                        let cp = store.get(&id).ok().flatten()?;
+                        crate::checkpoint::three_way(&workspace, &store, &cp).ok()
+                    })
+                    .unwrap_or_default();
+                let _ = tx.send(History::ThreeWay(id, views));
+            });
+        }
         if let Some((generation, path)) = app.preview_request.take() {
             let workspace = workspace.clone();
             let tx = preview_tx.clone();
@@ -213,6 +258,13 @@ async fn event_loop(
                 dirty = true;
             }
             Some(paths) = paths_rx.recv() => app.paths = paths,
+            Some(loaded) = history.recv() => {
+                match loaded {
+                    History::List(rows) => app.checkpoints_loaded(rows),
+                    History::ThreeWay(id, views) => app.three_way_loaded(&id, views),
+                }
+                dirty = true;
+            }
             Some((generation, result)) = previews.recv() => {
                 app.preview_loaded(generation, result);
                 dirty = true;

@@ -43,6 +43,14 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     match &app.overlay {
         Overlay::None => {}
         Overlay::Help => draw_help(frame, app, area),
+        Overlay::Checkpoints {
+            rows,
+            cursor,
+            three_way,
+            file,
+        } => {
+            draw_checkpoints(frame, area, rows, *cursor, three_way.as_deref(), *file);
+        }
         Overlay::Preview {
             path,
             lines,
@@ -533,6 +541,91 @@ fn draw_preview(
             .collect(),
     };
     frame.render_widget(Paragraph::new(body), inner);
+}
+
+fn draw_checkpoints(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    rows: &[super::app::CheckpointRow],
+    cursor: usize,
+    three_way: Option<&[crate::checkpoint::ThreeWay]>,
+    file: usize,
+) {
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(3),
+    };
+    frame.render_widget(Clear, rect);
+    let Some(views) = three_way else {
+        let lines: Vec<Line> = if rows.is_empty() {
+            vec![Line::from(Span::styled(
+                "no checkpoints yet (or loading…)",
+                Style::new().fg(Color::DarkGray),
+            ))]
+        } else {
+            rows.iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let line = Line::from(format!(
+                        "{}  {}  {:<8} {}",
+                        r.id,
+                        r.created_at,
+                        r.kind,
+                        r.files.join(", ")
+                    ));
+                    if i == cursor {
+                        line.style(Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        line
+                    }
+                })
+                .collect()
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(" Checkpoints · Enter: three-way view · Esc: close ")
+            .border_style(Style::new().fg(Color::Yellow));
+        frame.render_widget(Paragraph::new(lines).block(block), rect);
+        return;
+    };
+    let Some(view) = views.get(file) else { return };
+    let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rect);
+    let title = format!(
+        " {} ({}/{}) · j/k file · Esc back ",
+        view.file_path,
+        file + 1,
+        views.len()
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            title,
+            Style::new().fg(Color::Yellow),
+        ))),
+        bar,
+    );
+    let columns = Layout::horizontal([Constraint::Ratio(1, 3); 3]).split(body);
+    for ((name, text), col) in [
+        ("current", &view.current),
+        ("checkpoint base", &view.base),
+        ("agent proposed", &view.proposed),
+    ]
+    .into_iter()
+    .zip(columns.iter())
+    {
+        let lines: Vec<Line> = match text {
+            Some(t) => t.lines().map(|l| Line::from(l.to_string())).collect(),
+            None => vec![Line::from(Span::styled(
+                "(no file)",
+                Style::new().fg(Color::DarkGray),
+            ))],
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(format!(" {name} "));
+        frame.render_widget(Paragraph::new(lines).block(block), *col);
+    }
 }
 
 fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect) {

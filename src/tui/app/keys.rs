@@ -4,8 +4,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui_textarea::TextArea;
 
-use super::{App, Entry, Focus, JobView, Overlay};
+use super::{App, CheckpointRow, Entry, Focus, JobView, Overlay};
 use crate::agent::NO_USER_ANSWER;
+use crate::checkpoint::ThreeWay;
 use crate::protocol::{JobStatus, Mode, Op};
 use crate::tui::highlight::StyledLine;
 use crate::tui::keymap::{Action, Context};
@@ -116,7 +117,7 @@ impl App {
                     _ => Vec::new(),
                 };
             }
-            Overlay::None | Overlay::Preview { .. } => {}
+            Overlay::None | Overlay::Preview { .. } | Overlay::Checkpoints { .. } => {}
         }
         let context = self.context();
         if key.code == KeyCode::Char('?') && context != Context::Input
@@ -141,7 +142,8 @@ impl App {
                     | Context::Chat
                     | Context::Review
                     | Context::RollbackDialog
-                    | Context::Preview => {}
+                    | Context::Preview
+                    | Context::Checkpoints => {}
                 }
                 Vec::new()
             }
@@ -191,6 +193,29 @@ impl App {
 
     fn act(&mut self, action: Action) -> Vec<Op> {
         match action {
+            Action::Checkpoints => {
+                self.checkpoints_request = true;
+                self.overlay = Overlay::Checkpoints {
+                    rows: Vec::new(),
+                    cursor: 0,
+                    three_way: None,
+                    file: 0,
+                };
+                Vec::new()
+            }
+            Action::Confirm => {
+                if let Overlay::Checkpoints {
+                    rows,
+                    cursor,
+                    three_way: None,
+                    ..
+                } = &self.overlay
+                    && let Some(row) = rows.get(*cursor)
+                {
+                    self.three_way_request = Some(row.id.clone());
+                }
+                Vec::new()
+            }
             Action::ToggleDetails => {
                 self.tool_details = !self.tool_details;
                 Vec::new()
@@ -222,6 +247,16 @@ impl App {
                 Vec::new()
             }
             Action::Cancel => {
+                if let Overlay::Checkpoints { three_way, .. } = &mut self.overlay
+                    && three_way.is_some()
+                {
+                    *three_way = None;
+                    return Vec::new();
+                }
+                if matches!(self.overlay, Overlay::Checkpoints { .. }) {
+                    self.overlay = Overlay::None;
+                    return Vec::new();
+                }
                 if matches!(self.overlay, Overlay::Preview { .. }) {
                     self.overlay = Overlay::None;
                     return Vec::new();
@@ -248,6 +283,21 @@ impl App {
             }
             Action::Down | Action::Up => {
                 let delta = if action == Action::Down { 1 } else { -1 };
+                if let Overlay::Checkpoints {
+                    rows,
+                    cursor,
+                    three_way,
+                    file,
+                } = &mut self.overlay
+                {
+                    let (slot, len) = match three_way {
+                        Some(views) => (file, views.len()),
+                        None => (cursor, rows.len()),
+                    };
+                    *slot =
+                        (*slot as isize + delta).clamp(0, len.saturating_sub(1) as isize) as usize;
+                    return Vec::new();
+                }
                 if self.reviewing {
                     if let Some(r) = &mut self.review {
                         let n = r.positions().len();
@@ -312,9 +362,7 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice | Action::Confirm => {
-                Vec::new()
-            }
+            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice => Vec::new(),
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
             Action::PageUp => self.scroll_by(10),
@@ -334,7 +382,10 @@ impl App {
             Overlay::None => {
                 self.input.insert_str(text);
             }
-            Overlay::Help | Overlay::Rollback { .. } | Overlay::Preview { .. } => {}
+            Overlay::Help
+            | Overlay::Rollback { .. }
+            | Overlay::Preview { .. }
+            | Overlay::Checkpoints { .. } => {}
         }
     }
 
@@ -395,6 +446,28 @@ impl App {
             scroll: 0,
             error: None,
         };
+    }
+
+    /// The checkpoints list arrived (newest first).
+    pub fn checkpoints_loaded(&mut self, list: Vec<CheckpointRow>) {
+        if let Overlay::Checkpoints { rows, .. } = &mut self.overlay {
+            *rows = list;
+        }
+    }
+
+    /// A checkpoint's three-way view arrived.
+    pub fn three_way_loaded(&mut self, id: &str, views: Vec<ThreeWay>) {
+        if let Overlay::Checkpoints {
+            rows,
+            cursor,
+            three_way,
+            file,
+        } = &mut self.overlay
+            && rows.get(*cursor).is_some_and(|r| r.id == id)
+        {
+            *three_way = Some(views);
+            *file = 0;
+        }
     }
 
     /// A preview finished loading; stale generations are dropped.

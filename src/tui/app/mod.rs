@@ -11,6 +11,7 @@ use ratatui_textarea::TextArea;
 use super::highlight::StyledLine;
 use super::keymap::Context;
 use super::tree::Tree;
+use crate::checkpoint::ThreeWay;
 use crate::protocol::{JobStatus, Mode, Usage};
 use crate::review::DiffBundle;
 
@@ -53,6 +54,13 @@ pub enum Overlay {
         question: String,
         answer: String,
     },
+    /// The checkpoints list; `three_way` is the opened checkpoint's files.
+    Checkpoints {
+        rows: Vec<CheckpointRow>,
+        cursor: usize,
+        three_way: Option<Vec<ThreeWay>>,
+        file: usize,
+    },
     Rollback {
         checkpoint_id: String,
         files: Vec<String>,
@@ -61,6 +69,15 @@ pub enum Overlay {
         /// `Some`: picking hunks; which are chosen and the cursor.
         picking: Option<(Vec<bool>, usize)>,
     },
+}
+
+/// One line of the checkpoints list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointRow {
+    pub id: String,
+    pub created_at: String,
+    pub kind: String,
+    pub files: Vec<String>,
 }
 
 /// The newest checkpoint, as Ctrl+Z offers it.
@@ -140,6 +157,10 @@ pub struct App {
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: Vec<String>,
+    /// The event loop should load the checkpoints list.
+    pub checkpoints_request: bool,
+    /// The event loop should load this checkpoint's three-way view.
+    pub three_way_request: Option<String>,
     /// A preview the event loop should load: (generation, path).
     pub preview_request: Option<(u64, String)>,
     preview_generation: u64,
@@ -189,6 +210,8 @@ impl App {
             keymap: crate::tui::KeyMap::default(),
             tool_details: false,
             preview_request: None,
+            checkpoints_request: false,
+            three_way_request: None,
             preview_generation: 0,
             quit_armed: false,
             should_quit: false,
@@ -215,6 +238,9 @@ impl App {
         }
         if matches!(self.overlay, Overlay::Preview { .. }) {
             return Context::Preview;
+        }
+        if matches!(self.overlay, Overlay::Checkpoints { .. }) {
+            return Context::Checkpoints;
         }
         if self.reviewing {
             return Context::Review;
