@@ -719,3 +719,39 @@ fn checkpoints_list_and_three_way_view() {
     app.on_key(key(KeyCode::Esc));
     assert_eq!(app.overlay, Overlay::None);
 }
+
+#[test]
+fn review_lines_carry_syntax_colours_on_a_tinted_background() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: bundle("j"),
+        },
+    ));
+    app.on_key(ctrl('r'));
+    let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+    terminal.draw(|f| draw(f, &app)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let row = (0..30u16)
+        .find(|&y| {
+            (0..100u16)
+                .map(|x| buffer[(x, y)].symbol().to_string())
+                .collect::<String>()
+                .contains("+fn main() { run(); }")
+        })
+        .expect("the added line is shown");
+    let cells: Vec<_> = (0..100u16).map(|x| buffer[(x, row)].clone()).collect();
+    let tinted: Vec<_> = cells
+        .iter()
+        .filter(|c| c.bg == ratatui::style::Color::Rgb(0, 50, 0))
+        .collect();
+    assert!(!tinted.is_empty(), "added code sits on a green tint");
+    let colours: std::collections::HashSet<String> =
+        tinted.iter().map(|c| format!("{:?}", c.fg)).collect();
+    assert!(
+        colours.len() > 1,
+        "more than one syntax colour: {colours:?}"
+    );
+}

@@ -68,11 +68,7 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
             if let Some(job) = s.pending_review()
                 && let Some(bundle) = &job.bundle
             {
-                app.review = Some(app::ReviewView {
-                    job_id: job.job_id.clone(),
-                    bundle: bundle.clone(),
-                    cursor: 0,
-                });
+                app.review = Some(app::ReviewView::new(job.job_id.clone(), bundle.clone(), 0));
                 app.transcript.push(Entry::Notice(
                     "A review is pending: Ctrl+R opens it.".into(),
                 ));
@@ -192,6 +188,8 @@ async fn event_loop(
     workspace: Workspace,
     state: Option<RootState>,
 ) -> Result<(), String> {
+    // Load the syntax definitions once, off the UI task, before they are needed.
+    tokio::task::spawn_blocking(|| highlight::highlight("warm.rs", "", 1));
     let mut keys = EventStream::new();
     let mut frames = tokio::time::interval(FRAME);
     frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

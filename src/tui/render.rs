@@ -440,10 +440,12 @@ fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let title = format!(" {} · {} [{state}{big}] ", file.file_path, hunk.hunk_id);
     // Line numbers follow the @@ header: old on the left, new on the right.
     let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
+    let colours = review.colours.get(&hunk.hunk_id);
     let lines: Vec<Line> = hunk
         .patch
         .lines()
-        .map(|l| {
+        .enumerate()
+        .map(|(i, l)| {
             let l = l.trim_end_matches('\r');
             let (style, nums) = match l.chars().next() {
                 Some('@') => (Style::new().fg(Color::Cyan), String::from("         ")),
@@ -468,10 +470,24 @@ fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
                     (Style::new(), format!("{:>4}{:>4} ", old_no - 1, new_no - 1))
                 }
             };
-            Line::from(vec![
-                Span::styled(nums, Style::new().fg(Color::DarkGray)),
-                Span::styled(l.to_string(), style),
-            ])
+            let mut spans = vec![Span::styled(nums, Style::new().fg(Color::DarkGray))];
+            let tint = match l.chars().next() {
+                Some('+') => Some(Color::Rgb(0, 50, 0)),
+                Some('-') => Some(Color::Rgb(60, 0, 0)),
+                _ => None,
+            };
+            match (colours.and_then(|c| c.get(i)), l.chars().next()) {
+                (Some(runs), Some('+' | '-' | ' ')) if !runs.is_empty() => {
+                    let prefix = l.chars().next().map(String::from).unwrap_or_default();
+                    spans.push(Span::styled(prefix, style));
+                    for (c, t) in runs {
+                        let s = Style::new().fg(*c);
+                        spans.push(Span::styled(t.clone(), tint.map_or(s, |bg| s.bg(bg))));
+                    }
+                }
+                _ => spans.push(Span::styled(l.to_string(), style)),
+            }
+            Line::from(spans)
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);

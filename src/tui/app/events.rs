@@ -181,11 +181,7 @@ impl App {
             .as_ref()
             .filter(|r| r.job_id == job_id)
             .map_or(0, |r| r.cursor);
-        let review = ReviewView {
-            job_id: job_id.to_string(),
-            bundle: bundle.clone(),
-            cursor,
-        };
+        let review = ReviewView::new(job_id.to_string(), bundle.clone(), cursor);
         let n = review.positions().len();
         self.review = Some(ReviewView {
             cursor: cursor.min(n.saturating_sub(1)),

@@ -103,9 +103,42 @@ pub struct ReviewView {
     pub bundle: DiffBundle,
     /// Index into the flattened hunks.
     pub cursor: usize,
+    /// Syntax colours of each hunk's patch lines, computed when it arrives.
+    pub colours: std::collections::HashMap<String, Vec<StyledLine>>,
 }
 
 impl ReviewView {
+    pub fn new(job_id: String, bundle: DiffBundle, cursor: usize) -> ReviewView {
+        let colours = bundle
+            .files
+            .iter()
+            .flat_map(|f| f.hunks.iter().map(move |h| (f, h)))
+            .map(|(f, h)| {
+                // Highlight the code of each line, without its +/-/space prefix.
+                let code: Vec<&str> = h
+                    .patch
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with('@') || l.starts_with('\\') {
+                            ""
+                        } else {
+                            l.get(1..).unwrap_or_default()
+                        }
+                    })
+                    .collect();
+                let lines =
+                    crate::tui::highlight::highlight(&f.file_path, &code.join("\n"), code.len());
+                (h.hunk_id.clone(), lines)
+            })
+            .collect();
+        ReviewView {
+            job_id,
+            bundle,
+            cursor,
+            colours,
+        }
+    }
+
     /// (file index, hunk index) of every hunk, in order.
     pub fn positions(&self) -> Vec<(usize, usize)> {
         self.bundle
