@@ -755,3 +755,39 @@ fn review_lines_carry_syntax_colours_on_a_tinted_background() {
         "more than one syntax colour: {colours:?}"
     );
 }
+
+#[test]
+fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
+    use agent_tui::store::session::SessionSummary;
+    let row = |id: &str, pending: bool| SessionSummary {
+        session_id: id.into(),
+        created_at: "2026-01-01".into(),
+        updated_at: "2026-01-02".into(),
+        jobs: 2,
+        pending_review: pending,
+        last_prompt: Some("rename Foo".into()),
+    };
+    for (keys, expected) in [
+        (
+            vec![KeyCode::Char('j'), KeyCode::Enter],
+            Some(Some("s_old".to_string())),
+        ),
+        (vec![KeyCode::Esc], Some(None)),
+    ] {
+        let (_d, mut app) = app();
+        app.overlay = Overlay::Sessions {
+            rows: vec![row("s_new", true), row("s_old", false)],
+            cursor: 0,
+        };
+        let s = screen(&app, 100, 30);
+        assert!(
+            s.contains("s_new") && s.contains("[review pending]") && s.contains("rename Foo"),
+            "{s}"
+        );
+        for k in keys {
+            assert!(app.on_key(key(k)).is_empty());
+        }
+        assert_eq!(app.session_choice, expected);
+        assert_eq!(app.overlay, Overlay::None);
+    }
+}

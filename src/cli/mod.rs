@@ -136,8 +136,12 @@ fn tui(cli: &Cli) -> Exit {
         Ok(s) => s.sessions_dir(),
         Err(exit) => return exit,
     };
+    // `--resume` without an id opens a picker when there is anything to pick.
+    let pick_session = matches!(&cli.resume, Some(id) if id.is_empty())
+        && session::list(&dir).is_ok_and(|l| l.len() > 1);
     let resume = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if !id.is_empty() => Some(id.clone()),
+        (Some(_), _) if pick_session => None,
         (Some(_), _) | (None, true) => match session::latest(&dir) {
             Ok(Some(id)) => Some(id),
             Ok(None) => return context::usage("there is no session to resume in this agent root"),
@@ -172,6 +176,7 @@ fn tui(cli: &Cli) -> Exit {
         provider_ok: ok,
         notice,
         resumed: resume,
+        pick_session,
         keymap,
     };
     match crate::tui::run(ctx, start) {

@@ -88,6 +88,7 @@ pub enum Context {
     RollbackDialog,
     Preview,
     Checkpoints,
+    Sessions,
 }
 
 pub struct Binding {
@@ -372,6 +373,54 @@ pub const BINDINGS: &[Binding] = &[
         "↑ / ↓",
         Action::ScrollDown,
         "scroll the chat",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Char('j'),
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "next session",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Down,
+        NONE,
+        "j / ↓",
+        Action::Down,
+        "next session",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Char('k'),
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "previous session",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Up,
+        NONE,
+        "k / ↑",
+        Action::Up,
+        "previous session",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Enter,
+        NONE,
+        "Enter",
+        Action::Confirm,
+        "resume the session",
+    ),
+    bind(
+        Context::Sessions,
+        KeyCode::Esc,
+        NONE,
+        "Esc",
+        Action::Cancel,
+        "start a new session instead",
     ),
     bind(
         Context::Checkpoints,

@@ -41,6 +41,8 @@ pub struct TuiStart {
     pub notice: Option<String>,
     /// A session being resumed: its transcript and pending review come back.
     pub resumed: Option<String>,
+    /// Let the user pick the session first (`--resume` without an id).
+    pub pick_session: bool,
     pub keymap: KeyMap,
 }
 
@@ -56,23 +58,8 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
         ctx.config.agent.max_tool_calls_per_job,
     );
     if let Some(state) = &ctx.state {
-        if let (Some(id), true) = (&start.resumed, true)
-            && let Ok(s) = session::load(&state.sessions_dir(), id)
-        {
-            for job in &s.jobs {
-                app.transcript.push(Entry::User(job.prompt.clone()));
-                if let Some(answer) = &job.answer {
-                    app.transcript.push(Entry::Assistant(answer.clone()));
-                }
-            }
-            if let Some(job) = s.pending_review()
-                && let Some(bundle) = &job.bundle
-            {
-                app.review = Some(app::ReviewView::new(job.job_id.clone(), bundle.clone(), 0));
-                app.transcript.push(Entry::Notice(
-                    "A review is pending: Ctrl+R opens it.".into(),
-                ));
-            }
+        if let Some(id) = &start.resumed {
+            restore_session(&mut app, state, id);
         }
         if let Ok(Some(cp)) = CheckpointStore::new(state).latest() {
             app.latest_checkpoint = Some(app::LatestCheckpoint {
@@ -101,6 +88,27 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
     app
 }
 
+/// Puts a session's conversation and pending review back into the app.
+fn restore_session(app: &mut App, state: &RootState, id: &str) {
+    let Ok(s) = session::load(&state.sessions_dir(), id) else {
+        return;
+    };
+    for job in &s.jobs {
+        app.transcript.push(Entry::User(job.prompt.clone()));
+        if let Some(answer) = &job.answer {
+            app.transcript.push(Entry::Assistant(answer.clone()));
+        }
+    }
+    if let Some(job) = s.pending_review()
+        && let Some(bundle) = &job.bundle
+    {
+        app.review = Some(app::ReviewView::new(job.job_id.clone(), bundle.clone(), 0));
+        app.transcript.push(Entry::Notice(
+            "A review is pending: Ctrl+R opens it.".into(),
+        ));
+    }
+}
+
 /// Runs the TUI until the user quits. The terminal is restored on every
 /// exit path (including panics, via ratatui's hook).
 pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
@@ -109,10 +117,22 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         .build()
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
+        let pick = start.pick_session;
         let mut app = initial_app(&ctx, start);
         let workspace = ctx.workspace.clone();
         let state = ctx.state.clone();
-        let mut engine = agent::spawn(ctx)?;
+        // With a picker the engine starts once the session is chosen.
+        let (mut engine, mut waiting) = if pick {
+            let mut rows = state
+                .as_ref()
+                .map(|s| session::list(&s.sessions_dir()).unwrap_or_default())
+                .unwrap_or_default();
+            rows.reverse();
+            app.overlay = Overlay::Sessions { rows, cursor: 0 };
+            (None, Some(ctx))
+        } else {
+            (Some(agent::spawn(ctx)?), None)
+        };
         let mut terminal = ratatui::init();
         // Mouse wheel scrolls the chat; the capture is undone on every exit,
         // a panic included (ratatui's hook restores the rest).
@@ -122,11 +142,27 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
             previous(info);
         }));
-        let result = event_loop(&mut terminal, &mut app, &mut engine, workspace, state).await;
+        let result = event_loop(
+            &mut terminal,
+            &mut app,
+            &mut engine,
+            &mut waiting,
+            workspace,
+            state,
+        )
+        .await;
         let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
         ratatui::restore();
         result
     })
+}
+
+/// The engine's next event; never resolves while there is no engine yet.
+async fn next_event(engine: &mut Option<agent::EngineHandle>) -> Option<crate::protocol::Event> {
+    match engine {
+        Some(e) => e.events.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Checkpoint data loaded off the UI task.
@@ -184,7 +220,8 @@ fn load_preview(workspace: &Workspace, path: &str) -> Result<Vec<highlight::Styl
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
-    engine: &mut agent::EngineHandle,
+    engine: &mut Option<agent::EngineHandle>,
+    waiting: &mut Option<EngineContext>,
     workspace: Workspace,
     state: Option<RootState>,
 ) -> Result<(), String> {
@@ -207,6 +244,16 @@ async fn event_loop(
     }
     let mut dirty = true;
     while !app.should_quit {
+        if let Some(choice) = app.session_choice.take()
+            && let Some(mut ctx) = waiting.take()
+        {
+            if let (Some(id), Some(state)) = (&choice, &state) {
+                restore_session(app, state, id);
+            }
+            ctx.session = choice.map_or(agent::SessionChoice::New, agent::SessionChoice::Resume);
+            *engine = Some(agent::spawn(ctx)?);
+            dirty = true;
+        }
         if std::mem::take(&mut app.checkpoints_request) {
             let (state, tx) = (state.clone(), history_tx.clone());
             tokio::task::spawn_blocking(move || {
@@ -241,7 +288,9 @@ async fn event_loop(
                 match event {
                     TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
                         for op in app.on_key(key) {
-                            let _ = engine.ops.send(op);
+                            if let Some(engine) = engine.as_ref() {
+                                let _ = engine.ops.send(op);
+                            }
                         }
                     }
                     TermEvent::Mouse(mouse) => match mouse.kind {
@@ -267,7 +316,7 @@ async fn event_loop(
                 app.preview_loaded(generation, result);
                 dirty = true;
             }
-            Some(event) = engine.events.recv() => {
+            Some(event) = next_event(engine) => {
                 app.on_event(&event);
                 dirty = true;
             }

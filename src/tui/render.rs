@@ -43,6 +43,44 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     match &app.overlay {
         Overlay::None => {}
         Overlay::Help => draw_help(frame, app, area),
+        Overlay::Sessions { rows, cursor } => {
+            let mut text: Vec<Line> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let pending = if r.pending_review {
+                        "  [review pending]"
+                    } else {
+                        ""
+                    };
+                    let prompt: String = r
+                        .last_prompt
+                        .clone()
+                        .unwrap_or_default()
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(40)
+                        .collect();
+                    let line = Line::from(format!(
+                        "{}  {}  {} job(s)  {prompt}{pending}",
+                        r.session_id, r.updated_at, r.jobs
+                    ));
+                    if i == *cursor {
+                        line.style(Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        line
+                    }
+                })
+                .collect();
+            text.push(Line::from(""));
+            text.push(Line::from(Span::styled(
+                "Enter: resume · Esc: start a new session",
+                Style::new().fg(Color::DarkGray),
+            )));
+            dialog(frame, area, "Resume a session", text);
+        }
         Overlay::Checkpoints {
             rows,
             cursor,

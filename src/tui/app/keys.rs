@@ -117,7 +117,10 @@ impl App {
                     _ => Vec::new(),
                 };
             }
-            Overlay::None | Overlay::Preview { .. } | Overlay::Checkpoints { .. } => {}
+            Overlay::None
+            | Overlay::Preview { .. }
+            | Overlay::Checkpoints { .. }
+            | Overlay::Sessions { .. } => {}
         }
         let context = self.context();
         if key.code == KeyCode::Char('?') && context != Context::Input
@@ -143,7 +146,8 @@ impl App {
                     | Context::Review
                     | Context::RollbackDialog
                     | Context::Preview
-                    | Context::Checkpoints => {}
+                    | Context::Checkpoints
+                    | Context::Sessions => {}
                 }
                 Vec::new()
             }
@@ -204,6 +208,11 @@ impl App {
                 Vec::new()
             }
             Action::Confirm => {
+                if let Overlay::Sessions { rows, cursor } = &self.overlay {
+                    self.session_choice = Some(rows.get(*cursor).map(|r| r.session_id.clone()));
+                    self.overlay = Overlay::None;
+                    return Vec::new();
+                }
                 if let Overlay::Checkpoints {
                     rows,
                     cursor,
@@ -247,6 +256,11 @@ impl App {
                 Vec::new()
             }
             Action::Cancel => {
+                if matches!(self.overlay, Overlay::Sessions { .. }) {
+                    self.session_choice = Some(None);
+                    self.overlay = Overlay::None;
+                    return Vec::new();
+                }
                 if let Overlay::Checkpoints { three_way, .. } = &mut self.overlay
                     && three_way.is_some()
                 {
@@ -283,6 +297,12 @@ impl App {
             }
             Action::Down | Action::Up => {
                 let delta = if action == Action::Down { 1 } else { -1 };
+                if let Overlay::Sessions { rows, cursor } = &mut self.overlay {
+                    *cursor = (*cursor as isize + delta)
+                        .clamp(0, rows.len().saturating_sub(1) as isize)
+                        as usize;
+                    return Vec::new();
+                }
                 if let Overlay::Checkpoints {
                     rows,
                     cursor,
@@ -385,7 +405,8 @@ impl App {
             Overlay::Help
             | Overlay::Rollback { .. }
             | Overlay::Preview { .. }
-            | Overlay::Checkpoints { .. } => {}
+            | Overlay::Checkpoints { .. }
+            | Overlay::Sessions { .. } => {}
         }
     }
 

@@ -14,6 +14,7 @@ use super::tree::Tree;
 use crate::checkpoint::ThreeWay;
 use crate::protocol::{JobStatus, Mode, Usage};
 use crate::review::DiffBundle;
+use crate::store::session::SessionSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -53,6 +54,11 @@ pub enum Overlay {
         job_id: String,
         question: String,
         answer: String,
+    },
+    /// The session picker (`--resume` without an id).
+    Sessions {
+        rows: Vec<SessionSummary>,
+        cursor: usize,
     },
     /// The checkpoints list; `three_way` is the opened checkpoint's files.
     Checkpoints {
@@ -190,6 +196,8 @@ pub struct App {
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: Vec<String>,
+    /// The session the user picked (`Some(None)`: a new one).
+    pub session_choice: Option<Option<String>>,
     /// The event loop should load the checkpoints list.
     pub checkpoints_request: bool,
     /// The event loop should load this checkpoint's three-way view.
@@ -244,6 +252,7 @@ impl App {
             tool_details: false,
             preview_request: None,
             checkpoints_request: false,
+            session_choice: None,
             three_way_request: None,
             preview_generation: 0,
             quit_armed: false,
@@ -274,6 +283,9 @@ impl App {
         }
         if matches!(self.overlay, Overlay::Checkpoints { .. }) {
             return Context::Checkpoints;
+        }
+        if matches!(self.overlay, Overlay::Sessions { .. }) {
+            return Context::Sessions;
         }
         if self.reviewing {
             return Context::Review;
