@@ -791,3 +791,36 @@ fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
         assert_eq!(app.overlay, Overlay::None);
     }
 }
+
+#[test]
+fn status_bar_shows_provider_online_degraded_offline() {
+    let (_d, mut app) = app();
+    assert!(screen(&app, 100, 30).contains("test m1 ● online"));
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::LlmDelta {
+            text: "x".into(),
+            attempt: 2,
+        },
+    ));
+    assert!(screen(&app, 100, 30).contains("test m1 ◐ degraded"));
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::JobFailed {
+            error: "cannot connect".into(),
+            code: "connect_failed".into(),
+        },
+    ));
+    assert!(screen(&app, 100, 30).contains("test m1 ○ offline"));
+    app.on_event(&ev(
+        "k",
+        1,
+        EventBody::LlmDelta {
+            text: "y".into(),
+            attempt: 1,
+        },
+    ));
+    assert!(screen(&app, 100, 30).contains("test m1 ● online"));
+}

@@ -8,7 +8,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use super::app::{App, Entry, Focus, Overlay};
+use super::app::{App, Entry, Focus, Overlay, ProviderState};
 use super::tree::NodeKind;
 use crate::protocol::{JobStatus, Mode};
 
@@ -374,17 +374,16 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mode = format!(" {} ", app.mode.as_str().to_uppercase());
-    let provider = if app.provider_ok {
-        Span::styled(
-            format!(" {} ● online ", app.provider_label),
-            Style::new().fg(Color::Green),
-        )
-    } else {
-        Span::styled(
-            format!(" {} ", app.provider_label),
-            Style::new().fg(Color::Red),
-        )
+    let (state, colour) = match (app.provider_ok, app.provider_state) {
+        (false, _) => ("", Color::Red),
+        (true, ProviderState::Online) => ("● online", Color::Green),
+        (true, ProviderState::Degraded) => ("◐ degraded", Color::Yellow),
+        (true, ProviderState::Offline) => ("○ offline", Color::Red),
     };
+    let provider = Span::styled(
+        format!(" {} {state} ", app.provider_label),
+        Style::new().fg(colour),
+    );
     let job = match &app.job {
         Some(j) => {
             let state = match j.status {

@@ -1,7 +1,7 @@
 //! How engine events change the app: streamed text, tool lines, dialogs,
 //! the review bundle, apply and rollback outcomes.
 
-use super::{App, Entry, LatestCheckpoint, Overlay, ReviewView};
+use super::{App, Entry, LatestCheckpoint, Overlay, ProviderState, ReviewView};
 use crate::protocol::{Event, EventBody, JobStatus};
 use crate::review::DiffBundle;
 
@@ -20,6 +20,13 @@ impl App {
                 self.attempt = 1;
             }
             EventBody::LlmDelta { text, attempt } => {
+                if self.provider_ok {
+                    self.provider_state = if *attempt > 1 {
+                        ProviderState::Degraded
+                    } else {
+                        ProviderState::Online
+                    };
+                }
                 if self.streaming && *attempt != self.attempt {
                     // A retried request: its partial text is void.
                     if let Some(Entry::Assistant(t)) = self.transcript.last_mut() {
@@ -160,7 +167,12 @@ impl App {
                     self.reviewing = true;
                 }
             }
-            EventBody::JobFailed { error, .. } => {
+            EventBody::JobFailed { error, code } => {
+                if matches!(code.as_str(), "connect_failed" | "timeout") {
+                    self.provider_state = ProviderState::Offline;
+                } else if matches!(code.as_str(), "http_status" | "stream_cut" | "stream_error") {
+                    self.provider_state = ProviderState::Degraded;
+                }
                 self.streaming = false;
                 self.transcript.push(Entry::Error(error.clone()));
             }

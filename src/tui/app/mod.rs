@@ -77,6 +77,16 @@ pub enum Overlay {
     },
 }
 
+/// The provider as the status bar shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProviderState {
+    Online,
+    /// Requests needed retries (rate limits, 5xx, cut streams).
+    Degraded,
+    /// The last request could not reach it, or none is configured.
+    Offline,
+}
+
 /// One line of the checkpoints list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointRow {
@@ -183,6 +193,8 @@ pub struct App {
     pub job: Option<JobView>,
     pub provider_label: String,
     pub provider_ok: bool,
+    /// How the provider behaved lately: requests retried or failing.
+    pub provider_state: ProviderState,
     pub tokens: Usage,
     pub review: Option<ReviewView>,
     pub reviewing: bool,
@@ -241,6 +253,11 @@ impl App {
             job: None,
             provider_label,
             provider_ok,
+            provider_state: if provider_ok {
+                ProviderState::Online
+            } else {
+                ProviderState::Offline
+            },
             tokens: Usage::default(),
             review: None,
             reviewing: false,
