@@ -166,3 +166,88 @@ fn ask_review_apply_and_roll_back_in_a_real_terminal() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// SIGTERM ends the TUI cleanly: raw mode is off again afterwards (checked
+/// with `stty` in the same terminal).
+#[test]
+fn sigterm_restores_the_terminal() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let out = env.home.path().join("stty.txt");
+    let home = env.home.path();
+    let command = format!(
+        "sh -c 'env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state {bin} {root}; echo exit=$? > {out}; stty -a >> {out}; sleep 30'",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        root = root.display(),
+        out = out.display(),
+    );
+    let tmux = Tmux {
+        socket: format!("agent-tui-term-{}", std::process::id()),
+    };
+    assert!(
+        tmux.cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "e2e",
+                "-x",
+                "100",
+                "-y",
+                "30",
+                &command
+            ])
+            .status()
+            .unwrap()
+            .success()
+    );
+    tmux.wait_for("agent ›");
+    // While the TUI runs the terminal is raw.
+    let pane_tty = tmux
+        .cmd()
+        .args(["display", "-p", "-t", "e2e", "#{pane_tty}"])
+        .output()
+        .unwrap();
+    let tty = String::from_utf8_lossy(&pane_tty.stdout).trim().to_string();
+    let during = Command::new("stty")
+        .args(["-a", "-F", &tty])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&during.stdout).contains("-icanon"),
+        "raw while running"
+    );
+    // The pane runs `sh`, whose child is the TUI.
+    let shell = tmux
+        .cmd()
+        .args(["display", "-p", "-t", "e2e", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
+    let pids = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
+    let pid = String::from_utf8_lossy(&pids.stdout)
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&out).is_ok_and(|s| s.contains("speed")) {
+        assert!(Instant::now() < deadline, "the TUI did not end on SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after = std::fs::read_to_string(&out).unwrap();
+    assert!(after.starts_with("exit=0"), "{after}");
+    assert!(
+        after.contains(" icanon") && after.contains(" echo "),
+        "cooked mode again:\n{after}"
+    );
+}
