@@ -824,3 +824,63 @@ fn status_bar_shows_provider_online_degraded_offline() {
     ));
     assert!(screen(&app, 100, 30).contains("test m1 ● online"));
 }
+
+#[test]
+fn review_toggles_the_whole_file_with_changes_inline() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.rs"), "one\ntwo\nthree\nfour\n").unwrap();
+    let ws = agent_tui::workspace::Workspace::open(dir.path()).unwrap();
+    let file = FileDiff {
+        file_path: "a.rs".into(),
+        base_file_hash: None,
+        hunks: vec![Hunk {
+            hunk_id: "h_1".into(),
+            patch: "@@ -2,1 +2,1 @@\n-two\n+TWO\n".into(),
+            accepted: None,
+            edit_ids: vec![],
+            oversized: false,
+            applied: false,
+            changes: vec![agent_tui::review::Change {
+                old_start: 1,
+                old_len: 1,
+                new_lines: vec!["TWO\n".into()],
+            }],
+        }],
+    };
+    let rows = agent_tui::tui::whole_file_rows(&ws, &file);
+    let shown: Vec<String> = rows.iter().map(|(m, t, _)| format!("{m}{t}")).collect();
+    assert_eq!(shown, [" one", "-two", "+TWO", " three", " four"]);
+
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: DiffBundle {
+                job_id: "j".into(),
+                files: vec![file],
+            },
+        },
+    ));
+    app.on_key(ctrl('r'));
+    app.on_key(key(KeyCode::Char('f')));
+    let request = app
+        .whole_file_request
+        .take()
+        .expect("the file is loaded off the UI task");
+    assert_eq!(request.file_path, "a.rs");
+    app.whole_file_loaded("a.rs".into(), rows);
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("whole file (f)")
+            && s.contains("-two")
+            && s.contains("+TWO")
+            && s.contains(" four"),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::Char('f')));
+    assert!(
+        !screen(&app, 100, 30).contains("whole file (f)"),
+        "f toggles back to the hunk"
+    );
+}

@@ -9,7 +9,7 @@ mod overrides;
 mod render;
 mod tree;
 
-pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay};
+pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay, WholeFileRow};
 pub use highlight::{StyledLine, highlight};
 pub use overrides::KeyMap;
 pub use render::draw;
@@ -169,6 +169,49 @@ async fn next_event(engine: &mut Option<agent::EngineHandle>) -> Option<crate::p
 enum History {
     List(Vec<app::CheckpointRow>),
     ThreeWay(String, Vec<crate::checkpoint::ThreeWay>),
+    WholeFile(String, Vec<app::WholeFileRow>),
+}
+
+/// The file as it is now with every hunk of `file` shown inline.
+pub fn whole_file_rows(
+    workspace: &Workspace,
+    file: &crate::review::FileDiff,
+) -> Vec<app::WholeFileRow> {
+    let bytes = workspace
+        .resolve(&file.file_path)
+        .ok()
+        .and_then(|r| std::fs::read(r.abs).ok())
+        .unwrap_or_default();
+    let old = crate::review::Doc::parse(&bytes)
+        .map(|d| d.lines)
+        .unwrap_or_default();
+    let mut changes: Vec<(&str, &crate::review::Change)> = file
+        .hunks
+        .iter()
+        .flat_map(|h| h.changes.iter().map(move |c| (h.hunk_id.as_str(), c)))
+        .collect();
+    changes.sort_by_key(|(_, c)| c.old_start);
+    let text = |l: &str| crate::review::text_of(l).to_string();
+    let mut rows = Vec::new();
+    let mut at = 0;
+    for (hunk, c) in changes {
+        while at < c.old_start.min(old.len()) {
+            rows.push((' ', text(&old[at]), None));
+            at += 1;
+        }
+        for l in old.iter().skip(c.old_start).take(c.old_len) {
+            rows.push(('-', text(l), Some(hunk.to_string())));
+        }
+        for l in &c.new_lines {
+            rows.push(('+', text(l), Some(hunk.to_string())));
+        }
+        at = at.max(c.old_start + c.old_len);
+    }
+    while at < old.len() {
+        rows.push((' ', text(&old[at]), None));
+        at += 1;
+    }
+    rows
 }
 
 fn checkpoint_rows(state: Option<&RootState>) -> Vec<app::CheckpointRow> {
@@ -254,6 +297,15 @@ async fn event_loop(
             *engine = Some(agent::spawn(ctx)?);
             dirty = true;
         }
+        if let Some(file) = app.whole_file_request.take() {
+            let (tx, workspace) = (history_tx.clone(), workspace.clone());
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.send(History::WholeFile(
+                    file.file_path.clone(),
+                    whole_file_rows(&workspace, &file),
+                ));
+            });
+        }
         if std::mem::take(&mut app.checkpoints_request) {
             let (state, tx) = (state.clone(), history_tx.clone());
             tokio::task::spawn_blocking(move || {
@@ -309,6 +361,7 @@ async fn event_loop(
                 match loaded {
                     History::List(rows) => app.checkpoints_loaded(rows),
                     History::ThreeWay(id, views) => app.three_way_loaded(&id, views),
+                    History::WholeFile(path, rows) => app.whole_file_loaded(path, rows),
                 }
                 dirty = true;
             }

@@ -477,6 +477,12 @@ fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let title = format!(" {} · {} [{state}{big}] ", file.file_path, hunk.hunk_id);
     // Line numbers follow the @@ header: old on the left, new on the right.
     let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
+    if let Some((path, rows)) = &review.whole_file
+        && path == &file.file_path
+    {
+        draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
+        return;
+    }
     let colours = review.colours.get(&hunk.hunk_id);
     let lines: Vec<Line> = hunk
         .patch
@@ -528,6 +534,41 @@ fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+}
+
+fn draw_whole_file(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    title: &str,
+    rows: &[super::WholeFileRow],
+    hunk_id: &str,
+) {
+    let block = pane(format!("{title}· whole file (f) "), true);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Keep the current hunk in view, a few rows below the top.
+    let first = rows
+        .iter()
+        .position(|r| r.2.as_deref() == Some(hunk_id))
+        .unwrap_or(0);
+    let start = first.saturating_sub(3);
+    let lines: Vec<Line> = rows
+        .iter()
+        .skip(start)
+        .take(inner.height as usize)
+        .map(|(marker, text, hunk)| {
+            let mut style = match marker {
+                '+' => Style::new().fg(Color::Green),
+                '-' => Style::new().fg(Color::Red),
+                _ => Style::new(),
+            };
+            if hunk.as_deref() == Some(hunk_id) {
+                style = style.add_modifier(Modifier::BOLD);
+            }
+            Line::from(Span::styled(format!("{marker}{text}"), style))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
 }
 
 fn header_numbers(patch: &str) -> (usize, usize) {

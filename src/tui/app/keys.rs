@@ -197,6 +197,15 @@ impl App {
 
     fn act(&mut self, action: Action) -> Vec<Op> {
         match action {
+            Action::WholeFile => {
+                if let Some(review) = &mut self.review
+                    && review.whole_file.take().is_none()
+                    && let Some((f, _)) = review.current()
+                {
+                    self.whole_file_request = Some(review.bundle.files[f].clone());
+                }
+                Vec::new()
+            }
             Action::Checkpoints => {
                 self.checkpoints_request = true;
                 self.overlay = Overlay::Checkpoints {
@@ -467,6 +476,13 @@ impl App {
             scroll: 0,
             error: None,
         };
+    }
+
+    /// The whole-file view of `path` arrived.
+    pub fn whole_file_loaded(&mut self, path: String, rows: Vec<super::WholeFileRow>) {
+        if let Some(review) = &mut self.review {
+            review.whole_file = Some((path, rows));
+        }
     }
 
     /// The checkpoints list arrived (newest first).

@@ -121,7 +121,12 @@ pub struct ReviewView {
     pub cursor: usize,
     /// Syntax colours of each hunk's patch lines, computed when it arrives.
     pub colours: std::collections::HashMap<String, Vec<StyledLine>>,
+    /// The whole file with every hunk inline: (path, rows of (marker, text, hunk)).
+    pub whole_file: Option<(String, Vec<WholeFileRow>)>,
 }
+
+/// A row of the whole-file view: ' ' unchanged, '-' removed, '+' added.
+pub type WholeFileRow = (char, String, Option<String>);
 
 impl ReviewView {
     pub fn new(job_id: String, bundle: DiffBundle, cursor: usize) -> ReviewView {
@@ -152,6 +157,7 @@ impl ReviewView {
             bundle,
             cursor,
             colours,
+            whole_file: None,
         }
     }
 
@@ -208,6 +214,8 @@ pub struct App {
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: Vec<String>,
+    /// The event loop should load this file of the review for the whole-file view.
+    pub whole_file_request: Option<crate::review::FileDiff>,
     /// The session the user picked (`Some(None)`: a new one).
     pub session_choice: Option<Option<String>>,
     /// The event loop should load the checkpoints list.
@@ -270,6 +278,7 @@ impl App {
             preview_request: None,
             checkpoints_request: false,
             session_choice: None,
+            whole_file_request: None,
             three_way_request: None,
             preview_generation: 0,
             quit_armed: false,
