@@ -884,3 +884,23 @@ fn review_toggles_the_whole_file_with_changes_inline() {
         "f toggles back to the hunk"
     );
 }
+
+#[test]
+fn a_line_range_of_the_preview_can_be_pinned() {
+    let (_d, mut app) = app();
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::Char('r')));
+    app.on_key(key(KeyCode::Enter));
+    let (generation, path) = app.preview_request.take().unwrap();
+    let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
+    app.preview_loaded(generation, Ok(agent_tui::tui::highlight(&path, &text, 100)));
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('v')));
+    for _ in 0..3 {
+        app.on_key(key(KeyCode::Char('j')));
+    }
+    assert!(screen(&app, 100, 30).contains("range from line 2"));
+    app.on_key(key(KeyCode::Char('p')));
+    assert_eq!(app.pinned, ["README.md:2-5"]);
+}

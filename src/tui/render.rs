@@ -94,12 +94,13 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
             lines,
             scroll,
             error,
+            mark,
         } => draw_preview(
             frame,
             area,
             path,
             lines,
-            *scroll,
+            (*scroll, *mark),
             error.as_deref(),
             app.pinned.contains(path),
         ),
@@ -589,7 +590,7 @@ fn draw_preview(
     area: Rect,
     path: &str,
     lines: &[super::highlight::StyledLine],
-    scroll: usize,
+    (scroll, mark): (usize, Option<usize>),
     error: Option<&str>,
     pinned: bool,
 ) {
@@ -599,7 +600,11 @@ fn draw_preview(
         width: area.width.saturating_sub(4),
         height: area.height.saturating_sub(3),
     };
-    let pin = if pinned { " · pinned" } else { "" };
+    let pin = match (pinned, mark) {
+        (_, Some(m)) => format!(" · range from line {} (p pins it, v clears)", m + 1),
+        (true, None) => " · pinned".to_string(),
+        (false, None) => String::new(),
+    };
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(Color::Yellow))
@@ -622,10 +627,13 @@ fn draw_preview(
             .skip(scroll)
             .take(inner.height as usize)
             .map(|(i, runs)| {
-                let mut spans = vec![Span::styled(
-                    format!("{:>5} ", i + 1),
-                    Style::new().fg(Color::DarkGray),
-                )];
+                let selected = mark.is_some_and(|m| (m.min(scroll)..=m.max(scroll)).contains(&i));
+                let number_style = if selected {
+                    Style::new().fg(Color::Black).bg(Color::Yellow)
+                } else {
+                    Style::new().fg(Color::DarkGray)
+                };
+                let mut spans = vec![Span::styled(format!("{:>5} ", i + 1), number_style)];
                 spans.extend(
                     runs.iter()
                         .map(|(c, t)| Span::styled(t.clone(), Style::new().fg(*c))),

@@ -346,8 +346,25 @@ impl App {
                 }
                 Vec::new()
             }
+            Action::MarkRange => {
+                if let Overlay::Preview { mark, scroll, .. } = &mut self.overlay {
+                    *mark = match mark {
+                        Some(_) => None,
+                        None => Some(*scroll),
+                    };
+                }
+                Vec::new()
+            }
             Action::Pin => {
-                let path = match &self.overlay {
+                let path = match &mut self.overlay {
+                    // With a range marked, pin those lines: `path:10-20`.
+                    Overlay::Preview {
+                        path, mark, scroll, ..
+                    } if mark.is_some() => {
+                        let m = mark.take().unwrap_or_default();
+                        let (a, b) = (m.min(*scroll) + 1, m.max(*scroll) + 1);
+                        Some(format!("{path}:{a}-{b}"))
+                    }
                     Overlay::Preview { path, .. } => Some(path.clone()),
                     _ => self
                         .tree
@@ -475,6 +492,7 @@ impl App {
             lines: Vec::new(),
             scroll: 0,
             error: None,
+            mark: None,
         };
     }
 

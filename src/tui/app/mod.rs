@@ -49,6 +49,8 @@ pub enum Overlay {
         lines: Vec<StyledLine>,
         scroll: usize,
         error: Option<String>,
+        /// Where a line range being selected starts (`v`); it ends at the top line.
+        mark: Option<usize>,
     },
     Clarify {
         job_id: String,
