@@ -2,13 +2,10 @@
 //! focused pane; returns the `Op`s to send.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui_textarea::TextArea;
 
-use super::{App, CheckpointRow, Entry, Focus, JobView, Overlay};
+use super::{App, Entry, Focus, JobView, Overlay};
 use crate::agent::NO_USER_ANSWER;
-use crate::checkpoint::ThreeWay;
 use crate::protocol::{JobStatus, Mode, Op};
-use crate::tui::highlight::StyledLine;
 use crate::tui::keymap::{Action, Context};
 
 impl App {
@@ -152,47 +149,6 @@ impl App {
                 Vec::new()
             }
         }
-    }
-
-    fn type_key(&mut self, key: KeyEvent) {
-        match key.code {
-            KeyCode::Up if self.input.lines().len() <= 1 => self.recall(-1),
-            KeyCode::Down if self.input.lines().len() <= 1 => self.recall(1),
-            _ => {
-                self.input.input(key);
-            }
-        }
-    }
-
-    /// Up/Down in a one-line input walk the history of sent prompts.
-    fn recall(&mut self, step: isize) {
-        if self.history.is_empty() {
-            return;
-        }
-        let last = self.history.len() as isize - 1;
-        let pos = match self.history_pos {
-            None if step < 0 => last,
-            None => return,
-            Some(p) => p as isize + step,
-        };
-        if pos > last {
-            self.history_pos = None;
-            self.set_input("");
-            return;
-        }
-        let pos = pos.clamp(0, last) as usize;
-        self.history_pos = Some(pos);
-        let text = self.history[pos].clone();
-        self.set_input(&text);
-    }
-
-    fn set_input(&mut self, text: &str) {
-        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
-        area.set_placeholder_text(
-            "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
-        );
-        area.move_cursor(ratatui_textarea::CursorMove::End);
-        self.input = area;
     }
 
     fn act(&mut self, action: Action) -> Vec<Op> {
@@ -418,123 +374,6 @@ impl App {
                 Vec::new()
             }
             Action::Quit => Vec::new(),
-        }
-    }
-
-    /// Pasted text goes into the input (or the answer of a question).
-    pub fn paste(&mut self, text: &str) {
-        match &mut self.overlay {
-            Overlay::Clarify { answer, .. } => answer.push_str(text),
-            Overlay::None => {
-                self.input.insert_str(text);
-            }
-            Overlay::Help
-            | Overlay::Rollback { .. }
-            | Overlay::Preview { .. }
-            | Overlay::Checkpoints { .. }
-            | Overlay::Sessions { .. } => {}
-        }
-    }
-
-    /// Completes a trailing `@partial` in the input with the best matching
-    /// path: a path starting with it, else one whose file name does.
-    fn complete_path(&mut self) -> bool {
-        let line = self.input.lines().last().cloned().unwrap_or_default();
-        let Some(token) = line
-            .split_whitespace()
-            .last()
-            .filter(|t| t.starts_with('@') && line.ends_with(*t))
-        else {
-            return false;
-        };
-        let partial = &token[1..];
-        let by_path = self
-            .paths
-            .iter()
-            .filter(|p| p.starts_with(partial))
-            .min_by_key(|p| p.len());
-        let by_name = || {
-            self.paths
-                .iter()
-                .filter(|p| p.rsplit('/').next().is_some_and(|n| n.starts_with(partial)))
-                .min_by_key(|p| p.len())
-        };
-        let Some(found) = by_path.or_else(by_name).cloned() else {
-            return false;
-        };
-        if found == partial {
-            return false;
-        }
-        for _ in 0..partial.chars().count() {
-            self.input.delete_char();
-        }
-        self.input.insert_str(&found);
-        true
-    }
-
-    /// Scrolls the transcript up (positive) or down; 0 follows the newest text.
-    pub fn scroll_by(&mut self, rows: isize) -> Vec<Op> {
-        if let Overlay::Preview { scroll, lines, .. } = &mut self.overlay {
-            // In a preview, "up" means towards the top of the file.
-            let max = lines.len().saturating_sub(1) as isize;
-            *scroll = (*scroll as isize - rows).clamp(0, max.max(0)) as usize;
-            return Vec::new();
-        }
-        self.scroll = (self.scroll as isize + rows).max(0) as usize;
-        Vec::new()
-    }
-
-    fn open_preview(&mut self, path: String) {
-        self.preview_generation += 1;
-        self.preview_request = Some((self.preview_generation, path.clone()));
-        self.overlay = Overlay::Preview {
-            path,
-            lines: Vec::new(),
-            scroll: 0,
-            error: None,
-            mark: None,
-        };
-    }
-
-    /// The whole-file view of `path` arrived.
-    pub fn whole_file_loaded(&mut self, path: String, rows: Vec<super::WholeFileRow>) {
-        if let Some(review) = &mut self.review {
-            review.whole_file = Some((path, rows));
-        }
-    }
-
-    /// The checkpoints list arrived (newest first).
-    pub fn checkpoints_loaded(&mut self, list: Vec<CheckpointRow>) {
-        if let Overlay::Checkpoints { rows, .. } = &mut self.overlay {
-            *rows = list;
-        }
-    }
-
-    /// A checkpoint's three-way view arrived.
-    pub fn three_way_loaded(&mut self, id: &str, views: Vec<ThreeWay>) {
-        if let Overlay::Checkpoints {
-            rows,
-            cursor,
-            three_way,
-            file,
-        } = &mut self.overlay
-            && rows.get(*cursor).is_some_and(|r| r.id == id)
-        {
-            *three_way = Some(views);
-            *file = 0;
-        }
-    }
-
-    /// A preview finished loading; stale generations are dropped.
-    pub fn preview_loaded(&mut self, generation: u64, result: Result<Vec<StyledLine>, String>) {
-        if generation != self.preview_generation {
-            return;
-        }
-        if let Overlay::Preview { lines, error, .. } = &mut self.overlay {
-            match result {
-                Ok(l) => *lines = l,
-                Err(e) => *error = Some(e),
-            }
         }
     }
 

@@ -4,7 +4,9 @@
 //! `keys.rs`, engine events in `events.rs`.
 
 mod events;
+mod input;
 mod keys;
+mod loads;
 
 use ratatui_textarea::TextArea;
 

@@ -1,0 +1,100 @@
+//! Editing the input: typing, history recall, paste, `@path` completion.
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui_textarea::TextArea;
+
+use super::{App, Overlay};
+
+impl App {
+    pub(super) fn type_key(&mut self, key: KeyEvent) {
+        match key.code {
+            KeyCode::Up if self.input.lines().len() <= 1 => self.recall(-1),
+            KeyCode::Down if self.input.lines().len() <= 1 => self.recall(1),
+            _ => {
+                self.input.input(key);
+            }
+        }
+    }
+
+    /// Up/Down in a one-line input walk the history of sent prompts.
+    pub(super) fn recall(&mut self, step: isize) {
+        if self.history.is_empty() {
+            return;
+        }
+        let last = self.history.len() as isize - 1;
+        let pos = match self.history_pos {
+            None if step < 0 => last,
+            None => return,
+            Some(p) => p as isize + step,
+        };
+        if pos > last {
+            self.history_pos = None;
+            self.set_input("");
+            return;
+        }
+        let pos = pos.clamp(0, last) as usize;
+        self.history_pos = Some(pos);
+        let text = self.history[pos].clone();
+        self.set_input(&text);
+    }
+
+    pub(super) fn set_input(&mut self, text: &str) {
+        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
+        area.set_placeholder_text(
+            "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
+        );
+        area.move_cursor(ratatui_textarea::CursorMove::End);
+        self.input = area;
+    }
+
+    /// Pasted text goes into the input (or the answer of a question).
+    pub fn paste(&mut self, text: &str) {
+        match &mut self.overlay {
+            Overlay::Clarify { answer, .. } => answer.push_str(text),
+            Overlay::None => {
+                self.input.insert_str(text);
+            }
+            Overlay::Help
+            | Overlay::Rollback { .. }
+            | Overlay::Preview { .. }
+            | Overlay::Checkpoints { .. }
+            | Overlay::Sessions { .. } => {}
+        }
+    }
+
+    /// Completes a trailing `@partial` in the input with the best matching
+    /// path: a path starting with it, else one whose file name does.
+    pub(super) fn complete_path(&mut self) -> bool {
+        let line = self.input.lines().last().cloned().unwrap_or_default();
+        let Some(token) = line
+            .split_whitespace()
+            .last()
+            .filter(|t| t.starts_with('@') && line.ends_with(*t))
+        else {
+            return false;
+        };
+        let partial = &token[1..];
+        let by_path = self
+            .paths
+            .iter()
+            .filter(|p| p.starts_with(partial))
+            .min_by_key(|p| p.len());
+        let by_name = || {
+            self.paths
+                .iter()
+                .filter(|p| p.rsplit('/').next().is_some_and(|n| n.starts_with(partial)))
+                .min_by_key(|p| p.len())
+        };
+        let Some(found) = by_path.or_else(by_name).cloned() else {
+            return false;
+        };
+        if found == partial {
+            return false;
+        }
+        for _ in 0..partial.chars().count() {
+            self.input.delete_char();
+        }
+        self.input.insert_str(&found);
+        true
+    }
+}

@@ -1,0 +1,163 @@
+//! Drawing the app: a pure function of `&App` onto a frame. The transcript
+//! is laid out from the bottom up, so its cost follows the visible rows, not
+//! the session's length.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+
+mod chat;
+mod overlays;
+mod review;
+
+use super::app::{App, Focus, ProviderState};
+use super::tree::NodeKind;
+use crate::protocol::JobStatus;
+
+pub const MIN_WIDTH: u16 = 60;
+pub const MIN_HEIGHT: u16 = 15;
+
+pub fn draw(frame: &mut Frame<'_>, app: &App) {
+    let area = frame.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let msg = format!(
+            "Terminal too small: {}x{} (needs {MIN_WIDTH}x{MIN_HEIGHT})",
+            area.width, area.height
+        );
+        frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    let [body, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    if app.reviewing {
+        review::draw_review(frame, app, body);
+    } else {
+        let tree_width = (body.width / 3).clamp(20, 40);
+        let [tree, right] =
+            Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(body);
+        let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8);
+        let [chat, input] =
+            Layout::vertical([Constraint::Min(3), Constraint::Length(input_height)]).areas(right);
+        draw_tree(frame, app, tree);
+        chat::draw_transcript(frame, app, chat);
+        chat::draw_input(frame, app, input);
+    }
+    draw_status(frame, app, status);
+    overlays::draw_overlay(frame, app, area);
+}
+
+pub(super) fn pane(title: String, focused: bool) -> Block<'static> {
+    let style = if focused {
+        Style::new().fg(Color::Cyan)
+    } else {
+        Style::new().fg(Color::DarkGray)
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(title)
+}
+
+fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let block = pane(format!(" {} ", app.root), app.focus == Focus::Tree);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let height = inner.height as usize;
+    let offset = app.tree.offset(height);
+    let badge = |rel: &str| -> Option<(char, Color)> {
+        let review = app.review.as_ref()?;
+        let file = review.bundle.files.iter().find(|f| f.file_path == rel)?;
+        let hunk = |pred: &dyn Fn(&crate::review::Hunk) -> bool| file.hunks.iter().any(pred);
+        if hunk(&|h| !h.applied && h.accepted.is_none()) {
+            Some(('●', Color::Yellow))
+        } else if hunk(&|h| h.applied) {
+            Some(('✓', Color::Green))
+        } else {
+            Some(('✗', Color::Red))
+        }
+    };
+    let lines: Vec<Line> = app
+        .tree
+        .nodes()
+        .iter()
+        .enumerate()
+        .skip(offset)
+        .take(height)
+        .map(|(i, n)| {
+            let icon = match n.kind {
+                NodeKind::Dir { expanded: true } => "▾ ",
+                NodeKind::Dir { expanded: false } => "▸ ",
+                NodeKind::File => "  ",
+            };
+            let mut spans = vec![Span::raw(format!(
+                "{}{icon}{}",
+                "  ".repeat(n.depth),
+                n.name
+            ))];
+            if let Some((c, color)) = badge(&n.rel) {
+                spans.push(Span::styled(format!(" {c}"), Style::new().fg(color)));
+            }
+            let line = Line::from(spans);
+            if i == app.tree.selected_index() {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let mode = format!(" {} ", app.mode.as_str().to_uppercase());
+    let (state, colour) = match (app.provider_ok, app.provider_state) {
+        (false, _) => ("", Color::Red),
+        (true, ProviderState::Online) => ("● online", Color::Green),
+        (true, ProviderState::Degraded) => ("◐ degraded", Color::Yellow),
+        (true, ProviderState::Offline) => ("○ offline", Color::Red),
+    };
+    let provider = Span::styled(
+        format!(" {} {state} ", app.provider_label),
+        Style::new().fg(colour),
+    );
+    let job = match &app.job {
+        Some(j) => {
+            let state = match j.status {
+                JobStatus::Queued => "queued",
+                JobStatus::Running => "running",
+                JobStatus::WaitingForUser => "waiting for you",
+                JobStatus::AwaitingReview => "awaiting review",
+                JobStatus::Completed => "done",
+                JobStatus::Failed => "failed",
+                JobStatus::Cancelled => "cancelled",
+            };
+            format!(" {state} {}/{} ", j.steps, j.max_steps)
+        }
+        None => " idle ".to_string(),
+    };
+    let tokens = format!(
+        " {} tok ",
+        app.tokens.input_tokens + app.tokens.output_tokens
+    );
+    let review = app.review.as_ref().map(|r| {
+        let (done, all) = r.progress();
+        format!(" review {done}/{all} ")
+    });
+    let hints = if app.reviewing {
+        " j/k hunk · y/n · Y/N file · Ctrl+S apply · Esc back · F1 help"
+    } else {
+        " Tab focus · Ctrl+T mode · Ctrl+R review · Ctrl+Z undo · F1 help"
+    };
+    let mut spans = vec![
+        Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan)),
+        provider,
+        Span::raw(job),
+        Span::raw(tokens),
+    ];
+    if let Some(r) = review {
+        spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
+    }
+    spans.push(Span::styled(hints, Style::new().fg(Color::DarkGray)));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}

@@ -1,0 +1,344 @@
+//! Everything drawn over the panes: help, dialogs (clarification, rollback,
+//! session picker), the file preview and the checkpoints views.
+
+use ratatui::Frame;
+use ratatui::layout::{Alignment, Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+use crate::tui::app::{App, Overlay};
+
+pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    match &app.overlay {
+        Overlay::None => {}
+        Overlay::Help => draw_help(frame, app, area),
+        Overlay::Sessions { rows, cursor } => {
+            let mut text: Vec<Line> = rows
+                .iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let pending = if r.pending_review {
+                        "  [review pending]"
+                    } else {
+                        ""
+                    };
+                    let prompt: String = r
+                        .last_prompt
+                        .clone()
+                        .unwrap_or_default()
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .chars()
+                        .take(40)
+                        .collect();
+                    let line = Line::from(format!(
+                        "{}  {}  {} job(s)  {prompt}{pending}",
+                        r.session_id, r.updated_at, r.jobs
+                    ));
+                    if i == *cursor {
+                        line.style(Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        line
+                    }
+                })
+                .collect();
+            text.push(Line::from(""));
+            text.push(Line::from(Span::styled(
+                "Enter: resume · Esc: start a new session",
+                Style::new().fg(Color::DarkGray),
+            )));
+            dialog(frame, area, "Resume a session", text);
+        }
+        Overlay::Checkpoints {
+            rows,
+            cursor,
+            three_way,
+            file,
+        } => {
+            draw_checkpoints(frame, area, rows, *cursor, three_way.as_deref(), *file);
+        }
+        Overlay::Preview {
+            path,
+            lines,
+            scroll,
+            error,
+            mark,
+        } => draw_preview(
+            frame,
+            area,
+            path,
+            lines,
+            (*scroll, *mark),
+            error.as_deref(),
+            app.pinned.contains(path),
+        ),
+        Overlay::Clarify {
+            question, answer, ..
+        } => {
+            let text = vec![
+                Line::from(question.as_str()),
+                Line::from(""),
+                Line::from(vec![
+                    Span::styled("> ", Style::new().fg(Color::Cyan)),
+                    Span::raw(answer.as_str()),
+                ]),
+                Line::from(""),
+                Line::from(Span::styled(
+                    "Enter answers · Esc skips (no_user_answer)",
+                    Style::new().fg(Color::DarkGray),
+                )),
+            ];
+            dialog(frame, area, "The model asks", text);
+        }
+        Overlay::Rollback {
+            checkpoint_id,
+            files,
+            hunks,
+            picking,
+        } => {
+            let mut text = vec![Line::from(format!(
+                "Roll back checkpoint {checkpoint_id}? It touched:"
+            ))];
+            match picking {
+                None => {
+                    text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
+                    text.push(Line::from(""));
+                    text.push(Line::from(
+                        "A hard rollback loses later edits to these files.",
+                    ));
+                    let pick = if hunks.is_empty() {
+                        ""
+                    } else {
+                        " · p: pick hunks (scoped)"
+                    };
+                    text.push(Line::from(Span::styled(
+                        format!("a: roll back all (hard){pick} · Esc: cancel"),
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                }
+                Some((chosen, cursor)) => {
+                    for (i, ((hunk, file), on)) in hunks.iter().zip(chosen).enumerate() {
+                        let mark = if *on { "[x]" } else { "[ ]" };
+                        let line = Line::from(format!("  {mark} {hunk}  {file}"));
+                        text.push(if i == *cursor {
+                            line.style(Style::new().add_modifier(Modifier::REVERSED))
+                        } else {
+                            line
+                        });
+                    }
+                    text.push(Line::from(""));
+                    text.push(Line::from(Span::styled(
+                        "Space: choose · Enter: roll back the chosen hunks · Esc: cancel",
+                        Style::new().fg(Color::DarkGray),
+                    )));
+                }
+            }
+            dialog(frame, area, "Roll back", text);
+        }
+    }
+}
+
+pub(super) fn draw_preview(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    path: &str,
+    lines: &[crate::tui::highlight::StyledLine],
+    (scroll, mark): (usize, Option<usize>),
+    error: Option<&str>,
+    pinned: bool,
+) {
+    let rect = Rect {
+        x: area.x + 2,
+        y: area.y + 1,
+        width: area.width.saturating_sub(4),
+        height: area.height.saturating_sub(3),
+    };
+    let pin = match (pinned, mark) {
+        (_, Some(m)) => format!(" · range from line {} (p pins it, v clears)", m + 1),
+        (true, None) => " · pinned".to_string(),
+        (false, None) => String::new(),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(format!(" {path}{pin} · j/k scroll · p pin · Esc close "));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    let body: Vec<Line> = match (error, lines.is_empty()) {
+        (Some(e), _) => vec![Line::from(Span::styled(
+            e.to_string(),
+            Style::new().fg(Color::Red),
+        ))],
+        (None, true) => vec![Line::from(Span::styled(
+            "loading…",
+            Style::new().fg(Color::DarkGray),
+        ))],
+        (None, false) => lines
+            .iter()
+            .enumerate()
+            .skip(scroll)
+            .take(inner.height as usize)
+            .map(|(i, runs)| {
+                let selected = mark.is_some_and(|m| (m.min(scroll)..=m.max(scroll)).contains(&i));
+                let number_style = if selected {
+                    Style::new().fg(Color::Black).bg(Color::Yellow)
+                } else {
+                    Style::new().fg(Color::DarkGray)
+                };
+                let mut spans = vec![Span::styled(format!("{:>5} ", i + 1), number_style)];
+                spans.extend(
+                    runs.iter()
+                        .map(|(c, t)| Span::styled(t.clone(), Style::new().fg(*c))),
+                );
+                Line::from(spans)
+            })
+            .collect(),
+    };
+    frame.render_widget(Paragraph::new(body), inner);
+}
+
+pub(super) fn draw_checkpoints(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    rows: &[crate::tui::app::CheckpointRow],
+    cursor: usize,
+    three_way: Option<&[crate::checkpoint::ThreeWay]>,
+    file: usize,
+) {
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(3),
+    };
+    frame.render_widget(Clear, rect);
+    let Some(views) = three_way else {
+        let lines: Vec<Line> = if rows.is_empty() {
+            vec![Line::from(Span::styled(
+                "no checkpoints yet (or loading…)",
+                Style::new().fg(Color::DarkGray),
+            ))]
+        } else {
+            rows.iter()
+                .enumerate()
+                .map(|(i, r)| {
+                    let line = Line::from(format!(
+                        "{}  {}  {:<8} {}",
+                        r.id,
+                        r.created_at,
+                        r.kind,
+                        r.files.join(", ")
+                    ));
+                    if i == cursor {
+                        line.style(Style::new().add_modifier(Modifier::REVERSED))
+                    } else {
+                        line
+                    }
+                })
+                .collect()
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(" Checkpoints · Enter: three-way view · Esc: close ")
+            .border_style(Style::new().fg(Color::Yellow));
+        frame.render_widget(Paragraph::new(lines).block(block), rect);
+        return;
+    };
+    let Some(view) = views.get(file) else { return };
+    let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rect);
+    let title = format!(
+        " {} ({}/{}) · j/k file · Esc back ",
+        view.file_path,
+        file + 1,
+        views.len()
+    );
+    frame.render_widget(
+        Paragraph::new(Line::from(Span::styled(
+            title,
+            Style::new().fg(Color::Yellow),
+        ))),
+        bar,
+    );
+    let columns = Layout::horizontal([Constraint::Ratio(1, 3); 3]).split(body);
+    for ((name, text), col) in [
+        ("current", &view.current),
+        ("checkpoint base", &view.base),
+        ("agent proposed", &view.proposed),
+    ]
+    .into_iter()
+    .zip(columns.iter())
+    {
+        let lines: Vec<Line> = match text {
+            Some(t) => t.lines().map(|l| Line::from(l.to_string())).collect(),
+            None => vec![Line::from(Span::styled(
+                "(no file)",
+                Style::new().fg(Color::DarkGray),
+            ))],
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(format!(" {name} "));
+        frame.render_widget(Paragraph::new(lines).block(block), *col);
+    }
+}
+
+pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let rows = app.keymap.help_rows();
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" Keys (any key closes) ")
+        .border_style(Style::new().fg(Color::Yellow));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    // As many columns as the rows need to fit the height.
+    let per_column = (inner.height as usize).max(1);
+    let columns = rows.len().div_ceil(per_column).max(1);
+    let widths = vec![Constraint::Ratio(1, columns as u32); columns];
+    let areas = Layout::horizontal(widths).split(inner);
+    for (chunk, col) in rows.chunks(per_column).zip(areas.iter()) {
+        let lines: Vec<Line> = chunk
+            .iter()
+            .map(|(label, help, _)| {
+                Line::from(vec![
+                    Span::styled(format!("{label:>11} "), Style::new().fg(Color::Cyan)),
+                    Span::raw(*help),
+                ])
+            })
+            .collect();
+        frame.render_widget(Paragraph::new(lines), *col);
+    }
+}
+
+pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {
+    let width = area.width.saturating_sub(8).min(80);
+    let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    let rect = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + (area.height.saturating_sub(height)) / 2,
+        width,
+        height,
+    };
+    frame.render_widget(Clear, rect);
+    frame.render_widget(
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .alignment(Alignment::Left)
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(format!(" {title} "))
+                    .border_style(Style::new().fg(Color::Yellow)),
+            ),
+        rect,
+    );
+}

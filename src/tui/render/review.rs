@@ -1,0 +1,170 @@
+//! The review view: files with hunk counts, the current hunk with line
+//! numbers and syntax colours, or the whole file with every hunk inline.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use super::pane;
+use crate::tui::app::App;
+
+pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
+    let Some(review) = &app.review else { return };
+    let [left, right] = Layout::horizontal([
+        Constraint::Length((area.width / 3).clamp(20, 40)),
+        Constraint::Min(20),
+    ])
+    .areas(area);
+    let current = review.current();
+    let (done, all) = review.progress();
+    let files: Vec<Line> = review
+        .bundle
+        .files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let pending = f
+                .hunks
+                .iter()
+                .filter(|h| h.accepted.is_none() && !h.applied)
+                .count();
+            let text = format!(
+                "{} ({} hunk(s), {pending} pending)",
+                f.file_path,
+                f.hunks.len()
+            );
+            if current.map(|c| c.0) == Some(i) {
+                Line::from(Span::styled(
+                    text,
+                    Style::new().add_modifier(Modifier::REVERSED),
+                ))
+            } else {
+                Line::from(text)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
+        left,
+    );
+    let Some((f, h)) = current else { return };
+    let file = &review.bundle.files[f];
+    let hunk = &file.hunks[h];
+    let state = match (hunk.applied, hunk.accepted) {
+        (true, _) => "applied",
+        (false, Some(true)) => "accepted",
+        (false, Some(false)) => "rejected",
+        (false, None) => "pending",
+    };
+    let big = if hunk.oversized { " · oversized" } else { "" };
+    let title = format!(" {} · {} [{state}{big}] ", file.file_path, hunk.hunk_id);
+    // Line numbers follow the @@ header: old on the left, new on the right.
+    let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
+    if let Some((path, rows)) = &review.whole_file
+        && path == &file.file_path
+    {
+        draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
+        return;
+    }
+    let colours = review.colours.get(&hunk.hunk_id);
+    let lines: Vec<Line> = hunk
+        .patch
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let l = l.trim_end_matches('\r');
+            let (style, nums) = match l.chars().next() {
+                Some('@') => (Style::new().fg(Color::Cyan), String::from("         ")),
+                Some('+') => {
+                    new_no += 1;
+                    (
+                        Style::new().fg(Color::Green),
+                        format!("    {:>4} ", new_no - 1),
+                    )
+                }
+                Some('-') => {
+                    old_no += 1;
+                    (
+                        Style::new().fg(Color::Red),
+                        format!("{:>4}     ", old_no - 1),
+                    )
+                }
+                Some('\\') => (Style::new().fg(Color::DarkGray), String::from("         ")),
+                _ => {
+                    old_no += 1;
+                    new_no += 1;
+                    (Style::new(), format!("{:>4}{:>4} ", old_no - 1, new_no - 1))
+                }
+            };
+            let mut spans = vec![Span::styled(nums, Style::new().fg(Color::DarkGray))];
+            let tint = match l.chars().next() {
+                Some('+') => Some(Color::Rgb(0, 50, 0)),
+                Some('-') => Some(Color::Rgb(60, 0, 0)),
+                _ => None,
+            };
+            match (colours.and_then(|c| c.get(i)), l.chars().next()) {
+                (Some(runs), Some('+' | '-' | ' ')) if !runs.is_empty() => {
+                    let prefix = l.chars().next().map(String::from).unwrap_or_default();
+                    spans.push(Span::styled(prefix, style));
+                    for (c, t) in runs {
+                        let s = Style::new().fg(*c);
+                        spans.push(Span::styled(t.clone(), tint.map_or(s, |bg| s.bg(bg))));
+                    }
+                }
+                _ => spans.push(Span::styled(l.to_string(), style)),
+            }
+            Line::from(spans)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+}
+
+pub(super) fn draw_whole_file(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    title: &str,
+    rows: &[crate::tui::app::WholeFileRow],
+    hunk_id: &str,
+) {
+    let block = pane(format!("{title}· whole file (f) "), true);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    // Keep the current hunk in view, a few rows below the top.
+    let first = rows
+        .iter()
+        .position(|r| r.2.as_deref() == Some(hunk_id))
+        .unwrap_or(0);
+    let start = first.saturating_sub(3);
+    let lines: Vec<Line> = rows
+        .iter()
+        .skip(start)
+        .take(inner.height as usize)
+        .map(|(marker, text, hunk)| {
+            let mut style = match marker {
+                '+' => Style::new().fg(Color::Green),
+                '-' => Style::new().fg(Color::Red),
+                _ => Style::new(),
+            };
+            if hunk.as_deref() == Some(hunk_id) {
+                style = style.add_modifier(Modifier::BOLD);
+            }
+            Line::from(Span::styled(format!("{marker}{text}"), style))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+pub(super) fn header_numbers(patch: &str) -> (usize, usize) {
+    let header = patch.lines().next().unwrap_or_default();
+    let num = |sign: char| -> usize {
+        header
+            .split_whitespace()
+            .find(|w| w.starts_with(sign))
+            .and_then(|w| w[1..].split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1)
+    };
+    (num('-').max(1), num('+').max(1))
+}
