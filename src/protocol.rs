@@ -74,6 +74,14 @@ pub enum Op {
         /// Accept every undecided hunk not in `reject`.
         accept_all: bool,
     },
+    /// Replace a hunk's proposed text with the reviewer's own (`new_text`:
+    /// the new side of its changed lines, each ending in `\n`) and accept
+    /// it; the hunk is then `origin: "user"`.
+    EditHunk {
+        job_id: String,
+        hunk_id: String,
+        new_text: String,
+    },
     /// Write the accepted hunks (hash-checked, checkpointed).
     Apply { job_id: String },
     /// Undo a checkpoint: all of it, or only `hunks`.
@@ -149,6 +157,9 @@ pub enum EventBody {
         bundle: DiffBundle,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unknown: Vec<String>,
+        /// Why the last change to the review was refused (an edited hunk).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error: Option<String>,
     },
     #[serde(rename = "apply.started")]
     ApplyStarted { hunk_ids: Vec<String> },

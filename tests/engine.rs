@@ -245,3 +245,66 @@ async fn write_tools_are_refused_outside_agent_mode() {
         ));
     }
 }
+
+/// `EditHunk`: the reviewer's text replaces the hunk (accepted,
+/// `origin: "user"`); refused once the file changed on disk; an unknown hunk
+/// id is reported as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
+    let edits = json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
+        "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["ready"])),
+    ]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Agent);
+    until(&mut engine, EventBody::is_terminal).await;
+    let edit = |hunk: &str, text: &str| Op::EditHunk {
+        job_id: "j1".into(),
+        hunk_id: hunk.into(),
+        new_text: text.into(),
+    };
+    let updated = |e: &Event| match &e.body {
+        EventBody::ReviewUpdated {
+            bundle,
+            unknown,
+            error,
+        } => Some((bundle.clone(), unknown.clone(), error.clone())),
+        _ => None,
+    };
+
+    // The file changes under the review: the edit is refused, the hunk kept.
+    let greet = root.path().join("src/greet.rs");
+    let original = std::fs::read_to_string(&greet).unwrap();
+    std::fs::write(&greet, "pub fn greet() {}\n").unwrap();
+    engine.ops.send(edit("h_1", "    mine();\n")).unwrap();
+    let (bundle, _, error) = updated(&next(&mut engine).await).unwrap();
+    assert!(error.unwrap().contains("changed since"));
+    let hunk = &bundle.files[0].hunks[0];
+    assert_eq!(hunk.origin, agent_tui::review::HunkOrigin::Agent);
+    assert_eq!(hunk.accepted, None);
+
+    engine.ops.send(edit("h_9", "x\n")).unwrap();
+    let (_, unknown, _) = updated(&next(&mut engine).await).unwrap();
+    assert_eq!(unknown, vec!["h_9".to_string()]);
+
+    std::fs::write(&greet, &original).unwrap();
+    engine
+        .ops
+        .send(edit("h_1", "    mine();\n    also();\n"))
+        .unwrap();
+    let (bundle, unknown, error) = updated(&next(&mut engine).await).unwrap();
+    assert!(unknown.is_empty() && error.is_none());
+    let hunk = &bundle.files[0].hunks[0];
+    assert_eq!(hunk.origin, agent_tui::review::HunkOrigin::User);
+    assert_eq!(hunk.accepted, Some(true));
+    assert_eq!(
+        hunk.patch,
+        "@@ -1,3 +1,4 @@\n pub fn greet() {\n-    println!(\"hello\");\n+    mine();\n+    also();\n }\n"
+    );
+    let json = serde_json::to_value(&bundle).unwrap();
+    assert_eq!(json["files"][0]["hunks"][0]["origin"], "user");
+}

@@ -72,6 +72,7 @@ fn bundle(job: &str) -> DiffBundle {
         edit_ids: vec!["e_1".into()],
         oversized: false,
         applied: false,
+        origin: agent_tui::review::HunkOrigin::Agent,
         changes: vec![],
     };
     DiffBundle {
@@ -171,11 +172,27 @@ fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
     assert!(app.should_quit);
     let (_d, mut app) = self::app();
     app.on_key(key(KeyCode::Char('?')));
-    assert_eq!(app.overlay, Overlay::Help);
-    let s = screen(&app, 100, 30);
-    for k in ["Ctrl+T", "Ctrl+R", "Ctrl+S", "Ctrl+Z", "Shift+Tab"] {
-        assert!(s.contains(k), "help lacks {k}:\n{s}");
+    assert_eq!(app.overlay, Overlay::Help { scroll: 0 });
+    // Every key is on one of the pages; j/k and PgUp/PgDn scroll.
+    let mut pages = screen(&app, 100, 30);
+    for _ in 0..8 {
+        app.on_key(key(KeyCode::PageDown));
+        pages.push_str(&screen(&app, 60, 15));
     }
+    for k in [
+        "Ctrl+T",
+        "Ctrl+R",
+        "Ctrl+S",
+        "Ctrl+Z",
+        "Shift+Tab",
+        "Ctrl+K",
+        "Space",
+    ] {
+        assert!(pages.contains(k), "help lacks {k}:\n{pages}");
+    }
+    assert!(matches!(app.overlay, Overlay::Help { scroll } if scroll > 0));
+    app.on_key(key(KeyCode::Char('k')));
+    assert!(matches!(app.overlay, Overlay::Help { .. }));
     app.on_key(key(KeyCode::Char('x')));
     assert_eq!(app.overlay, Overlay::None);
 }
@@ -840,6 +857,7 @@ fn review_toggles_the_whole_file_with_changes_inline() {
             edit_ids: vec![],
             oversized: false,
             applied: false,
+            origin: agent_tui::review::HunkOrigin::Agent,
             changes: vec![agent_tui::review::Change {
                 old_start: 1,
                 old_len: 1,
@@ -903,4 +921,100 @@ fn a_line_range_of_the_preview_can_be_pinned() {
     assert!(screen(&app, 100, 30).contains("range from line 2"));
     app.on_key(key(KeyCode::Char('p')));
     assert_eq!(app.pinned, ["README.md:2-5"]);
+}
+
+#[test]
+fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
+    let (_d, mut app) = app();
+    let j = "job_1";
+    app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: bundle(j) }));
+    app.on_key(ctrl('r'));
+    assert!(app.on_key(key(KeyCode::Char('e'))).is_empty());
+    match &app.overlay {
+        Overlay::EditHunk {
+            hunk_id, editor, ..
+        } => {
+            assert_eq!(hunk_id, "h_1");
+            assert_eq!(editor.text(), "fn main() { run(); }\n");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Esc drops the edit and sends nothing.
+    assert!(app.on_key(key(KeyCode::Esc)).is_empty());
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.reviewing);
+
+    app.on_key(key(KeyCode::Char('e')));
+    app.on_key(key(KeyCode::End));
+    // Keys bound elsewhere (j, y, ?) are text here.
+    type_text(&mut app, " // y j ?");
+    app.on_key(key(KeyCode::Enter));
+    type_text(&mut app, "fn two() {}");
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("edit h_1 · src/main.rs"), "{s}");
+    assert!(s.contains("Ctrl+S keep and accept"), "{s}");
+    assert!(s.contains("fn two() {}"), "{s}");
+    assert_eq!(
+        app.on_key(ctrl('s')),
+        vec![Op::EditHunk {
+            job_id: j.into(),
+            hunk_id: "h_1".into(),
+            new_text: "fn main() { run(); } // y j ?\nfn two() {}\n".into(),
+        }]
+    );
+    assert_eq!(app.overlay, Overlay::None);
+
+    // The engine's answer: the hunk is the user's now.
+    let mut edited = bundle(j);
+    let h = &mut edited.files[0].hunks[0];
+    h.origin = agent_tui::review::HunkOrigin::User;
+    h.accepted = Some(true);
+    h.patch =
+        "@@ -1,1 +1,2 @@\n-fn main() {}\n+fn main() { run(); } // y j ?\n+fn two() {}\n".into();
+    app.on_event(&ev(
+        j,
+        2,
+        EventBody::ReviewUpdated {
+            bundle: edited.clone(),
+            unknown: vec![],
+            error: None,
+        },
+    ));
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("[accepted · edited by you]"), "{s}");
+    assert!(s.contains("+fn two() {}"), "{s}");
+
+    // A refused edit stays in view in the review.
+    app.on_event(&ev(
+        j,
+        3,
+        EventBody::ReviewUpdated {
+            bundle: edited,
+            unknown: vec![],
+            error: Some("src/main.rs changed since the edits were proposed".into()),
+        },
+    ));
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("The edit was not kept"), "{s}");
+    // The next decision clears it.
+    app.on_key(key(KeyCode::Char('y')));
+    assert!(!screen(&app, 100, 30).contains("The edit was not kept"));
+
+    // An applied hunk cannot be edited.
+    let mut applied = bundle(j);
+    applied.files[0].hunks[0].applied = true;
+    applied.files[0].hunks[0].accepted = Some(true);
+    app.on_event(&ev(
+        j,
+        4,
+        EventBody::ReviewUpdated {
+            bundle: applied,
+            unknown: vec![],
+            error: None,
+        },
+    ));
+    app.review.as_mut().unwrap().cursor = 0;
+    app.on_key(key(KeyCode::Char('e')));
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(screen(&app, 100, 30).contains("already applied"));
 }

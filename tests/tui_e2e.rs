@@ -71,6 +71,39 @@ fn read(root: &Path, p: &str) -> String {
     std::fs::read_to_string(root.join(p)).unwrap()
 }
 
+/// Runs the installed-style binary in a fresh tmux server (120x36) on `root`,
+/// with a clean environment: only the test key, state and config dirs.
+fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = root.display(),
+    );
+    let tmux = Tmux {
+        socket: format!("agent-tui-{name}-{}", std::process::id()),
+    };
+    let started = tmux
+        .cmd()
+        .args([
+            "new-session",
+            "-d",
+            "-s",
+            "e2e",
+            "-x",
+            "120",
+            "-y",
+            "36",
+            &command,
+        ])
+        .status()
+        .unwrap();
+    assert!(started.success());
+    tmux
+}
+
 #[test]
 fn ask_review_apply_and_roll_back_in_a_real_terminal() {
     assert!(
@@ -95,33 +128,7 @@ fn ask_review_apply_and_roll_back_in_a_real_terminal() {
         sse(openai::text(&["Two edits are ready for your review."])),
     ]);
     let cfg = config(&env, "openai", &server.url(), "");
-    let home = env.home.path();
-    let command = format!(
-        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
-        h = home.display(),
-        bin = env!("CARGO_BIN_EXE_agent-tui"),
-        cfg = cfg.display(),
-        root = root.display(),
-    );
-    let tmux = Tmux {
-        socket: format!("agent-tui-e2e-{}", std::process::id()),
-    };
-    let started = tmux
-        .cmd()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "e2e",
-            "-x",
-            "120",
-            "-y",
-            "36",
-            &command,
-        ])
-        .status()
-        .unwrap();
-    assert!(started.success());
+    let tmux = start_tui(&env, &cfg, root, "e2e");
     tmux.wait_for("agent ›");
     tmux.wait_for("test test-model ● online");
 
@@ -250,4 +257,71 @@ fn sigterm_restores_the_terminal() {
         after.contains(" icanon") && after.contains(" echo "),
         "cooked mode again:\n{after}"
     );
+}
+
+/// `e` in the review: the reviewer rewrites a hunk in the in-app editor,
+/// Ctrl+S keeps it (accepted, `origin: "user"` in the session), and the
+/// apply writes the reviewer's text, not the model's.
+#[test]
+fn a_hunk_edited_in_the_review_is_what_gets_written() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    let edits = json!({"edits": [
+        {"file_path": "a.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "BETA\n"}
+    ]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["One edit is ready."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "edit");
+    tmux.wait_for("agent ›");
+    tmux.keys(&["make the edit", "Enter"]);
+    tmux.wait_for("a.txt · h_1 [pending]");
+    tmux.keys(&["e"]);
+    tmux.wait_for("edit h_1 · a.txt");
+    // Replace "BETA" with two lines of our own.
+    tmux.keys(&["End", "BSpace", "BSpace", "BSpace", "BSpace"]);
+    tmux.keys(&["-l", "Beta (mine)"]);
+    tmux.keys(&["Enter"]);
+    tmux.keys(&["-l", "delta"]);
+    tmux.wait_for("delta");
+    tmux.keys(&["C-s"]);
+    let s = tmux.wait_for("[accepted · edited by you]");
+    assert!(s.contains("+Beta (mine)") && s.contains("+delta"), "{s}");
+    assert_eq!(
+        read(root, "a.txt"),
+        "alpha\nbeta\ngamma\n",
+        "nothing written yet"
+    );
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk(s) to a.txt");
+    assert_eq!(read(root, "a.txt"), "alpha\nBeta (mine)\ndelta\ngamma\n");
+    // The session remembers who wrote the hunk.
+    let sessions = walk(&env.home.path().join("state"));
+    assert!(
+        sessions
+            .iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .any(|p| std::fs::read_to_string(p)
+                .unwrap()
+                .contains(r#""origin":"user""#)),
+        "{sessions:?}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }

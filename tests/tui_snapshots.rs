@@ -74,6 +74,7 @@ fn bundle() -> DiffBundle {
         edit_ids: vec!["e_1".into()],
         oversized: false,
         applied: false,
+        origin: agent_tui::review::HunkOrigin::Agent,
         changes: vec![],
     };
     DiffBundle {
@@ -163,10 +164,37 @@ fn review_view() {
 }
 
 #[test]
+fn hunk_editor_and_a_refusal_in_the_review() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(5, EventBody::DiffGenerated { bundle: bundle() }));
+    app.on_key(KeyEvent::new(KeyCode::Char('r'), KeyModifiers::CONTROL));
+    app.on_key(key(KeyCode::Char('e')));
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::End));
+    for c in " // mine".chars() {
+        app.on_key(key(KeyCode::Char(c)));
+    }
+    snap("hunk_editor", &app);
+    app.on_key(key(KeyCode::Esc));
+    app.on_event(&ev(
+        6,
+        EventBody::ApplyFailed {
+            error: "conflict: src/main.rs (it changed since the edits were proposed)".into(),
+            code: "conflict".into(),
+            conflicts: vec![],
+        },
+    ));
+    snap("review_conflict", &app);
+}
+
+#[test]
 fn help_overlay() {
     let (_d, mut app) = app();
     app.on_key(key(KeyCode::F(1)));
     snap("help", &app);
+    app.on_key(key(KeyCode::PageDown));
+    app.on_key(key(KeyCode::PageDown));
+    snap("help_scrolled", &app);
 }
 
 #[test]

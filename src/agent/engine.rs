@@ -161,6 +161,11 @@ impl Engine {
                 reject,
                 accept_all,
             } => self.decide(&job_id, &accept, &reject, accept_all),
+            Op::EditHunk {
+                job_id,
+                hunk_id,
+                new_text,
+            } => self.edit_hunk(&job_id, &hunk_id, &new_text),
             Op::Apply { job_id } => self.apply(&job_id),
             Op::Rollback {
                 checkpoint_id,

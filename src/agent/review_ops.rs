@@ -9,7 +9,7 @@ use crate::checkpoint::{
     CheckpointKind, FileChange, RollbackError, hard_rollback, scoped_rollback,
 };
 use crate::protocol::EventBody;
-use crate::review::{ApplyError, plan_apply, write_plans};
+use crate::review::{ApplyError, edit_hunk, load_base, plan_apply, write_plans};
 
 impl Engine {
     pub(super) fn decide(
@@ -39,7 +39,64 @@ impl Engine {
                 }
             }
         }
-        self.publish(job_id, EventBody::ReviewUpdated { bundle, unknown });
+        self.publish(
+            job_id,
+            EventBody::ReviewUpdated {
+                bundle,
+                unknown,
+                error: None,
+            },
+        );
+    }
+
+    /// The reviewer's own text for a hunk: it replaces the proposal and is
+    /// accepted (`origin=user`). Refused if the file changed since.
+    pub(super) fn edit_hunk(&mut self, job_id: &str, hunk_id: &str, new_text: &str) {
+        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+            self.no_review(job_id);
+            return;
+        };
+        let mut unknown = Vec::new();
+        let mut error = None;
+        match bundle
+            .files
+            .iter_mut()
+            .find(|f| f.hunks.iter().any(|h| h.hunk_id == hunk_id))
+        {
+            None => unknown.push(hunk_id.to_string()),
+            Some(file) => {
+                let edited = load_base(&self.ctx.workspace, file).and_then(|doc| {
+                    let hunk = file.hunks.iter_mut().find(|h| h.hunk_id == hunk_id);
+                    match hunk {
+                        Some(hunk) => edit_hunk(&doc, hunk, new_text),
+                        None => Ok(()),
+                    }
+                });
+                error = edited.err().map(|e| e.to_string());
+            }
+        }
+        let bundle = bundle.clone();
+        if unknown.is_empty() {
+            let outcome = match &error {
+                None => "ok: origin=user".to_string(),
+                Some(e) => format!("refused: {e}"),
+            };
+            self.audit(
+                job_id,
+                "edit_hunk",
+                hunk_id,
+                Some(error.is_none()),
+                &outcome,
+            );
+        }
+        self.publish(
+            job_id,
+            EventBody::ReviewUpdated {
+                bundle,
+                unknown,
+                error,
+            },
+        );
     }
 
     fn no_review(&mut self, job_id: &str) {

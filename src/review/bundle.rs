@@ -85,6 +85,7 @@ pub fn build_bundle(
                     edit_ids,
                     oversized,
                     applied: false,
+                    origin: super::HunkOrigin::Agent,
                     changes,
                 }
             })

@@ -4,6 +4,7 @@
 mod apply;
 mod bundle;
 mod doc;
+mod edit;
 mod validate;
 
 pub use apply::{
@@ -11,6 +12,7 @@ pub use apply::{
 };
 pub use bundle::{BuildError, build_bundle, patch_text, patch_text_at};
 pub use doc::{Doc, DocError, render_lines, text_of};
+pub use edit::{EditHunkError, edit_hunk, load_base, proposed_text, replaced_text};
 
 /// A fresh id with a sortable time part: `<prefix>_<millis>_<4 hex>`.
 pub fn new_id(prefix: &str) -> String {
@@ -91,8 +93,20 @@ pub struct Hunk {
     /// Written to disk by an apply.
     #[serde(default)]
     pub applied: bool,
+    /// `agent` as proposed, `user` once the reviewer edited it (`e`).
+    #[serde(default)]
+    pub origin: HunkOrigin,
     /// What the hunk does, in old-file line indices (0-based).
     pub changes: Vec<Change>,
+}
+
+/// Who wrote a hunk's new text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HunkOrigin {
+    #[default]
+    Agent,
+    User,
 }
 
 /// Old lines `old_start..old_start + old_len` become `new_lines` (each with
@@ -159,6 +173,7 @@ mod tests {
             edit_ids: vec![],
             oversized: false,
             applied: false,
+            origin: HunkOrigin::Agent,
             changes: vec![],
         }
     }

@@ -32,6 +32,8 @@ pub enum Action {
     Checkpoints,
     WholeFile,
     MarkRange,
+    EditHunk,
+    SaveEdit,
     ScrollUp,
     ScrollDown,
     PageUp,
@@ -70,6 +72,8 @@ impl Action {
             Action::Checkpoints => "checkpoints",
             Action::WholeFile => "whole_file",
             Action::MarkRange => "mark_range",
+            Action::EditHunk => "edit_hunk",
+            Action::SaveEdit => "save_edit",
             Action::ScrollUp => "scroll_up",
             Action::ScrollDown => "scroll_down",
             Action::PageUp => "page_up",
@@ -93,6 +97,8 @@ pub enum Context {
     Preview,
     Checkpoints,
     Sessions,
+    /// The in-app editor of a hunk's text (`e` in the review).
+    HunkEditor,
 }
 
 pub struct Binding {
@@ -170,6 +176,9 @@ pub const BINDINGS: &[Binding] = &[
     bind(Context::Sessions, KeyCode::Esc, NONE, "Esc", Action::Cancel, "start a new session instead"),
     bind(Context::Preview, KeyCode::Char('v'), NONE, "v", Action::MarkRange, "mark a line range (from here to the top line)"),
     bind(Context::Review, KeyCode::Char('f'), NONE, "f", Action::WholeFile, "toggle the whole file with changes inline"),
+    bind(Context::Review, KeyCode::Char('e'), NONE, "e", Action::EditHunk, "edit the hunk's new text, then accept it"),
+    bind(Context::HunkEditor, KeyCode::Char('s'), CTRL, "Ctrl+S", Action::SaveEdit, "keep the edited text and accept the hunk"),
+    bind(Context::HunkEditor, KeyCode::Esc, NONE, "Esc", Action::Cancel, "discard the edit"),
     bind(Context::Checkpoints, KeyCode::Char('j'), NONE, "j / ↓", Action::Down, "next checkpoint / file"),
     bind(Context::Checkpoints, KeyCode::Down, NONE, "j / ↓", Action::Down, "next checkpoint / file"),
     bind(Context::Checkpoints, KeyCode::Char('k'), NONE, "k / ↑", Action::Up, "previous checkpoint / file"),

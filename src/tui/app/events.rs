@@ -93,6 +93,16 @@ impl App {
                     answer: String::new(),
                 };
             }
+            EventBody::ReviewUpdated {
+                bundle,
+                error: Some(error),
+                ..
+            } => {
+                self.set_bundle(&event.job_id, bundle);
+                let error = format!("The edit was not kept: {error}");
+                self.review_error = Some(error.clone());
+                self.transcript.push(Entry::Error(error));
+            }
             EventBody::DiffGenerated { bundle } | EventBody::ReviewUpdated { bundle, .. } => {
                 self.set_bundle(&event.job_id, bundle)
             }
@@ -103,6 +113,7 @@ impl App {
                 bundle,
             } => {
                 self.set_bundle(&event.job_id, bundle);
+                self.review_error = None;
                 if let Some(cp) = self
                     .latest_checkpoint
                     .as_mut()
@@ -126,9 +137,11 @@ impl App {
                     self.review = None;
                 }
             }
-            EventBody::ApplyFailed { error, .. } => self.transcript.push(Entry::Error(format!(
-                "Apply failed, nothing was written: {error}"
-            ))),
+            EventBody::ApplyFailed { error, .. } => {
+                let error = format!("Apply failed, nothing was written: {error}");
+                self.review_error = Some(error.clone());
+                self.transcript.push(Entry::Error(error));
+            }
             EventBody::CheckpointCreated {
                 checkpoint_id,
                 files,

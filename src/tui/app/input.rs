@@ -51,10 +51,13 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         match &mut self.overlay {
             Overlay::Clarify { answer, .. } => answer.push_str(text),
+            Overlay::EditHunk { editor, .. } => {
+                editor.0.insert_str(text);
+            }
             Overlay::None => {
                 self.input.insert_str(text);
             }
-            Overlay::Help
+            Overlay::Help { .. }
             | Overlay::Rollback { .. }
             | Overlay::Preview { .. }
             | Overlay::Checkpoints { .. }

@@ -4,7 +4,6 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use super::{App, Entry, Focus, JobView, Overlay};
-use crate::agent::NO_USER_ANSWER;
 use crate::protocol::{JobStatus, Mode, Op};
 use crate::tui::keymap::{Action, Context};
 
@@ -24,100 +23,8 @@ impl App {
             return Vec::new();
         }
         self.quit_armed = false;
-        match &mut self.overlay {
-            Overlay::Help => {
-                self.overlay = Overlay::None;
-                return Vec::new();
-            }
-            Overlay::Clarify { job_id, answer, .. } => {
-                let job_id = job_id.clone();
-                return match key.code {
-                    KeyCode::Enter => {
-                        let text = if answer.trim().is_empty() {
-                            NO_USER_ANSWER.to_string()
-                        } else {
-                            answer.clone()
-                        };
-                        self.overlay = Overlay::None;
-                        vec![Op::Answer { job_id, text }]
-                    }
-                    KeyCode::Esc => {
-                        self.overlay = Overlay::None;
-                        vec![Op::Answer {
-                            job_id,
-                            text: NO_USER_ANSWER.to_string(),
-                        }]
-                    }
-                    KeyCode::Backspace => {
-                        answer.pop();
-                        Vec::new()
-                    }
-                    KeyCode::Char(c) => {
-                        answer.push(c);
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
-            }
-            Overlay::Rollback {
-                checkpoint_id,
-                hunks,
-                picking,
-                ..
-            } => {
-                let id = checkpoint_id.clone();
-                let action = self.keymap.lookup(Context::RollbackDialog, &key);
-                return match (action, picking) {
-                    (Some(Action::RollbackAll), None) => {
-                        self.overlay = Overlay::None;
-                        vec![Op::Rollback {
-                            checkpoint_id: id,
-                            hunks: Vec::new(),
-                        }]
-                    }
-                    (Some(Action::PickHunks), picking @ None) if !hunks.is_empty() => {
-                        *picking = Some((vec![false; hunks.len()], 0));
-                        Vec::new()
-                    }
-                    (Some(Action::Down | Action::Up), Some((_, cursor))) => {
-                        let step: isize = if action == Some(Action::Down) { 1 } else { -1 };
-                        *cursor =
-                            (*cursor as isize + step).clamp(0, hunks.len() as isize - 1) as usize;
-                        Vec::new()
-                    }
-                    (Some(Action::ToggleChoice), Some((chosen, cursor))) => {
-                        if let Some(c) = chosen.get_mut(*cursor) {
-                            *c = !*c;
-                        }
-                        Vec::new()
-                    }
-                    (Some(Action::Confirm), Some((chosen, _))) => {
-                        let picked: Vec<String> = hunks
-                            .iter()
-                            .zip(chosen.iter())
-                            .filter(|(_, c)| **c)
-                            .map(|((h, _), _)| h.clone())
-                            .collect();
-                        if picked.is_empty() {
-                            return Vec::new();
-                        }
-                        self.overlay = Overlay::None;
-                        vec![Op::Rollback {
-                            checkpoint_id: id,
-                            hunks: picked,
-                        }]
-                    }
-                    (Some(Action::Cancel), _) => {
-                        self.overlay = Overlay::None;
-                        Vec::new()
-                    }
-                    _ => Vec::new(),
-                };
-            }
-            Overlay::None
-            | Overlay::Preview { .. }
-            | Overlay::Checkpoints { .. }
-            | Overlay::Sessions { .. } => {}
+        if let Some(ops) = self.dialog_key(key) {
+            return ops;
         }
         let context = self.context();
         if key.code == KeyCode::Char('?') && context != Context::Input
@@ -125,7 +32,7 @@ impl App {
                 && key.code == KeyCode::Char('?')
                 && self.input.is_empty())
         {
-            self.overlay = Overlay::Help;
+            self.overlay = Overlay::Help { scroll: 0 };
             return Vec::new();
         }
         match self.keymap.lookup(context, &key) {
@@ -144,7 +51,8 @@ impl App {
                     | Context::RollbackDialog
                     | Context::Preview
                     | Context::Checkpoints
-                    | Context::Sessions => {}
+                    | Context::Sessions
+                    | Context::HunkEditor => {}
                 }
                 Vec::new()
             }
@@ -364,13 +272,19 @@ impl App {
                 }
                 Vec::new()
             }
-            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice => Vec::new(),
+            Action::EditHunk => {
+                self.open_hunk_editor();
+                Vec::new()
+            }
+            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice | Action::SaveEdit => {
+                Vec::new()
+            }
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
             Action::PageUp => self.scroll_by(10),
             Action::PageDown => self.scroll_by(-10),
             Action::Help => {
-                self.overlay = Overlay::Help;
+                self.overlay = Overlay::Help { scroll: 0 };
                 Vec::new()
             }
             Action::Quit => Vec::new(),
@@ -384,6 +298,7 @@ impl App {
         let Some((f, h)) = review.current() else {
             return Vec::new();
         };
+        self.review_error = None;
         let file = &review.bundle.files[f];
         let ids: Vec<String> = if whole_file {
             file.hunks.iter().map(|h| h.hunk_id.clone()).collect()

@@ -3,6 +3,7 @@
 //! does I/O, so every behaviour is testable without a terminal. Keys are in
 //! `keys.rs`, engine events in `events.rs`.
 
+mod dialogs;
 mod events;
 mod input;
 mod keys;
@@ -44,7 +45,10 @@ pub enum Entry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
     None,
-    Help,
+    /// The key help; `scroll` is the first line shown.
+    Help {
+        scroll: usize,
+    },
     /// A read-only file view; `lines` is empty while it loads.
     Preview {
         path: String,
@@ -71,6 +75,13 @@ pub enum Overlay {
         three_way: Option<Vec<ThreeWay>>,
         file: usize,
     },
+    /// Editing a hunk's new text before accepting it (`e` in the review).
+    EditHunk {
+        job_id: String,
+        hunk_id: String,
+        file_path: String,
+        editor: Box<Editor>,
+    },
     Rollback {
         checkpoint_id: String,
         files: Vec<String>,
@@ -80,6 +91,37 @@ pub enum Overlay {
         picking: Option<(Vec<bool>, usize)>,
     },
 }
+
+/// A multi-line text area; two are equal when their text is.
+#[derive(Debug, Clone)]
+pub struct Editor(pub TextArea<'static>);
+
+impl Editor {
+    pub fn new(text: &str) -> Editor {
+        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
+        area.set_line_number_style(
+            ratatui::style::Style::new().fg(ratatui::style::Color::DarkGray),
+        );
+        Editor(area)
+    }
+
+    /// The text, each line ending in `\n`; empty when nothing is left.
+    pub fn text(&self) -> String {
+        let lines = self.0.lines();
+        if lines.len() == 1 && lines[0].is_empty() {
+            return String::new();
+        }
+        lines.iter().map(|l| format!("{l}\n")).collect()
+    }
+}
+
+impl PartialEq for Editor {
+    fn eq(&self, other: &Editor) -> bool {
+        self.0.lines() == other.0.lines()
+    }
+}
+
+impl Eq for Editor {}
 
 /// The provider as the status bar shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -209,6 +251,9 @@ pub struct App {
     pub review: Option<ReviewView>,
     pub reviewing: bool,
     pub overlay: Overlay,
+    /// The last refusal of the review (a conflict on apply, a refused
+    /// edit), shown in the review until the next decision.
+    pub review_error: Option<String>,
     pub latest_checkpoint: Option<LatestCheckpoint>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
@@ -274,6 +319,7 @@ impl App {
             review: None,
             reviewing: false,
             overlay: Overlay::None,
+            review_error: None,
             latest_checkpoint: None,
             pinned: Vec::new(),
             paths: Vec::new(),
@@ -316,6 +362,9 @@ impl App {
         }
         if matches!(self.overlay, Overlay::Sessions { .. }) {
             return Context::Sessions;
+        }
+        if matches!(self.overlay, Overlay::EditHunk { .. }) {
+            return Context::HunkEditor;
         }
         if self.reviewing {
             return Context::Review;

@@ -144,11 +144,6 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         let (done, all) = r.progress();
         format!(" review {done}/{all} ")
     });
-    let hints = if app.reviewing {
-        " j/k hunk · y/n · Y/N file · Ctrl+S apply · Esc back · F1 help"
-    } else {
-        " Tab focus · Ctrl+T mode · Ctrl+R review · Ctrl+Z undo · F1 help"
-    };
     let mut spans = vec![
         Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan)),
         provider,
@@ -158,6 +153,42 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(r) = review {
         spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
     }
-    spans.push(Span::styled(hints, Style::new().fg(Color::DarkGray)));
+    // Hints for the focused pane, most useful first, as many as fit.
+    let hints: &[&str] = if app.reviewing {
+        &[
+            "y/n hunk",
+            "Ctrl+S apply",
+            "j/k move",
+            "Y/N file",
+            "e edit",
+            "f file",
+            "Esc back",
+            "F1 help",
+        ]
+    } else {
+        &[
+            "F1 help",
+            "Tab focus",
+            "Ctrl+T mode",
+            "Ctrl+R review",
+            "Ctrl+Z undo",
+        ]
+    };
+    let mut room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
+    let mut text = String::new();
+    for hint in hints {
+        let piece = if text.is_empty() {
+            format!(" {hint}")
+        } else {
+            format!(" · {hint}")
+        };
+        let width = piece.chars().count();
+        if width > room {
+            break;
+        }
+        room -= width;
+        text.push_str(&piece);
+    }
+    spans.push(Span::styled(text, Style::new().fg(Color::DarkGray)));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);
 }

@@ -12,7 +12,21 @@ use crate::tui::app::{App, Overlay};
 pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
     match &app.overlay {
         Overlay::None => {}
-        Overlay::Help => draw_help(frame, app, area),
+        Overlay::Help { scroll } => draw_help(frame, app, area, *scroll),
+        Overlay::EditHunk {
+            hunk_id,
+            file_path,
+            editor,
+            ..
+        } => {
+            let replaced = app
+                .review
+                .as_ref()
+                .and_then(|r| r.bundle.hunks().find(|h| &h.hunk_id == hunk_id))
+                .map(crate::review::replaced_text)
+                .unwrap_or_default();
+            super::review::draw_hunk_editor(frame, area, hunk_id, file_path, &replaced, editor)
+        }
         Overlay::Sessions { rows, cursor } => {
             let mut text: Vec<Line> = rows
                 .iter()
@@ -285,38 +299,78 @@ pub(super) fn draw_checkpoints(
     }
 }
 
-pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect) {
-    let rows = app.keymap.help_rows();
+pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: usize) {
+    let lines = help_lines(app);
     let rect = Rect {
         x: area.x + 1,
         y: area.y + 1,
         width: area.width.saturating_sub(2),
         height: area.height.saturating_sub(2),
     };
+    // Wide terminals get columns; the lines flow down one, then the next.
+    let columns = (rect.width.saturating_sub(2) / 60).max(1) as usize;
+    let height = rect.height.saturating_sub(2).max(1) as usize;
+    let per_page = height * columns;
+    let last = lines.len().saturating_sub(per_page);
+    let scroll = scroll.min(last);
+    let more = if scroll < last {
+        " ↓ more · j/k/PgDn scroll · other keys close "
+    } else {
+        " j/k scroll · other keys close "
+    };
     let block = Block::default()
         .borders(Borders::ALL)
-        .title(" Keys (any key closes) ")
+        .title(" Keys ")
+        .title_bottom(Line::from(more))
         .border_style(Style::new().fg(Color::Yellow));
     let inner = block.inner(rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(block, rect);
-    // As many columns as the rows need to fit the height.
-    let per_column = (inner.height as usize).max(1);
-    let columns = rows.len().div_ceil(per_column).max(1);
     let widths = vec![Constraint::Ratio(1, columns as u32); columns];
     let areas = Layout::horizontal(widths).split(inner);
-    for (chunk, col) in rows.chunks(per_column).zip(areas.iter()) {
-        let lines: Vec<Line> = chunk
-            .iter()
-            .map(|(label, help, _)| {
-                Line::from(vec![
-                    Span::styled(format!("{label:>11} "), Style::new().fg(Color::Cyan)),
-                    Span::raw(*help),
-                ])
-            })
-            .collect();
-        frame.render_widget(Paragraph::new(lines), *col);
+    let shown: Vec<Line> = lines.into_iter().skip(scroll).take(per_page).collect();
+    for (chunk, col) in shown.chunks(height).zip(areas.iter()) {
+        frame.render_widget(Paragraph::new(chunk.to_vec()), *col);
     }
+}
+
+/// The key table as help lines: a heading per pane or dialog, then its keys.
+fn help_lines(app: &App) -> Vec<Line<'static>> {
+    use crate::tui::keymap::Context;
+    let rows = app.keymap.help_rows();
+    let sections = [
+        (Context::Global, "Everywhere"),
+        (Context::Input, "Input"),
+        (Context::Chat, "Chat"),
+        (Context::Tree, "File tree"),
+        (Context::Preview, "Preview"),
+        (Context::Review, "Review"),
+        (Context::HunkEditor, "Hunk editor"),
+        (Context::RollbackDialog, "Roll back"),
+        (Context::Checkpoints, "Checkpoints"),
+        (Context::Sessions, "Session picker"),
+    ];
+    let mut lines = Vec::new();
+    for (context, title) in sections {
+        let keys: Vec<_> = rows.iter().filter(|r| r.2 == context).collect();
+        if keys.is_empty() {
+            continue;
+        }
+        if !lines.is_empty() {
+            lines.push(Line::from(""));
+        }
+        lines.push(Line::from(Span::styled(
+            title,
+            Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+        )));
+        for (label, help, _) in keys {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{label:>12} "), Style::new().fg(Color::Cyan)),
+                Span::raw(*help),
+            ]));
+        }
+    }
+    lines
 }
 
 pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {

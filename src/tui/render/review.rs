@@ -5,7 +5,7 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::pane;
 use crate::tui::app::App;
@@ -45,6 +45,22 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
             }
         })
         .collect();
+    let left = match &app.review_error {
+        // A refusal (a conflict on apply, a refused edit) stays in view.
+        Some(error) => {
+            let [files_area, error_area] =
+                Layout::vertical([Constraint::Min(3), Constraint::Percentage(50)]).areas(left);
+            frame.render_widget(
+                Paragraph::new(error.as_str())
+                    .style(Style::new().fg(Color::Red))
+                    .wrap(Wrap { trim: true })
+                    .block(pane(" nothing written ".into(), false)),
+                error_area,
+            );
+            files_area
+        }
+        None => left,
+    };
     frame.render_widget(
         Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
         left,
@@ -59,7 +75,15 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
         (false, None) => "pending",
     };
     let big = if hunk.oversized { " · oversized" } else { "" };
-    let title = format!(" {} · {} [{state}{big}] ", file.file_path, hunk.hunk_id);
+    let edited = if hunk.origin == crate::review::HunkOrigin::User {
+        " · edited by you"
+    } else {
+        ""
+    };
+    let title = format!(
+        " {} · {} [{state}{big}{edited}] ",
+        file.file_path, hunk.hunk_id
+    );
     // Line numbers follow the @@ header: old on the left, new on the right.
     let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
     if let Some((path, rows)) = &review.whole_file
@@ -167,4 +191,52 @@ pub(super) fn header_numbers(patch: &str) -> (usize, usize) {
             .unwrap_or(1)
     };
     (num('-').max(1), num('+').max(1))
+}
+
+/// The in-app editor of a hunk's new text, over the review.
+pub(super) fn draw_hunk_editor(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    hunk_id: &str,
+    file_path: &str,
+    replaced: &str,
+    editor: &crate::tui::app::Editor,
+) {
+    let rect = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::new().fg(Color::Yellow))
+        .title(format!(" edit {hunk_id} · {file_path} "))
+        .title_bottom(Line::from(Span::styled(
+            " Ctrl+S keep and accept · Esc discard ",
+            Style::new().fg(Color::Yellow),
+        )));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    // What the text replaces, above the editor, when there is room.
+    let replaced: Vec<String> = replaced.lines().map(|l| format!("- {l}")).collect();
+    let room = (inner.height / 3).min(replaced.len() as u16 + 1);
+    if inner.height < 10 || replaced.is_empty() {
+        frame.render_widget(&editor.0, inner);
+        return;
+    }
+    let [top, bottom] =
+        Layout::vertical([Constraint::Length(room), Constraint::Min(3)]).areas(inner);
+    let mut lines: Vec<Line> = replaced
+        .into_iter()
+        .take(room.saturating_sub(1) as usize)
+        .map(|l| Line::from(Span::styled(l, Style::new().fg(Color::Red))))
+        .collect();
+    lines.push(Line::from(Span::styled(
+        "replaced by (edit below):",
+        Style::new().fg(Color::DarkGray),
+    )));
+    frame.render_widget(Paragraph::new(lines), top);
+    frame.render_widget(&editor.0, bottom);
 }
