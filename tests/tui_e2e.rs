@@ -13,59 +13,7 @@ use serde_json::json;
 use support::Env;
 use support::jobs::{KEY, config, sse};
 use support::llm_server::{LlmServer, openai};
-
-struct Tmux {
-    socket: String,
-}
-
-impl Tmux {
-    fn cmd(&self) -> Command {
-        let mut c = Command::new("tmux");
-        c.args(["-L", &self.socket]);
-        c
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        let ok = self
-            .cmd()
-            .args(["send-keys", "-t", "e2e"])
-            .args(keys)
-            .status()
-            .unwrap();
-        assert!(ok.success());
-    }
-
-    fn screen(&self) -> String {
-        let out = self
-            .cmd()
-            .args(["capture-pane", "-p", "-t", "e2e"])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text`.
-    fn wait_for(&self, text: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(15);
-        loop {
-            let s = self.screen();
-            if s.contains(text) {
-                return s;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {text:?}; screen:\n{s}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = self.cmd().arg("kill-server").status();
-    }
-}
+use support::tmux::Tmux;
 
 fn read(root: &Path, p: &str) -> String {
     std::fs::read_to_string(root.join(p)).unwrap()
@@ -324,4 +272,91 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// Run by `a_panic_in_any_thread_restores_the_terminal` inside tmux: takes
+/// the terminal as the TUI does, then a background thread panics once the
+/// parent has looked at the terminal.
+#[test]
+#[ignore = "run inside tmux by a_panic_in_any_thread_restores_the_terminal"]
+fn panicking_child() {
+    let go = std::env::var("AGENT_TUI_TEST_GO").unwrap();
+    let mut terminal = agent_tui::tui::terminal::enter();
+    terminal
+        .draw(|f| f.render_widget(ratatui::widgets::Paragraph::new("child running"), f.area()))
+        .unwrap();
+    while !Path::new(&go).exists() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::thread::spawn(|| panic!("boom in a background thread")).join();
+    // The hook ends the process; getting here means it did not.
+    std::thread::sleep(Duration::from_secs(30));
+}
+
+/// A panic, even off the UI thread, gives the terminal back (cooked mode,
+/// main screen, no mouse capture), shows the panic and exits with 101.
+#[test]
+fn a_panic_in_any_thread_restores_the_terminal() {
+    let env = Env::new();
+    let out = env.home.path().join("after.txt");
+    let go = env.home.path().join("go");
+    let command = format!(
+        "sh -c 'AGENT_TUI_TEST_GO={go} {exe} --ignored --exact panicking_child --nocapture --test-threads=1; echo exit=$? > {out}; stty -a >> {out}; sleep 30'",
+        go = go.display(),
+        exe = std::env::current_exe().unwrap().display(),
+        out = out.display(),
+    );
+    let tmux = Tmux {
+        socket: format!("agent-tui-panic-{}", std::process::id()),
+    };
+    assert!(
+        tmux.cmd()
+            .args(["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30"])
+            .arg(&command)
+            .status()
+            .unwrap()
+            .success()
+    );
+    tmux.wait_for("child running");
+    let pane = |format: &str| {
+        let out = tmux
+            .cmd()
+            .args(["display", "-p", "-t", "e2e", format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let tty = pane("#{pane_tty}");
+    let stty = |tty: &str| {
+        let out = Command::new("stty")
+            .args(["-a", "-F", tty])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert!(stty(&tty).contains("-icanon"), "raw while running");
+    assert_eq!(
+        pane("#{alternate_on} #{mouse_any_flag}"),
+        "1 1",
+        "alternate screen and mouse capture while running"
+    );
+
+    std::fs::write(&go, "").unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !std::fs::read_to_string(&out).is_ok_and(|s| s.contains("speed")) {
+        assert!(
+            Instant::now() < deadline,
+            "the process did not end; screen:\n{}",
+            tmux.screen()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let after = std::fs::read_to_string(&out).unwrap();
+    assert!(after.starts_with("exit=101"), "{after}");
+    assert!(
+        after.contains(" icanon") && after.contains(" echo "),
+        "cooked mode again:\n{after}"
+    );
+    assert_eq!(pane("#{alternate_on} #{mouse_any_flag}"), "0 0");
+    tmux.wait_for("boom in a background thread");
 }

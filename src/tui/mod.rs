@@ -7,6 +7,7 @@ mod highlight;
 mod keymap;
 mod overrides;
 mod render;
+pub mod terminal;
 mod tree;
 
 pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay, WholeFileRow};
@@ -17,10 +18,7 @@ pub use tree::Tree;
 
 use std::time::Duration;
 
-use crossterm::event::{
-    DisableMouseCapture, EnableMouseCapture, Event as TermEvent, EventStream, KeyEventKind,
-    MouseEventKind,
-};
+use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind, MouseEventKind};
 use futures_util::StreamExt;
 
 use crate::agent::{self, EngineContext};
@@ -110,7 +108,7 @@ fn restore_session(app: &mut App, state: &RootState, id: &str) {
 }
 
 /// Runs the TUI until the user quits. The terminal is restored on every
-/// exit path (including panics, via ratatui's hook).
+/// exit path, panics included (`terminal::enter`).
 pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -133,15 +131,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         } else {
             (Some(agent::spawn(ctx)?), None)
         };
-        let mut terminal = ratatui::init();
-        // Mouse wheel scrolls the chat; the capture is undone on every exit,
-        // a panic included (ratatui's hook restores the rest).
-        let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
-            previous(info);
-        }));
+        let mut terminal = terminal::enter();
         let result = event_loop(
             &mut terminal,
             &mut app,
@@ -151,8 +141,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             state,
         )
         .await;
-        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
-        ratatui::restore();
+        terminal::leave();
         result
     })
 }

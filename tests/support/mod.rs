@@ -4,6 +4,7 @@
 
 pub mod jobs;
 pub mod llm_server;
+pub mod tmux;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
