@@ -18,6 +18,8 @@ pub use tree::Tree;
 
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use crossterm::event::{Event as TermEvent, EventStream, KeyEventKind, MouseEventKind};
 use futures_util::StreamExt;
 
@@ -29,6 +31,43 @@ use crate::workspace::{ReadRange, Workspace, read_text_range};
 
 /// Longest wait between a change and its frame (~60 frames a second).
 const FRAME: Duration = Duration::from_millis(16);
+/// Longest wait between a key and its frame (bursts such as a paste coalesce).
+const KEY_FRAME: Duration = Duration::from_millis(4);
+
+/// When the next frame is due, if one is wanted at all.
+struct FrameClock {
+    last: Instant,
+    due: Option<Instant>,
+}
+
+impl FrameClock {
+    fn new() -> FrameClock {
+        let now = Instant::now();
+        FrameClock {
+            last: now.checked_sub(FRAME).unwrap_or(now),
+            due: Some(now),
+        }
+    }
+
+    /// A change wants a frame no later than `gap` after the last one.
+    fn want(&mut self, gap: Duration) {
+        let at = self.last + gap;
+        self.due = Some(self.due.map_or(at, |d| d.min(at)));
+    }
+
+    /// Resolves when the wanted frame is due; never while none is wanted.
+    async fn due(&self) {
+        match self.due {
+            Some(at) => tokio::time::sleep_until(at).await,
+            None => std::future::pending().await,
+        }
+    }
+
+    fn drawn(&mut self) {
+        self.last = Instant::now();
+        self.due = None;
+    }
+}
 
 /// What the TUI starts with besides the engine.
 pub struct TuiStart {
@@ -260,8 +299,6 @@ async fn event_loop(
     // Load the syntax definitions once, off the UI task, before they are needed.
     tokio::task::spawn_blocking(|| highlight::highlight("warm.rs", "", 1));
     let mut keys = EventStream::new();
-    let mut frames = tokio::time::interval(FRAME);
-    frames.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
@@ -274,7 +311,10 @@ async fn event_loop(
             let _ = paths_tx.send(all_files(&workspace));
         });
     }
-    let mut dirty = true;
+    // When the next frame is due: a key asks for one within KEY_FRAME of
+    // the last, anything else (a streaming answer) within FRAME, so bursts
+    // coalesce and nothing is drawn while idle.
+    let mut frames = FrameClock::new();
     while !app.should_quit {
         if let Some(choice) = app.session_choice.take()
             && let Some(mut ctx) = waiting.take()
@@ -284,7 +324,7 @@ async fn event_loop(
             }
             ctx.session = choice.map_or(agent::SessionChoice::New, agent::SessionChoice::Resume);
             *engine = Some(agent::spawn(ctx)?);
-            dirty = true;
+            frames.want(FRAME);
         }
         if let Some(file) = app.whole_file_request.take() {
             let (tx, workspace) = (history_tx.clone(), workspace.clone());
@@ -343,7 +383,7 @@ async fn event_loop(
                     TermEvent::Key(_) | TermEvent::Resize(..)
                     | TermEvent::FocusGained | TermEvent::FocusLost => {}
                 }
-                dirty = true;
+                frames.want(KEY_FRAME);
             }
             Some(paths) = paths_rx.recv() => app.paths = paths,
             Some(loaded) = history.recv() => {
@@ -352,19 +392,19 @@ async fn event_loop(
                     History::ThreeWay(id, views) => app.three_way_loaded(&id, views),
                     History::WholeFile(path, rows) => app.whole_file_loaded(path, rows),
                 }
-                dirty = true;
+                frames.want(FRAME);
             }
             Some((generation, result)) = previews.recv() => {
                 app.preview_loaded(generation, result);
-                dirty = true;
+                frames.want(FRAME);
             }
             Some(event) = next_event(engine) => {
                 app.on_event(&event);
-                dirty = true;
+                frames.want(FRAME);
             }
-            _ = frames.tick(), if dirty => {
+            _ = frames.due() => {
                 terminal.draw(|f| render::draw(f, app)).map_err(|e| format!("cannot draw: {e}"))?;
-                dirty = false;
+                frames.drawn();
             }
             _ = terminate.recv() => break,
         }
