@@ -64,6 +64,14 @@ pub enum Op {
     },
     /// Answer a `clarification.requested` of this job.
     Answer { job_id: String, text: String },
+    /// Allow (once) or deny the call an `approval.requested` asked about.
+    /// `reason` says who decided when it was not the user (a headless run).
+    Approve {
+        job_id: String,
+        tool_call_id: String,
+        approved: bool,
+        reason: Option<String>,
+    },
     /// Stop the job: the model stream and any running tool end promptly.
     Cancel { job_id: String },
     /// Record hunk decisions on the job's pending bundle.
@@ -136,6 +144,25 @@ pub enum EventBody {
         #[serde(skip_serializing_if = "Option::is_none")]
         error: Option<Value>,
         duration_ms: u64,
+    },
+    /// A tool call that needs the user's approval first (`individual`
+    /// tier); the job waits (`waiting_for_user`).
+    #[serde(rename = "approval.requested")]
+    ApprovalRequested {
+        tool_call_id: String,
+        name: String,
+        arguments: Value,
+        /// The agent root (absolute) and the directory it would run in.
+        root: String,
+        cwd: String,
+    },
+    /// `by`: `user`, `allowlist` (allowlisted-auto), or why nobody could
+    /// be asked (e.g. `no_user` in a headless run).
+    #[serde(rename = "approval.resolved")]
+    ApprovalResolved {
+        tool_call_id: String,
+        approved: bool,
+        by: String,
     },
     #[serde(rename = "clarification.requested")]
     ClarificationRequested {
@@ -223,7 +250,10 @@ impl EventBody {
             EventBody::JobStarted { .. } | EventBody::ClarificationReceived { .. } => {
                 Some(JobStatus::Running)
             }
-            EventBody::ClarificationRequested { .. } => Some(JobStatus::WaitingForUser),
+            EventBody::ClarificationRequested { .. } | EventBody::ApprovalRequested { .. } => {
+                Some(JobStatus::WaitingForUser)
+            }
+            EventBody::ApprovalResolved { .. } => Some(JobStatus::Running),
             EventBody::JobCompleted { status, .. } => Some(*status),
             EventBody::ApplyCompleted { .. } => Some(JobStatus::Completed),
             EventBody::JobFailed { .. } => Some(JobStatus::Failed),

@@ -308,3 +308,82 @@ async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     let json = serde_json::to_value(&bundle).unwrap();
     assert_eq!(json["files"][0]["hunks"][0]["origin"], "user");
 }
+
+/// The user allows a command once: it runs in the root and the model gets
+/// its output. Cancelling while it runs ends it (its whole process group)
+/// within the cancel budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_allowed_command_runs_and_cancel_kills_it() {
+    let root = project();
+    let pid_file = root.path().join("pid");
+    let slow =
+        json!({"command": format!("sh -c 'echo $$ > {}; exec sleep 30'", pid_file.display())})
+            .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "run_command",
+            &json!({"command": "echo approved"}).to_string(),
+        )])),
+        sse(openai::tool_calls(&[("c2", "run_command", &slow)])),
+    ]);
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Agent);
+    let approve = |engine: &EngineHandle, id: &str| {
+        engine
+            .ops
+            .send(Op::Approve {
+                job_id: "j1".into(),
+                tool_call_id: id.into(),
+                approved: true,
+                reason: None,
+            })
+            .unwrap();
+    };
+    let seen = until(&mut engine, |b| {
+        matches!(b, EventBody::ApprovalRequested { .. })
+    })
+    .await;
+    let EventBody::ApprovalRequested { arguments, .. } = &seen.last().unwrap().body else {
+        unreachable!()
+    };
+    assert_eq!(arguments["command"], "echo approved");
+    approve(&engine, "c1");
+    let seen = until(&mut engine, |b| {
+        matches!(b, EventBody::ToolCallCompleted { .. })
+    })
+    .await;
+    let EventBody::ToolCallCompleted { result, ok, .. } = &seen.last().unwrap().body else {
+        unreachable!()
+    };
+    assert!(ok);
+    assert_eq!(result.as_ref().unwrap()["stdout"], "approved\n");
+    assert!(seen.iter().any(|e| e.body
+        == EventBody::ApprovalResolved {
+            tool_call_id: "c1".into(),
+            approved: true,
+            by: "user".into()
+        }));
+
+    until(&mut engine, |b| {
+        matches!(b, EventBody::ApprovalRequested { .. })
+    })
+    .await;
+    approve(&engine, "c2");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !std::fs::read_to_string(&pid_file).is_ok_and(|p| p.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the command did not start");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let took = cancel_and_time(&mut engine).await;
+    assert!(took < CANCEL_BUDGET, "cancel took {took:?}");
+    let proc = std::path::Path::new("/proc").join(pid.trim());
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while proc.exists()
+        && !std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| s.contains(") Z "))
+    {
+        assert!(Instant::now() < deadline, "the command outlived the cancel");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}

@@ -140,7 +140,7 @@ fn openai_multi_turn_job_in_every_mode() {
         );
         let mut expected = vec!["list_files", "read_file", "search_project", "clarify_user"];
         if mode == "agent" {
-            expected.push("propose_edits");
+            expected.extend(["propose_edits", "run_command"]);
         }
         assert_eq!(
             tool_names(first),

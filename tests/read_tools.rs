@@ -574,12 +574,18 @@ fn tool_list_describes_every_tool() {
             "read_file",
             "search_project",
             "clarify_user",
-            "propose_edits"
+            "propose_edits",
+            "run_command"
         ]
     );
     for t in tools {
-        let write = t["name"] == "propose_edits";
-        assert_eq!(t["tier"], if write { "write" } else { "read" });
+        let tier = match t["name"].as_str().unwrap() {
+            "propose_edits" => "write",
+            "run_command" => "exec",
+            _ => "read",
+        };
+        let write = tier != "read";
+        assert_eq!(t["tier"], tier);
         let modes = if write {
             serde_json::json!(["agent"])
         } else {

@@ -1018,3 +1018,77 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     assert_eq!(app.overlay, Overlay::None);
     assert!(screen(&app, 100, 30).contains("already applied"));
 }
+
+#[test]
+fn approval_dialog_allows_once_or_denies() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "run the tests");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Op::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    let j = job_id.clone();
+    let ask = |id: &str| EventBody::ApprovalRequested {
+        tool_call_id: id.into(),
+        name: "run_command".into(),
+        arguments: json!({"command": "cargo test -q"}),
+        root: "/work/demo".into(),
+        cwd: ".".into(),
+    };
+    app.on_event(&ev(&j, 1, ask("c1")));
+    assert_eq!(app.job.as_ref().unwrap().status, JobStatus::WaitingForUser);
+    let s = screen(&app, 100, 30);
+    for needle in [
+        "Allow this command?",
+        "cargo test -q",
+        "/work/demo",
+        "allow once",
+    ] {
+        assert!(s.contains(needle), "{needle}:\n{s}");
+    }
+    // Other keys neither answer nor leak into the input.
+    assert!(app.on_key(key(KeyCode::Char('x'))).is_empty());
+    assert!(app.on_key(ctrl('t')).is_empty());
+    assert!(matches!(app.overlay, Overlay::Approval { .. }));
+    assert_eq!(
+        app.on_key(key(KeyCode::Char('y'))),
+        vec![Op::Approve {
+            job_id: j.clone(),
+            tool_call_id: "c1".into(),
+            approved: true,
+            reason: None
+        }]
+    );
+    assert_eq!(app.overlay, Overlay::None);
+    app.on_event(&ev(
+        &j,
+        2,
+        EventBody::ApprovalResolved {
+            tool_call_id: "c1".into(),
+            approved: true,
+            by: "user".into(),
+        },
+    ));
+    assert_eq!(app.job.as_ref().unwrap().status, JobStatus::Running);
+
+    app.on_event(&ev(&j, 3, ask("c2")));
+    assert_eq!(
+        app.on_key(key(KeyCode::Esc)),
+        vec![Op::Approve {
+            job_id: j.clone(),
+            tool_call_id: "c2".into(),
+            approved: false,
+            reason: None
+        }]
+    );
+    app.on_event(&ev(
+        &j,
+        4,
+        EventBody::ApprovalResolved {
+            tool_call_id: "c2".into(),
+            approved: false,
+            by: "user".into(),
+        },
+    ));
+    assert!(matches!(app.transcript.last(), Some(Entry::Notice(n)) if n.contains("You denied")));
+}

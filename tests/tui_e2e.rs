@@ -360,3 +360,49 @@ fn a_panic_in_any_thread_restores_the_terminal() {
     assert_eq!(pane("#{alternate_on} #{mouse_any_flag}"), "0 0");
     tmux.wait_for("boom in a background thread");
 }
+
+/// A command the model wants to run waits for the user: the dialog shows
+/// it, `y` allows it once, the model gets its output; `n` denies the next.
+#[test]
+fn the_user_approves_one_command_and_denies_another() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let first = json!({"command": "sh -c 'echo approved > made.txt; echo wrote it'"}).to_string();
+    let second = json!({"command": "touch denied.txt"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &first)])),
+        sse(openai::tool_calls(&[("c2", "run_command", &second)])),
+        sse(openai::text(&["Ran one, skipped one."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "approve");
+    tmux.wait_for("agent ›");
+    tmux.keys(&["run things", "Enter"]);
+    let s = tmux.wait_for("Allow this command?");
+    assert!(
+        s.contains("echo approved > made.txt") && s.contains("waiting for you"),
+        "{s}"
+    );
+    assert!(
+        !root.join("made.txt").exists(),
+        "nothing runs before approval"
+    );
+    tmux.keys(&["y"]);
+    tmux.wait_for("touch denied.txt");
+    assert_eq!(read(root, "made.txt"), "approved\n");
+    tmux.keys(&["n"]);
+    tmux.wait_for("Ran one, skipped one.");
+    assert!(!root.join("denied.txt").exists());
+    let requests = server.requests();
+    let results: Vec<String> = requests[1..]
+        .iter()
+        .map(|r| r.body["messages"].to_string())
+        .collect();
+    assert!(results[0].contains("wrote it"), "{}", results[0]);
+    assert!(
+        results[1].contains("the user did not allow"),
+        "{}",
+        results[1]
+    );
+}

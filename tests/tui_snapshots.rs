@@ -188,6 +188,23 @@ fn hunk_editor_and_a_refusal_in_the_review() {
 }
 
 #[test]
+fn approval_dialog() {
+    let (_d, mut app) = app();
+    conversation(&mut app);
+    app.on_event(&ev(
+        5,
+        EventBody::ApprovalRequested {
+            tool_call_id: "c9".into(),
+            name: "run_command".into(),
+            arguments: json!({"command": "cargo test -p core -- --nocapture"}),
+            root: "/home/me/demo".into(),
+            cwd: "crates/core".into(),
+        },
+    ));
+    snap("approval", &app);
+}
+
+#[test]
 fn help_overlay() {
     let (_d, mut app) = app();
     app.on_key(key(KeyCode::F(1)));

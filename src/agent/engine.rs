@@ -10,7 +10,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::emit::Emitter;
-use super::job::{self, JobSpec};
+use super::job::{self, JobSpec, UserReply};
 use super::{EngineContext, SessionChoice};
 use crate::checkpoint::CheckpointStore;
 use crate::llm::Message;
@@ -24,7 +24,7 @@ const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 struct JobHandle {
     cancel: CancellationToken,
-    answers: mpsc::UnboundedSender<String>,
+    answers: mpsc::UnboundedSender<UserReply>,
 }
 
 /// A job's proposed edits and the bundle the user decides on.
@@ -147,7 +147,21 @@ impl Engine {
             } => self.start_job(job_id, prompt, mode, max_tool_calls),
             Op::Answer { job_id, text } => {
                 if let Some(job) = self.jobs.get(&job_id) {
-                    let _ = job.answers.send(text);
+                    let _ = job.answers.send(UserReply::Answer(text));
+                }
+            }
+            Op::Approve {
+                job_id,
+                tool_call_id,
+                approved,
+                reason,
+            } => {
+                if let Some(job) = self.jobs.get(&job_id) {
+                    let _ = job.answers.send(UserReply::Approval {
+                        tool_call_id,
+                        approved,
+                        reason,
+                    });
                 }
             }
             Op::Cancel { job_id } => {
@@ -283,6 +297,19 @@ impl Engine {
                         tool_calls: Vec::new(),
                     });
                 }
+            }
+            EventBody::ApprovalResolved {
+                tool_call_id,
+                approved,
+                by,
+            } => {
+                self.audit(
+                    job_id,
+                    "approval",
+                    tool_call_id,
+                    Some(*approved),
+                    &format!("by {by}"),
+                );
             }
             EventBody::ToolCallCompleted {
                 name,

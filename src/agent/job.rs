@@ -10,17 +10,30 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio_util::sync::CancellationToken;
 
 use super::EngineContext;
+use super::approval::{self, Gate};
 use super::emit::Emitter;
 use super::prompt::system_prompt;
 use crate::config::SETUP_HINT;
 use crate::llm::{LlmError, Message, Request, RetryPolicy, ToolCall, ToolDef, ToolResult, Turn};
-use crate::protocol::{EventBody, JobStatus, Mode, Usage};
+use crate::protocol::{EventBody, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, EditRequest, ProposedEdit, build_bundle, validate_edits};
 use crate::tools::{CLARIFY_USER, PROPOSE_EDITS, ToolContext, ToolError};
 
 /// The answer given to `clarify_user` when nobody answers.
 pub const NO_USER_ANSWER: &str = "no_user_answer";
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+/// What the front end says to a waiting job.
+#[derive(Debug, Clone)]
+pub enum UserReply {
+    Answer(String),
+    Approval {
+        tool_call_id: String,
+        approved: bool,
+        /// Who decided, when it was not the user.
+        reason: Option<String>,
+    },
+}
 
 pub struct JobSpec {
     pub prompt: String,
@@ -64,7 +77,7 @@ pub async fn run(
     spec: JobSpec,
     mut emit: Emitter,
     cancel: CancellationToken,
-    mut answers: UnboundedReceiver<String>,
+    mut answers: UnboundedReceiver<UserReply>,
 ) {
     let (provider, model) = match &ctx.provider {
         Some(p) => (p.name().to_string(), p.model().to_string()),
@@ -82,6 +95,7 @@ pub async fn run(
         spec: &spec,
         emit: &mut emit,
         answers: &mut answers,
+        cancel: cancel.clone(),
         calls_made: 0,
         malformed: 0,
         edits: Vec::new(),
@@ -115,7 +129,8 @@ struct Job<'a> {
     ctx: Arc<EngineContext>,
     spec: &'a JobSpec,
     emit: &'a mut Emitter,
-    answers: &'a mut UnboundedReceiver<String>,
+    answers: &'a mut UnboundedReceiver<UserReply>,
+    cancel: CancellationToken,
     /// Tool calls that ran (or were refused for the mode): the budget counter.
     calls_made: u32,
     /// Unusable calls: bad JSON, unknown tools, invalid arguments.
@@ -137,6 +152,11 @@ impl Job<'_> {
             .ctx
             .registry
             .specs_for(self.spec.mode)
+            // Commands switched off are not offered at all.
+            .filter(|s| {
+                s.tier != Tier::Exec
+                    || self.ctx.config.approvals.exec != crate::config::ApprovalPolicy::Never
+            })
             .map(|s| ToolDef {
                 name: s.name.to_string(),
                 description: s.description.to_string(),
@@ -358,14 +378,16 @@ impl Job<'_> {
         if call.name == PROPOSE_EDITS {
             return self.propose(call).await;
         }
+        if spec.tier == Tier::Exec {
+            self.approve(call).await?;
+        }
         let ctx = self.ctx.clone();
         let name = call.name.clone();
         let args = call.arguments.clone();
+        let cancel = self.cancel.clone();
         let ran = tokio::task::spawn_blocking(move || {
-            let tool_ctx = ToolContext {
-                workspace: &ctx.workspace,
-                limits: &ctx.config.limits,
-            };
+            let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
+            tool_ctx.cancel = Some(cancel);
             ctx.registry.call(&name, args, &tool_ctx)
         })
         .await;
@@ -461,16 +483,70 @@ impl Job<'_> {
             tool_call_id: call.tool_call_id.clone(),
             question,
         });
-        let answer = self
-            .answers
-            .recv()
-            .await
-            .unwrap_or_else(|| NO_USER_ANSWER.to_string());
+        let answer = loop {
+            match self.answers.recv().await {
+                Some(UserReply::Answer(text)) => break text,
+                Some(UserReply::Approval { .. }) => continue,
+                None => break NO_USER_ANSWER.to_string(),
+            }
+        };
         self.emit.emit(EventBody::ClarificationReceived {
             tool_call_id: call.tool_call_id.clone(),
             answer: answer.clone(),
         });
         json!({ "answer": answer })
+    }
+}
+
+impl Job<'_> {
+    /// The `[approvals]` gate of an `individual` call: refused, run at once,
+    /// or the user is asked and the job waits (`waiting_for_user`).
+    async fn approve(&mut self, call: &ToolCall) -> Result<(), Value> {
+        let by = match approval::gate(&self.ctx.config, call) {
+            Gate::Refuse(error) => return Err(error),
+            Gate::Auto => {
+                self.emit.emit(EventBody::ApprovalResolved {
+                    tool_call_id: call.tool_call_id.clone(),
+                    approved: true,
+                    by: "allowlist".into(),
+                });
+                return Ok(());
+            }
+            Gate::Ask => {
+                let cwd = call.arguments["cwd"].as_str().unwrap_or(".").to_string();
+                self.emit.emit(EventBody::ApprovalRequested {
+                    tool_call_id: call.tool_call_id.clone(),
+                    name: call.name.clone(),
+                    arguments: call.arguments.clone(),
+                    root: self.ctx.workspace.root().display().to_string(),
+                    cwd,
+                });
+                loop {
+                    match self.answers.recv().await {
+                        Some(UserReply::Approval {
+                            tool_call_id,
+                            approved,
+                            reason,
+                        }) if tool_call_id == call.tool_call_id => {
+                            break (approved, reason.unwrap_or_else(|| "user".into()));
+                        }
+                        Some(_) => continue,
+                        None => break (false, "no_user".into()),
+                    }
+                }
+            }
+        };
+        let (approved, by) = by;
+        self.emit.emit(EventBody::ApprovalResolved {
+            tool_call_id: call.tool_call_id.clone(),
+            approved,
+            by: by.clone(),
+        });
+        if approved {
+            Ok(())
+        } else {
+            Err(approval::denied(call, &by))
+        }
     }
 }
 

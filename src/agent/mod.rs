@@ -2,13 +2,14 @@
 //! from a front end and sends back `Event`s. Each job runs the agent loop
 //! (`job.rs`) on its own task; review, apply and rollback run in the engine.
 
+mod approval;
 mod emit;
 mod engine;
 mod job;
 mod prompt;
 mod review_ops;
 
-pub use job::NO_USER_ANSWER;
+pub use job::{NO_USER_ANSWER, UserReply};
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};
 
 use std::sync::Arc;

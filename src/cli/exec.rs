@@ -87,6 +87,15 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                         let text = args.answer.clone().unwrap_or_else(|| NO_USER_ANSWER.to_string());
                         send(Op::Answer { job_id: job_id.clone(), text });
                     }
+                    // Nobody can be asked here: an `individual` call is denied.
+                    EventBody::ApprovalRequested { tool_call_id, .. } => {
+                        send(Op::Approve {
+                            job_id: job_id.clone(),
+                            tool_call_id: tool_call_id.clone(),
+                            approved: false,
+                            reason: Some("no_user: agent-tui exec cannot ask".into()),
+                        });
+                    }
                     EventBody::JobCompleted { status: JobStatus::AwaitingReview, .. }
                         if args.apply == ApplyPolicy::All =>
                     {
@@ -104,6 +113,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     | EventBody::ToolCallRequested { .. }
                     | EventBody::ToolCallCompleted { .. }
                     | EventBody::ClarificationReceived { .. }
+                    | EventBody::ApprovalResolved { .. }
                     | EventBody::EditsProposed { .. }
                     | EventBody::DiffGenerated { .. }
                     | EventBody::ReviewUpdated { .. }

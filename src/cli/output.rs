@@ -129,6 +129,19 @@ impl Printer {
                 eprintln!("? {question}");
             }
             EventBody::ClarificationReceived { answer, .. } => eprintln!("  → {answer}"),
+            EventBody::ApprovalRequested {
+                name, arguments, ..
+            } => {
+                self.end_line();
+                let what = arguments["command"]
+                    .as_str()
+                    .map_or_else(|| arguments.to_string(), str::to_string);
+                eprintln!("! {name} needs approval: {}", shorten(&what, 160));
+            }
+            EventBody::ApprovalResolved { approved, by, .. } => {
+                let verdict = if *approved { "allowed" } else { "denied" };
+                eprintln!("  → {verdict} ({by})");
+            }
             EventBody::JobCompleted { answer, status, .. } => {
                 if !self.printed_answer {
                     self.out(answer);

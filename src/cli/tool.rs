@@ -34,10 +34,7 @@ pub fn run(global: &GlobalArgs, args: ToolArgs) -> Exit {
     };
     let name = args.name.unwrap_or_default();
     let result = read_arguments(args.json.as_deref()).and_then(|value| {
-        let ctx = ToolContext {
-            workspace: &workspace,
-            limits: &loaded.config.limits,
-        };
+        let ctx = ToolContext::new(&workspace, &loaded.config);
         registry.call(&name, value, &ctx)
     });
     match result {

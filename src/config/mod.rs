@@ -38,6 +38,17 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
 }
 
+impl Config {
+    /// The environment variables that hold the providers' API keys.
+    pub fn secret_env_names(&self) -> Vec<String> {
+        self.providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .filter(|v| !v.is_empty())
+            .collect()
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -189,6 +189,8 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
             | EventBody::ToolCallCompleted { .. }
             | EventBody::ClarificationRequested { .. }
             | EventBody::ClarificationReceived { .. }
+            | EventBody::ApprovalRequested { .. }
+            | EventBody::ApprovalResolved { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }

@@ -7,22 +7,43 @@ mod list_files;
 mod propose_edits;
 mod read_file;
 mod registry;
+mod run_command;
 mod search_project;
 
 pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
+pub use run_command::{RUN_COMMAND, allowed, argv_of};
 
 use serde_json::Value;
 
-use crate::config::Limits;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, ExecConfig, Limits};
 use crate::workspace::{PathFilter, Resolved, Workspace, close_matches};
 
 /// What a tool may use while it runs.
 pub struct ToolContext<'a> {
     pub workspace: &'a Workspace,
     pub limits: &'a Limits,
+    pub exec: &'a ExecConfig,
+    /// Environment variables a command must not see (the providers' keys).
+    pub secrets: Vec<String>,
+    /// Set when the job is cancelled: a running command is stopped.
+    pub cancel: Option<CancellationToken>,
+}
+
+impl<'a> ToolContext<'a> {
+    pub fn new(workspace: &'a Workspace, config: &'a Config) -> ToolContext<'a> {
+        ToolContext {
+            workspace,
+            limits: &config.limits,
+            exec: &config.exec,
+            secrets: config.secret_env_names(),
+            cancel: None,
+        }
+    }
 }
 
 /// One tool. `run` receives arguments already validated against `spec().schema`.

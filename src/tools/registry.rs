@@ -61,6 +61,7 @@ impl Registry {
         registry.register(Box::new(super::search_project::SearchProject))?;
         registry.register(Box::new(super::clarify_user::ClarifyUser))?;
         registry.register(Box::new(super::propose_edits::ProposeEdits))?;
+        registry.register(Box::new(super::run_command::RunCommand))?;
         Ok(registry)
     }
 
@@ -164,7 +165,6 @@ fn describe(error: &jsonschema::ValidationError<'_>, schema: &Value) -> ToolErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Limits;
     use crate::workspace::Workspace;
     use serde_json::json;
     use std::sync::Arc;
@@ -208,11 +208,8 @@ mod tests {
         registry.register(Box::new(Probe(ran.clone()))).unwrap();
         let dir = tempfile::tempdir().unwrap();
         let ws = Workspace::open(dir.path()).unwrap();
-        let limits = Limits::default();
-        let ctx = ToolContext {
-            workspace: &ws,
-            limits: &limits,
-        };
+        let config = crate::config::Config::default();
+        let ctx = ToolContext::new(&ws, &config);
         let call = |args: Value| registry.call("probe", args, &ctx);
         assert_eq!(field_of(call(json!({})).unwrap_err()), "s");
         assert_eq!(field_of(call(json!({"s": 1})).unwrap_err()), "s");

@@ -34,6 +34,8 @@ pub enum Action {
     MarkRange,
     EditHunk,
     SaveEdit,
+    Allow,
+    Deny,
     ScrollUp,
     ScrollDown,
     PageUp,
@@ -74,6 +76,8 @@ impl Action {
             Action::MarkRange => "mark_range",
             Action::EditHunk => "edit_hunk",
             Action::SaveEdit => "save_edit",
+            Action::Allow => "allow",
+            Action::Deny => "deny",
             Action::ScrollUp => "scroll_up",
             Action::ScrollDown => "scroll_down",
             Action::PageUp => "page_up",
@@ -99,6 +103,8 @@ pub enum Context {
     Sessions,
     /// The in-app editor of a hunk's text (`e` in the review).
     HunkEditor,
+    /// The approval dialog of a command.
+    Approval,
 }
 
 pub struct Binding {
@@ -179,6 +185,10 @@ pub const BINDINGS: &[Binding] = &[
     bind(Context::Review, KeyCode::Char('e'), NONE, "e", Action::EditHunk, "edit the hunk's new text, then accept it"),
     bind(Context::HunkEditor, KeyCode::Char('s'), CTRL, "Ctrl+S", Action::SaveEdit, "keep the edited text and accept the hunk"),
     bind(Context::HunkEditor, KeyCode::Esc, NONE, "Esc", Action::Cancel, "discard the edit"),
+    bind(Context::Approval, KeyCode::Char('y'), NONE, "y / Enter", Action::Allow, "allow the command once"),
+    bind(Context::Approval, KeyCode::Enter, NONE, "y / Enter", Action::Allow, "allow the command once"),
+    bind(Context::Approval, KeyCode::Char('n'), NONE, "n / Esc", Action::Deny, "deny it (the model is told)"),
+    bind(Context::Approval, KeyCode::Esc, NONE, "n / Esc", Action::Deny, "deny it (the model is told)"),
     bind(Context::Checkpoints, KeyCode::Char('j'), NONE, "j / ↓", Action::Down, "next checkpoint / file"),
     bind(Context::Checkpoints, KeyCode::Down, NONE, "j / ↓", Action::Down, "next checkpoint / file"),
     bind(Context::Checkpoints, KeyCode::Char('k'), NONE, "k / ↑", Action::Up, "previous checkpoint / file"),

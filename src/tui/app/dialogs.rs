@@ -1,5 +1,5 @@
-//! Keys of the modal dialogs: help, clarification, rollback choice and the
-//! hunk editor. While one is open it takes every key.
+//! Keys of the modal dialogs: help, clarification, approval, rollback
+//! choice and the hunk editor. While one is open it takes every key.
 
 use crossterm::event::{KeyCode, KeyEvent};
 
@@ -33,6 +33,7 @@ impl App {
             Overlay::Clarify { .. } => Some(self.clarify_key(key)),
             Overlay::Rollback { .. } => Some(self.rollback_key(key)),
             Overlay::EditHunk { .. } => Some(self.editor_key(key)),
+            Overlay::Approval { .. } => Some(self.approval_key(key)),
             Overlay::None
             | Overlay::Preview { .. }
             | Overlay::Checkpoints { .. }
@@ -131,6 +132,32 @@ impl App {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// y/Enter allows the call once, n/Esc denies it; other keys wait.
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Op> {
+        let action = self.keymap.lookup(Context::Approval, &key);
+        let Overlay::Approval {
+            job_id,
+            tool_call_id,
+            ..
+        } = &self.overlay
+        else {
+            return Vec::new();
+        };
+        let approved = match action {
+            Some(Action::Allow) => true,
+            Some(Action::Deny) => false,
+            _ => return Vec::new(),
+        };
+        let op = Op::Approve {
+            job_id: job_id.clone(),
+            tool_call_id: tool_call_id.clone(),
+            approved,
+            reason: None,
+        };
+        self.overlay = Overlay::None;
+        vec![op]
     }
 
     /// Ctrl+S keeps the text (the engine accepts the hunk as `origin=user`),

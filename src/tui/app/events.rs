@@ -49,7 +49,14 @@ impl App {
                 if let Some(job) = &mut self.job {
                     job.steps += 1;
                 }
-                let summary: String = arguments.to_string().chars().take(120).collect();
+                // A command reads best as itself.
+                let summary: String = match arguments["command"].as_str() {
+                    Some(command) => format!("$ {command}"),
+                    None => arguments.to_string(),
+                }
+                .chars()
+                .take(120)
+                .collect();
                 let detail = serde_json::to_string_pretty(arguments).unwrap_or_default();
                 self.transcript.push(Entry::Tool {
                     name: name.clone(),
@@ -85,6 +92,40 @@ impl App {
                     *slot = Some(*ok);
                     detail.push_str(&format!("\n→ {outcome} ({duration_ms} ms)"));
                 }
+            }
+            EventBody::ApprovalRequested {
+                tool_call_id,
+                name,
+                arguments,
+                root,
+                cwd,
+            } => {
+                let command = arguments["command"]
+                    .as_str()
+                    .map_or_else(|| arguments.to_string(), str::to_string);
+                self.overlay = Overlay::Approval {
+                    job_id: event.job_id.clone(),
+                    tool_call_id: tool_call_id.clone(),
+                    name: name.clone(),
+                    command,
+                    cwd: cwd.clone(),
+                    root: root.clone(),
+                };
+            }
+            EventBody::ApprovalResolved { approved, by, .. } => {
+                // Whoever decided, the question is settled.
+                if matches!(self.overlay, Overlay::Approval { .. }) {
+                    self.overlay = Overlay::None;
+                }
+                let text = match (*approved, by.as_str()) {
+                    (true, "allowlist") => {
+                        "Ran without asking: it is on the [exec] allow list.".to_string()
+                    }
+                    (true, _) => "You allowed the command once.".to_string(),
+                    (false, "user") => "You denied the command; the model was told.".to_string(),
+                    (false, other) => format!("The command was denied ({other})."),
+                };
+                self.transcript.push(Entry::Notice(text));
             }
             EventBody::ClarificationRequested { question, .. } => {
                 self.overlay = Overlay::Clarify {

@@ -58,6 +58,7 @@ impl App {
                 self.input.insert_str(text);
             }
             Overlay::Help { .. }
+            | Overlay::Approval { .. }
             | Overlay::Rollback { .. }
             | Overlay::Preview { .. }
             | Overlay::Checkpoints { .. }

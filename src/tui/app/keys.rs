@@ -52,7 +52,8 @@ impl App {
                     | Context::Preview
                     | Context::Checkpoints
                     | Context::Sessions
-                    | Context::HunkEditor => {}
+                    | Context::HunkEditor
+                    | Context::Approval => {}
                 }
                 Vec::new()
             }
@@ -276,9 +277,12 @@ impl App {
                 self.open_hunk_editor();
                 Vec::new()
             }
-            Action::RollbackAll | Action::PickHunks | Action::ToggleChoice | Action::SaveEdit => {
-                Vec::new()
-            }
+            Action::RollbackAll
+            | Action::PickHunks
+            | Action::ToggleChoice
+            | Action::SaveEdit
+            | Action::Allow
+            | Action::Deny => Vec::new(),
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
             Action::PageUp => self.scroll_by(10),

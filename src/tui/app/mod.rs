@@ -75,6 +75,16 @@ pub enum Overlay {
         three_way: Option<Vec<ThreeWay>>,
         file: usize,
     },
+    /// A command (or MCP call) waiting for the user's allow-once / deny.
+    Approval {
+        job_id: String,
+        tool_call_id: String,
+        name: String,
+        /// The command line, or the call's arguments as JSON.
+        command: String,
+        cwd: String,
+        root: String,
+    },
     /// Editing a hunk's new text before accepting it (`e` in the review).
     EditHunk {
         job_id: String,
@@ -362,6 +372,9 @@ impl App {
         }
         if matches!(self.overlay, Overlay::Sessions { .. }) {
             return Context::Sessions;
+        }
+        if matches!(self.overlay, Overlay::Approval { .. }) {
+            return Context::Approval;
         }
         if matches!(self.overlay, Overlay::EditHunk { .. }) {
             return Context::HunkEditor;

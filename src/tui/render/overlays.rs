@@ -1,5 +1,5 @@
-//! Everything drawn over the panes: help, dialogs (clarification, rollback,
-//! session picker), the file preview and the checkpoints views.
+//! Everything drawn over the panes: help, dialogs (clarification, approval,
+//! rollback, session picker), the file preview and the checkpoints views.
 
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
@@ -105,6 +105,35 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 )),
             ];
             dialog(frame, area, "The model asks", text);
+        }
+        Overlay::Approval {
+            name,
+            command,
+            cwd,
+            root,
+            ..
+        } => {
+            let label =
+                |l: &str| Span::styled(format!("{l:>9} "), Style::new().fg(Color::DarkGray));
+            let text = vec![
+                Line::from(format!("The model wants to run {name}:")),
+                Line::from(""),
+                Line::from(vec![
+                    label("command"),
+                    Span::styled(
+                        command.clone(),
+                        Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
+                    ),
+                ]),
+                Line::from(vec![label("in"), Span::raw(cwd.clone())]),
+                Line::from(vec![label("workspace"), Span::raw(root.clone())]),
+                Line::from(""),
+                Line::from(Span::styled(
+                    "y / Enter: allow once · n / Esc: deny",
+                    Style::new().fg(Color::DarkGray),
+                )),
+            ];
+            dialog(frame, area, "Allow this command?", text);
         }
         Overlay::Rollback {
             checkpoint_id,
@@ -349,6 +378,7 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
         (Context::RollbackDialog, "Roll back"),
         (Context::Checkpoints, "Checkpoints"),
         (Context::Sessions, "Session picker"),
+        (Context::Approval, "Approval"),
     ];
     let mut lines = Vec::new();
     for (context, title) in sections {

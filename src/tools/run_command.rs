@@ -1,0 +1,271 @@
+//! `run_command {command, cwd?, timeout_secs?}`: one program run inside the
+//! agent root, without a shell, with a timeout and capped output. In a job it
+//! runs only after approval (`[approvals] exec`); API keys never reach it.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
+use crate::protocol::{Mode, Tier};
+
+pub const RUN_COMMAND: &str = "run_command";
+
+/// Two-character shell operators (named whole in errors). The command runs
+/// without a shell, so an operator would reach the program as a plain word;
+/// it is refused instead.
+const SHELL_OPERATORS: &[&str] = &[
+    "|", "||", "&&", ";", "&", ">", ">>", "<", "<<", "2>", "2>&1",
+];
+
+pub struct RunCommand;
+
+#[derive(Deserialize)]
+struct Args {
+    command: String,
+    cwd: Option<String>,
+    timeout_secs: Option<u64>,
+}
+
+/// The command as argv words, split like a POSIX shell would (quotes and
+/// escapes), refused if it needs a real shell.
+pub fn argv_of(command: &str) -> Result<Vec<String>, ToolError> {
+    let argv = shell_words::split(command)
+        .map_err(|e| ToolError::invalid("command", format!("cannot split it into words: {e}")))?;
+    if argv.is_empty() {
+        return Err(ToolError::invalid("command", "it is empty"));
+    }
+    if let Some(op) = shell_operator(command) {
+        return Err(ToolError::invalid(
+            "command",
+            format!(
+                "`{op}` needs a shell, and commands run without one; run each program in its \
+                 own call and read or search files with the read tools"
+            ),
+        ));
+    }
+    Ok(argv)
+}
+
+/// The first shell operator outside quotes (`|`, `;`, `&`, `>`, `<`, `$(`,
+/// a backtick), if any.
+fn shell_operator(command: &str) -> Option<String> {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    let mut chars = command.chars().peekable();
+    while let Some(c) = chars.next() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            '|' | ';' | '&' | '>' | '<' | '`' if !single && !double => {
+                let mut op = c.to_string();
+                if let Some(&next) = chars.peek()
+                    && SHELL_OPERATORS.contains(&format!("{c}{next}").as_str())
+                {
+                    op.push(next);
+                }
+                return Some(op);
+            }
+            '$' if !single && !double && chars.peek() == Some(&'(') => return Some("$(".into()),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Whether `argv` starts with the words of one of the `allow` prefixes.
+pub fn allowed(argv: &[String], allow: &[String]) -> bool {
+    allow.iter().any(|prefix| {
+        shell_words::split(prefix).is_ok_and(|words| !words.is_empty() && argv.starts_with(&words))
+    })
+}
+
+/// Whether an environment variable holds a secret the child must not see:
+/// a provider's key variable, or any `*_API_KEY`.
+fn is_secret(name: &str, secrets: &[String]) -> bool {
+    secrets.iter().any(|s| s == name) || name.to_ascii_uppercase().ends_with("_API_KEY")
+}
+
+impl Tool for RunCommand {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: RUN_COMMAND,
+            description: "Run one program in the project (no shell: no pipes, redirects or \
+                `&&`), e.g. \"cargo test -p core\". The user approves each command unless it is \
+                on their allow list. cwd is relative to the agent root. Returns exit_code (null \
+                if it was killed), stdout, stderr, duration_ms and whether output was truncated \
+                or the command timed out.",
+            schema: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "minLength": 1, "description": "The command line, split into words like a shell would."},
+                    "cwd": {"type": "string", "description": "Directory to run in, relative to the agent root. Default: the root."},
+                    "timeout_secs": {"type": "integer", "minimum": 1, "description": "Stop it after this many seconds (capped by the configuration)."}
+                },
+                "required": ["command"],
+                "additionalProperties": false
+            }),
+            tier: Tier::Exec,
+            modes: vec![Mode::Agent],
+        }
+    }
+
+    fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
+        let args: Args = parse_args(args)?;
+        let argv = argv_of(&args.command)?;
+        let dir = ctx.workspace.resolve(args.cwd.as_deref().unwrap_or(""))?;
+        if !dir.abs.is_dir() {
+            return Err(ToolError::invalid(
+                "cwd",
+                format!("`{}` is not a directory of the project", dir.display()),
+            ));
+        }
+        let limit = ctx.exec.timeout_secs.max(1);
+        let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(limit).clamp(1, limit));
+        let cap = usize::try_from(ctx.exec.max_output_bytes).unwrap_or(usize::MAX);
+        let mut command = Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .current_dir(&dir.abs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (name, _) in std::env::vars_os() {
+            if is_secret(&name.to_string_lossy(), &ctx.secrets) {
+                command.env_remove(&name);
+            }
+        }
+        // Its own process group, so a timeout or cancel ends its children too.
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let started = Instant::now();
+        let mut child = command.spawn().map_err(|e| {
+            ToolError::invalid("command", format!("cannot start `{}`: {e}", argv[0]))
+        })?;
+        let pgid = child.id();
+        let stdout = child.stdout.take().map(|s| capture(s, cap));
+        let stderr = child.stderr.take().map(|s| capture(s, cap));
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) => {}
+                Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
+            }
+            let cancelled = ctx.cancel.as_ref().is_some_and(|c| c.is_cancelled());
+            if cancelled || started.elapsed() >= timeout {
+                timed_out = !cancelled;
+                kill_group(pgid);
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let join = |h: Option<std::thread::JoinHandle<(Vec<u8>, bool)>>| {
+            h.and_then(|h| h.join().ok()).unwrap_or_default()
+        };
+        let (out, out_cut) = join(stdout);
+        let (err, err_cut) = join(stderr);
+        Ok(json!({
+            "exit_code": status.and_then(|s| s.code()),
+            "stdout": String::from_utf8_lossy(&out),
+            "stderr": String::from_utf8_lossy(&err),
+            "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            "truncated": out_cut || err_cut,
+            "timed_out": timed_out,
+        }))
+    }
+}
+
+/// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
+fn capture(
+    mut pipe: impl Read + Send + 'static,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    cut |= n > room;
+                }
+            }
+        }
+        (kept, cut)
+    })
+}
+
+fn kill_group(pgid: u32) {
+    if let Ok(pid) = i32::try_from(pgid) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(s: &str) -> Vec<String> {
+        argv_of(s).unwrap()
+    }
+
+    #[test]
+    fn splits_like_a_shell_and_refuses_shell_operators() {
+        assert_eq!(
+            words("cargo test -p 'my crate' \"a b\""),
+            ["cargo", "test", "-p", "my crate", "a b"]
+        );
+        for bad in [
+            "ls | wc",
+            "ls|wc",
+            "a;b",
+            "sleep 1 &",
+            "echo `id`",
+            "make && rm -rf x",
+            "echo hi > f",
+            "a; b",
+            "echo $(id)",
+        ] {
+            let e = argv_of(bad).unwrap_err().to_string();
+            assert!(e.contains("needs a shell"), "{bad}: {e}");
+        }
+        assert!(argv_of("   ").is_err());
+        assert!(argv_of("echo 'unclosed").is_err());
+        // Quoted operators are plain words.
+        assert_eq!(words("grep '|' f"), ["grep", "|", "f"]);
+    }
+
+    #[test]
+    fn allow_list_matches_whole_leading_words() {
+        let allow = vec!["cargo test".to_string(), "git status".to_string()];
+        assert!(allowed(&words("cargo test -p x"), &allow));
+        assert!(allowed(&words("git status"), &allow));
+        assert!(!allowed(&words("cargo testify"), &allow));
+        assert!(!allowed(&words("cargo"), &allow));
+        assert!(!allowed(&words("git push"), &allow));
+        assert!(!allowed(&words("rm -rf /"), &[String::new()]));
+    }
+
+    #[test]
+    fn secrets_are_the_configured_variables_and_any_api_key() {
+        let secrets = vec!["MY_LLM_TOKEN".to_string()];
+        assert!(is_secret("MY_LLM_TOKEN", &secrets));
+        assert!(is_secret("OPENAI_API_KEY", &secrets));
+        assert!(is_secret("custom_api_key", &secrets));
+        assert!(!is_secret("PATH", &secrets));
+    }
+}

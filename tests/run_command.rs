@@ -1,0 +1,256 @@
+//! `run_command` through the real binary: the approval policies of
+//! `[approvals] exec` in a headless job (denied: nobody can be asked;
+//! allow-listed: runs; never: refused), what the command sees (no API keys,
+//! the agent root, no shell), timeouts that end the whole process group,
+//! capped output and the audit record.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::jobs::{KEY, config_with, exec, sse};
+use support::llm_server::{LlmServer, openai};
+use support::{Env, code, stdout};
+
+const AGENT: &str = "retry_base_delay_ms = 10\nmax_retries = 0\nrequest_timeout_secs = 5";
+
+/// A job whose model runs `command` once, then answers.
+fn run_in_job(env: &Env, root: &Path, command: &str, tables: &str) -> (Vec<Value>, LlmServer) {
+    let args = json!({ "command": command }).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &args)])),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config_with(
+        env,
+        "openai",
+        &server.url(),
+        "",
+        &format!("{AGENT}\n{tables}"),
+    );
+    let run = exec(env, &cfg, root, &["--json", "run it"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    (run.events(), server)
+}
+
+fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == t).collect()
+}
+
+/// What the model was told about its call (the tool result it got back).
+fn tool_result_sent(server: &LlmServer) -> String {
+    let requests = server.requests();
+    let messages = requests[1].body["messages"].as_array().unwrap().clone();
+    messages
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .unwrap()
+}
+
+#[test]
+fn individual_asks_and_a_headless_run_denies() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran.txt");
+    let command = format!("touch {}", marker.display());
+    let (events, server) = run_in_job(&env, dir.path(), &command, "");
+    let asked = of_type(&events, "approval.requested");
+    assert_eq!(asked.len(), 1);
+    assert_eq!(asked[0]["data"]["arguments"]["command"], command.as_str());
+    assert_eq!(asked[0]["data"]["cwd"], ".");
+    assert_eq!(
+        asked[0]["data"]["root"],
+        dir.path().canonicalize().unwrap().display().to_string()
+    );
+    let resolved = of_type(&events, "approval.resolved");
+    assert_eq!(resolved[0]["data"]["approved"], false);
+    assert!(
+        resolved[0]["data"]["by"]
+            .as_str()
+            .unwrap()
+            .starts_with("no_user")
+    );
+    assert!(!marker.exists(), "a denied command never runs");
+    let told = tool_result_sent(&server);
+    assert!(
+        told.contains("denied") && told.contains("nobody could be asked"),
+        "{told}"
+    );
+    // The job waited for the user while the question was open.
+    let statuses: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let at = statuses
+        .iter()
+        .position(|t| *t == "approval.requested")
+        .unwrap();
+    assert_eq!(statuses[at + 1], "approval.resolved");
+}
+
+#[test]
+fn allowlisted_auto_runs_allowed_commands_unasked() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh -c\"]";
+    // The command sees the agent root as its directory and no API keys.
+    let (events, server) = run_in_job(
+        &env,
+        dir.path(),
+        "sh -c 'pwd; echo key=${TEST_LLM_KEY:-none} other=${OTHER_API_KEY:-none}; echo oops >&2; exit 3'",
+        tables,
+    );
+    assert!(of_type(&events, "approval.requested").is_empty());
+    let resolved = of_type(&events, "approval.resolved");
+    assert_eq!(resolved[0]["data"]["by"], "allowlist");
+    let done = of_type(&events, "tool.call.completed");
+    let result = &done[0]["data"]["result"];
+    assert_eq!(done[0]["data"]["ok"], true);
+    assert_eq!(result["exit_code"], 3);
+    let out = result["stdout"].as_str().unwrap();
+    assert!(
+        out.starts_with(&dir.path().canonicalize().unwrap().display().to_string()),
+        "{out}"
+    );
+    assert!(out.contains("key=none other=none"), "the key leaked: {out}");
+    assert!(!out.contains(KEY));
+    assert_eq!(result["stderr"], "oops\n");
+    assert_eq!(result["truncated"], false);
+    assert!(tool_result_sent(&server).contains("\"exit_code\":3"));
+
+    // Not on the list: asked (and so denied here).
+    let (events, _server) = run_in_job(&env, dir.path(), "rm -rf sub", tables);
+    assert_eq!(of_type(&events, "approval.requested").len(), 1);
+    assert!(dir.path().join("sub").exists());
+}
+
+#[test]
+fn never_refuses_and_shell_syntax_is_refused_before_asking() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let (events, server) = run_in_job(&env, dir.path(), "echo hi", "[approvals]\nexec = \"never\"");
+    assert!(of_type(&events, "approval.requested").is_empty());
+    let done = of_type(&events, "tool.call.completed");
+    assert_eq!(done[0]["data"]["error"]["code"], "not_approved");
+    assert!(tool_result_sent(&server).contains("approvals.exec = \\\"never\\\""));
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(
+        !offered.contains("run_command"),
+        "switched off, so not offered"
+    );
+
+    let (events, _) = run_in_job(&env, dir.path(), "ls | wc -l", "");
+    assert!(of_type(&events, "approval.requested").is_empty());
+    let done = of_type(&events, "tool.call.completed");
+    assert!(
+        done[0]["data"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("needs a shell")
+    );
+}
+
+#[test]
+fn run_command_is_offered_only_in_agent_mode() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let server = LlmServer::start(vec![sse(openai::text(&["fine"]))]);
+    let cfg = config_with(&env, "openai", &server.url(), "", AGENT);
+    let run = exec(&env, &cfg, dir.path(), &["--mode", "ask", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("run_command"), "{offered}");
+}
+
+/// `agent-tui tool run_command` runs it directly (the user typed it).
+fn tool(env: &Env, root: &Path, args: Value, config: &str) -> (i32, Value) {
+    let cfg = env.home.path().join("tool.toml");
+    std::fs::write(&cfg, config).unwrap();
+    let out = env
+        .cmd()
+        .env("OPENAI_API_KEY", "sk-must-not-leak")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["tool", "run_command", &args.to_string(), "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    (code(&out), serde_json::from_str(&stdout(&out)).unwrap())
+}
+
+#[test]
+fn timeouts_end_the_process_group_and_output_is_capped() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    // The shell starts a grandchild that would outlive a plain kill.
+    let command = format!("sh -c 'sleep 30 & echo $! > {}; wait'", pid_file.display());
+    let started = std::time::Instant::now();
+    let (c, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": command, "timeout_secs": 1}),
+        "",
+    );
+    assert_eq!(c, 0, "{result}");
+    assert!(started.elapsed().as_secs_f64() < 5.0);
+    assert_eq!(result["timed_out"], true);
+    assert_eq!(result["exit_code"], Value::Null);
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let alive = Path::new("/proc").join(pid.trim());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while alive.exists()
+        && !std::fs::read_to_string(alive.join("stat")).is_ok_and(|s| s.contains(") Z "))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the grandchild survived the timeout"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "seq 1 100000"}),
+        "[exec]\nmax_output_bytes = 1000\n",
+    );
+    assert_eq!(result["truncated"], true);
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 1000);
+    assert_eq!(result["exit_code"], 0);
+
+    let (_, result) = tool(&env, dir.path(), json!({"command": "env"}), "");
+    assert!(
+        !result["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("sk-must-not-leak")
+    );
+}
+
+#[test]
+fn bad_commands_and_directories_get_clear_errors() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    for (args, needle) in [
+        (
+            json!({"command": "no-such-program-xyz"}),
+            "cannot start `no-such-program-xyz`",
+        ),
+        (
+            json!({"command": "ls", "cwd": "../"}),
+            "leaves the agent root",
+        ),
+        (
+            json!({"command": "ls", "cwd": "missing"}),
+            "not a directory",
+        ),
+        (json!({"command": "echo 'open"}), "cannot split"),
+    ] {
+        let (c, result) = tool(&env, dir.path(), args.clone(), "");
+        assert_eq!(c, 1, "{args}: {result}");
+        let message = result["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{args}: {message}");
+    }
+}
