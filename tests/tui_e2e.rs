@@ -30,26 +30,7 @@ fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
         cfg = cfg.display(),
         root = root.display(),
     );
-    let tmux = Tmux {
-        socket: format!("agent-tui-{name}-{}", std::process::id()),
-    };
-    let started = tmux
-        .cmd()
-        .args([
-            "new-session",
-            "-d",
-            "-s",
-            "e2e",
-            "-x",
-            "120",
-            "-y",
-            "36",
-            &command,
-        ])
-        .status()
-        .unwrap();
-    assert!(started.success());
-    tmux
+    Tmux::start(name, &command, (120, 36))
 }
 
 #[test]
@@ -138,49 +119,12 @@ fn sigterm_restores_the_terminal() {
         root = root.display(),
         out = out.display(),
     );
-    let tmux = Tmux {
-        socket: format!("agent-tui-term-{}", std::process::id()),
-    };
-    assert!(
-        tmux.cmd()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "e2e",
-                "-x",
-                "100",
-                "-y",
-                "30",
-                &command
-            ])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let tmux = Tmux::start("term", &command, (100, 30));
     tmux.wait_for("agent ›");
     // While the TUI runs the terminal is raw.
-    let pane_tty = tmux
-        .cmd()
-        .args(["display", "-p", "-t", "e2e", "#{pane_tty}"])
-        .output()
-        .unwrap();
-    let tty = String::from_utf8_lossy(&pane_tty.stdout).trim().to_string();
-    let during = Command::new("stty")
-        .args(["-a", "-F", &tty])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&during.stdout).contains("-icanon"),
-        "raw while running"
-    );
+    assert!(tmux.stty().contains("-icanon"), "raw while running");
     // The pane runs `sh`, whose child is the TUI.
-    let shell = tmux
-        .cmd()
-        .args(["display", "-p", "-t", "e2e", "#{pane_pid}"])
-        .output()
-        .unwrap();
-    let shell = String::from_utf8_lossy(&shell.stdout).trim().to_string();
+    let shell = tmux.pane("#{pane_pid}");
     let pids = Command::new("pgrep").args(["-P", &shell]).output().unwrap();
     let pid = String::from_utf8_lossy(&pids.stdout)
         .lines()
@@ -306,37 +250,11 @@ fn a_panic_in_any_thread_restores_the_terminal() {
         exe = std::env::current_exe().unwrap().display(),
         out = out.display(),
     );
-    let tmux = Tmux {
-        socket: format!("agent-tui-panic-{}", std::process::id()),
-    };
-    assert!(
-        tmux.cmd()
-            .args(["new-session", "-d", "-s", "e2e", "-x", "100", "-y", "30"])
-            .arg(&command)
-            .status()
-            .unwrap()
-            .success()
-    );
+    let tmux = Tmux::start("panic", &command, (100, 30));
     tmux.wait_for("child running");
-    let pane = |format: &str| {
-        let out = tmux
-            .cmd()
-            .args(["display", "-p", "-t", "e2e", format])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    };
-    let tty = pane("#{pane_tty}");
-    let stty = |tty: &str| {
-        let out = Command::new("stty")
-            .args(["-a", "-F", tty])
-            .output()
-            .unwrap();
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    };
-    assert!(stty(&tty).contains("-icanon"), "raw while running");
+    assert!(tmux.stty().contains("-icanon"), "raw while running");
     assert_eq!(
-        pane("#{alternate_on} #{mouse_any_flag}"),
+        tmux.pane("#{alternate_on} #{mouse_any_flag}"),
         "1 1",
         "alternate screen and mouse capture while running"
     );
@@ -357,7 +275,7 @@ fn a_panic_in_any_thread_restores_the_terminal() {
         after.contains(" icanon") && after.contains(" echo "),
         "cooked mode again:\n{after}"
     );
-    assert_eq!(pane("#{alternate_on} #{mouse_any_flag}"), "0 0");
+    assert_eq!(tmux.pane("#{alternate_on} #{mouse_any_flag}"), "0 0");
     tmux.wait_for("boom in a background thread");
 }
 

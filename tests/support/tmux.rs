@@ -11,6 +11,50 @@ pub struct Tmux {
 }
 
 impl Tmux {
+    /// A new server named after `name` running `command` in a `w`x`h` pane.
+    pub fn start(name: &str, command: &str, (w, h): (u16, u16)) -> Tmux {
+        let tmux = Tmux {
+            socket: format!("agent-tui-{name}-{}", std::process::id()),
+        };
+        let (w, h) = (w.to_string(), h.to_string());
+        let started = tmux
+            .cmd()
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "e2e",
+                "-x",
+                &w,
+                "-y",
+                &h,
+                command,
+            ])
+            .status()
+            .unwrap();
+        assert!(started.success());
+        tmux
+    }
+
+    /// A tmux format of the pane, e.g. `#{pane_tty}` or `#{alternate_on}`.
+    pub fn pane(&self, format: &str) -> String {
+        let out = self
+            .cmd()
+            .args(["display", "-p", "-t", "e2e", format])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// `stty -a` of the pane's terminal.
+    pub fn stty(&self) -> String {
+        let out = Command::new("stty")
+            .args(["-a", "-F", &self.pane("#{pane_tty}")])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub fn cmd(&self) -> Command {
         let mut c = Command::new("tmux");
         c.args(["-L", &self.socket]);
