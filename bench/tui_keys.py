@@ -55,31 +55,26 @@ def first_byte(fd, timeout=2.0):
     return time.perf_counter()
 
 
+def time_key(fd, samples, name, data, settle):
+    """Sends one key to a quiet app and records how long its frame took."""
+    drain(fd, settle)
+    t0 = time.perf_counter()
+    os.write(fd, data)
+    t1 = first_byte(fd)
+    if t1 is not None:
+        samples.setdefault(name, []).append((t1 - t0) * 1000)
+
+
 def measure(fd, rounds, settle):
     samples = {}
     for _ in range(rounds):
         # Input focused: type, delete, cycle the mode.
         for name, data in KEYS:
-            drain(fd, settle)
-            t0 = time.perf_counter()
-            os.write(fd, data)
-            t1 = first_byte(fd)
-            if t1 is not None:
-                samples.setdefault(name, []).append((t1 - t0) * 1000)
-        # Tab x2 reaches the tree from the input (input -> tree).
-        drain(fd, settle)
-        t0 = time.perf_counter()
-        os.write(fd, b"\t")
-        t1 = first_byte(fd)
-        if t1 is not None:
-            samples.setdefault("tab focus", []).append((t1 - t0) * 1000)
+            time_key(fd, samples, name, data, settle)
+        # One Tab moves the focus from the input to the tree.
+        time_key(fd, samples, "tab focus", b"\t", settle)
         for name, data in TREE_KEYS:
-            drain(fd, settle)
-            t0 = time.perf_counter()
-            os.write(fd, data)
-            t1 = first_byte(fd)
-            if t1 is not None:
-                samples.setdefault(name, []).append((t1 - t0) * 1000)
+            time_key(fd, samples, name, data, settle)
         # Back to the input: Tab twice more.
         os.write(fd, b"\t\t")
     return samples

@@ -79,6 +79,13 @@ fn individual_asks_and_a_headless_run_denies() {
         told.contains("denied") && told.contains("nobody could be asked"),
         "{told}"
     );
+    let audit = env.audit_records();
+    assert!(
+        audit
+            .iter()
+            .any(|r| r["action"] == "approval" && r["target"] == "c1" && r["approved"] == false),
+        "{audit:?}"
+    );
     // The job waited for the user while the question was open.
     let statuses: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     let at = statuses

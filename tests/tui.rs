@@ -191,8 +191,15 @@ fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
         assert!(pages.contains(k), "help lacks {k}:\n{pages}");
     }
     assert!(matches!(app.overlay, Overlay::Help { scroll } if scroll > 0));
+    // Scrolling stops at the last line; the first key back up shows.
+    for _ in 0..20 {
+        app.on_key(key(KeyCode::PageDown));
+    }
+    let bottom = screen(&app, 60, 15);
+    assert!(bottom.contains("deny it"), "{bottom}");
     app.on_key(key(KeyCode::Char('k')));
     assert!(matches!(app.overlay, Overlay::Help { .. }));
+    assert_ne!(screen(&app, 60, 15), bottom, "k moves at once");
     app.on_key(key(KeyCode::Char('x')));
     assert_eq!(app.overlay, Overlay::None);
 }

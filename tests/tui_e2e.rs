@@ -193,7 +193,7 @@ fn a_hunk_edited_in_the_review_is_what_gets_written() {
     tmux.wait_for("Applied 1 hunk(s) to a.txt");
     assert_eq!(read(root, "a.txt"), "alpha\nBeta (mine)\ndelta\ngamma\n");
     // The session remembers who wrote the hunk.
-    let sessions = walk(&env.home.path().join("state"));
+    let sessions = env.state_files();
     assert!(
         sessions
             .iter()
@@ -203,19 +203,13 @@ fn a_hunk_edited_in_the_review_is_what_gets_written() {
                 .contains(r#""origin":"user""#)),
         "{sessions:?}"
     );
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            out.extend(walk(&path));
-        } else {
-            out.push(path);
-        }
-    }
-    out
+    let audit = env.audit_records();
+    assert!(
+        audit
+            .iter()
+            .any(|r| r["action"] == "edit_hunk" && r["target"] == "h_1" && r["approved"] == true),
+        "{audit:?}"
+    );
 }
 
 /// Run by `a_panic_in_any_thread_restores_the_terminal` inside tmux: takes

@@ -496,47 +496,24 @@ impl Job<'_> {
         });
         json!({ "answer": answer })
     }
-}
 
-impl Job<'_> {
     /// The `[approvals]` gate of an `individual` call: refused, run at once,
     /// or the user is asked and the job waits (`waiting_for_user`).
     async fn approve(&mut self, call: &ToolCall) -> Result<(), Value> {
-        let by = match approval::gate(&self.ctx.config, call) {
+        let (approved, by) = match approval::gate(&self.ctx.config, call) {
             Gate::Refuse(error) => return Err(error),
-            Gate::Auto => {
-                self.emit.emit(EventBody::ApprovalResolved {
-                    tool_call_id: call.tool_call_id.clone(),
-                    approved: true,
-                    by: "allowlist".into(),
-                });
-                return Ok(());
-            }
+            Gate::Auto => (true, "allowlist".to_string()),
             Gate::Ask => {
-                let cwd = call.arguments["cwd"].as_str().unwrap_or(".").to_string();
                 self.emit.emit(EventBody::ApprovalRequested {
                     tool_call_id: call.tool_call_id.clone(),
                     name: call.name.clone(),
                     arguments: call.arguments.clone(),
                     root: self.ctx.workspace.root().display().to_string(),
-                    cwd,
+                    cwd: call.arguments["cwd"].as_str().unwrap_or(".").to_string(),
                 });
-                loop {
-                    match self.answers.recv().await {
-                        Some(UserReply::Approval {
-                            tool_call_id,
-                            approved,
-                            reason,
-                        }) if tool_call_id == call.tool_call_id => {
-                            break (approved, reason.unwrap_or_else(|| "user".into()));
-                        }
-                        Some(_) => continue,
-                        None => break (false, "no_user".into()),
-                    }
-                }
+                self.await_approval(&call.tool_call_id).await
             }
         };
-        let (approved, by) = by;
         self.emit.emit(EventBody::ApprovalResolved {
             tool_call_id: call.tool_call_id.clone(),
             approved,
@@ -546,6 +523,23 @@ impl Job<'_> {
             Ok(())
         } else {
             Err(approval::denied(call, &by))
+        }
+    }
+
+    /// The front end's decision on `tool_call_id`: (approved, who decided).
+    async fn await_approval(&mut self, tool_call_id: &str) -> (bool, String) {
+        loop {
+            match self.answers.recv().await {
+                Some(UserReply::Approval {
+                    tool_call_id: id,
+                    approved,
+                    reason,
+                }) if id == tool_call_id => {
+                    return (approved, reason.unwrap_or_else(|| "user".into()));
+                }
+                Some(_) => continue,
+                None => return (false, "no_user".into()),
+            }
         }
     }
 }

@@ -21,7 +21,7 @@ use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use sha2::{Digest, Sha256};
+use crate::workspace::sha256_hex;
 
 /// `prev` of the first record.
 const GENESIS: &str = "sha256:0000000000000000000000000000000000000000000000000000000000000000";
@@ -91,18 +91,6 @@ impl AuditRecord {
         let bytes = serde_json::to_vec(&canonical)?;
         Ok(sha256_hex(&bytes))
     }
-}
-
-fn sha256_hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(7 + 64);
-    out.push_str("sha256:");
-    for b in digest.as_slice() {
-        out.push(char::from(HEX[usize::from(b >> 4)]));
-        out.push(char::from(HEX[usize::from(b & 0xf)]));
-    }
-    out
 }
 
 #[derive(Debug, thiserror::Error)]

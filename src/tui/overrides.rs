@@ -75,6 +75,48 @@ impl KeyMap {
         })
     }
 
+    /// The help, one section per pane or dialog with a heading, in the
+    /// order the overlay shows them: (heading, [(key label, text)]).
+    pub fn help_sections(&self) -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+        const SECTIONS: [(Context, &str); 11] = [
+            (Context::Global, "Everywhere"),
+            (Context::Input, "Input"),
+            (Context::Chat, "Chat"),
+            (Context::Tree, "File tree"),
+            (Context::Preview, "Preview"),
+            (Context::Review, "Review"),
+            (Context::HunkEditor, "Hunk editor"),
+            (Context::RollbackDialog, "Roll back"),
+            (Context::Checkpoints, "Checkpoints"),
+            (Context::Sessions, "Session picker"),
+            (Context::Approval, "Approval"),
+        ];
+        let rows = self.help_rows();
+        SECTIONS
+            .iter()
+            .map(|(context, title)| {
+                let keys = rows
+                    .iter()
+                    .filter(|r| r.2 == *context)
+                    .map(|(label, help, _)| (label.clone(), *help))
+                    .collect();
+                (*title, keys)
+            })
+            .filter(|(_, keys): &(_, Vec<_>)| !keys.is_empty())
+            .collect()
+    }
+
+    /// How many lines the help overlay has: a heading and a blank line
+    /// between sections, one line per key.
+    pub fn help_line_count(&self) -> usize {
+        let sections = self.help_sections();
+        sections
+            .iter()
+            .map(|(_, keys)| keys.len() + 1)
+            .sum::<usize>()
+            + sections.len().saturating_sub(1)
+    }
+
     /// Help rows with rebound keys shown as configured.
     pub fn help_rows(&self) -> Vec<(String, &'static str, Context)> {
         let mut rows: Vec<(String, &'static str, Context)> = Vec::new();

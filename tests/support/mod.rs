@@ -68,6 +68,42 @@ impl Env {
     }
 }
 
+impl Env {
+    /// Every file under the state dir (`AGENT_TUI_HOME`).
+    pub fn state_files(&self) -> Vec<std::path::PathBuf> {
+        walk(&self.home.path().join("state"))
+    }
+
+    /// The records of every audit log under the state dir.
+    pub fn audit_records(&self) -> Vec<Value> {
+        self.state_files()
+            .iter()
+            .filter(|p| p.file_name().is_some_and(|n| n == "audit.jsonl"))
+            .flat_map(|p| {
+                std::fs::read_to_string(p)
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<Value>>()
+            })
+            .collect()
+    }
+}
+
+/// Every file below `dir`, recursively; none if it does not exist.
+pub fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
 pub fn code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
 }

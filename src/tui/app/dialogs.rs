@@ -25,8 +25,9 @@ impl App {
                 if step == 0 {
                     self.overlay = Overlay::None;
                 } else {
-                    // The renderer clamps it to the last page.
-                    *scroll = (*scroll as isize + step).clamp(0, 500) as usize;
+                    // Like a preview: down to the last line at the top.
+                    let last = self.keymap.help_line_count().saturating_sub(1) as isize;
+                    *scroll = (*scroll as isize + step).clamp(0, last) as usize;
                 }
                 Some(Vec::new())
             }

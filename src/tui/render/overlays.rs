@@ -340,9 +340,8 @@ pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: us
     let columns = (rect.width.saturating_sub(2) / 60).max(1) as usize;
     let height = rect.height.saturating_sub(2).max(1) as usize;
     let per_page = height * columns;
-    let last = lines.len().saturating_sub(per_page);
-    let scroll = scroll.min(last);
-    let more = if scroll < last {
+    // Like a preview, scrolling stops with the last line at the top.
+    let more = if scroll + per_page < lines.len() {
         " ↓ more · j/k/PgDn scroll · other keys close "
     } else {
         " j/k scroll · other keys close "
@@ -365,27 +364,8 @@ pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: us
 
 /// The key table as help lines: a heading per pane or dialog, then its keys.
 fn help_lines(app: &App) -> Vec<Line<'static>> {
-    use crate::tui::keymap::Context;
-    let rows = app.keymap.help_rows();
-    let sections = [
-        (Context::Global, "Everywhere"),
-        (Context::Input, "Input"),
-        (Context::Chat, "Chat"),
-        (Context::Tree, "File tree"),
-        (Context::Preview, "Preview"),
-        (Context::Review, "Review"),
-        (Context::HunkEditor, "Hunk editor"),
-        (Context::RollbackDialog, "Roll back"),
-        (Context::Checkpoints, "Checkpoints"),
-        (Context::Sessions, "Session picker"),
-        (Context::Approval, "Approval"),
-    ];
     let mut lines = Vec::new();
-    for (context, title) in sections {
-        let keys: Vec<_> = rows.iter().filter(|r| r.2 == context).collect();
-        if keys.is_empty() {
-            continue;
-        }
+    for (title, keys) in app.keymap.help_sections() {
         if !lines.is_empty() {
             lines.push(Line::from(""));
         }
@@ -393,10 +373,10 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
             title,
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         )));
-        for (label, help, _) in keys {
+        for (label, help) in keys {
             lines.push(Line::from(vec![
                 Span::styled(format!("{label:>12} "), Style::new().fg(Color::Cyan)),
-                Span::raw(*help),
+                Span::raw(help),
             ]));
         }
     }
