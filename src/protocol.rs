@@ -131,6 +131,10 @@ pub enum EventBody {
     /// the attempt that failed.
     #[serde(rename = "llm.delta")]
     LlmDelta { text: String, attempt: u32 },
+    /// Streamed thinking of the model: shown apart (collapsed), never part
+    /// of the answer and never sent back. `attempt` as in `llm.delta`.
+    #[serde(rename = "llm.reasoning")]
+    LlmReasoning { text: String, attempt: u32 },
     #[serde(rename = "tool.call.requested")]
     ToolCallRequested {
         tool_call_id: String,
@@ -289,6 +293,7 @@ impl EventBody {
             EventBody::JobFailed { .. } => Some(JobStatus::Failed),
             EventBody::JobCancelled {} => Some(JobStatus::Cancelled),
             EventBody::LlmDelta { .. }
+            | EventBody::LlmReasoning { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ToolCallRequested { .. }

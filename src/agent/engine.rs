@@ -499,8 +499,10 @@ impl Engine {
                 | EventBody::ToolCallCompleted { .. }
                 | EventBody::UsageUpdated { .. }
         );
-        if matches!(event.body, EventBody::LlmDelta { .. })
-            || (optional && *count >= self.ctx.config.sessions.max_events_per_job)
+        if matches!(
+            event.body,
+            EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
+        ) || (optional && *count >= self.ctx.config.sessions.max_events_per_job)
         {
             return;
         }

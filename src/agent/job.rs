@@ -15,7 +15,7 @@ use super::emit::{Emitter, JobMsg};
 use super::prompt::system_prompt;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
-use crate::llm::{LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
+use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
 use crate::protocol::{CompactReason, EventBody, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, ProposedEdit};
 
@@ -425,11 +425,17 @@ impl Job<'_> {
         let mut attempt = 1;
         loop {
             let emit = &mut *self.emit;
-            let mut sink = |text: &str| {
+            let mut sink = |delta: Delta<'_>| {
                 if visible {
-                    emit.emit(EventBody::LlmDelta {
-                        text: text.to_string(),
-                        attempt,
+                    emit.emit(match delta {
+                        Delta::Text(text) => EventBody::LlmDelta {
+                            text: text.to_string(),
+                            attempt,
+                        },
+                        Delta::Reasoning(text) => EventBody::LlmReasoning {
+                            text: text.to_string(),
+                            attempt,
+                        },
                     });
                 }
             };

@@ -113,6 +113,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     EventBody::JobCancelled {} => return Exit::Interrupted,
                     EventBody::JobStarted { .. }
                     | EventBody::LlmDelta { .. }
+                    | EventBody::LlmReasoning { .. }
                     | EventBody::ToolCallRequested { .. }
                     | EventBody::ToolCallCompleted { .. }
                     | EventBody::ClarificationReceived { .. }

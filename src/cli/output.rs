@@ -78,6 +78,8 @@ pub struct Printer {
     at_line_start: bool,
     printed_answer: bool,
     attempt: u32,
+    /// Whether "thinking" was said for the model's current reasoning.
+    thinking_noted: bool,
 }
 
 impl Printer {
@@ -88,6 +90,7 @@ impl Printer {
             at_line_start: true,
             printed_answer: false,
             attempt: 1,
+            thinking_noted: false,
         }
     }
 
@@ -98,7 +101,10 @@ impl Printer {
 
     pub fn print(&mut self, event: &Event) {
         self.write(event);
-        if !matches!(event.body, EventBody::LlmDelta { .. }) {
+        if !matches!(
+            event.body,
+            EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
+        ) {
             self.flush();
         }
     }
@@ -127,6 +133,15 @@ impl Printer {
                 }
                 self.out(text);
                 self.printed_answer = true;
+                self.thinking_noted = false;
+            }
+            // Thinking stays off stdout (it is not the answer): one note on
+            // stderr says why the answer has not started.
+            EventBody::LlmReasoning { .. } if !self.thinking_noted => {
+                self.thinking_noted = true;
+                self.end_line();
+                self.flush();
+                eprintln!("· thinking…");
             }
             EventBody::ToolCallRequested {
                 name, arguments, ..
@@ -237,6 +252,7 @@ impl Printer {
             | EventBody::ApplyStarted { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::UsageUpdated { .. }
+            | EventBody::LlmReasoning { .. }
             | EventBody::RollbackStarted { .. } => {}
         }
     }

@@ -8,7 +8,8 @@ use serde_json::{Value, json};
 
 use super::http::{self, Endpoint, WireAdapter};
 use super::openai::parse_arguments;
-use super::{FinishReason, LlmError, Message, Request, TextSink, ToolCall, Turn};
+use super::think::Pending;
+use super::{Delta, FinishReason, LlmError, Message, Request, TextSink, ToolCall, Turn};
 use crate::protocol::Usage;
 
 const API_VERSION: &str = "2023-06-01";
@@ -44,7 +45,7 @@ impl Anthropic {
         let mut events = http::SseBatches::new(response, &url, self.ep.idle);
         let mut state = StreamState::default();
         let mut batch = Vec::new();
-        let mut text = String::new();
+        let mut pending = Pending::default();
         while events.next(&mut batch).await? {
             for event in batch.drain(..) {
                 if event.data.trim().is_empty() {
@@ -56,19 +57,19 @@ impl Anthropic {
                 } else {
                     event.event.clone()
                 };
-                match state.absorb(&kind, &data, &mut |t: &str| text.push_str(t)) {
+                match state.absorb(&kind, &data, &mut |d: Delta<'_>| pending.push(d)) {
                     Ok(false) => {}
                     Ok(true) => {
-                        http::flush_text(&mut text, on_text);
+                        pending.flush(on_text);
                         return Ok(state.into_turn());
                     }
                     Err((error, retryable)) => {
-                        http::flush_text(&mut text, on_text);
+                        pending.flush(on_text);
                         return Err(http::in_stream_error(&url, &error, retryable));
                     }
                 }
             }
-            http::flush_text(&mut text, on_text);
+            pending.flush(on_text);
         }
         Err(LlmError::StreamCut {
             url,
@@ -221,7 +222,12 @@ impl StreamState {
                     Some("text_delta") => {
                         if let Some(text) = delta["text"].as_str() {
                             self.text.push_str(text);
-                            on_text(text);
+                            on_text(Delta::Text(text));
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(thinking) = delta["thinking"].as_str() {
+                            on_text(Delta::Reasoning(thinking));
                         }
                     }
                     Some("input_json_delta") => {
@@ -351,7 +357,11 @@ mod tests {
     fn stream_events_assemble_text_and_tools() {
         let mut state = StreamState::default();
         let mut seen = String::new();
-        let mut sink = |t: &str| seen.push_str(t);
+        let mut sink = |d: Delta<'_>| {
+            if let Delta::Text(t) = d {
+                seen.push_str(t)
+            }
+        };
         let events = [
             (
                 "message_start",

@@ -320,14 +320,6 @@ impl SseBatches {
     }
 }
 
-/// Hands streamed text on and empties the buffer.
-pub fn flush_text(text: &mut String, on_text: TextSink<'_>) {
-    if !text.is_empty() {
-        on_text(text);
-        text.clear();
-    }
-}
-
 /// Groups a stream's items into batches: each batch is one item waited
 /// for plus every item already there, so a burst becomes one batch (and
 /// one delta). When items come faster than `BATCH_NAP` apart, it waits that

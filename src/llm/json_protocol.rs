@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 
 use super::json_action::{self, Action, PromptTool};
-use super::{FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
+use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
 use crate::context::ServerWindow;
 
 pub struct JsonProtocol {
@@ -52,10 +52,18 @@ impl JsonProtocol {
         };
         // The reply may be a JSON action, which is not for the user's eyes:
         // hold the text back until it is known to be the answer.
-        let mut held = |_: &str| {};
+        let mut thinking = String::new();
+        let mut held = |d: Delta<'_>| {
+            if let Delta::Reasoning(t) = d {
+                thinking.push_str(t);
+            }
+        };
         let turn = self.inner.step(plain, &mut held).await?;
+        if !thinking.is_empty() {
+            on_text(Delta::Reasoning(&thinking));
+        }
         if request.tools.is_empty() {
-            on_text(&turn.text);
+            on_text(Delta::Text(&turn.text));
             return Ok(turn);
         }
         Ok(match json_action::extract_action(&turn.text) {
@@ -72,7 +80,7 @@ impl JsonProtocol {
                 ..turn
             },
             Action::Final(answer) => {
-                on_text(&answer);
+                on_text(Delta::Text(&answer));
                 Turn {
                     text: answer,
                     ..turn

@@ -13,6 +13,7 @@ mod openai_wire;
 mod overflow;
 mod retry;
 mod sse;
+mod think;
 
 pub use error::{LlmError, Overflow};
 pub use retry::RetryPolicy;
@@ -146,8 +147,18 @@ pub struct Turn {
     pub invalid_action: Option<String>,
 }
 
-/// Receives streamed answer text as it arrives.
-pub type TextSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+/// A piece of a streamed reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delta<'a> {
+    /// Answer text.
+    Text(&'a str),
+    /// The model's thinking (`reasoning_content`, Anthropic thinking blocks,
+    /// a leading `<think>` block): shown apart, never part of the answer.
+    Reasoning(&'a str),
+}
+
+/// Receives the streamed reply as it arrives.
+pub type TextSink<'a> = &'a mut (dyn FnMut(Delta<'_>) + Send);
 
 /// A language model endpoint speaking one wire protocol.
 pub trait Provider: Send + Sync {

@@ -2,23 +2,31 @@
 //! `stream: true` (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter ...).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::http::{self, Endpoint, WireAdapter};
 use super::openai_wire::{WireChunk, request_body, wire};
-use super::{FinishReason, LlmError, Request, TextSink, ToolCall, Turn, discover};
+use super::think::{Pending, ThinkTags};
+use super::{Delta, FinishReason, LlmError, Request, TextSink, ToolCall, Turn, discover};
 use crate::context::ServerWindow;
 use crate::protocol::Usage;
 
 pub struct OpenAi {
     ep: Endpoint,
+    /// Cleared once the server refuses `stream_options` (some reject fields
+    /// they do not know); streams then carry no usage and it is estimated.
+    usage_in_stream: AtomicBool,
 }
 
 impl OpenAi {
     pub fn new(ep: Endpoint) -> OpenAi {
-        OpenAi { ep }
+        OpenAi {
+            ep,
+            usage_in_stream: AtomicBool::new(true),
+        }
     }
 
     fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -35,16 +43,34 @@ impl OpenAi {
         stream: bool,
     ) -> Result<(reqwest::Response, String), LlmError> {
         let url = format!("{}/chat/completions", self.ep.base_url);
-        let body = request_body(&self.ep, request, stream);
-        let response = http::send(
-            self.authorized(self.ep.client.post(&url))
+        let usage = stream && self.usage_in_stream.load(Ordering::Relaxed);
+        match self
+            .send(&url, request_body(&self.ep, request, stream, usage))
+            .await
+        {
+            Err(LlmError::Status {
+                status: 400 | 422,
+                message,
+                ..
+            }) if usage && message.contains("stream_options") => {
+                // Asked once more without the field, and never again.
+                self.usage_in_stream.store(false, Ordering::Relaxed);
+                let body = request_body(&self.ep, request, stream, false);
+                Ok((self.send(&url, body).await?, url))
+            }
+            result => Ok((result?, url)),
+        }
+    }
+
+    async fn send(&self, url: &str, body: Vec<u8>) -> Result<reqwest::Response, LlmError> {
+        http::send(
+            self.authorized(self.ep.client.post(url))
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body),
-            &url,
+            url,
             self.ep.idle,
         )
-        .await?;
-        Ok((response, url))
+        .await
     }
 
     async fn stream(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
@@ -52,7 +78,7 @@ impl OpenAi {
         let mut events = http::SseBatches::new(response, &url, self.ep.idle);
         let mut state = StreamState::default();
         let mut batch = Vec::new();
-        let mut text = String::new();
+        let mut pending = Pending::default();
         let mut seen = 0usize;
         loop {
             match events.next(&mut batch).await {
@@ -75,13 +101,16 @@ impl OpenAi {
                     continue;
                 }
                 let chunk = wire(&url, &event.data)?;
-                if let Err(e) = state.absorb(chunk, &mut |t: &str| text.push_str(t)) {
-                    http::flush_text(&mut text, on_text);
+                if let Err(e) = state.absorb(chunk, &mut |d: Delta<'_>| pending.push(d)) {
+                    pending.flush(on_text);
                     return Err(e.at(&url));
                 }
             }
+            if state.done || state.finish.is_some() {
+                state.end(&mut |d: Delta<'_>| pending.push(d));
+            }
             // One delta per batch of events that arrived together.
-            http::flush_text(&mut text, on_text);
+            pending.flush(on_text);
             if state.done {
                 break;
             }
@@ -122,6 +151,7 @@ impl OpenAi {
         }
         let mut state = StreamState::default();
         state.absorb(reply, on_text).map_err(|e| e.at(&url))?;
+        state.end(on_text);
         Ok(state.into_turn())
     }
 }
@@ -166,6 +196,8 @@ struct StreamState {
     finish: Option<FinishReason>,
     usage: Option<Usage>,
     done: bool,
+    /// A `<think>` block opening the content.
+    think: ThinkTags,
 }
 
 /// An error the server put inside its stream.
@@ -191,9 +223,18 @@ impl StreamState {
         }
         for choice in chunk.choices {
             if let Some(delta) = choice.delta {
+                let thinking = delta.reasoning_content.or(delta.reasoning);
+                if let Some(thinking) = thinking.filter(|t| !t.is_empty()) {
+                    on_text(Delta::Reasoning(&thinking));
+                }
                 if let Some(text) = delta.content.filter(|t| !t.is_empty()) {
-                    self.text.push_str(&text);
-                    on_text(&text);
+                    let answer = &mut self.text;
+                    self.think.split(&text, &mut |d| {
+                        if let Delta::Text(t) = d {
+                            answer.push_str(t);
+                        }
+                        on_text(d);
+                    });
                 }
                 for (position, call) in delta.tool_calls.into_iter().flatten().enumerate() {
                     let partial = self
@@ -228,6 +269,17 @@ impl StreamState {
             }
         }
         Ok(())
+    }
+
+    /// The content ended: text held back for a possible `<think>` tag goes out.
+    fn end(&mut self, on_text: TextSink<'_>) {
+        let answer = &mut self.text;
+        self.think.end(&mut |d| {
+            if let Delta::Text(t) = d {
+                answer.push_str(t);
+            }
+            on_text(d);
+        });
     }
 
     fn into_turn(self) -> Turn {
@@ -276,7 +328,11 @@ mod tests {
     fn interleaved_tool_call_chunks_assemble() {
         let mut state = StreamState::default();
         let mut seen = String::new();
-        let mut sink = |t: &str| seen.push_str(t);
+        let mut sink = |d: Delta<'_>| {
+            if let Delta::Text(t) = d {
+                seen.push_str(t)
+            }
+        };
         let chunks = [
             json!({"choices": [{"index": 0, "delta": {"role": "assistant", "content": "Let me look"}}]}),
             json!({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "id": "a", "type": "function", "function": {"name": "read_file", "arguments": ""}}]}}]}),
@@ -356,6 +412,7 @@ mod tests {
                 tools: &tools,
                 max_output_tokens: Some(100),
             },
+            true,
             true,
         ))
         .unwrap();

@@ -106,8 +106,14 @@ fn message(m: &Message) -> OutMessage<'_> {
     }
 }
 
-/// The JSON body of a chat completion request.
-pub(super) fn request_body(ep: &Endpoint, request: Request<'_>, stream: bool) -> Vec<u8> {
+/// The JSON body of a chat completion request; `usage` asks a stream to end
+/// with the token counts (`stream_options.include_usage`).
+pub(super) fn request_body(
+    ep: &Endpoint,
+    request: Request<'_>,
+    stream: bool,
+    usage: bool,
+) -> Vec<u8> {
     let mut messages = Vec::with_capacity(request.messages.len() + 1);
     messages.push(OutMessage {
         role: "system",
@@ -127,7 +133,7 @@ pub(super) fn request_body(ep: &Endpoint, request: Request<'_>, stream: bool) ->
         model: &ep.model,
         messages,
         stream,
-        stream_options: stream.then_some(StreamOptions {
+        stream_options: (stream && usage).then_some(StreamOptions {
             include_usage: true,
         }),
         max_tokens: limit.filter(|_| !openai),
@@ -174,6 +180,12 @@ pub(super) struct WireChoice<'a> {
 pub(super) struct WireDelta<'a> {
     #[serde(default, borrow)]
     pub content: Option<Cow<'a, str>>,
+    /// Thinking, as llama.cpp, vLLM and DeepSeek name it.
+    #[serde(default, borrow)]
+    pub reasoning_content: Option<Cow<'a, str>>,
+    /// Thinking, as Ollama and newer vLLM name it.
+    #[serde(default, borrow)]
+    pub reasoning: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     pub tool_calls: Option<Vec<WireCall<'a>>>,
 }

@@ -276,6 +276,7 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
                 job.bundle = Some(bundle)
             }
             EventBody::LlmDelta { .. }
+            | EventBody::LlmReasoning { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ToolCallRequested { .. }

@@ -25,11 +25,37 @@ fn assets() -> &'static (SyntaxSet, Theme) {
 /// Highlights `text` as the language of `path` (by extension), at most
 /// `max_lines` lines. Unknown languages come back uncoloured.
 pub fn highlight(path: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {
-    let (syntaxes, theme) = assets();
+    let (syntaxes, _) = assets();
     let ext = path.rsplit('.').next().unwrap_or_default();
     let syntax = syntaxes
         .find_syntax_by_extension(ext)
         .unwrap_or_else(|| syntaxes.find_syntax_plain_text());
+    lines_of(syntax, text, max_lines)
+}
+
+/// Highlights a code block by its fence's language tag (`rust`, `py`,
+/// `shell` ...); an unknown or missing tag comes back uncoloured.
+pub fn highlight_code(lang: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {
+    let (syntaxes, _) = assets();
+    let lang = lang.to_ascii_lowercase();
+    let name = match lang.as_str() {
+        "shell" | "console" | "zsh" | "sh" => "bash",
+        "jsonc" | "json5" => "json",
+        "ts" | "typescript" | "tsx" => "js",
+        other => other,
+    };
+    let syntax = syntaxes
+        .find_syntax_by_token(name)
+        .unwrap_or_else(|| syntaxes.find_syntax_plain_text());
+    lines_of(syntax, text, max_lines)
+}
+
+fn lines_of(
+    syntax: &syntect::parsing::SyntaxReference,
+    text: &str,
+    max_lines: usize,
+) -> Vec<StyledLine> {
+    let (syntaxes, theme) = assets();
     let mut highlighter = HighlightLines::new(syntax, theme);
     let mut out = Vec::new();
     for line in syntect::util::LinesWithEndings::from(text).take(max_lines) {
@@ -71,5 +97,20 @@ mod tests {
             .collect();
         assert!(colours.len() > 1, "{colours:?}");
         assert_eq!(highlight("x.unknownext", "a\nb\n", 1).len(), 1);
+    }
+
+    #[test]
+    fn code_blocks_by_language_tag() {
+        let distinct = |lines: Vec<StyledLine>| {
+            lines
+                .iter()
+                .flatten()
+                .map(|(c, _)| format!("{c:?}"))
+                .collect::<std::collections::HashSet<_>>()
+                .len()
+        };
+        assert!(distinct(highlight_code("python", "def f(x):\n    return 1\n", 10)) > 1);
+        assert!(distinct(highlight_code("shell", "echo \"hi\" | grep h\n", 10)) > 1);
+        assert_eq!(distinct(highlight_code("nosuchlang", "a b c\n", 10)), 1);
     }
 }

@@ -3,17 +3,20 @@
 //! second, nothing while idle). The only module that uses ratatui/crossterm.
 
 mod app;
+mod clipboard;
 mod highlight;
 mod keymap;
+mod markdown;
 mod overrides;
 mod render;
 pub mod terminal;
 mod tree;
+mod wrap;
 
 pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay, WholeFileRow};
-pub use highlight::{StyledLine, highlight};
+pub use highlight::{StyledLine, highlight, highlight_code};
 pub use overrides::KeyMap;
-pub use render::draw;
+pub use render::{draw, focused_message, max_scroll};
 pub use tree::Tree;
 
 use std::time::Duration;
@@ -133,7 +136,7 @@ fn restore_session(app: &mut App, state: &RootState, id: &str) {
     for job in &s.jobs {
         app.transcript.push(Entry::User(job.prompt.clone()));
         if let Some(answer) = &job.answer {
-            app.transcript.push(Entry::Assistant(answer.clone()));
+            app.push_answer(answer);
         }
     }
     if let Some(job) = s.pending_review()
@@ -273,6 +276,9 @@ fn all_files(workspace: &Workspace) -> Vec<String> {
         .collect()
 }
 
+/// Most lines of a code block that get colours.
+const CODE_LINES: usize = 2_000;
+
 /// Most lines a preview shows.
 const PREVIEW_LINES: usize = 5_000;
 
@@ -302,6 +308,7 @@ async fn event_loop(
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
+    let (colours_tx, mut colours) = tokio::sync::mpsc::unbounded_channel();
     let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -364,7 +371,32 @@ async fn event_loop(
                 let _ = tx.send((generation, load_preview(&workspace, &path)));
             });
         }
+        for (key, lang, code) in app.highlight_requests.drain(..) {
+            let tx = colours_tx.clone();
+            // Highlighting runs off the UI task; the block shows uncoloured until then.
+            tokio::task::spawn_blocking(move || {
+                let _ = tx.send((key, highlight::highlight_code(&lang, &code, CODE_LINES)));
+            });
+        }
+        if let Some(request) = app.copy_request.take() {
+            let area = terminal
+                .size()
+                .map(|s| ratatui::layout::Rect::new(0, 0, s.width, s.height));
+            let index = area.ok().and_then(|a| focused_message(app, a));
+            app.status_note = Some(match app.copy_text(index, request) {
+                Ok((text, what)) => match clipboard::copy(&text) {
+                    Ok(()) => format!("copied {what} to the clipboard (OSC 52)"),
+                    Err(e) => format!("could not copy: {e}"),
+                },
+                Err(why) => format!("nothing copied: {why}"),
+            });
+            frames.want(KEY_FRAME);
+        }
         tokio::select! {
+            Some((key, lines)) = colours.recv() => {
+                app.code_highlighted(key, lines);
+                frames.want(FRAME);
+            }
             Some(Ok(event)) = keys.next() => {
                 match event {
                     TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
@@ -382,6 +414,13 @@ async fn event_loop(
                     TermEvent::Paste(text) => app.paste(&text),
                     TermEvent::Key(_) | TermEvent::Resize(..)
                     | TermEvent::FocusGained | TermEvent::FocusLost => {}
+                }
+                // Scrolling stops at the transcript's top.
+                if app.scroll > 0
+                    && let Ok(size) = terminal.size()
+                    && let Some(limit) = max_scroll(app, ratatui::layout::Rect::new(0, 0, size.width, size.height))
+                {
+                    app.scroll = app.scroll.min(limit);
                 }
                 frames.want(KEY_FRAME);
             }

@@ -3,9 +3,11 @@
 
 use super::{
     App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Overlay, ProviderState, ReviewView,
+    Streaming,
 };
 use crate::protocol::{Event, EventBody, JobStatus};
 use crate::review::DiffBundle;
+use crate::tui::markdown::code_key;
 
 impl App {
     /// Applies an engine event.
@@ -16,38 +18,46 @@ impl App {
         {
             job.status = status;
         }
+        let streamed = self.streaming;
+        if !matches!(
+            event.body,
+            EventBody::LlmDelta { .. }
+                | EventBody::LlmReasoning { .. }
+                | EventBody::UsageUpdated { .. }
+        ) {
+            self.end_stream();
+        }
         match &event.body {
             EventBody::JobStarted { .. } => {
-                self.streaming = false;
                 self.attempt = 1;
             }
             EventBody::LlmDelta { text, attempt } => {
-                if self.provider_ok {
-                    self.provider_state = if *attempt > 1 {
-                        ProviderState::Degraded
-                    } else {
-                        ProviderState::Online
-                    };
-                }
-                if self.streaming && *attempt != self.attempt {
-                    // A retried request: its partial text is void.
-                    if let Some(Entry::Assistant(t)) = self.transcript.last_mut() {
-                        t.clear();
+                self.delta(*attempt);
+                match (self.streaming, self.transcript.last_mut()) {
+                    (Streaming::Answer, Some(Entry::Assistant(answer))) => answer.push_str(text),
+                    _ => {
+                        let mut answer = super::Answer::default();
+                        answer.push_str(text);
+                        self.transcript.push(Entry::Assistant(answer));
+                        self.streaming = Streaming::Answer;
                     }
                 }
-                self.attempt = *attempt;
+                self.request_highlights();
+            }
+            EventBody::LlmReasoning { text, attempt } => {
+                self.delta(*attempt);
                 match (self.streaming, self.transcript.last_mut()) {
-                    (true, Some(Entry::Assistant(t))) => t.push_str(text),
+                    (Streaming::Thinking, Some(Entry::Thinking(t))) => t.push_str(text),
                     _ => {
-                        self.transcript.push(Entry::Assistant(text.clone()));
-                        self.streaming = true;
+                        self.end_stream();
+                        self.transcript.push(Entry::Thinking(text.clone()));
+                        self.streaming = Streaming::Thinking;
                     }
                 }
             }
             EventBody::ToolCallRequested {
                 name, arguments, ..
             } => {
-                self.streaming = false;
                 if let Some(job) = &mut self.job {
                     job.steps += 1;
                 }
@@ -221,10 +231,13 @@ impl App {
                     .is_some_and(|j| j.id == event.job_id && j.purpose == JobPurpose::Compact);
                 if compacting {
                     self.transcript.push(Entry::Notice(answer.clone()));
-                } else if !self.streaming
-                    || !matches!(self.transcript.last(), Some(Entry::Assistant(_)))
+                } else if !answer.is_empty()
+                    && (streamed != Streaming::Answer
+                        || !matches!(self.transcript.last(), Some(Entry::Assistant(_))))
                 {
-                    self.transcript.push(Entry::Assistant(answer.clone()));
+                    self.transcript
+                        .push(Entry::Assistant(answer.as_str().into()));
+                    self.request_highlights();
                 }
                 if *budget_exhausted {
                     self.transcript.push(Entry::Notice(
@@ -233,7 +246,6 @@ impl App {
                             .into(),
                     ));
                 }
-                self.streaming = false;
                 self.tokens.add(*usage);
                 if *status == JobStatus::AwaitingReview && self.review.is_some() {
                     self.reviewing = true;
@@ -245,18 +257,18 @@ impl App {
                 } else if matches!(code.as_str(), "http_status" | "stream_cut" | "stream_error") {
                     self.provider_state = ProviderState::Degraded;
                 }
-                self.streaming = false;
                 self.transcript.push(Entry::Error(error.clone()));
             }
             EventBody::JobCancelled {} => {
-                self.streaming = false;
                 self.transcript.push(Entry::Notice("Cancelled.".into()));
             }
             EventBody::UsageUpdated {
                 context_tokens,
                 context_window,
+                estimated,
                 ..
             } => {
+                self.tokens_estimated |= *estimated;
                 self.context = Some(ContextGauge {
                     tokens: *context_tokens,
                     window: *context_window,
@@ -268,7 +280,6 @@ impl App {
                 tokens_after,
                 ..
             } => {
-                self.streaming = false;
                 if let Some(gauge) = &mut self.context {
                     gauge.tokens = *tokens_after;
                 }
@@ -289,6 +300,67 @@ impl App {
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
         }
+    }
+
+    /// A streamed piece of attempt `attempt` arrived.
+    fn delta(&mut self, attempt: u32) {
+        if self.provider_ok {
+            self.provider_state = if attempt > 1 {
+                ProviderState::Degraded
+            } else {
+                ProviderState::Online
+            };
+        }
+        if self.streaming != Streaming::Nothing && attempt != self.attempt {
+            // A retried request: the failed attempt's text and thinking are void.
+            while matches!(
+                self.transcript.last(),
+                Some(Entry::Assistant(_) | Entry::Thinking(_))
+            ) {
+                self.transcript.pop();
+            }
+            self.streaming = Streaming::Nothing;
+        }
+        self.attempt = attempt;
+    }
+
+    /// The stream into the last entry ended: its answer is complete.
+    fn end_stream(&mut self) {
+        if self.streaming == Streaming::Answer
+            && let Some(Entry::Assistant(answer)) = self.transcript.last_mut()
+        {
+            answer.finish();
+            self.request_highlights();
+        }
+        self.streaming = Streaming::Nothing;
+    }
+
+    /// Asks for the colours of the last answer's finished code blocks.
+    fn request_highlights(&mut self) {
+        let Some(Entry::Assistant(answer)) = self.transcript.last_mut() else {
+            return;
+        };
+        for (lang, code) in answer.take_code() {
+            let key = code_key(&lang, &code);
+            if !self.code_colours.contains_key(&key)
+                && !self.highlight_requests.iter().any(|(k, ..)| *k == key)
+            {
+                self.highlight_requests.push((key, lang, code));
+            }
+        }
+    }
+
+    /// Adds a whole answer (a resumed session's) to the transcript.
+    pub fn push_answer(&mut self, text: &str) {
+        self.end_stream();
+        self.transcript.push(Entry::Assistant(text.into()));
+        self.request_highlights();
+    }
+
+    /// A code block's colours arrived.
+    pub fn code_highlighted(&mut self, key: u64, lines: Vec<crate::tui::highlight::StyledLine>) {
+        self.code_colours.insert(key, lines);
+        self.colours_generation += 1;
     }
 
     fn set_bundle(&mut self, job_id: &str, bundle: &DiffBundle) {

@@ -23,6 +23,7 @@ impl App {
             return Vec::new();
         }
         self.quit_armed = false;
+        self.status_note = None;
         if let Some(ops) = self.dialog_key(key) {
             return ops;
         }
@@ -101,6 +102,14 @@ impl App {
             }
             Action::ToggleDetails => {
                 self.tool_details = !self.tool_details;
+                Vec::new()
+            }
+            Action::CopyMessage => {
+                self.copy_request = Some(super::CopyRequest::Message);
+                Vec::new()
+            }
+            Action::CopyCode => {
+                self.copy_request = Some(super::CopyRequest::LastCode);
                 Vec::new()
             }
             Action::Complete => {

@@ -13,6 +13,8 @@ use ratatui_textarea::TextArea;
 
 use super::highlight::StyledLine;
 use super::keymap::Context;
+pub use super::markdown::Answer;
+use super::markdown::Colours;
 use super::tree::Tree;
 use crate::checkpoint::ThreeWay;
 use crate::protocol::{JobStatus, Mode, Usage};
@@ -30,7 +32,10 @@ pub enum Focus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
     User(String),
-    Assistant(String),
+    /// Rendered as markdown.
+    Assistant(Answer),
+    /// The model's thinking: dimmed, folded to one line unless details are shown.
+    Thinking(String),
     Tool {
         name: String,
         summary: String,
@@ -132,6 +137,23 @@ impl PartialEq for Editor {
 }
 
 impl Eq for Editor {}
+
+/// What the model is streaming into the transcript's last entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Streaming {
+    Nothing,
+    Thinking,
+    Answer,
+}
+
+/// What `y` / `Y` in the chat copy of the focused message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyRequest {
+    /// The message as written (an answer's markdown source).
+    Message,
+    /// Its last code block.
+    LastCode,
+}
 
 /// The provider as the status bar shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,6 +303,8 @@ pub struct App {
     /// How the provider behaved lately: requests retried or failing.
     pub provider_state: ProviderState,
     pub tokens: Usage,
+    /// Some token counts are estimates (the server reported none).
+    pub tokens_estimated: bool,
     /// `ctx NN%` in the status bar; unknown until the first response.
     pub context: Option<ContextGauge>,
     pub review: Option<ReviewView>,
@@ -315,7 +339,17 @@ pub struct App {
     pub scroll: usize,
     /// The retry attempt whose text the last assistant entry holds.
     attempt: u32,
-    streaming: bool,
+    streaming: Streaming,
+    /// Highlighted code blocks of answers, by `markdown::code_key`.
+    pub code_colours: Colours,
+    /// Grows whenever `code_colours` does (laid-out answers are redone).
+    pub colours_generation: u64,
+    /// Code blocks the event loop should highlight: (key, language, code).
+    pub highlight_requests: Vec<(u64, String, String)>,
+    /// What the event loop should copy to the clipboard.
+    pub copy_request: Option<CopyRequest>,
+    /// A note for the status line (what was copied), until the next key.
+    pub status_note: Option<String>,
     max_tool_calls: u32,
     next_job: u32,
 }
@@ -351,6 +385,7 @@ impl App {
                 ProviderState::Offline
             },
             tokens: Usage::default(),
+            tokens_estimated: false,
             context: None,
             review: None,
             reviewing: false,
@@ -371,7 +406,12 @@ impl App {
             should_quit: false,
             scroll: 0,
             attempt: 1,
-            streaming: false,
+            streaming: Streaming::Nothing,
+            code_colours: Colours::new(),
+            colours_generation: 0,
+            highlight_requests: Vec::new(),
+            copy_request: None,
+            status_note: None,
             max_tool_calls,
             next_job: 1,
         }
@@ -384,6 +424,36 @@ impl App {
                 JobStatus::Running | JobStatus::WaitingForUser | JobStatus::Queued
             )
         })
+    }
+
+    /// The text `request` copies of entry `index`, and how to name it in
+    /// the status line; or why there is nothing to copy.
+    pub fn copy_text(
+        &self,
+        index: Option<usize>,
+        request: CopyRequest,
+    ) -> Result<(String, String), String> {
+        let entry = index.and_then(|i| self.transcript.get(i));
+        let (text, whose) = match entry {
+            Some(Entry::User(t)) => (t.clone(), "your message"),
+            Some(Entry::Assistant(a)) => (a.text().to_string(), "the answer"),
+            _ => return Err("no message on screen to copy".into()),
+        };
+        let lines = |t: &str| t.lines().count().max(1);
+        match (request, entry) {
+            (CopyRequest::Message, _) => {
+                let what = format!("{whose} ({} lines)", lines(&text));
+                Ok((text, what))
+            }
+            (CopyRequest::LastCode, Some(Entry::Assistant(a))) => match a.last_code() {
+                Some(code) => {
+                    let what = format!("its last code block ({} lines)", lines(&code));
+                    Ok((code, what))
+                }
+                None => Err("this answer has no code block".into()),
+            },
+            (CopyRequest::LastCode, _) => Err(format!("{whose} has no code block")),
+        }
     }
 
     fn context(&self) -> Context {

@@ -1,5 +1,9 @@
 //! The chat pane: the transcript (laid out from the bottom up, so its cost
-//! follows the visible rows) and the input.
+//! follows the visible rows; answers keep their laid-out lines) and the
+//! input. In the chat's focus the newest message on screen is the focused
+//! one: a line under it says that `y` / `Y` copy it.
+
+use std::cell::Ref;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -10,67 +14,51 @@ use ratatui::widgets::Paragraph;
 use super::pane;
 use crate::protocol::Mode;
 use crate::tui::app::{App, Entry, Focus};
+use crate::tui::markdown::Laid;
+use crate::tui::wrap::{Run, runs_width, wrap};
 
-/// Wraps `text` to `width` columns (by characters), keeping blank lines.
-pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(1);
-    let mut out = Vec::new();
-    for raw in text.split('\n') {
-        let chars: Vec<char> = raw.chars().collect();
-        if chars.is_empty() {
-            out.push(String::new());
-        }
-        for chunk in chars.chunks(width) {
-            out.push(chunk.iter().collect());
-        }
-    }
-    out
+/// Lines of `runs` wrapped under a prefix (a hanging indent after it).
+fn prefixed(prefix: &str, runs: Vec<Run>, style: Style, width: usize) -> Vec<Line<'static>> {
+    let lead = runs_width(&[(style, prefix.to_string())]);
+    wrap(&runs, width.saturating_sub(lead).max(1))
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            let p = if i == 0 {
+                prefix.to_string()
+            } else {
+                " ".repeat(lead)
+            };
+            let mut spans = vec![Span::styled(p, style)];
+            spans.extend(l.into_iter().map(|(s, t)| Span::styled(t, s)));
+            Line::from(spans)
+        })
+        .collect()
 }
 
-pub(super) fn entry_lines(entry: &Entry, width: usize, tool_details: bool) -> Vec<Line<'static>> {
-    let styled = |prefix: &str, text: &str, style: Style| -> Vec<Line<'static>> {
-        wrap(text, width.saturating_sub(prefix.chars().count()))
-            .into_iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let p = if i == 0 {
-                    prefix.to_string()
-                } else {
-                    " ".repeat(prefix.chars().count())
-                };
-                Line::from(vec![Span::styled(p, style), Span::styled(l, style)])
-            })
-            .collect()
+/// The lines of an entry other than an answer (whose lines are cached).
+fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>> {
+    let plain = |prefix: &str, text: &str, style: Style| {
+        prefixed(prefix, vec![(style, text.to_string())], style, width)
     };
-    let mut lines = match entry {
-        Entry::User(t) => styled(
+    match entry {
+        Entry::User(t) => plain(
             "you › ",
             t,
             Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
         ),
-        Entry::Assistant(t) => {
-            let mut in_code = false;
-            let mut out = Vec::new();
-            for raw in t.split('\n') {
-                if raw.trim_start().starts_with("```") {
-                    in_code = !in_code;
-                    out.push(Line::from(Span::styled(
-                        raw.to_string(),
-                        Style::new().fg(Color::DarkGray),
-                    )));
-                    continue;
-                }
-                let style = if in_code {
-                    Style::new().fg(Color::Yellow)
-                } else if raw.starts_with('#') {
-                    Style::new().add_modifier(Modifier::BOLD)
-                } else {
-                    Style::new()
-                };
-                for l in wrap(raw, width) {
-                    out.push(Line::from(Span::styled(l, style)));
-                }
+        Entry::Assistant(a) => plain("", a.text(), Style::new()),
+        Entry::Thinking(t) => {
+            let style = Style::new()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::ITALIC);
+            if !details {
+                let words = t.split_whitespace().count();
+                let text = format!("▸ thinking · {words} words (Enter shows it)");
+                return plain("", &text, style);
             }
+            let mut out = plain("", "▾ thinking", style);
+            out.extend(plain("┊ ", t.trim(), style));
             out
         }
         Entry::Tool {
@@ -84,55 +72,167 @@ pub(super) fn entry_lines(entry: &Entry, width: usize, tool_details: bool) -> Ve
                 Some(true) => ("✓", Color::Green),
                 Some(false) => ("✗", Color::Red),
             };
-            let text: String = format!("{mark} {name} {summary}")
-                .chars()
-                .take(width)
-                .collect();
-            let mut out = vec![Line::from(Span::styled(text, Style::new().fg(color)))];
-            if tool_details {
-                for l in wrap(detail, width.saturating_sub(4)) {
-                    out.push(Line::from(Span::styled(
-                        format!("    {l}"),
-                        Style::new().fg(Color::DarkGray),
-                    )));
-                }
+            let style = Style::new().fg(color);
+            let line = format!("{mark} {name} {summary}");
+            let mut out = wrap(&[(style, line)], width)
+                .into_iter()
+                .take(1)
+                .map(|l| {
+                    Line::from(
+                        l.into_iter()
+                            .map(|(s, t)| Span::styled(t, s))
+                            .collect::<Vec<_>>(),
+                    )
+                })
+                .collect::<Vec<_>>();
+            if details {
+                out.extend(plain("    ", detail, Style::new().fg(Color::DarkGray)));
             }
-            return out;
+            out
         }
-        Entry::Notice(t) => styled("· ", t, Style::new().fg(Color::DarkGray)),
-        Entry::Error(t) => styled("error: ", t, Style::new().fg(Color::Red)),
+        Entry::Notice(t) => plain("· ", t, Style::new().fg(Color::DarkGray)),
+        Entry::Error(t) => plain("error: ", t, Style::new().fg(Color::Red)),
+    }
+}
+
+/// An entry's rows: owned, or an answer's cached lines.
+enum Rows<'a> {
+    Owned(Vec<Line<'static>>),
+    Answer(Ref<'a, Laid>),
+}
+
+impl Rows<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Rows::Owned(v) => v.len(),
+            Rows::Answer(l) => l.len(),
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&Line<'static>> {
+        match self {
+            Rows::Owned(v) => v.get(i),
+            Rows::Answer(l) => l.get(i),
+        }
+    }
+}
+
+/// What the transcript shows at a size.
+pub struct TranscriptView {
+    pub lines: Vec<Line<'static>>,
+    /// The newest message (yours or the model's) with a row on screen.
+    pub focused: Option<usize>,
+    /// The most the transcript can scroll (its first row at the top).
+    pub max_scroll: usize,
+}
+
+/// Rows after an entry: tool calls stay together with what follows.
+fn gap(entry: &Entry) -> usize {
+    usize::from(!matches!(entry, Entry::Tool { .. }))
+}
+
+fn is_message(entry: &Entry) -> bool {
+    matches!(entry, Entry::User(_) | Entry::Assistant(_))
+}
+
+/// The transcript's visible lines at `width` x `height`, scrolled by `app.scroll`.
+pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView {
+    // Walk back from the newest entry until the window (plus scroll) is
+    // full; each entry is followed by one separator row.
+    let needed = height + app.scroll;
+    let mut taken: Vec<(usize, Rows<'_>)> = Vec::new();
+    let mut total = 0;
+    for (i, entry) in app.transcript.iter().enumerate().rev() {
+        let rows = match entry {
+            Entry::Assistant(a) => {
+                Rows::Answer(a.lines(width, &app.code_colours, app.colours_generation))
+            }
+            other => Rows::Owned(entry_lines(other, width, app.tool_details)),
+        };
+        total += rows.len() + gap(entry);
+        taken.push((i, rows));
+        if total >= needed {
+            break;
+        }
+    }
+    taken.reverse();
+    // Scrolling stops with the transcript's first row at the top.
+    let end = total.saturating_sub(app.scroll).max(height.min(total));
+    let start = end.saturating_sub(height);
+    // The focused message: the newest whose rows meet the window.
+    let mut focused = None;
+    let mut row = total;
+    for (i, rows) in taken.iter().rev() {
+        let first = row - rows.len() - gap(&app.transcript[*i]);
+        if first < end && row > start && is_message(&app.transcript[*i]) {
+            focused = Some(*i);
+            break;
+        }
+        row = first;
+    }
+    let marker = app.focus == Focus::Chat;
+    let mut lines = Vec::with_capacity(end - start);
+    let mut row = 0;
+    for (i, rows) in &taken {
+        let n = rows.len();
+        let all = n + gap(&app.transcript[*i]);
+        for k in 0..all {
+            if (start..end).contains(&(row + k)) {
+                let line = match rows.get(k) {
+                    Some(l) => l.clone(),
+                    None if marker && focused == Some(*i) => Line::from(Span::styled(
+                        "└ y copies this message · Y its last code block",
+                        Style::new().fg(Color::DarkGray),
+                    )),
+                    None => Line::from(""),
+                };
+                lines.push(line);
+            }
+        }
+        row += all;
+        if row >= end {
+            break;
+        }
+    }
+    // The walk reached the first entry unless it stopped early.
+    let whole = taken.first().is_none_or(|(i, _)| *i == 0);
+    let max_scroll = if whole {
+        total.saturating_sub(height)
+    } else {
+        usize::MAX
     };
-    lines.push(Line::from(""));
-    lines
+    TranscriptView {
+        lines,
+        focused,
+        max_scroll,
+    }
+}
+
+/// The transcript pane's inner area for a chat pane at `area`.
+pub(super) fn transcript_inner(app: &App, area: Rect) -> Rect {
+    pane(String::new(), app.focus == Focus::Chat).inner(area)
 }
 
 pub(super) fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let block = pane(" chat ".into(), app.focus == Focus::Chat);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let height = inner.height as usize;
-    let width = inner.width as usize;
-    // Walk back from the newest entry until the window (plus scroll) is full.
-    let needed = height + app.scroll;
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    for entry in app.transcript.iter().rev() {
-        let mut block_lines = entry_lines(entry, width, app.tool_details);
-        block_lines.append(&mut lines);
-        lines = block_lines;
-        if lines.len() >= needed {
-            break;
-        }
-    }
     if app.transcript.is_empty() {
-        lines.push(Line::from(Span::styled(
-            "Ask about the code (Ask), get a plan (Plan), or have edits proposed for review (Agent). Ctrl+T switches mode.",
+        let hint = "Ask about the code (Ask), get a plan (Plan), or have edits proposed for review (Agent). Ctrl+T switches mode.";
+        let lines = prefixed(
+            "",
+            vec![(Style::new(), hint.into())],
             Style::new().fg(Color::DarkGray),
-        )));
+            inner.width as usize,
+        );
+        frame.render_widget(
+            Paragraph::new(lines).style(Style::new().fg(Color::DarkGray)),
+            inner,
+        );
+        return;
     }
-    let end = lines.len().saturating_sub(app.scroll.min(lines.len()));
-    let start = end.saturating_sub(height);
-    let visible: Vec<Line<'static>> = lines[start..end].to_vec();
-    frame.render_widget(Paragraph::new(visible), inner);
+    let view = transcript_view(app, inner.width as usize, inner.height as usize);
+    frame.render_widget(Paragraph::new(view.lines), inner);
 }
 
 pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {

@@ -33,18 +33,49 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     if app.reviewing {
         review::draw_review(frame, app, body);
     } else {
-        let tree_width = (body.width / 3).clamp(20, 40);
-        let [tree, right] =
-            Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(body);
-        let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8);
-        let [chat, input] =
-            Layout::vertical([Constraint::Min(3), Constraint::Length(input_height)]).areas(right);
+        let [tree, chat, input] = panes(app, body);
         draw_tree(frame, app, tree);
         chat::draw_transcript(frame, app, chat);
         chat::draw_input(frame, app, input);
     }
     draw_status(frame, app, status);
     overlays::draw_overlay(frame, app, area);
+}
+
+/// The tree, chat and input panes of the main view.
+fn panes(app: &App, body: Rect) -> [Rect; 3] {
+    let tree_width = (body.width / 3).clamp(20, 40);
+    let [tree, right] =
+        Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(body);
+    let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8);
+    let [chat, input] =
+        Layout::vertical([Constraint::Min(3), Constraint::Length(input_height)]).areas(right);
+    [tree, chat, input]
+}
+
+fn transcript_view(app: &App, area: Rect) -> Option<chat::TranscriptView> {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT || app.reviewing {
+        return None;
+    }
+    let [body, _] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
+    let [_, chat, _] = panes(app, body);
+    let inner = chat::transcript_inner(app, chat);
+    Some(chat::transcript_view(
+        app,
+        inner.width as usize,
+        inner.height as usize,
+    ))
+}
+
+/// The message the chat's focus is on in a frame of `area` (what `y`
+/// copies): the newest message with a row on screen.
+pub fn focused_message(app: &App, area: Rect) -> Option<usize> {
+    transcript_view(app, area)?.focused
+}
+
+/// The most the transcript can scroll up in a frame of `area`.
+pub fn max_scroll(app: &App, area: Rect) -> Option<usize> {
+    transcript_view(app, area).map(|v| v.max_scroll)
 }
 
 pub(super) fn pane(title: String, focused: bool) -> Block<'static> {
@@ -136,8 +167,10 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         }
         None => " idle ".to_string(),
     };
+    // "~": some counts are estimates (the server reported none).
     let tokens = format!(
-        " {} tok ",
+        " {}{} tok ",
+        if app.tokens_estimated { "~" } else { "" },
         app.tokens.input_tokens + app.tokens.output_tokens
     );
     let review = app.review.as_ref().map(|r| {
@@ -165,8 +198,12 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(r) = review {
         spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
     }
-    // Hints for the focused pane, most useful first, as many as fit.
-    let hints: &[&str] = if app.reviewing {
+    // Hints for the focused pane, most useful first, as many as fit; a
+    // note (what was just copied) comes first.
+    let note = app.status_note.as_deref().map(|n| [n]);
+    let hints: &[&str] = if let Some(note) = &note {
+        note
+    } else if app.reviewing {
         &[
             "y/n hunk",
             "Ctrl+S apply",
@@ -175,6 +212,14 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             "e edit",
             "f file",
             "Esc back",
+            "F1 help",
+        ]
+    } else if app.focus == Focus::Chat {
+        &[
+            "y copy message",
+            "Y copy code",
+            "Enter details",
+            "j/k scroll",
             "F1 help",
         ]
     } else {

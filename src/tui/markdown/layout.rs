@@ -1,0 +1,342 @@
+//! Blocks fitted to a width: text word-wrapped under its hanging indent,
+//! code behind a gutter in its highlight colours (long lines continue on
+//! the next row), tables in aligned columns (cells wrapped when the table is
+//! too wide, one record per row when even that fails), rules.
+
+use std::collections::HashMap;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use super::parse::{Align, Block, dim};
+use crate::tui::highlight::StyledLine;
+use crate::tui::wrap::{Run, runs_width, wrap};
+
+/// Highlighted code by `code_key`.
+pub type Colours = HashMap<u64, Vec<StyledLine>>;
+
+/// The key of a code block's colours: its language and text.
+pub fn code_key(lang: &str, text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    lang.hash(&mut h);
+    text.hash(&mut h);
+    h.finish()
+}
+
+fn line(runs: Vec<Run>) -> Line<'static> {
+    Line::from(
+        runs.into_iter()
+            .map(|(style, text)| Span::styled(text, style))
+            .collect::<Vec<_>>(),
+    )
+}
+
+fn joined(mut a: Vec<Run>, b: Vec<Run>) -> Vec<Run> {
+    a.extend(b);
+    a
+}
+
+/// Appends the lines of `blocks` at `width` columns to `out`.
+pub fn layout(blocks: &[Block], width: usize, colours: &Colours, out: &mut Vec<Line<'static>>) {
+    for block in blocks {
+        match block {
+            Block::Text { lead, indent, runs } => text(lead, indent, runs, width, out),
+            Block::Code { indent, lang, text } => {
+                code(indent, text, colours.get(&code_key(lang, text)), width, out)
+            }
+            Block::Table {
+                indent,
+                align,
+                head,
+                rows,
+            } => table(indent, align, head, rows, width, out),
+            Block::Rule { indent } => {
+                let room = width.saturating_sub(runs_width(indent)).max(1);
+                out.push(line(joined(
+                    indent.clone(),
+                    vec![(dim(), "─".repeat(room))],
+                )));
+            }
+            Block::Blank { indent } => {
+                let bars: Vec<Run> = indent
+                    .iter()
+                    .map(|(s, t)| (*s, t.trim_end().to_string()))
+                    .filter(|(_, t)| !t.is_empty())
+                    .collect();
+                out.push(line(bars));
+            }
+        }
+    }
+}
+
+fn text(lead: &[Run], indent: &[Run], runs: &[Run], width: usize, out: &mut Vec<Line<'static>>) {
+    let margin = runs_width(lead).max(runs_width(indent));
+    let room = width.saturating_sub(margin).max(1);
+    for (i, l) in wrap(runs, room).into_iter().enumerate() {
+        let prefix = if i == 0 { lead } else { indent };
+        out.push(line(joined(prefix.to_vec(), l)));
+    }
+}
+
+fn code(
+    indent: &[Run],
+    text: &str,
+    colours: Option<&Vec<StyledLine>>,
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    let gutter = joined(indent.to_vec(), vec![(dim(), "▎ ".into())]);
+    let more = joined(indent.to_vec(), vec![(dim(), "┆ ".into())]);
+    let room = width.saturating_sub(runs_width(&gutter)).max(1);
+    for (i, raw) in text.split('\n').enumerate() {
+        let runs: Vec<Run> = match colours.and_then(|c| c.get(i)) {
+            Some(styled) => styled
+                .iter()
+                .map(|(c, t)| (Style::new().fg(*c), t.clone()))
+                .collect(),
+            None => vec![(Style::new(), raw.to_string())],
+        };
+        // A line that fits is shown as it is; a longer one is cut at the
+        // edge (not at words: code has no safe place to break).
+        for (j, piece) in cut(&runs, room).into_iter().enumerate() {
+            let prefix = if j == 0 { gutter.clone() } else { more.clone() };
+            out.push(line(joined(prefix, piece)));
+        }
+    }
+}
+
+/// Cuts runs into pieces of at most `room` columns, by characters.
+fn cut(runs: &[Run], room: usize) -> Vec<Vec<Run>> {
+    use unicode_width::UnicodeWidthChar;
+    let mut pieces: Vec<Vec<Run>> = vec![Vec::new()];
+    let mut used = 0;
+    for (style, text) in runs {
+        for c in text.chars() {
+            let w = c.width().unwrap_or(0);
+            if used + w > room && used > 0 {
+                pieces.push(Vec::new());
+                used = 0;
+            }
+            used += w;
+            if let Some(piece) = pieces.last_mut() {
+                match piece.last_mut() {
+                    Some((s, t)) if s == style => t.push(c),
+                    _ => piece.push((*style, c.to_string())),
+                }
+            }
+        }
+    }
+    pieces
+}
+
+fn pad(runs: Vec<Run>, width: usize, align: Align) -> Vec<Run> {
+    let gap = width.saturating_sub(runs_width(&runs));
+    let (left, right) = match align {
+        Align::Left => (0, gap),
+        Align::Right => (gap, 0),
+        Align::Center => (gap / 2, gap - gap / 2),
+    };
+    let mut out = vec![(Style::new(), " ".repeat(left))];
+    out.extend(runs);
+    out.push((Style::new(), " ".repeat(right)));
+    out
+}
+
+/// Column widths that fit `room`: the natural ones, or the widest shrunk
+/// step by step but never below its longest word; `None` when even the
+/// longest words do not fit side by side.
+fn widths(natural: &[usize], words: &[usize], room: usize) -> Option<Vec<usize>> {
+    let mut w = natural.to_vec();
+    if w.iter().sum::<usize>() <= room {
+        return Some(w);
+    }
+    let floor: Vec<usize> = natural
+        .iter()
+        .zip(words)
+        .map(|(n, m)| (*n).min(*m))
+        .collect();
+    if floor.iter().sum::<usize>() > room {
+        return None;
+    }
+    while w.iter().sum::<usize>() > room {
+        let (i, _) = w
+            .iter()
+            .enumerate()
+            .filter(|(i, n)| **n > floor[*i])
+            .max_by_key(|(_, n)| **n)?;
+        w[i] -= 1;
+    }
+    Some(w)
+}
+
+/// The widest word of some runs.
+fn longest_word(runs: &[Run]) -> usize {
+    let text: String = runs.iter().map(|(_, t)| t.as_str()).collect();
+    text.split_whitespace()
+        .map(unicode_width::UnicodeWidthStr::width)
+        .max()
+        .unwrap_or(0)
+}
+
+fn table(
+    indent: &[Run],
+    align: &[Align],
+    head: &[Vec<Run>],
+    rows: &[Vec<Vec<Run>>],
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    let columns = head.len().max(rows.iter().map(Vec::len).max().unwrap_or(0));
+    if columns == 0 {
+        return;
+    }
+    let cell = |row: &[Vec<Run>], j: usize| row.get(j).cloned().unwrap_or_default();
+    let mut natural = vec![1; columns];
+    let mut words = vec![1; columns];
+    for row in std::iter::once(head).chain(rows.iter().map(Vec::as_slice)) {
+        for j in 0..columns {
+            natural[j] = natural[j].max(runs_width(&cell(row, j)));
+            words[j] = words[j].max(longest_word(&cell(row, j)));
+        }
+    }
+    let room = width
+        .saturating_sub(runs_width(indent))
+        .saturating_sub(3 * (columns - 1));
+    let Some(w) = widths(&natural, &words, room) else {
+        return records(indent, head, rows, width, out);
+    };
+    let bold = Style::new().add_modifier(ratatui::style::Modifier::BOLD);
+    let emit = |row: &[Vec<Run>], strong: bool, out: &mut Vec<Line<'static>>| {
+        let cells: Vec<Vec<Vec<Run>>> = (0..columns)
+            .map(|j| {
+                let mut runs = cell(row, j);
+                if strong {
+                    runs = runs.into_iter().map(|(s, t)| (bold.patch(s), t)).collect();
+                }
+                wrap(&runs, w[j])
+                    .into_iter()
+                    .map(|l| {
+                        let mut l = l;
+                        if let Some((_, t)) = l.last_mut() {
+                            let trimmed = t.trim_end().len();
+                            t.truncate(trimmed);
+                        }
+                        l
+                    })
+                    .collect()
+            })
+            .collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        for k in 0..height {
+            let mut runs = indent.to_vec();
+            for (j, c) in cells.iter().enumerate() {
+                if j > 0 {
+                    runs.push((dim(), " │ ".into()));
+                }
+                let a = align.get(j).copied().unwrap_or(Align::Left);
+                runs.extend(pad(c.get(k).cloned().unwrap_or_default(), w[j], a));
+            }
+            out.push(line(runs));
+        }
+    };
+    emit(head, true, out);
+    let rule: Vec<String> = w.iter().map(|n| "─".repeat(*n)).collect();
+    out.push(line(joined(
+        indent.to_vec(),
+        vec![(dim(), rule.join("─┼─"))],
+    )));
+    for row in rows {
+        emit(row, false, out);
+    }
+}
+
+/// A table too wide for any columns: each row as "header: value" lines.
+fn records(
+    indent: &[Run],
+    head: &[Vec<Run>],
+    rows: &[Vec<Vec<Run>>],
+    width: usize,
+    out: &mut Vec<Line<'static>>,
+) {
+    let bold = Style::new().add_modifier(ratatui::style::Modifier::BOLD);
+    for (i, row) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(line(joined(indent.to_vec(), vec![(dim(), "·".into())])));
+        }
+        for (j, value) in row.iter().enumerate() {
+            let name: Vec<Run> = head
+                .get(j)
+                .map(|h| h.iter().map(|(s, t)| (bold.patch(*s), t.clone())).collect())
+                .unwrap_or_default();
+            let mut runs = name;
+            runs.push((Style::new(), ": ".into()));
+            runs.extend(value.iter().cloned());
+            let hang = joined(indent.to_vec(), vec![(Style::new(), "  ".into())]);
+            text(indent, &hang, &runs, width, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tui::markdown::parse::parse;
+
+    fn render(md: &str, width: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        layout(&parse(md), width, &Colours::new(), &mut out);
+        out.iter()
+            .map(|l| {
+                let text: String = l.spans.iter().map(|s| s.content.as_ref()).collect();
+                text.trim_end().to_string()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tables_align_then_wrap_then_become_records() {
+        let md = "| name | size |\n|:-----|-----:|\n| a.rs | 10 |\n| long_name.rs | 2000 |\n";
+        assert_eq!(
+            render(md, 40),
+            [
+                "name         │ size",
+                "─────────────┼─────",
+                "a.rs         │   10",
+                "long_name.rs │ 2000",
+            ]
+        );
+        // Too narrow for the longest words side by side: records.
+        assert_eq!(&render(md, 15)[..3], ["name: a.rs", "size: 10", "·"]);
+        // Wider than the pane, but the words fit: cells wrap.
+        let md = "| name | what |\n|---|---|\n| a.rs | the entry point of it all |\n";
+        assert_eq!(
+            render(md, 22),
+            [
+                "name │ what",
+                "─────┼────────────────",
+                "a.rs │ the entry point",
+                "     │ of it all"
+            ]
+        );
+        let md = "| alpha | beta | gamma |\n|---|---|---|\n| 1111111 | 2222222 | 3333333 |\n| x | y | z |\n";
+        assert_eq!(
+            render(md, 16),
+            [
+                "alpha: 1111111",
+                "beta: 2222222",
+                "gamma: 3333333",
+                "·",
+                "alpha: x",
+                "beta: y",
+                "gamma: z"
+            ]
+        );
+    }
+
+    #[test]
+    fn long_code_lines_continue_without_breaking_the_gutter() {
+        let lines = render("```\nlet abcdefghij = 1;\n```", 12);
+        assert_eq!(lines, ["▎ let abcdef", "┆ ghij = 1;"]);
+    }
+}
