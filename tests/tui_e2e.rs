@@ -318,3 +318,74 @@ fn the_user_approves_one_command_and_denies_another() {
         results[1]
     );
 }
+
+/// A markdown answer streamed slowly into the real binary reads as a
+/// document: no markdown syntax left, words whole, code behind its gutter,
+/// a table in columns; a narrower terminal re-flows it; `Y` in the chat puts
+/// the code block on the clipboard through OSC 52 (tmux keeps it as a buffer).
+#[test]
+fn a_streamed_markdown_answer_renders_reflows_and_copies() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let answer = "# Plan\n\nThe change **strongly** matters: wrap extraordinarily long sentences at word boundaries so that nothing is ever cut in the middle of a word.\n\n1. Read the file\n2. Edit `a.txt`\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\n\n| step | cost |\n|------|-----:|\n| read | 1 |\n| edit | 20 |\n";
+    let pieces: Vec<String> = answer
+        .as_bytes()
+        .chunks(9)
+        .map(|c| String::from_utf8(c.to_vec()).unwrap())
+        .collect();
+    let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![support::llm_server::Reply::Slow {
+        events: openai::text(&pieces),
+        delay_ms: 15,
+    }]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "md");
+    tmux.cmd()
+        .args(["set-option", "-g", "set-clipboard", "on"])
+        .status()
+        .unwrap();
+    tmux.wait_for("agent ›");
+    tmux.keys(&["explain the plan", "Enter"]);
+    tmux.wait_for(" done ");
+    let s = tmux.wait_for("edit │   20");
+    for raw in ["# Plan", "**", "```", "|------|", "`a.txt`"] {
+        assert!(!s.contains(raw), "raw markdown {raw:?} on screen:\n{s}");
+    }
+    assert!(s.contains("▎ fn main() {"), "{s}");
+    assert!(s.contains("1. Read the file"), "{s}");
+    assert!(s.contains("step │ cost"), "{s}");
+    for w in ["strongly", "matters:", "extraordinarily", "boundaries"] {
+        assert!(s.contains(w), "{w:?} split or missing:\n{s}");
+    }
+
+    // Narrower: the same words, re-flowed.
+    tmux.cmd()
+        .args(["resize-window", "-t", "e2e", "-x", "72", "-y", "36"])
+        .status()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let narrow = loop {
+        let n = tmux.screen();
+        if n.lines().all(|l| l.chars().count() <= 72) && n.contains("extraordinarily") {
+            break n;
+        }
+        assert!(Instant::now() < deadline, "no re-flow:\n{n}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for w in ["strongly", "extraordinarily", "boundaries"] {
+        assert!(narrow.contains(w), "{w:?} split after resize:\n{narrow}");
+    }
+
+    // Copy the code block from the chat.
+    tmux.keys(&["BTab"]);
+    tmux.wait_for("└ y copy · Y copy code");
+    tmux.keys(&["Y"]);
+    tmux.wait_for("copied the code");
+    let buffer = tmux.cmd().args(["show-buffer"]).output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&buffer.stdout),
+        "fn main() {\n    println!(\"hi\");\n}"
+    );
+}

@@ -385,7 +385,7 @@ async fn event_loop(
             let index = area.ok().and_then(|a| focused_message(app, a));
             app.status_note = Some(match app.copy_text(index, request) {
                 Ok((text, what)) => match clipboard::copy(&text) {
-                    Ok(()) => format!("copied {what} to the clipboard (OSC 52)"),
+                    Ok(()) => format!("copied {what}"),
                     Err(e) => format!("could not copy: {e}"),
                 },
                 Err(why) => format!("nothing copied: {why}"),

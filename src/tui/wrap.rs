@@ -9,116 +9,157 @@ use unicode_width::UnicodeWidthChar;
 /// A stretch of text in one style.
 pub type Run = (Style, String);
 
-/// One piece of the input: a word (no spaces), the spaces between words,
-/// or a forced line break.
-enum Atom {
-    Word(Vec<Run>, usize),
-    Space(Vec<Run>, usize),
-    Break,
-}
-
 fn width_of(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
-fn push(runs: &mut Vec<Run>, style: Style, c: char) {
-    match runs.last_mut() {
-        Some((s, text)) if *s == style => text.push(c),
-        _ => runs.push((style, c.to_string())),
+/// Display width of a piece of text (printable ASCII: its length).
+fn str_width(s: &str) -> usize {
+    if s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        s.len()
+    } else {
+        s.chars().map(width_of).sum()
     }
 }
 
-fn atoms(runs: &[Run]) -> Vec<Atom> {
-    let mut out: Vec<Atom> = Vec::new();
-    for (style, text) in runs {
-        for c in text.chars() {
-            if c == '\n' {
-                out.push(Atom::Break);
-                continue;
-            }
-            let space = c == ' ' || c == '\t';
-            let c = if c == '\t' { ' ' } else { c };
-            match (out.last_mut(), space) {
-                (Some(Atom::Space(runs, w)), true) | (Some(Atom::Word(runs, w)), false) => {
-                    push(runs, *style, c);
-                    *w += width_of(c);
-                }
-                _ => {
-                    let mut runs = Vec::new();
-                    push(&mut runs, *style, c);
-                    let w = width_of(c);
-                    out.push(if space {
-                        Atom::Space(runs, w)
-                    } else {
-                        Atom::Word(runs, w)
-                    });
-                }
-            }
-        }
-    }
-    out
-}
-
-/// A line being filled.
-#[derive(Default)]
-struct Line {
-    runs: Vec<Run>,
-    /// Columns used, trailing spaces included.
+/// Lines being filled.
+struct Filler {
     width: usize,
+    lines: Vec<Vec<Run>>,
+    /// Where each line starts in the input's text (bytes).
+    starts: Vec<usize>,
+    line: Vec<Run>,
+    /// Columns used, trailing spaces included.
+    used: usize,
     has_word: bool,
 }
 
-impl Line {
-    fn append(&mut self, runs: Vec<Run>, width: usize) {
-        for (style, text) in runs {
-            match self.runs.last_mut() {
-                Some((s, t)) if *s == style => t.push_str(&text),
-                _ => self.runs.push((style, text)),
-            }
+impl Filler {
+    fn append(&mut self, style: Style, text: &str, width: usize) {
+        match self.line.last_mut() {
+            Some((s, t)) if *s == style => t.push_str(text),
+            _ => self.line.push((style, text.to_string())),
         }
-        self.width += width;
+        self.used += width;
+    }
+
+    /// Ends the line; the next one starts at byte `next`.
+    fn break_line(&mut self, next: usize) {
+        self.lines.push(std::mem::take(&mut self.line));
+        self.starts.push(next);
+        self.used = 0;
+        self.has_word = false;
+    }
+
+    /// Places a word (pieces in their styles, `w` columns wide) that starts
+    /// at byte `at`.
+    fn word(&mut self, pieces: &[(Style, &str)], w: usize, at: usize) {
+        if pieces.is_empty() {
+            return;
+        }
+        // A word that does not fit goes to a fresh line (if it fits there,
+        // or the line already holds a word).
+        if self.used + w > self.width && self.used > 0 && (self.has_word || w <= self.width) {
+            self.break_line(at);
+        }
+        self.has_word = true;
+        if self.used + w <= self.width {
+            for (style, text) in pieces {
+                self.append(*style, text, 0);
+            }
+            self.used += w;
+            return;
+        }
+        // Wider than a whole line: cut it into pieces that fill lines.
+        let mut at = at;
+        for (style, text) in pieces {
+            for (i, c) in text.char_indices() {
+                let cw = width_of(c);
+                if self.used + cw > self.width && self.used > 0 {
+                    self.break_line(at + i);
+                    self.has_word = true;
+                }
+                self.append(*style, &text[i..i + c.len_utf8()], cw);
+            }
+            at += text.len();
+        }
     }
 }
 
 /// Breaks `runs` into lines of at most `width` columns (trailing spaces do
 /// not count; a character wider than the whole line gets a line of its own).
-/// A `\n` in the text ends a line.
+/// A `\n` in the text ends a line; a tab counts as a space.
 pub fn wrap(runs: &[Run], width: usize) -> Vec<Vec<Run>> {
-    let width = width.max(1);
-    let mut lines = Vec::new();
-    let mut line = Line::default();
-    for atom in atoms(runs) {
-        match atom {
-            Atom::Break => lines.push(std::mem::take(&mut line).runs),
-            // Spaces stay on the line they follow, even past the edge.
-            Atom::Space(runs, w) => line.append(runs, w),
-            Atom::Word(runs, w) => {
-                // A word that does not fit goes to a fresh line (if it fits
-                // there, or the line already holds a word).
-                if line.width + w > width && line.width > 0 && (line.has_word || w <= width) {
-                    lines.push(std::mem::take(&mut line).runs);
-                }
-                if line.width + w <= width {
-                    line.append(runs, w);
-                    line.has_word = true;
-                    continue;
-                }
-                // Wider than a whole line: cut it into pieces that fill lines.
-                for (style, text) in runs {
-                    for c in text.chars() {
-                        let cw = width_of(c);
-                        if line.width + cw > width && line.width > 0 {
-                            lines.push(std::mem::take(&mut line).runs);
-                        }
-                        line.append(vec![(style, c.to_string())], cw);
-                        line.has_word = true;
-                    }
-                }
+    wrap_with_starts(runs, width).0
+}
+
+/// `wrap`, with the byte offset in the runs' joined text where each line
+/// starts. Wrapping is greedy, so wrapping the text from a line's start
+/// gives the same lines as wrapping all of it: a growing text can be
+/// re-wrapped from its last line.
+pub fn wrap_with_starts(runs: &[Run], width: usize) -> (Vec<Vec<Run>>, Vec<usize>) {
+    let mut fill = Filler {
+        width: width.max(1),
+        lines: Vec::new(),
+        starts: vec![0],
+        line: Vec::new(),
+        used: 0,
+        has_word: false,
+    };
+    let mut word: Vec<(Style, &str)> = Vec::new();
+    let mut word_width = 0;
+    let mut word_at = 0;
+    let mut offset = 0;
+    for (style, text) in runs {
+        let mut rest = text.as_str();
+        while let Some(c) = rest.chars().next() {
+            if c == '\n' || c == ' ' || c == '\t' {
+                fill.word(&word, word_width, word_at);
+                word.clear();
+                word_width = 0;
             }
+            let taken = if c == '\n' {
+                fill.break_line(offset + 1);
+                1
+            } else if c == ' ' || c == '\t' {
+                // Spaces stay on the line they follow, even past the edge.
+                let n = rest
+                    .bytes()
+                    .take_while(|b| *b == b' ' || *b == b'\t')
+                    .count();
+                fill.append(*style, &" ".repeat(n), n);
+                n
+            } else {
+                let end = rest.find([' ', '\t', '\n']).unwrap_or(rest.len());
+                if word.is_empty() {
+                    word_at = offset;
+                }
+                word.push((*style, &rest[..end]));
+                word_width += str_width(&rest[..end]);
+                end
+            };
+            rest = &rest[taken..];
+            offset += taken;
         }
     }
-    lines.push(line.runs);
-    lines
+    fill.word(&word, word_width, word_at);
+    fill.lines.push(fill.line);
+    (fill.lines, fill.starts)
+}
+
+/// The runs from byte `at` of their joined text on.
+pub fn runs_from(runs: &[Run], at: usize) -> Vec<Run> {
+    let mut skip = at;
+    let mut out = Vec::new();
+    for (style, text) in runs {
+        if skip >= text.len() {
+            skip -= text.len();
+            continue;
+        }
+        out.push((*style, text[skip..].to_string()));
+        skip = 0;
+    }
+    out
 }
 
 /// Display width of some runs.
@@ -196,6 +237,14 @@ mod tests {
             for line in &texts(&lines) {
                 let visible: usize = line.trim_end().chars().map(width_of).sum();
                 prop_assert!(visible <= width || line.trim_end().chars().count() == 1, "{:?}", line);
+            }
+            // Each line starts where the starts say; wrapping from any of
+            // them gives the same lines after it.
+            let (again, starts) = wrap_with_starts(&plain(&text), width);
+            prop_assert_eq!(&again, &lines);
+            for (k, at) in starts.iter().enumerate() {
+                let rest = wrap(&runs_from(&plain(&text), *at), width);
+                prop_assert_eq!(&rest[..], &lines[k..]);
             }
             let out = texts(&lines);
             for word in text.split([' ', '\n']).filter(|w| !w.is_empty()) {

@@ -618,6 +618,40 @@ pub mod openai {
         out
     }
 
+    /// Thinking in `delta.<field>` (`reasoning_content`: llama.cpp, vLLM;
+    /// `reasoning`: Ollama), then the answer, as those servers stream them.
+    pub fn reasoning_then_text(field: &str, thinking: &[&str], text: &[&str]) -> Vec<String> {
+        let mut out = vec![choice(json!({"role": "assistant", "content": null}), None)];
+        out.extend(
+            thinking
+                .iter()
+                .map(|t| choice(json!({ field: t, "content": null }), None)),
+        );
+        out.extend(text.iter().map(|c| choice(json!({"content": c}), None)));
+        finish(&mut out, "stop");
+        out
+    }
+
+    /// Like `tool_calls`, with thinking streamed first in `delta.reasoning_content`.
+    pub fn reasoning_then_tool_calls(thinking: &str, calls: &[(&str, &str, &str)]) -> Vec<String> {
+        let mut out = vec![choice(
+            json!({"role": "assistant", "reasoning_content": thinking}),
+            None,
+        )];
+        out.extend(tool_calls(calls));
+        out
+    }
+
+    /// Text streamed with no usage chunk at the end (llama-cpp-python, or a
+    /// server asked without `stream_options`).
+    pub fn text_without_usage(chunks: &[&str]) -> Vec<String> {
+        let mut out = vec![choice(json!({"role": "assistant", "content": ""}), None)];
+        out.extend(chunks.iter().map(|c| choice(json!({"content": c}), None)));
+        out.push(choice(json!({}), Some("stop")));
+        out.push("data: [DONE]\n\n".to_string());
+        out
+    }
+
     /// A stream whose only event is `data: {"error":{"message":...,"type":"server_error"}}`.
     pub fn error_event(message: &str) -> Vec<String> {
         vec![chunk(
@@ -689,6 +723,30 @@ pub mod anthropic {
             .iter()
             .map(|c| json!({"type": "text_delta", "text": c}))
             .collect()
+    }
+
+    /// A thinking block (thinking_delta pieces, then its signature), then
+    /// a text block, as the API streams extended thinking.
+    pub fn thinking_then_text(thinking: &[&str], text: &[&str]) -> Vec<String> {
+        let mut out = vec![start()];
+        let mut deltas: Vec<Value> = thinking
+            .iter()
+            .map(|t| json!({"type": "thinking_delta", "thinking": t}))
+            .collect();
+        deltas.push(json!({"type": "signature_delta", "signature": "EqQBCgIYAhIM"}));
+        block(
+            &mut out,
+            0,
+            json!({"type": "thinking", "thinking": ""}),
+            deltas,
+        );
+        block(
+            &mut out,
+            1,
+            json!({"type": "text", "text": ""}),
+            text_deltas(text),
+        );
+        finish(out, "end_turn")
     }
 
     /// One text block with a text_delta per chunk; stop_reason "end_turn".

@@ -36,7 +36,7 @@ impl App {
                 match (self.streaming, self.transcript.last_mut()) {
                     (Streaming::Answer, Some(Entry::Assistant(answer))) => answer.push_str(text),
                     _ => {
-                        let mut answer = super::Answer::default();
+                        let mut answer = Box::<super::Answer>::default();
                         answer.push_str(text);
                         self.transcript.push(Entry::Assistant(answer));
                         self.streaming = Streaming::Answer;

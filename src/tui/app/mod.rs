@@ -33,7 +33,7 @@ pub enum Focus {
 pub enum Entry {
     User(String),
     /// Rendered as markdown.
-    Assistant(Answer),
+    Assistant(Box<Answer>),
     /// The model's thinking: dimmed, folded to one line unless details are shown.
     Thinking(String),
     Tool {
@@ -447,7 +447,7 @@ impl App {
             }
             (CopyRequest::LastCode, Some(Entry::Assistant(a))) => match a.last_code() {
                 Some(code) => {
-                    let what = format!("its last code block ({} lines)", lines(&code));
+                    let what = format!("the code block ({} lines)", lines(&code));
                     Ok((code, what))
                 }
                 None => Err("this answer has no code block".into()),

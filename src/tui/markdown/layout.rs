@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::parse::{Align, Block, dim};
 use crate::tui::highlight::StyledLine;
-use crate::tui::wrap::{Run, runs_width, wrap};
+use crate::tui::wrap::{Run, runs_from, runs_width, wrap, wrap_with_starts};
 
 /// Highlighted code by `code_key`.
 pub type Colours = HashMap<u64, Vec<StyledLine>>;
@@ -71,12 +71,31 @@ pub fn layout(blocks: &[Block], width: usize, colours: &Colours, out: &mut Vec<L
 }
 
 fn text(lead: &[Run], indent: &[Run], runs: &[Run], width: usize, out: &mut Vec<Line<'static>>) {
+    text_from(lead, indent, runs, width, (0, 0), out);
+}
+
+/// The lines of a text block from its line `first`, which starts at byte
+/// `at` of its text; returns where each of them starts (relative to `at`).
+pub fn text_from(
+    lead: &[Run],
+    indent: &[Run],
+    runs: &[Run],
+    width: usize,
+    (first, at): (usize, usize),
+    out: &mut Vec<Line<'static>>,
+) -> Vec<usize> {
     let margin = runs_width(lead).max(runs_width(indent));
     let room = width.saturating_sub(margin).max(1);
-    for (i, l) in wrap(runs, room).into_iter().enumerate() {
-        let prefix = if i == 0 { lead } else { indent };
+    let (lines, starts) = if at == 0 {
+        wrap_with_starts(runs, room)
+    } else {
+        wrap_with_starts(&runs_from(runs, at), room)
+    };
+    for (i, l) in lines.into_iter().enumerate() {
+        let prefix = if first + i == 0 { lead } else { indent };
         out.push(line(joined(prefix.to_vec(), l)));
     }
+    starts
 }
 
 fn code(

@@ -47,6 +47,45 @@ pub struct Laid {
     /// The text length `tail` was laid out for.
     raw_len: usize,
     tail: Vec<Line<'static>>,
+    /// The tail's blocks as laid out; when the tail grows by its last text
+    /// block only, that block is re-wrapped from its last line.
+    tail_blocks: Vec<Block>,
+    /// Where the last block's lines begin in `tail`, and where each starts
+    /// in its text (empty unless it is a text block).
+    last_first_line: usize,
+    last_starts: Vec<usize>,
+}
+
+/// Whether `new` is `old` with only its last text block grown at its end.
+fn grown(old: &[Block], new: &[Block]) -> bool {
+    let n = new.len();
+    if old.len() != n || n == 0 || old[..n - 1] != new[..n - 1] {
+        return false;
+    }
+    let (
+        Block::Text {
+            lead: l1,
+            indent: i1,
+            runs: r1,
+        },
+        Block::Text {
+            lead: l2,
+            indent: i2,
+            runs: r2,
+        },
+    ) = (&old[n - 1], &new[n - 1])
+    else {
+        return false;
+    };
+    if l1 != l2 || i1 != i2 || r1.len() > r2.len() {
+        return false;
+    }
+    let Some(((s1, t1), head)) = r1.split_last() else {
+        return true;
+    };
+    head == &r2[..head.len()]
+        && r2[head.len()].0 == *s1
+        && r2[head.len()].1.starts_with(t1.as_str())
 }
 
 impl Laid {
@@ -85,6 +124,12 @@ impl PartialEq for Answer {
 }
 
 impl Eq for Answer {}
+
+impl From<&str> for Box<Answer> {
+    fn from(text: &str) -> Box<Answer> {
+        Box::new(Answer::from(text))
+    }
+}
 
 impl From<&str> for Answer {
     fn from(text: &str) -> Answer {
@@ -274,13 +319,46 @@ impl Answer {
                 if !self.stable.is_empty() && !blocks.is_empty() {
                     blocks.insert(0, Block::Blank { indent: Vec::new() });
                 }
-                laid.tail.clear();
-                layout::layout(&blocks, width, colours, &mut laid.tail);
+                lay_tail(&mut laid, blocks, width, colours);
                 laid.raw_len = self.raw.len();
             }
         }
         self.laid.borrow()
     }
+}
+
+/// Lays out the tail's blocks: a grown last text block from its last
+/// line on (wrapping is greedy, so the lines before it stand), else all.
+fn lay_tail(laid: &mut Laid, blocks: Vec<Block>, width: usize, colours: &Colours) {
+    let n = blocks.len();
+    let resume = grown(&laid.tail_blocks, &blocks) && !laid.last_starts.is_empty();
+    let (first, at) = if resume {
+        let k = laid.last_starts.len() - 1;
+        let at = laid.last_starts[k];
+        laid.tail.truncate(laid.last_first_line + k);
+        laid.last_starts.truncate(k);
+        (k, at)
+    } else {
+        laid.tail.clear();
+        layout::layout(
+            &blocks[..n.saturating_sub(1)],
+            width,
+            colours,
+            &mut laid.tail,
+        );
+        laid.last_first_line = laid.tail.len();
+        laid.last_starts.clear();
+        (0, 0)
+    };
+    match blocks.last() {
+        Some(Block::Text { lead, indent, runs }) => {
+            let starts = layout::text_from(lead, indent, runs, width, (first, at), &mut laid.tail);
+            laid.last_starts.extend(starts.into_iter().map(|s| s + at));
+        }
+        Some(last) => layout::layout(std::slice::from_ref(last), width, colours, &mut laid.tail),
+        None => {}
+    }
+    laid.tail_blocks = blocks;
 }
 
 #[cfg(test)]
@@ -327,7 +405,36 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_growing_paragraph_is_rewrapped_from_its_last_line_only() {
+        let text: String = (0..400).map(|i| format!("word{i} ")).collect();
+        let mut a = Answer::default();
+        for piece in text.as_bytes().chunks(13) {
+            a.push_str(std::str::from_utf8(piece).unwrap_or_default());
+            rendered(&a, 40);
+        }
+        assert_eq!(rendered(&a, 40), rendered(&Answer::from(text.as_str()), 40));
+        assert!(a.laid.borrow().last_starts.len() > 50);
+    }
+
     proptest! {
+        #[test]
+        fn streamed_in_any_pieces_renders_like_the_whole(
+            cuts in proptest::collection::vec(0usize..SAMPLE.len(), 0..12),
+            width in 20usize..90,
+        ) {
+            let mut cuts = cuts;
+            cuts.sort_unstable();
+            let mut a = Answer::default();
+            let mut at = 0;
+            for cut in cuts.into_iter().chain([SAMPLE.len()]) {
+                a.push_str(&SAMPLE[at..cut.max(at)]);
+                at = cut.max(at);
+                rendered(&a, width);
+            }
+            prop_assert_eq!(rendered(&a, width), rendered(&Answer::from(SAMPLE), width));
+        }
+
         #[test]
         fn any_cut_into_two_pieces_renders_like_the_whole(cut in 0usize..SAMPLE.len(), width in 20usize..90) {
             let mut a = Answer::default();

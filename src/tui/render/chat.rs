@@ -180,10 +180,14 @@ pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView
             if (start..end).contains(&(row + k)) {
                 let line = match rows.get(k) {
                     Some(l) => l.clone(),
-                    None if marker && focused == Some(*i) => Line::from(Span::styled(
-                        "└ y copies this message · Y its last code block",
-                        Style::new().fg(Color::DarkGray),
-                    )),
+                    None if marker && focused == Some(*i) => {
+                        let text = if width >= 48 {
+                            "└ y copies this message · Y its last code block"
+                        } else {
+                            "└ y copy · Y copy code"
+                        };
+                        Line::from(Span::styled(text, Style::new().fg(Color::DarkGray)))
+                    }
                     None => Line::from(""),
                 };
                 lines.push(line);

@@ -177,12 +177,17 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         let (done, all) = r.progress();
         format!(" review {done}/{all} ")
     });
-    let mut spans = vec![
-        Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan)),
-        provider,
-        Span::raw(job),
-        Span::raw(tokens),
-    ];
+    let mode = Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan));
+    // A note (what was just copied) shows until the next key, in place of
+    // the job, counts and hints.
+    if let Some(note) = &app.status_note {
+        let room = (area.width as usize).saturating_sub(mode.width() + provider.width());
+        let text: String = format!(" {note}").chars().take(room).collect();
+        let note = Span::styled(text, Style::new().fg(Color::Green));
+        frame.render_widget(Paragraph::new(Line::from(vec![mode, provider, note])), area);
+        return;
+    }
+    let mut spans = vec![mode, provider, Span::raw(job), Span::raw(tokens)];
     if let Some(gauge) = &app.context {
         let percent = gauge.percent();
         let colour = match percent {
@@ -198,12 +203,9 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(r) = review {
         spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
     }
-    // Hints for the focused pane, most useful first, as many as fit; a
-    // note (what was just copied) comes first.
-    let note = app.status_note.as_deref().map(|n| [n]);
-    let hints: &[&str] = if let Some(note) = &note {
-        note
-    } else if app.reviewing {
+    let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
+    // Hints for the focused pane, most useful first, as many as fit.
+    let hints: &[&str] = if app.reviewing {
         &[
             "y/n hunk",
             "Ctrl+S apply",
@@ -231,7 +233,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             "Ctrl+Z undo",
         ]
     };
-    let mut room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
+    let mut room = room;
     let mut text = String::new();
     for hint in hints {
         let piece = if text.is_empty() {
