@@ -4,7 +4,7 @@
 //! Anthropic thinking blocks become `llm.reasoning` events, never part of
 //! the answer, the plain output or the next request; a server that refuses
 //! `stream_options` is asked again without it, and counts are estimated
-//! when no usage comes.
+//! when no usage comes (calibrated by the server's tokenizer where it has one).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -183,4 +183,64 @@ fn other_bad_requests_are_not_retried_without_stream_options() {
     let run = exec(&env, &cfg, root.path(), &["--json", "--mode", "ask", "q"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(server.requests().len(), 1);
+}
+
+/// A server whose streams carry no usage (llama-cpp-python) is asked once
+/// per job to count the request with its own tokenizer, and the job's
+/// counts are calibrated by the answer.
+#[test]
+fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
+    let env = Env::new();
+    let root = project();
+    let side = vec![Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"count": 4321}).to_string(),
+    }];
+    let server = LlmServer::start_with_side(
+        vec![
+            sse(openai::text_without_usage(&["All ", "listed."])),
+            sse(openai::text_without_usage(&["Again."])),
+        ],
+        side,
+    );
+    let cfg = config(&env, "openai", &server.url(), "context_window = 32768");
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--json", "--mode", "ask", "list the files"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let side = server.side_requests();
+    assert_eq!(side.len(), 1, "{side:?}");
+    assert_eq!(side[0].path, "/extras/tokenize/count");
+    let counted = side[0].body["input"].as_str().unwrap();
+    assert!(
+        counted.contains("list the files") && counted.contains("read_file"),
+        "{counted}"
+    );
+    let events = run.events();
+    let input = of_type(&events, "job.completed")[0]["data"]["usage"]["input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!((3900..4800).contains(&input), "calibrated count {input}");
+
+    // A server without a tokenizer endpoint: both kinds asked, the plain
+    // estimate kept.
+    let server = LlmServer::start(vec![sse(openai::text_without_usage(&["Done."]))]);
+    let cfg = config(&env, "openai", &server.url(), "context_window = 32768");
+    let run = exec(&env, &cfg, root.path(), &["--json", "--mode", "ask", "q"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let paths: Vec<String> = server
+        .side_requests()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(paths, ["/extras/tokenize/count", "/tokenize"]);
+    let events = run.events();
+    let input = of_type(&events, "job.completed")[0]["data"]["usage"]["input_tokens"]
+        .as_u64()
+        .unwrap();
+    assert!(input > 100, "{input}");
 }

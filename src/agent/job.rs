@@ -129,6 +129,7 @@ pub async fn run(
         extra: Extra::default(),
         texts: (String::new(), String::new()),
         overflowed: None,
+        server_counted: false,
     };
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
@@ -197,6 +198,8 @@ pub(super) struct Job<'a> {
     pub texts: (String, String),
     /// The server setting named by the last overflow error.
     pub overflowed: Option<&'static str>,
+    /// The server's tokenizer was asked this job (its streams gave no usage).
+    pub server_counted: bool,
 }
 
 impl Job<'_> {
@@ -396,6 +399,9 @@ impl Job<'_> {
         self.conv = conv;
         match result {
             Ok(turn) => {
+                if turn.usage.is_none_or(|u| u.input_tokens == 0) {
+                    self.count_on_server(system, tools).await;
+                }
                 self.account(&turn, counted, extra);
                 Ok(turn)
             }

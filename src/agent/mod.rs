@@ -4,6 +4,7 @@
 
 mod approval;
 mod compaction;
+mod counting;
 mod emit;
 mod engine;
 mod feedback;

@@ -50,6 +50,28 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
     from_ollama_show(&ask(show).await?)
 }
 
+/// How many tokens the server's own tokenizer makes of `text`:
+/// llama-cpp-python `POST /extras/tokenize/count`, llama.cpp `POST
+/// /tokenize`. For servers whose streams carry no usage.
+pub async fn count_tokens(ep: &Endpoint, text: &str) -> Option<u64> {
+    let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
+    let post = |path: &str, body: Value| {
+        let builder = ep.client.post(format!("{root}{path}")).json(&body);
+        match &ep.key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    };
+    let body = json!({"input": text, "model": ep.model});
+    if let Some(count) = ask(post("/extras/tokenize/count", body)).await
+        && let Some(n) = count["count"].as_u64()
+    {
+        return Some(n);
+    }
+    let tokens = ask(post("/tokenize", json!({"content": text}))).await?;
+    tokens["tokens"].as_array().map(|t| t.len() as u64)
+}
+
 /// A JSON answer within `ASK_TIMEOUT`, or nothing.
 async fn ask(request: reqwest::RequestBuilder) -> Option<Value> {
     let response = request.timeout(ASK_TIMEOUT).send().await.ok()?;

@@ -68,6 +68,10 @@ pub trait WireAdapter: Send + Sync {
     fn server_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
         Box::pin(async { None })
     }
+    /// The server's token count of a text (nothing by default).
+    fn server_count<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 impl<T: WireAdapter> Provider for T {
@@ -108,6 +112,10 @@ impl<T: WireAdapter> Provider for T {
 
     fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
         self.server_window()
+    }
+
+    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        self.server_count(text)
     }
 }
 

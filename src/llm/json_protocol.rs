@@ -159,4 +159,8 @@ impl Provider for JsonProtocol {
     fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
         self.inner.discover_window()
     }
+
+    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        self.inner.count_tokens(text)
+    }
 }

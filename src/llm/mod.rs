@@ -183,6 +183,11 @@ pub trait Provider: Send + Sync {
     /// The context window the server says it serves, if it says
     /// (llama.cpp `/props`, Ollama `/api/show`, `/v1/models` fields).
     fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>>;
+    /// How many tokens the server's tokenizer makes of `text`, if it can
+    /// say (for servers whose streams report no usage).
+    fn count_tokens<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 /// Builds the provider for `config`; `env` supplies the API key variable.

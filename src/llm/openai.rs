@@ -180,6 +180,10 @@ impl WireAdapter for OpenAi {
     fn server_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
         Box::pin(discover::openai_compatible(&self.ep))
     }
+
+    fn server_count<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(discover::count_tokens(&self.ep, text))
+    }
 }
 
 #[derive(Default)]
