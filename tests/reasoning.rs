@@ -35,6 +35,22 @@ fn answer(run: &Run) -> String {
         .to_string()
 }
 
+/// `exec --json --mode ask PROMPT` against `server` (`extra`: provider settings).
+fn ask(env: &Env, server: &LlmServer, extra: &str, prompt: &str) -> Run {
+    let root = project();
+    let cfg = config(env, "openai", &server.url(), extra);
+    let run = exec(env, &cfg, root.path(), &["--json", "--mode", "ask", prompt]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.stderr);
+    run
+}
+
+fn input_tokens(run: &Run) -> u64 {
+    let events = run.events();
+    of_type(&events, "job.completed")[0]["data"]["usage"]["input_tokens"]
+        .as_u64()
+        .unwrap()
+}
+
 /// Thinking in `field`, a tool call, then the answer; checks what each
 /// front end and the second request saw.
 fn thinking_stays_apart(field: &str) {
@@ -51,13 +67,7 @@ fn thinking_stays_apart(field: &str) {
             &["# Answer\n\n", "`main` calls **greet**."],
         )),
     ]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let run = exec(
-        &env,
-        &cfg,
-        root.path(),
-        &["--json", "--mode", "ask", "what does main do?"],
-    );
+    let run = ask(&env, &server, "", "what does main do?");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(reasoning_text(&run), format!("{THINKING}It calls `greet`."));
     assert_eq!(answer(&run), "# Answer\n\n`main` calls **greet**.");
@@ -101,7 +111,6 @@ fn reasoning_of_ollama() {
 #[test]
 fn a_leading_think_block_in_the_content_is_thinking() {
     let env = Env::new();
-    let root = project();
     let server = LlmServer::start(vec![sse(openai::text(&[
         "<thi",
         "nk>\nweighing ",
@@ -109,8 +118,7 @@ fn a_leading_think_block_in_the_content_is_thinking() {
         "ink>\n\n",
         "The answer.",
     ]))]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let run = exec(&env, &cfg, root.path(), &["--json", "--mode", "ask", "q"]);
+    let run = ask(&env, &server, "", "q");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(reasoning_text(&run).trim(), "weighing options");
     assert_eq!(answer(&run), "The answer.");
@@ -134,7 +142,6 @@ fn anthropic_thinking_blocks() {
 #[test]
 fn a_server_refusing_stream_options_is_asked_without_it_and_usage_is_estimated() {
     let env = Env::new();
-    let root = project();
     let refusal = json!({"error": {
         "message": "Unrecognized request argument supplied: stream_options",
         "type": "invalid_request_error", "param": null, "code": null}});
@@ -147,13 +154,7 @@ fn a_server_refusing_stream_options_is_asked_without_it_and_usage_is_estimated()
         sse(openai::tool_calls(&[("call_1", "list_files", r#"{}"#)])),
         sse(openai::text_without_usage(&["All ", "listed."])),
     ]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let run = exec(
-        &env,
-        &cfg,
-        root.path(),
-        &["--json", "--mode", "ask", "list the files"],
-    );
+    let run = ask(&env, &server, "", "list the files");
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(answer(&run), "All listed.");
     let requests = server.requests();
@@ -173,14 +174,12 @@ fn a_server_refusing_stream_options_is_asked_without_it_and_usage_is_estimated()
 #[test]
 fn other_bad_requests_are_not_retried_without_stream_options() {
     let env = Env::new();
-    let root = project();
     let server = LlmServer::start(vec![Reply::Status {
         code: 400,
         headers: vec![],
         body: json!({"error": {"message": "model not found"}}).to_string(),
     }]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let run = exec(&env, &cfg, root.path(), &["--json", "--mode", "ask", "q"]);
+    let run = ask(&env, &server, "", "q");
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(server.requests().len(), 1);
 }
@@ -191,7 +190,6 @@ fn other_bad_requests_are_not_retried_without_stream_options() {
 #[test]
 fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
     let env = Env::new();
-    let root = project();
     let side = vec![Reply::Status {
         code: 200,
         headers: vec![],
@@ -204,13 +202,7 @@ fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
         ],
         side,
     );
-    let cfg = config(&env, "openai", &server.url(), "context_window = 32768");
-    let run = exec(
-        &env,
-        &cfg,
-        root.path(),
-        &["--json", "--mode", "ask", "list the files"],
-    );
+    let run = ask(&env, &server, "context_window = 32768", "list the files");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let side = server.side_requests();
     assert_eq!(side.len(), 1, "{side:?}");
@@ -220,17 +212,13 @@ fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
         counted.contains("list the files") && counted.contains("read_file"),
         "{counted}"
     );
-    let events = run.events();
-    let input = of_type(&events, "job.completed")[0]["data"]["usage"]["input_tokens"]
-        .as_u64()
-        .unwrap();
+    let input = input_tokens(&run);
     assert!((3900..4800).contains(&input), "calibrated count {input}");
 
     // A server without a tokenizer endpoint: both kinds asked, the plain
     // estimate kept.
     let server = LlmServer::start(vec![sse(openai::text_without_usage(&["Done."]))]);
-    let cfg = config(&env, "openai", &server.url(), "context_window = 32768");
-    let run = exec(&env, &cfg, root.path(), &["--json", "--mode", "ask", "q"]);
+    let run = ask(&env, &server, "context_window = 32768", "q");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let paths: Vec<String> = server
         .side_requests()
@@ -238,9 +226,6 @@ fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
         .map(|r| r.path.clone())
         .collect();
     assert_eq!(paths, ["/extras/tokenize/count", "/tokenize"]);
-    let events = run.events();
-    let input = of_type(&events, "job.completed")[0]["data"]["usage"]["input_tokens"]
-        .as_u64()
-        .unwrap();
+    let input = input_tokens(&run);
     assert!(input > 100, "{input}");
 }
