@@ -81,6 +81,8 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             tool_protocol: ToolProtocol::Native,
             context_window: None,
             max_output_tokens: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         };
         let provider =
             build_provider("bench", &provider, Duration::from_secs(30), &|_| None).unwrap();
@@ -91,6 +93,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             config: Config::default(),
             registry: Registry::builtin().unwrap(),
             provider: Some(provider),
+            fallback: None,
             state: None,
             session: SessionChoice::None,
         })

@@ -71,6 +71,8 @@ fn run(name: &str, text: &str) {
             usage: Usage::default(),
             status: JobStatus::Completed,
             budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
         }));
         terminal.draw(|f| draw(f, &app)).unwrap();
         cpu.push(start.elapsed());

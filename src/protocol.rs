@@ -247,6 +247,20 @@ pub enum EventBody {
         /// request without tools.
         #[serde(default)]
         budget_exhausted: bool,
+        /// The provider that answered (`hybrid_auto`: the remote one after
+        /// a fallback).
+        #[serde(default)]
+        provider: String,
+        /// Why the job left its local provider, if it did.
+        #[serde(default)]
+        fallback_reason: Option<FallbackReason>,
+    },
+    /// `hybrid_auto`: the job goes on with the remote provider.
+    #[serde(rename = "provider.fallback")]
+    ProviderFallback {
+        from: String,
+        to: String,
+        reason: FallbackReason,
     },
     /// After every model response: this job's tokens so far, and how full
     /// the context window is now.
@@ -296,6 +310,7 @@ impl EventBody {
             | EventBody::LlmReasoning { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
+            | EventBody::ProviderFallback { .. }
             | EventBody::ToolCallRequested { .. }
             | EventBody::ToolCallCompleted { .. }
             | EventBody::EditsProposed { .. }
@@ -339,6 +354,34 @@ impl CompactReason {
             CompactReason::Threshold => "threshold",
             CompactReason::Overflow => "overflow",
             CompactReason::Manual => "manual",
+        }
+    }
+}
+
+/// Why a `hybrid_auto` job left its local provider (SPEC section 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FallbackReason {
+    /// The tool budget was spent in agent mode and no edit was proposed.
+    BudgetExhaustedWithoutEdits,
+    /// `hybrid_remote_on_schema_fail` malformed tool calls or edits.
+    SchemaFailures,
+    /// Still too long for the local window after compaction.
+    ContextOverflow,
+    /// A local request outlasted `hybrid_remote_on_timeout_ms`.
+    Timeout,
+    /// The local provider failed (connection, HTTP status, broken stream).
+    ProviderError,
+}
+
+impl FallbackReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FallbackReason::BudgetExhaustedWithoutEdits => "budget_exhausted_without_edits",
+            FallbackReason::SchemaFailures => "schema_failures",
+            FallbackReason::ContextOverflow => "context_overflow",
+            FallbackReason::Timeout => "timeout",
+            FallbackReason::ProviderError => "provider_error",
         }
     }
 }

@@ -60,6 +60,8 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         tool_protocol: ToolProtocol::Native,
         context_window: None,
         max_output_tokens: None,
+        price_input_per_mtok: None,
+        price_output_per_mtok: None,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| {
         Some("key".into())
@@ -74,6 +76,7 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         config: Config::default(),
         registry,
         provider: Some(provider),
+        fallback: None,
         state: None,
         session: SessionChoice::None,
     })

@@ -34,6 +34,8 @@ fn start_engine(
         tool_protocol: ToolProtocol::Native,
         context_window: Some(32_000),
         max_output_tokens: None,
+        price_input_per_mtok: None,
+        price_output_per_mtok: None,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
     agent::spawn(EngineContext {
@@ -41,6 +43,7 @@ fn start_engine(
         config: Config::default(),
         registry: Registry::builtin().unwrap(),
         provider: Some(provider),
+        fallback: None,
         state: Some(RootState::new(state.to_path_buf())),
         session,
     })
@@ -374,6 +377,7 @@ async fn a_panicking_job_still_ends_with_job_failed() {
         config: Config::default(),
         registry: Registry::builtin().unwrap(),
         provider: Some(Box::new(Panicking)),
+        fallback: None,
         state: None,
         session: SessionChoice::None,
     })

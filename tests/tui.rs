@@ -288,6 +288,8 @@ fn streamed_answer_tool_lines_and_review_flow() {
             },
             status: JobStatus::AwaitingReview,
             budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
         },
     ));
     assert!(app.reviewing, "the review opens by itself");
@@ -1131,6 +1133,8 @@ fn compact_command_context_gauge_and_compaction_notices() {
             usage: Usage::default(),
             status: JobStatus::Completed,
             budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
         },
     ));
     // Shown once, as a notice, never as an assistant answer.
@@ -1191,6 +1195,8 @@ fn compact_command_context_gauge_and_compaction_notices() {
             usage: Usage::default(),
             status: JobStatus::Completed,
             budget_exhausted: true,
+            provider: String::new(),
+            fallback_reason: None,
         },
     ));
     assert!(

@@ -37,6 +37,8 @@ fn completed(answer: &str) -> EventBody {
         usage: Usage::default(),
         status: JobStatus::Completed,
         budget_exhausted: false,
+        provider: String::new(),
+        fallback_reason: None,
     }
 }
 

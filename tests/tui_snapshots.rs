@@ -160,6 +160,8 @@ fn review_view() {
             },
             status: JobStatus::AwaitingReview,
             budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
         },
     ));
     snap("review", &app);

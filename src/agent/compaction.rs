@@ -25,7 +25,8 @@ impl Job<'_> {
     /// Finds the provider's window (config, the server, the table) unless
     /// the session knows it, and loads the conversation.
     pub(super) async fn open_context(&mut self) {
-        let Some(provider) = &self.ctx.provider else {
+        let ctx = self.ctx.clone();
+        let Some(provider) = self.route.provider(&ctx) else {
             return;
         };
         self.window = match &self.spec.window {
@@ -50,17 +51,13 @@ impl Job<'_> {
         }
     }
 
-    fn tool_cap(&self) -> u32 {
+    pub(super) fn tool_cap(&self) -> u32 {
         self.window
             .tool_output_cap(self.ctx.config.context.max_tool_output_tokens)
     }
 
     pub(super) fn reserve(&self) -> u64 {
-        let configured = self
-            .ctx
-            .provider
-            .as_ref()
-            .and_then(|p| p.max_output_tokens());
+        let configured = self.provider().and_then(|p| p.max_output_tokens());
         u64::from(self.window.output_reserve(configured))
     }
 
@@ -264,11 +261,7 @@ impl Job<'_> {
         if let Some(prompt) = overflow.prompt_tokens {
             self.conv.calibrate(counted, u64::from(prompt));
         }
-        let provider = self
-            .ctx
-            .provider
-            .as_ref()
-            .map_or("the server", |p| p.name());
+        let provider = self.provider().map_or("the server", |p| p.name());
         let (tokens, detail) = match overflow.limit {
             Some(limit) => (
                 limit,
@@ -298,7 +291,7 @@ impl Job<'_> {
     /// `job.failed` with `context_overflow`, naming the window, where it
     /// came from and the settings that decide it.
     pub(super) fn overflow_failure(&self, stated_limit: Option<u32>) -> Outcome {
-        let provider = self.ctx.provider.as_ref().map_or("", |p| p.name());
+        let provider = self.provider().map_or("", |p| p.name());
         let setting = self.overflowed.unwrap_or(
             "the server's own context setting (llama.cpp: n_ctx; Ollama: num_ctx; vLLM: --max-model-len)",
         );

@@ -40,7 +40,7 @@ impl Job<'_> {
             return;
         }
         let ctx = self.ctx.clone();
-        let Some(provider) = &ctx.provider else {
+        let Some(provider) = self.route.provider(&ctx) else {
             return;
         };
         let tools = if tools.is_empty() { "" } else { &self.texts.1 };

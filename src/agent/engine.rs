@@ -436,6 +436,24 @@ impl Engine {
             EventBody::ReviewUpdated { bundle, .. } | EventBody::ApplyCompleted { bundle, .. } => {
                 self.reviews.entry(job_id.to_string()).or_default().bundle = Some(bundle.clone());
             }
+            EventBody::ProviderFallback { from, to, reason } => {
+                let target = format!("{from} -> {to}");
+                self.audit(job_id, "provider.fallback", &target, None, reason.as_str());
+            }
+            EventBody::JobCompleted {
+                provider,
+                fallback_reason,
+                ..
+            } => {
+                let outcome = match fallback_reason {
+                    Some(reason) => format!(
+                        "answered by {provider} after a fallback ({})",
+                        reason.as_str()
+                    ),
+                    None => format!("answered by {provider}"),
+                };
+                self.audit(job_id, "job.completed", provider, None, &outcome);
+            }
             EventBody::ApprovalResolved {
                 tool_call_id,
                 approved,

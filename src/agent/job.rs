@@ -13,10 +13,11 @@ use tokio_util::sync::CancellationToken;
 use super::EngineContext;
 use super::emit::{Emitter, JobMsg};
 use super::prompt::system_prompt;
+use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
 use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
-use crate::protocol::{CompactReason, EventBody, JobStatus, Mode, Tier, Usage};
+use crate::protocol::{CompactReason, EventBody, FallbackReason, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, ProposedEdit};
 
 /// The answer given to `clarify_user` when nobody answers.
@@ -130,6 +131,7 @@ pub async fn run(
         texts: (String::new(), String::new()),
         overflowed: None,
         server_counted: false,
+        route: Route::start(&ctx),
     };
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
@@ -139,6 +141,10 @@ pub async fn run(
         outcome = job.drive() => Some(outcome),
     };
     let usage = job.usage;
+    let answered_by = job
+        .provider()
+        .map_or(String::new(), |p| p.name().to_string());
+    let fallback_reason = job.route.reason();
     let factor = job.conv.factor();
     if spec.factor.is_none_or(|f| (f - factor).abs() > 0.01) && factor != 1.0 {
         emit.send(JobMsg::Calibrated(factor));
@@ -154,6 +160,8 @@ pub async fn run(
             usage,
             status,
             budget_exhausted,
+            provider: answered_by,
+            fallback_reason,
         },
         Some(Outcome::Failed { error, code }) => EventBody::JobFailed { error, code },
     });
@@ -200,6 +208,8 @@ pub(super) struct Job<'a> {
     pub overflowed: Option<&'static str>,
     /// The server's tokenizer was asked this job (its streams gave no usage).
     pub server_counted: bool,
+    /// The provider the job is on (`hybrid_auto`: local, then maybe remote).
+    pub route: Route,
 }
 
 impl Job<'_> {
@@ -223,19 +233,37 @@ impl Job<'_> {
         self.instruction_at = Some(self.conv.len() - 1);
         let max_requests = budget + self.ctx.config.agent.max_schema_retries + 3;
         for _ in 0..max_requests {
-            // Once the budget is spent, one last request without tools.
+            // Once the budget is spent, one last request without tools
+            // (or, hybrid and no edit yet, the remote model takes over).
+            if self.calls_made >= budget
+                && self.triggers(FallbackReason::BudgetExhaustedWithoutEdits)
+            {
+                self.fall_back(FallbackReason::BudgetExhaustedWithoutEdits)
+                    .await;
+                self.add(Message::User(
+                    "[agent-tui] Tools are available again: go on with the task.".into(),
+                ));
+            }
             let last = self.calls_made >= budget;
             let offered: &[ToolDef] = if last { &[] } else { &tools };
             let turn = match self.ask(&system, offered).await {
                 Ok(turn) => turn,
-                Err(outcome) => return outcome,
+                Err(outcome) => match self.failure_trigger(&outcome) {
+                    Some(reason) => {
+                        self.fall_back(reason).await;
+                        continue;
+                    }
+                    None => return outcome,
+                },
             };
             if last {
                 return self.budget_answer(turn);
             }
             if let Some(correction) = turn.invalid_action {
                 self.malformed += 1;
-                if let Some(fail) = self.too_many_malformed() {
+                if self.triggers(FallbackReason::SchemaFailures) {
+                    self.fall_back(FallbackReason::SchemaFailures).await;
+                } else if let Some(fail) = self.too_many_malformed() {
                     return fail;
                 }
                 self.add(Message::Assistant {
@@ -262,7 +290,9 @@ impl Job<'_> {
                 let result = self.call_tool(call).await;
                 self.add(Message::Tool(result));
             }
-            if let Some(fail) = self.too_many_malformed() {
+            if self.triggers(FallbackReason::SchemaFailures) {
+                self.fall_back(FallbackReason::SchemaFailures).await;
+            } else if let Some(fail) = self.too_many_malformed() {
                 return fail;
             }
             if self.calls_made >= budget {
@@ -420,13 +450,17 @@ impl Job<'_> {
     ) -> Result<Turn, LlmError> {
         let agent = &self.ctx.config.agent;
         let policy = RetryPolicy {
-            max_retries: agent.max_retries,
+            max_retries: self
+                .local_attempts()
+                .map_or(agent.max_retries, |n| n.saturating_sub(1)),
             base_delay: Duration::from_millis(agent.retry_base_delay_ms),
             max_delay: MAX_RETRY_DELAY,
         };
-        let Some(provider) = &self.ctx.provider else {
+        let ctx = self.ctx.clone();
+        let Some(provider) = self.route.provider(&ctx) else {
             return Err(LlmError::Client(SETUP_HINT.to_string()));
         };
+        let deadline = self.local_deadline();
         let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
         let mut attempt = 1;
         loop {
@@ -452,7 +486,18 @@ impl Job<'_> {
                 max_output_tokens: Some(reserve),
             };
             self.usage.requests += 1;
-            match provider.step(request, &mut sink).await {
+            let step = provider.step(request, &mut sink);
+            let result = match deadline {
+                // hybrid_auto: a local request that takes too long falls back.
+                Some(limit) => tokio::time::timeout(limit, step).await.unwrap_or_else(|_| {
+                    Err(LlmError::Timeout {
+                        url: provider.name().to_string(),
+                        secs: limit.as_secs(),
+                    })
+                }),
+                None => step.await,
+            };
+            match result {
                 Ok(turn) => return Ok(turn),
                 Err(error) => match policy.delay(attempt, &error) {
                     Some(wait) => {

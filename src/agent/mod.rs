@@ -11,6 +11,7 @@ mod feedback;
 mod job;
 mod prompt;
 mod review_ops;
+mod routing;
 mod tool_calls;
 
 pub use job::{NO_USER_ANSWER, UserReply};
@@ -45,6 +46,9 @@ pub struct EngineContext {
     pub registry: Registry,
     /// `None`: jobs fail with a setup hint; review, apply and rollback work.
     pub provider: Option<Box<dyn Provider>>,
+    /// `hybrid_auto`: the provider a job goes on with when a trigger of
+    /// `config.routing` fires on `provider`.
+    pub fallback: Option<Box<dyn Provider>>,
     /// Where sessions, checkpoints, snapshots and the audit log live.
     pub state: Option<RootState>,
     pub session: SessionChoice,

@@ -50,6 +50,10 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "NAME")]
     pub model: Option<String>,
 
+    /// Routing: remote, local or hybrid_auto (overrides [routing] mode)
+    #[arg(long, global = true, value_name = "MODE")]
+    pub routing: Option<String>,
+
     /// More detail on stderr (repeat for more)
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use super::args::GlobalArgs;
 use super::{Exit, load_config, process_env};
 use crate::agent::{EngineContext, SessionChoice};
-use crate::config::{Config, SETUP_HINT, ollama_answers};
+use crate::config::{Config, RoutingConfig, RoutingMode, SETUP_HINT, ollama_answers};
 use crate::llm::{Provider, build_provider};
 use crate::store::{RootState, StateDirs};
 use crate::tools::Registry;
@@ -46,29 +46,80 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, Exit> {
         .map_err(|e| failed(format!("cannot start the async runtime: {e}")))
 }
 
-/// The provider chosen by flags, config or detection; exit 2 if none.
-pub fn provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider>, Exit> {
-    quiet_provider(global, config).map_err(usage)
+/// The providers a job runs on: the first one, and for `hybrid_auto` the
+/// one it falls back to.
+pub struct Routed {
+    pub primary: Box<dyn Provider>,
+    pub fallback: Option<Box<dyn Provider>>,
 }
 
-/// The provider, or the reason there is none (for the TUI, which opens anyway).
-pub fn quiet_provider(global: &GlobalArgs, config: &Config) -> Result<Box<dyn Provider>, String> {
-    let choice = config
-        .choose_provider(
-            global.provider.as_deref(),
-            global.model.as_deref(),
+/// The providers chosen by flags, `[routing]`, config or detection; exit 2 if none.
+pub fn providers(global: &GlobalArgs, config: &Config) -> Result<Routed, Exit> {
+    quiet_providers(global, config).map_err(usage)
+}
+
+/// `[routing]` with `--routing` applied.
+pub fn routing(global: &GlobalArgs, config: &Config) -> Result<RoutingConfig, String> {
+    let mut routing = config.routing.clone();
+    if let Some(mode) = &global.routing {
+        routing.mode = RoutingMode::parse(mode)?;
+    }
+    Ok(routing)
+}
+
+/// The providers, or the reason there are none (for the TUI, which opens
+/// anyway). `remote` and `local` build one provider and never the other.
+pub fn quiet_providers(global: &GlobalArgs, config: &Config) -> Result<Routed, String> {
+    let routing = routing(global, config)?;
+    let build = |name: Option<&str>, model: Option<&str>| -> Result<Box<dyn Provider>, String> {
+        let choice = config
+            .choose_provider(name, model, &process_env, ollama_answers)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| SETUP_HINT.to_string())?;
+        build_provider(
+            &choice.name,
+            &choice.provider,
+            Duration::from_secs(config.agent.request_timeout_secs),
             &process_env,
-            ollama_answers,
         )
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| SETUP_HINT.to_string())?;
-    build_provider(
-        &choice.name,
-        &choice.provider,
-        Duration::from_secs(config.agent.request_timeout_secs),
-        &process_env,
-    )
-    .map_err(|e| e.to_string())
+        .map_err(|e| e.to_string())
+    };
+    let named = |key: &str, name: &Option<String>| {
+        name.clone().ok_or_else(|| {
+            format!(
+                "routing mode {} needs [routing] {key} = \"<provider name>\" in the config",
+                routing.mode.as_str()
+            )
+        })
+    };
+    let model = global.model.as_deref();
+    Ok(match routing.mode {
+        RoutingMode::Remote => Routed {
+            primary: build(
+                global.provider.as_deref().or(routing.remote.as_deref()),
+                model,
+            )?,
+            fallback: None,
+        },
+        RoutingMode::Local => {
+            let local = match &global.provider {
+                Some(name) => name.clone(),
+                None => named("local", &routing.local)?,
+            };
+            Routed {
+                primary: build(Some(&local), model)?,
+                fallback: None,
+            }
+        }
+        RoutingMode::HybridAuto => {
+            let local = named("local", &routing.local)?;
+            let remote = named("remote", &routing.remote)?;
+            Routed {
+                primary: build(Some(&local), model)?,
+                fallback: Some(build(Some(&remote), None)?),
+            }
+        }
+    })
 }
 
 /// An engine context for `root`; with `with_provider` a model is set up too.
@@ -81,17 +132,24 @@ pub fn engine_context(
     let config = load_config(global)?.config;
     let workspace = open_workspace(root)?;
     let state = root_state(&workspace)?;
-    let provider = if with_provider {
-        Some(provider(global, &config)?)
+    let routed = if with_provider {
+        Some(providers(global, &config)?)
     } else {
         None
     };
+    let (provider, fallback) = match routed {
+        Some(r) => (Some(r.primary), r.fallback),
+        None => (None, None),
+    };
+    let mut config = config;
+    config.routing = routing(global, &config).map_err(usage)?;
     let registry = Registry::builtin().map_err(|e| failed(format!("internal error: {e}")))?;
     Ok(EngineContext {
         workspace,
         config,
         registry,
         provider,
+        fallback,
         state: Some(state),
         session,
     })

@@ -114,6 +114,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     EventBody::JobStarted { .. }
                     | EventBody::LlmDelta { .. }
                     | EventBody::LlmReasoning { .. }
+                    | EventBody::ProviderFallback { .. }
                     | EventBody::ToolCallRequested { .. }
                     | EventBody::ToolCallCompleted { .. }
                     | EventBody::ClarificationReceived { .. }

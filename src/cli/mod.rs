@@ -162,10 +162,11 @@ fn tui(cli: &Cli) -> Exit {
         Err(exit) => return exit,
     };
     // No provider is not fatal: the tree and review still work.
-    let (label, ok, notice) = match context::quiet_provider(&cli.global, &loaded.config) {
-        Ok(p) => {
-            let label = format!("{} {}", p.name(), p.model());
-            ctx.provider = Some(p);
+    let (label, ok, notice) = match context::quiet_providers(&cli.global, &loaded.config) {
+        Ok(routed) => {
+            let label = format!("{} {}", routed.primary.name(), routed.primary.model());
+            ctx.provider = Some(routed.primary);
+            ctx.fallback = routed.fallback;
             (label, true, None)
         }
         Err(message) => ("no provider".to_string(), false, Some(message)),

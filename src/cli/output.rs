@@ -244,6 +244,14 @@ impl Printer {
                     reason.as_str()
                 );
             }
+            EventBody::ProviderFallback { from, to, reason } => {
+                self.end_line();
+                self.flush();
+                eprintln!(
+                    "[{from} gave up ({}): the job goes on with {to}]",
+                    reason.as_str()
+                );
+            }
             EventBody::JobStarted { .. }
             | EventBody::ToolCallCompleted { ok: true, .. }
             | EventBody::EditsProposed { .. }

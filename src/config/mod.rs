@@ -3,9 +3,11 @@
 
 mod detect;
 mod load;
+mod routing;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
+pub use routing::{RoutingConfig, RoutingMode};
 
 use std::collections::BTreeMap;
 
@@ -34,6 +36,7 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub sessions: SessionLimits,
     pub context: ContextConfig,
+    pub routing: RoutingConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -62,6 +65,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             sessions: SessionLimits::default(),
             context: ContextConfig::default(),
+            routing: RoutingConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -107,6 +111,11 @@ pub struct ProviderConfig {
     /// most 8192. When set, it is also sent as the request's output limit.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_output_tokens: Option<u32>,
+    /// US dollars per million tokens, for cost in eval reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_input_per_mtok: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_output_per_mtok: Option<f64>,
 }
 
 /// A provider table as written in the file: every key optional.
@@ -120,6 +129,8 @@ struct ProviderEntry {
     tool_protocol: Option<ToolProtocol>,
     context_window: Option<u32>,
     max_output_tokens: Option<u32>,
+    price_input_per_mtok: Option<f64>,
+    price_output_per_mtok: Option<f64>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -134,6 +145,8 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             tool_protocol: ToolProtocol::Native,
             context_window: None,
             max_output_tokens: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         },
     );
     map.insert(
@@ -146,6 +159,8 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             tool_protocol: ToolProtocol::Native,
             context_window: None,
             max_output_tokens: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         },
     );
     map.insert(
@@ -158,6 +173,8 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             tool_protocol: ToolProtocol::Native,
             context_window: None,
             max_output_tokens: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         },
     );
     map
@@ -180,6 +197,8 @@ fn kind_defaults(kind: ProviderKind) -> ProviderConfig {
             tool_protocol: ToolProtocol::Native,
             context_window: None,
             max_output_tokens: None,
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         },
     }
 }
@@ -215,6 +234,8 @@ where
             tool_protocol: entry.tool_protocol.unwrap_or(base.tool_protocol),
             context_window: entry.context_window.or(base.context_window),
             max_output_tokens: entry.max_output_tokens.or(base.max_output_tokens),
+            price_input_per_mtok: entry.price_input_per_mtok.or(base.price_input_per_mtok),
+            price_output_per_mtok: entry.price_output_per_mtok.or(base.price_output_per_mtok),
         };
         merged.insert(name, provider);
     }
@@ -412,7 +433,7 @@ impl Config {
     /// Checks that parsing cannot express: cross-key bounds and references.
     /// Each problem names the key so the user can find it.
     pub fn problems(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = self.routing.problems(&self.provider_names());
         if let Some(name) = &self.provider
             && !self.providers.contains_key(name)
         {

@@ -406,6 +406,8 @@ mod tests {
             tool_protocol: crate::config::ToolProtocol::Native,
             context_window: None,
             max_output_tokens: Some(100),
+            price_input_per_mtok: None,
+            price_output_per_mtok: None,
         };
         let ep = Endpoint::new("t", &config, None, std::time::Duration::from_secs(1)).unwrap();
         let body: Value = serde_json::from_slice(&request_body(

@@ -277,6 +277,7 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
             }
             EventBody::LlmDelta { .. }
             | EventBody::LlmReasoning { .. }
+            | EventBody::ProviderFallback { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ToolCallRequested { .. }
@@ -430,6 +431,8 @@ mod tests {
                 usage: Usage::default(),
                 status: JobStatus::Completed,
                 budget_exhausted: false,
+                provider: String::new(),
+                fallback_reason: None,
             },
         ))
         .unwrap();

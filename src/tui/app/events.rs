@@ -28,8 +28,18 @@ impl App {
             self.end_stream();
         }
         match &event.body {
-            EventBody::JobStarted { .. } => {
+            EventBody::JobStarted {
+                provider, model, ..
+            } => {
                 self.attempt = 1;
+                self.provider_label = format!("{provider} {model}");
+            }
+            EventBody::ProviderFallback { from, to, reason } => {
+                self.provider_label = to.clone();
+                self.transcript.push(Entry::Notice(format!(
+                    "{from} gave up ({}): the job goes on with {to}, from the same conversation.",
+                    reason.as_str().replace('_', " ")
+                )));
             }
             EventBody::LlmDelta { text, attempt } => {
                 self.delta(*attempt);
@@ -224,6 +234,7 @@ impl App {
                 usage,
                 status,
                 budget_exhausted,
+                ..
             } => {
                 let compacting = self
                     .job

@@ -1,0 +1,130 @@
+//! `hybrid_auto` (SPEC section 12): a job starts on the local provider and,
+//! when one of `[routing]`'s triggers fires, goes on with the remote one
+//! from the same conversation (the next request's fit compacts it if the
+//! remote window is smaller). `remote` and `local` jobs have one provider
+//! and never reach the other.
+
+use std::time::Duration;
+
+use super::EngineContext;
+use super::job::{Job, Outcome};
+use crate::context::ContextWindow;
+use crate::llm::Provider;
+use crate::protocol::{EventBody, FallbackReason, Mode};
+
+/// Which provider a job is on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Route {
+    /// One provider, nothing to fall back to (`remote`, `local`).
+    Single,
+    /// `hybrid_auto`, still on the local provider.
+    Local,
+    /// `hybrid_auto`, moved to the remote provider.
+    Remote(FallbackReason),
+}
+
+impl Route {
+    pub(super) fn start(ctx: &EngineContext) -> Route {
+        if ctx.fallback.is_some() {
+            Route::Local
+        } else {
+            Route::Single
+        }
+    }
+
+    /// The provider this route sends requests to.
+    pub(super) fn provider(self, ctx: &EngineContext) -> Option<&dyn Provider> {
+        match self {
+            Route::Remote(_) => ctx.fallback.as_deref(),
+            Route::Single | Route::Local => ctx.provider.as_deref(),
+        }
+    }
+
+    pub(super) fn reason(self) -> Option<FallbackReason> {
+        match self {
+            Route::Remote(reason) => Some(reason),
+            Route::Single | Route::Local => None,
+        }
+    }
+}
+
+impl Job<'_> {
+    /// The provider the job's requests go to now.
+    pub(super) fn provider(&self) -> Option<&dyn Provider> {
+        self.route.provider(&self.ctx)
+    }
+
+    /// Whether `reason` moves this job to the remote provider now.
+    pub(super) fn triggers(&self, reason: FallbackReason) -> bool {
+        let r = &self.ctx.config.routing;
+        self.route == Route::Local
+            && match reason {
+                FallbackReason::BudgetExhaustedWithoutEdits => {
+                    r.hybrid_remote_on_budget_without_edits
+                        && self.spec.mode == Mode::Agent
+                        && self.edits.is_empty()
+                }
+                FallbackReason::SchemaFailures => {
+                    r.hybrid_remote_on_schema_fail > 0
+                        && self.malformed >= r.hybrid_remote_on_schema_fail
+                }
+                FallbackReason::ContextOverflow => r.hybrid_remote_on_context_overflow,
+                FallbackReason::Timeout => r.hybrid_remote_on_timeout_ms > 0,
+                FallbackReason::ProviderError => true,
+            }
+    }
+
+    /// The trigger a failed request gives, if it fires.
+    pub(super) fn failure_trigger(&self, outcome: &Outcome) -> Option<FallbackReason> {
+        let Outcome::Failed { code, .. } = outcome else {
+            return None;
+        };
+        let timeouts = self.ctx.config.routing.hybrid_remote_on_timeout_ms > 0;
+        let reason = match code.as_str() {
+            "timeout" if timeouts => FallbackReason::Timeout,
+            "context_overflow" => FallbackReason::ContextOverflow,
+            "malformed_tool_calls" => FallbackReason::SchemaFailures,
+            "timeout" | "connect_failed" | "http_status" | "stream_cut" | "stream_error"
+            | "bad_response" | "missing_api_key" | "client_setup" | "empty_answer" => {
+                FallbackReason::ProviderError
+            }
+            _ => return None,
+        };
+        self.triggers(reason).then_some(reason)
+    }
+
+    /// Goes on with the remote provider: `provider.fallback`, its window,
+    /// and a fresh tool budget.
+    pub(super) async fn fall_back(&mut self, reason: FallbackReason) {
+        let name = |p: Option<&dyn Provider>| p.map_or(String::new(), |p| p.name().to_string());
+        let from = name(self.provider());
+        self.route = Route::Remote(reason);
+        let to = name(self.provider());
+        self.emit
+            .emit(EventBody::ProviderFallback { from, to, reason });
+        let ctx = self.ctx.clone();
+        if let Some(remote) = ctx.fallback.as_deref() {
+            let configured = remote.context_window();
+            let server = match configured {
+                Some(_) => None,
+                None => remote.discover_window().await,
+            };
+            self.window = ContextWindow::resolve(configured, server, remote.model());
+            let cap = self.tool_cap();
+            self.conv.set_cap(cap);
+        }
+        self.calls_made = 0;
+        self.malformed = 0;
+    }
+
+    /// How long a local request may take before it falls back.
+    pub(super) fn local_deadline(&self) -> Option<Duration> {
+        let ms = self.ctx.config.routing.hybrid_remote_on_timeout_ms;
+        (self.route == Route::Local && ms > 0).then(|| Duration::from_millis(ms))
+    }
+
+    /// Requests (the first and its retries) the local provider gets.
+    pub(super) fn local_attempts(&self) -> Option<u32> {
+        (self.route == Route::Local).then_some(self.ctx.config.routing.hybrid_max_local_attempts)
+    }
+}
