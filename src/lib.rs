@@ -6,6 +6,7 @@ pub mod checkpoint; // checkpoints before every apply or rollback; hard and scop
 pub mod cli; // headless front ends: argument parsing and one module per subcommand
 pub mod config; // config file types, lookup order, validation, provider detection
 pub mod context; // the context window: token counts, tool-result caps, compaction planning
+pub mod eval; // `agent-tui eval`: suites, tasks run through the engine, metrics, reports
 pub mod llm; // language model providers behind one trait, one adapter per wire protocol
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply

@@ -63,6 +63,8 @@ pub struct GlobalArgs {
 pub enum Command {
     /// Run one job headless; PROMPT "-" reads it from stdin
     Exec(ExecArgs),
+    /// Run an eval suite once per routing mode (--routing remote,local,hybrid_auto)
+    Eval(EvalArgs),
     /// Call one tool directly and print its JSON result
     Tool(ToolArgs),
     /// List or show the sessions of an agent root
@@ -124,6 +126,24 @@ pub struct ExecArgs {
     /// Answer to give if the model asks a clarifying question
     #[arg(long, value_name = "TEXT")]
     pub answer: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The suite folder (tasks/<name>/task.toml and files/)
+    pub suite: PathBuf,
+    /// Tasks run at once
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub jobs: u32,
+    /// Where report.json and report.md go (default eval-out/<timestamp>)
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also print report.json on stdout
+    #[arg(long)]
+    pub json: bool,
+    /// Longest a task's job may take before it counts as failed
+    #[arg(long, default_value_t = 600, value_name = "SECS")]
+    pub task_timeout: u64,
 }
 
 #[derive(Debug, Args)]

@@ -70,7 +70,15 @@ pub fn routing(global: &GlobalArgs, config: &Config) -> Result<RoutingConfig, St
 /// The providers, or the reason there are none (for the TUI, which opens
 /// anyway). `remote` and `local` build one provider and never the other.
 pub fn quiet_providers(global: &GlobalArgs, config: &Config) -> Result<Routed, String> {
-    let routing = routing(global, config)?;
+    providers_for(global, config, &routing(global, config)?)
+}
+
+/// The providers of `routing` (its mode may differ from the config's: eval).
+pub fn providers_for(
+    global: &GlobalArgs,
+    config: &Config,
+    routing: &RoutingConfig,
+) -> Result<Routed, String> {
     let build = |name: Option<&str>, model: Option<&str>| -> Result<Box<dyn Provider>, String> {
         let choice = config
             .choose_provider(name, model, &process_env, ollama_answers)

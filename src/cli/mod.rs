@@ -4,6 +4,7 @@
 mod args;
 mod context;
 mod doctor;
+mod eval;
 mod exec;
 mod history;
 mod output;
@@ -63,6 +64,7 @@ pub fn run(cli: Cli) -> Exit {
         Command::Tool(args) => tool::run(&cli.global, args),
         Command::Doctor(args) => doctor::run(&cli.global, &args),
         Command::Exec(args) => exec::run(&cli.global, args),
+        Command::Eval(args) => eval::run(&cli.global, &args),
         Command::Sessions(args) => history::sessions(&args),
         Command::Review(args) => review::run(&cli.global, &args),
         Command::Checkpoints(args) => history::checkpoints(&args),

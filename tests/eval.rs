@@ -1,0 +1,281 @@
+//! `agent-tui eval` end to end: a suite written here, a loopback model that
+//! performs each task's reference solution (whatever order the parallel
+//! tasks ask in), the reviewer's rejections, drift forcing a conflict and
+//! the re-run, clarifications, a hanging task, malformed suites, and the
+//! report's shape.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::llm_server::{LlmServer, RecordedRequest, Reply, openai};
+use support::{Env, code, stderr, stdout, write_files};
+
+fn sse(events: Vec<String>) -> Reply {
+    support::jobs::sse(events)
+}
+
+/// The reference model: reads which task is asking from its instruction.
+fn reference(req: &RecordedRequest) -> Reply {
+    let messages = req.body["messages"].as_array().cloned().unwrap_or_default();
+    let instruction = messages
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let after_tool = last["role"] == "tool";
+    let edit = |file: &str, text: &str| json!({"file_path": file, "operation": "replace", "start_line": 1, "end_line": 1, "new_text": text});
+    let propose = |edits: Vec<Value>| {
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &json!({"edits": edits}).to_string(),
+        )]))
+    };
+    if instruction.contains("What does greet print") {
+        return sse(openai::text(&["It prints ", "hello."]));
+    }
+    if instruction.contains("Rename hello") {
+        return if after_tool {
+            sse(openai::text(&["Renamed."]))
+        } else {
+            propose(vec![edit("a.txt", "hi\n"), edit("vendor/lib.txt", "hi\n")])
+        };
+    }
+    if instruction.contains("Mark b.txt") {
+        return if after_tool {
+            sse(openai::text(&["Marked."]))
+        } else {
+            propose(vec![edit("b.txt", "EDITED\n")])
+        };
+    }
+    if instruction.contains("Pick a colour") {
+        return if after_tool {
+            let chosen = last["content"].as_str().unwrap_or_default().to_string();
+            sse(openai::text(&[&format!("You chose {chosen}.")]))
+        } else {
+            sse(openai::tool_calls(&[(
+                "q1",
+                "clarify_user",
+                r#"{"question": "Which colour?"}"#,
+            )]))
+        };
+    }
+    if instruction.contains("Hang") {
+        return Reply::Stall { secs: 30 };
+    }
+    sse(openai::text(&["I do not know this task."]))
+}
+
+fn suite(dir: &Path, with_hang: bool) {
+    let mut files = vec![
+        (
+            "tasks/ask/task.toml",
+            "prompt = \"What does greet print?\"\nmode = \"ask\"\n[[checks]]\nanswer_matches = \"(?i)hello\"\n[[checks]]\nfile = \"greet.py\"\nunchanged = true\n",
+        ),
+        (
+            "tasks/ask/files/greet.py",
+            "def greet():\n    print('hello')\n",
+        ),
+        (
+            "tasks/rename/task.toml",
+            "prompt = \"Rename hello to hi\"\nreject_paths = [\"vendor/\"]\n[[checks]]\nfile = \"a.txt\"\nequals = \"hi\\n\"\n[[checks]]\nfile = \"vendor/lib.txt\"\nunchanged = true\n[[checks]]\ncommand = [\"grep\", \"-q\", \"hi\", \"a.txt\"]\n",
+        ),
+        ("tasks/rename/files/a.txt", "hello\n"),
+        ("tasks/rename/files/vendor/lib.txt", "hello\n"),
+        (
+            "tasks/conflict/task.toml",
+            "prompt = \"Mark b.txt as edited\"\ndrift = [{file = \"b.txt\", append = \"late line\\n\"}]\n[[checks]]\nfile = \"b.txt\"\nequals = \"EDITED\\nlate line\\n\"\n",
+        ),
+        ("tasks/conflict/files/b.txt", "plain\n"),
+        (
+            "tasks/clarify/task.toml",
+            "prompt = \"Pick a colour for the theme\"\nmode = \"ask\"\nanswers = [\"blue\"]\n[[checks]]\nanswer_matches = \"blue\"\n",
+        ),
+    ];
+    if with_hang {
+        files.push((
+            "tasks/hang/task.toml",
+            "prompt = \"Hang forever\"\nmode = \"ask\"\n[[checks]]\nanswer_matches = \"x\"\n",
+        ));
+    }
+    write_files(dir, &files);
+}
+
+fn config(env: &Env, server: &LlmServer) -> std::path::PathBuf {
+    let text = format!(
+        "provider = \"m\"\n[providers.m]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"ref\"\ncontext_window = 32768\nprice_input_per_mtok = 1.0\nprice_output_per_mtok = 2.0\n[agent]\nrequest_timeout_secs = 60\n",
+        server.url()
+    );
+    let path = env.home.path().join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_suite_runs_in_parallel_and_reports_every_metric() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    suite(dir.path(), true);
+    let server = LlmServer::start_model(Box::new(reference));
+    let cfg = config(&env, &server);
+    let out_dir = dir.path().join("out");
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "eval",
+            "--jobs",
+            "2",
+            "--task-timeout",
+            "2",
+            "--json",
+            "--out",
+        ])
+        .arg(&out_dir)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(
+        report,
+        serde_json::from_str::<Value>(
+            &std::fs::read_to_string(out_dir.join("report.json")).unwrap()
+        )
+        .unwrap()
+    );
+    let run = &report["runs"][0];
+    assert_eq!(run["routing"], "remote");
+    let tasks: Vec<&Value> = run["tasks"].as_array().unwrap().iter().collect();
+    let names: Vec<&str> = tasks.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        ["ask", "clarify", "conflict", "hang", "rename"],
+        "suite order"
+    );
+    let task = |name: &str| tasks.iter().find(|t| t["name"] == name).unwrap();
+    let mut keys: Vec<&str> = task("ask")
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "checks_failed",
+            "clarifications",
+            "conflicts",
+            "cost_usd",
+            "error",
+            "fallback_reason",
+            "hunks_accepted",
+            "hunks_proposed",
+            "input_tokens",
+            "latency_ms",
+            "name",
+            "output_tokens",
+            "provider",
+            "success",
+            "tool_calls"
+        ]
+    );
+    for ok in ["ask", "clarify", "conflict", "rename"] {
+        assert_eq!(task(ok)["success"], true, "{ok}: {}", task(ok));
+    }
+    let rename = task("rename");
+    assert_eq!(
+        (
+            rename["hunks_proposed"].as_u64(),
+            rename["hunks_accepted"].as_u64()
+        ),
+        (Some(2), Some(1))
+    );
+    assert_eq!(task("conflict")["conflicts"], 1);
+    assert_eq!(task("clarify")["clarifications"], 1);
+    assert_eq!(task("ask")["provider"], "m");
+    assert!(task("ask")["cost_usd"].as_f64().unwrap() > 0.0);
+    let hang = task("hang");
+    assert_eq!(hang["success"], false);
+    assert!(
+        hang["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 2 s"),
+        "{hang}"
+    );
+    let m = &run["metrics"];
+    assert_eq!(m["tasks"], 5);
+    assert_eq!(m["success_rate"], 0.8);
+    assert_eq!(m["conflict_rate"], 0.2);
+    assert_eq!(m["clarification_rate"], 0.2);
+    assert_eq!(m["fallback_rate"], 0.0);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("## Routing: remote")
+            && md.contains("## Side by side")
+            && md.contains("| success rate | 80 % |"),
+        "{md}"
+    );
+}
+
+#[test]
+fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[(
+            "tasks/bad/task.toml",
+            "prompt = \"p\"\n[[checks]]\nfile = \"a\"\n",
+        )],
+    );
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, &server);
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("eval")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("tasks/bad/task.toml: checks[0]: give `file` with one of"),
+        "{err}"
+    );
+    assert!(server.requests().is_empty());
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["eval", "--routing", "local"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let empty = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("eval")
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("tasks: cannot read the suite's tasks folder"),
+        "{}",
+        stderr(&out)
+    );
+}
