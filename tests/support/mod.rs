@@ -6,6 +6,7 @@ pub mod engine;
 pub mod fake_model;
 pub mod jobs;
 pub mod llm_server;
+pub mod reference;
 pub mod tmux;
 
 use std::path::Path;

@@ -1,0 +1,5 @@
+PORT = 8080
+
+
+def serve():
+    print(f'listening on {PORT}')

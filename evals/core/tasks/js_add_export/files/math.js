@@ -1,0 +1,3 @@
+export function double(x) {
+  return x * 2;
+}

@@ -1,0 +1,5 @@
+import urllib.request
+
+
+def fetch(url):
+    return urllib.request.urlopen(url).read()

@@ -1,0 +1,5 @@
+import json
+
+
+def load():
+    return json.load(open('config.json'))

@@ -1,0 +1,2 @@
+def unrelated():
+    return 1

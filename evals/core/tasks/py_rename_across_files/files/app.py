@@ -1,0 +1,6 @@
+from users import get_user
+
+
+def greet(uid):
+    name = get_user(uid)
+    return f'hello {name}'

@@ -1,0 +1,5 @@
+USERS = {1: 'ada'}
+
+
+def get_user(uid):
+    return USERS.get(uid)

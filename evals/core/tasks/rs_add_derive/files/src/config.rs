@@ -1,0 +1,4 @@
+pub struct Config {
+    pub name: String,
+    pub port: u16,
+}

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo deploying
+cp build/app /srv/app

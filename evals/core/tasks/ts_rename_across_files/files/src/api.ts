@@ -1,0 +1,3 @@
+export async function fetchData(url: string) {
+  return (await fetch(url)).json();
+}

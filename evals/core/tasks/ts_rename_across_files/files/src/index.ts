@@ -1,0 +1,1 @@
+export { fetchData } from './api';

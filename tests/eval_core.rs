@@ -1,0 +1,58 @@
+//! The shipped suite `evals/core` is solvable: every task's reference
+//! solution, replayed by a loopback model through `agent-tui eval --jobs 2`,
+//! passes every check.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::Value;
+use support::llm_server::LlmServer;
+use support::reference::reference_model;
+use support::{Env, code, stderr, stdout};
+
+#[test]
+fn every_shipped_task_passes_with_its_reference_solution() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/core");
+    let env = Env::new();
+    let server = LlmServer::start_model(reference_model(&suite));
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "provider = \"ref\"\n[providers.ref]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"reference\"\ncontext_window = 32768\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    let out_dir = env.home.path().join("out");
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["eval", "--jobs", "2", "--json", "--out"])
+        .arg(&out_dir)
+        .arg(&suite)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let run = &report["runs"][0];
+    let tasks = run["tasks"].as_array().unwrap();
+    assert!(tasks.len() >= 30, "{} tasks", tasks.len());
+    let failed: Vec<String> = tasks
+        .iter()
+        .filter(|t| t["success"] != true)
+        .map(|t| format!("{}: {} {}", t["name"], t["checks_failed"], t["error"]))
+        .collect();
+    assert!(failed.is_empty(), "failed tasks:\n{}", failed.join("\n"));
+    assert_eq!(run["metrics"]["success_rate"], 1.0);
+    assert!(run["metrics"]["conflict_rate"].as_f64().unwrap() > 0.0);
+    assert!(run["metrics"]["clarification_rate"].as_f64().unwrap() > 0.0);
+    let ratio = run["metrics"]["accepted_hunk_ratio"].as_f64().unwrap();
+    assert!(
+        ratio > 0.0 && ratio < 1.0,
+        "rejected vendor hunks count: {ratio}"
+    );
+}
