@@ -10,7 +10,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use support::llm_server::LlmServer;
-use support::reference::reference_model;
+use support::reference::{reference_config, reference_model};
 
 const RUNS: usize = 3;
 const BUDGET: Duration = Duration::from_secs(15);
@@ -21,15 +21,7 @@ fn main() {
     for _ in 0..RUNS {
         let env = support::Env::new();
         let server = LlmServer::start_model(reference_model(&suite));
-        let cfg = env.home.path().join("config.toml");
-        std::fs::write(
-            &cfg,
-            format!(
-                "provider = \"ref\"\n[providers.ref]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"reference\"\ncontext_window = 32768\n",
-                server.url()
-            ),
-        )
-        .unwrap();
+        let cfg = reference_config(&env, &server);
         let start = Instant::now();
         let out = env
             .cmd()

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use support::llm_server::LlmServer;
-use support::reference::reference_model;
+use support::reference::{reference_config, reference_model};
 use support::{Env, code, stderr, stdout};
 
 #[test]
@@ -17,15 +17,7 @@ fn every_shipped_task_passes_with_its_reference_solution() {
     let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("evals/core");
     let env = Env::new();
     let server = LlmServer::start_model(reference_model(&suite));
-    let cfg = env.home.path().join("config.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "provider = \"ref\"\n[providers.ref]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"reference\"\ncontext_window = 32768\n",
-            server.url()
-        ),
-    )
-    .unwrap();
+    let cfg = reference_config(&env, &server);
     let out_dir = env.home.path().join("out");
     let out = env
         .cmd()

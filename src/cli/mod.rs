@@ -120,6 +120,10 @@ fn tui(cli: &Cli) -> Exit {
         Ok(c) => c,
         Err(exit) => return exit,
     };
+    // A bad --routing is a usage error, not a missing provider.
+    if let Err(e) = context::routing(&cli.global, &loaded.config) {
+        return context::usage(e);
+    }
     let keymap = match crate::tui::KeyMap::from_config(&loaded.config.keys) {
         Ok(k) => k,
         Err(e) => return context::usage(e),

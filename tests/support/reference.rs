@@ -11,6 +11,23 @@ use serde_json::Value;
 use super::jobs::sse;
 use super::llm_server::{Handler, RecordedRequest, Reply, openai};
 
+/// A config whose only provider, `ref`, is the model at `server`.
+pub fn reference_config(
+    env: &super::Env,
+    server: &super::llm_server::LlmServer,
+) -> std::path::PathBuf {
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "provider = \"ref\"\n[providers.ref]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"reference\"\ncontext_window = 32768\n",
+            server.url()
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
 /// (prompt, steps) of every task of the suite at `dir`.
 pub fn references(dir: &Path) -> Vec<(String, Vec<Value>)> {
     let mut out = Vec::new();
