@@ -285,7 +285,11 @@ impl Job<'_> {
         };
         self.conv.set_cap(self.tool_cap());
         self.overflowed = Some(overflow.setting);
-        self.emit.send(JobMsg::Window(self.window.clone()));
+        // The session keeps its own (local) provider's window, not the
+        // remote's a hybrid job fell back to.
+        if self.route.reason().is_none() {
+            self.emit.send(JobMsg::Window(self.window.clone()));
+        }
     }
 
     /// `job.failed` with `context_overflow`, naming the window, where it
