@@ -23,8 +23,6 @@ base_url = "http://127.0.0.1:$PORT/v1"
 model = "bench"
 api_key_env = ""
 context_window = 32768
-[sessions]
-max_sessions = 1000000
 TOML
 sleep 0.5
 export AGENT_TUI_HOME=$WORK/state

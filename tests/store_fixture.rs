@@ -1,6 +1,8 @@
 //! The committed state home of the file-based store (tests/fixtures/state-v1)
 //! reads as it was written: sessions, the pending review, checkpoints and the
 //! audit chain. The store's upgrade will import exactly these files.
+//! Sessions stay until `sessions delete` (or `max_age_days`); the old
+//! count-eviction settings are refused with what replaced them.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -63,5 +65,53 @@ fn the_v1_fixture_reads_as_written() {
     assert!(
         review.contains("b.txt") && review.contains("+TWO"),
         "{review}"
+    );
+
+    // Sessions stay until deleted; deleting one leaves the others.
+    run(&["sessions", "delete", "s_1795435872765_a685"]);
+    let sessions = run(&["sessions", "list"]);
+    assert!(
+        !sessions.contains("s_1795435872765_a685") && sessions.contains("s_1795435872827_f9fd"),
+        "{sessions}"
+    );
+    let out = env
+        .cmd()
+        .env("AGENT_TUI_HOME", home.path())
+        .args(["sessions", "delete", "s_1795435872765_a685", "--root", ROOT])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        support::stderr(&out).contains("no session s_1795435872765_a685"),
+        "{}",
+        support::stderr(&out)
+    );
+}
+
+#[test]
+fn count_eviction_settings_are_refused_with_what_replaced_them() {
+    let env = Env::new();
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        "[sessions]\nmax_sessions = 50\ncompleted_ttl_hours = 720\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["doctor"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = support::stderr(&out);
+    assert!(
+        err.contains("sessions.max_sessions is gone") && err.contains("sessions.max_age_days"),
+        "{err}"
+    );
+    assert!(
+        err.contains("sessions.completed_ttl_hours is gone"),
+        "{err}"
     );
 }

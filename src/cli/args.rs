@@ -68,7 +68,7 @@ pub enum Command {
     /// Call one tool directly and print its JSON result
     Tool(ToolArgs),
     /// List or show the sessions of an agent root
-    Sessions(ListShowArgs),
+    Sessions(SessionsArgs),
     /// Show the pending diff bundle, record hunk decisions, apply
     Review(ReviewArgs),
     /// List or show the checkpoints of an agent root
@@ -172,6 +172,34 @@ pub struct ListShowArgs {
     /// JSON output
     #[arg(long, global = true)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub action: Option<SessionAction>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH", global = true)]
+    pub root: PathBuf,
+    /// JSON output
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionAction {
+    /// One line per session (the default)
+    List,
+    /// One session in full
+    Show {
+        /// Its id
+        id: String,
+    },
+    /// Delete a session (sessions are kept until deleted or `[sessions] max_age_days`)
+    Delete {
+        /// Its id
+        id: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

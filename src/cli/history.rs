@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::Exit;
-use super::args::{ListOrShow, ListShowArgs};
+use super::args::{ListOrShow, ListShowArgs, SessionAction, SessionsArgs};
 use super::context::{failed, open_workspace, root_state, usage};
 use crate::checkpoint::{CheckpointStore, three_way};
 use crate::store::RootState;
@@ -98,14 +98,22 @@ pub fn checkpoints(args: &ListShowArgs) -> Exit {
     }
 }
 
-pub fn sessions(args: &ListShowArgs) -> Exit {
+pub fn sessions(args: &SessionsArgs) -> Exit {
     let (_, state) = match open(&args.root) {
         Ok(x) => x,
         Err(exit) => return exit,
     };
     let dir = state.sessions_dir();
     match &args.action {
-        None | Some(ListOrShow::List) => {
+        Some(SessionAction::Delete { id }) => match session::delete(&dir, id) {
+            Ok(()) => {
+                eprintln!("deleted session {id}");
+                Exit::Ok
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage(e),
+            Err(e) => failed(format!("cannot delete session {id}: {e}")),
+        },
+        None | Some(SessionAction::List) => {
             let list = match session::list(&dir) {
                 Ok(l) => l,
                 Err(e) => return failed(e),
@@ -136,7 +144,7 @@ pub fn sessions(args: &ListShowArgs) -> Exit {
             }
             Exit::Ok
         }
-        Some(ListOrShow::Show { id }) => {
+        Some(SessionAction::Show { id }) => {
             let s = match session::load(&dir, id) {
                 Ok(s) => s,
                 Err(e) => return failed(format!("cannot read session {id}: {e}")),

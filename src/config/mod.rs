@@ -372,24 +372,31 @@ pub struct ApprovalsConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SessionLimits {
-    /// Sessions kept per agent root; the oldest go first.
-    pub max_sessions: usize,
     /// Jobs one session may hold; then start a new session.
     pub max_jobs_per_session: usize,
     /// Tool-call and usage events recorded per job; the rest always are,
     /// and streamed text never is (the completed message is).
     pub max_events_per_job: usize,
-    /// Sessions idle longer than this are removed.
-    pub completed_ttl_hours: u64,
+    /// Sessions idle longer than this many days are removed (never one
+    /// awaiting review). Unset: sessions stay until deleted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_age_days: Option<u64>,
+    /// Gone: sessions are no longer evicted by count (refused with a hint).
+    #[serde(skip_serializing)]
+    pub max_sessions: Option<u64>,
+    /// Gone: replaced by `max_age_days` (refused with a hint).
+    #[serde(skip_serializing)]
+    pub completed_ttl_hours: Option<u64>,
 }
 
 impl Default for SessionLimits {
     fn default() -> Self {
         SessionLimits {
-            max_sessions: 50,
             max_jobs_per_session: 200,
             max_events_per_job: 20_000,
-            completed_ttl_hours: 720,
+            max_age_days: None,
+            max_sessions: None,
+            completed_ttl_hours: None,
         }
     }
 }
@@ -434,6 +441,25 @@ impl Config {
     /// Each problem names the key so the user can find it.
     pub fn problems(&self) -> Vec<String> {
         let mut out = self.routing.problems(&self.provider_names());
+        if self.sessions.max_sessions.is_some() {
+            out.push(
+                "sessions.max_sessions is gone: sessions are no longer deleted by count; they stay \
+                 until `agent-tui sessions delete ID` or sessions.max_age_days"
+                    .into(),
+            );
+        }
+        if self.sessions.completed_ttl_hours.is_some() {
+            out.push(
+                "sessions.completed_ttl_hours is gone: use sessions.max_age_days (days; unset \
+                 keeps sessions until deleted)"
+                    .into(),
+            );
+        }
+        if self.sessions.max_age_days == Some(0) {
+            out.push(
+                "sessions.max_age_days must be at least 1 (leave it unset to keep sessions)".into(),
+            );
+        }
         if let Some(name) = &self.provider
             && !self.providers.contains_key(name)
         {
@@ -534,7 +560,6 @@ impl Config {
             ),
             ("exec.timeout_secs", self.exec.timeout_secs),
             ("exec.max_output_bytes", self.exec.max_output_bytes),
-            ("sessions.max_sessions", self.sessions.max_sessions as u64),
             (
                 "sessions.max_jobs_per_session",
                 self.sessions.max_jobs_per_session as u64,

@@ -372,29 +372,40 @@ pub fn latest(dir: &Path) -> io::Result<Option<String>> {
     Ok(list(dir)?.pop().map(|s| s.session_id))
 }
 
-/// Removes sessions beyond `max_sessions` (oldest first) and sessions idle
-/// longer than `completed_ttl_hours`, never one with a pending review nor
-/// `keep`. Returns the removed ids.
+/// Removes sessions idle longer than `max_age_days` (when set), never one
+/// with a pending review nor `keep`; nothing goes by count. Returns the
+/// removed ids.
 pub fn gc(dir: &Path, limits: &SessionLimits, keep: Option<&str>) -> io::Result<Vec<String>> {
-    let sessions = list(dir)?;
-    let ttl = Duration::from_secs(limits.completed_ttl_hours.saturating_mul(3600));
-    let cutoff = SystemTime::now().checked_sub(ttl);
-    let excess = sessions.len().saturating_sub(limits.max_sessions);
+    let Some(days) = limits.max_age_days else {
+        return Ok(Vec::new());
+    };
+    let age = Duration::from_secs(days.saturating_mul(86_400));
+    let Some(cutoff) = SystemTime::now().checked_sub(age) else {
+        return Ok(Vec::new());
+    };
     let mut removed = Vec::new();
-    for (i, s) in sessions.iter().enumerate() {
+    for s in list(dir)? {
         if s.pending_review || Some(s.session_id.as_str()) == keep {
             continue;
         }
-        let expired = match (cutoff, humantime::parse_rfc3339(&s.updated_at)) {
-            (Some(cutoff), Ok(updated)) => updated < cutoff,
-            _ => false,
-        };
-        if i < excess || expired {
+        if humantime::parse_rfc3339(&s.updated_at).is_ok_and(|updated| updated < cutoff) {
             std::fs::remove_file(path_of(dir, &s.session_id)?)?;
-            removed.push(s.session_id.clone());
+            removed.push(s.session_id);
         }
     }
     Ok(removed)
+}
+
+/// Deletes one session (`agent-tui sessions delete ID`).
+pub fn delete(dir: &Path, id: &str) -> io::Result<()> {
+    let path = path_of(dir, id)?;
+    if !path.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("no session {id} in this agent root (agent-tui sessions list shows them)"),
+        ));
+    }
+    std::fs::remove_file(path)
 }
 
 #[cfg(test)]
@@ -459,19 +470,41 @@ mod tests {
     }
 
     #[test]
-    fn gc_keeps_the_newest_and_pending_sessions() {
+    fn only_age_removes_sessions_and_only_when_asked() {
         let dir = tempfile::tempdir().unwrap();
-        let mut ids = Vec::new();
-        for _ in 0..4 {
-            ids.push(SessionLog::create(dir.path(), Path::new("/p")).unwrap().id);
-            std::thread::sleep(Duration::from_millis(15));
-        }
+        let ids: Vec<String> = (0..60)
+            .map(|_| SessionLog::create(dir.path(), Path::new("/p")).unwrap().id)
+            .collect();
+        // No count limit: sixty sessions stay.
+        assert!(
+            gc(dir.path(), &SessionLimits::default(), None)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(list(dir.path()).unwrap().len(), 60);
+        // An old session goes once max_age_days is set; the kept one stays.
+        let old = path_of(dir.path(), &ids[0]).unwrap();
+        let sixty_days_ago = SystemTime::now() - Duration::from_secs(60 * 86_400);
+        std::fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(sixty_days_ago)
+            .unwrap();
         let limits = SessionLimits {
-            max_sessions: 2,
+            max_age_days: Some(30),
             ..SessionLimits::default()
         };
-        let removed = gc(dir.path(), &limits, Some(&ids[0])).unwrap();
-        assert_eq!(removed, [ids[1].clone()]);
-        assert_eq!(list(dir.path()).unwrap().len(), 3);
+        assert!(gc(dir.path(), &limits, Some(&ids[0])).unwrap().is_empty());
+        assert_eq!(gc(dir.path(), &limits, None).unwrap(), [ids[0].clone()]);
+        delete(dir.path(), &ids[1]).unwrap();
+        assert_eq!(list(dir.path()).unwrap().len(), 58);
+        assert!(
+            delete(dir.path(), &ids[1])
+                .unwrap_err()
+                .to_string()
+                .contains("no session")
+        );
+        assert!(delete(dir.path(), "../x").is_err());
     }
 }
