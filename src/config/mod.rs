@@ -4,10 +4,12 @@
 mod detect;
 mod load;
 mod routing;
+mod sessions;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use routing::{RoutingConfig, RoutingMode};
+pub use sessions::SessionLimits;
 
 use std::collections::BTreeMap;
 
@@ -367,40 +369,6 @@ pub struct ApprovalsConfig {
     pub mcp: ApprovalPolicy,
 }
 
-/// How much session history is kept (garbage-collected at start and after
-/// each new job).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SessionLimits {
-    /// Jobs one session may hold; then start a new session.
-    pub max_jobs_per_session: usize,
-    /// Tool-call and usage events recorded per job; the rest always are,
-    /// and streamed text never is (the completed message is).
-    pub max_events_per_job: usize,
-    /// Sessions idle longer than this many days are removed (never one
-    /// awaiting review). Unset: sessions stay until deleted.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_age_days: Option<u64>,
-    /// Gone: sessions are no longer evicted by count (refused with a hint).
-    #[serde(skip_serializing)]
-    pub max_sessions: Option<u64>,
-    /// Gone: replaced by `max_age_days` (refused with a hint).
-    #[serde(skip_serializing)]
-    pub completed_ttl_hours: Option<u64>,
-}
-
-impl Default for SessionLimits {
-    fn default() -> Self {
-        SessionLimits {
-            max_jobs_per_session: 200,
-            max_events_per_job: 20_000,
-            max_age_days: None,
-            max_sessions: None,
-            completed_ttl_hours: None,
-        }
-    }
-}
-
 /// How the conversation is kept inside the model's context window
 /// (SPEC section 11).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -441,25 +409,7 @@ impl Config {
     /// Each problem names the key so the user can find it.
     pub fn problems(&self) -> Vec<String> {
         let mut out = self.routing.problems(&self.provider_names());
-        if self.sessions.max_sessions.is_some() {
-            out.push(
-                "sessions.max_sessions is gone: sessions are no longer deleted by count; they stay \
-                 until `agent-tui sessions delete ID` or sessions.max_age_days"
-                    .into(),
-            );
-        }
-        if self.sessions.completed_ttl_hours.is_some() {
-            out.push(
-                "sessions.completed_ttl_hours is gone: use sessions.max_age_days (days; unset \
-                 keeps sessions until deleted)"
-                    .into(),
-            );
-        }
-        if self.sessions.max_age_days == Some(0) {
-            out.push(
-                "sessions.max_age_days must be at least 1 (leave it unset to keep sessions)".into(),
-            );
-        }
+        out.extend(self.sessions.problems());
         if let Some(name) = &self.provider
             && !self.providers.contains_key(name)
         {
