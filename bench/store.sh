@@ -5,26 +5,10 @@
 # state's size on disk. Budgets (issue 19): list of 10,000 < 50 ms;
 # --continue as fast with 10,000 sessions as with 10.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/agent-tui
-WORK=$(mktemp -d)
-PORT=$((20000 + RANDOM % 20000))
-python3 bench/fake_openai.py "$PORT" 200 &
-SERVER=$!
-trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+source "$(dirname "$0")/common.sh"
+start_model fake_openai.py 200
 mkdir -p "$WORK/root"
 echo "hello" > "$WORK/root/a.txt"
-cat > "$WORK/config.toml" <<TOML
-provider = "bench"
-[providers.bench]
-kind = "openai"
-base_url = "http://127.0.0.1:$PORT/v1"
-model = "bench"
-api_key_env = ""
-context_window = 32768
-TOML
-sleep 0.5
 export AGENT_TUI_HOME=$WORK/state
 run() { "$BIN" --config "$WORK/config.toml" "$@"; }
 run exec --root "$WORK/root" --mode ask "first" > /dev/null

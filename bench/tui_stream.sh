@@ -3,27 +3,13 @@
 # send it: total CPU time of the process and its peak resident memory.
 # Budget: under 1 CPU-second, under 50 MB.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "bench: tmux not found" >&2; exit 2; }
-cargo build --release --quiet
-BIN=$PWD/target/release/agent-tui
-WORK=$(mktemp -d)
+source "$(dirname "$0")/common.sh"
 SOCK=agent-tui-stream-$$
-PORT=$((20000 + RANDOM % 20000))
-python3 bench/fake_openai.py "$PORT" 20000 &
-SERVER=$!
 trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+start_model fake_openai.py 20000
 mkdir -p "$WORK/root"
 echo "hello" > "$WORK/root/a.txt"
-cat > "$WORK/config.toml" <<TOML
-provider = "bench"
-[providers.bench]
-kind = "openai"
-base_url = "http://127.0.0.1:$PORT/v1"
-model = "bench"
-api_key_env = ""
-TOML
-sleep 0.5
 tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 \
   "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $WORK/root"
 until tmux -L "$SOCK" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done

@@ -1,0 +1,28 @@
+# Shared set-up of the bench scripts (sourced): a release build, a scratch
+# folder, and a loopback model with a config naming it.
+
+cd "$(dirname "$0")/.."
+cargo build --release --quiet
+BIN=$PWD/target/release/agent-tui
+WORK=$(mktemp -d)
+PORT=$((20000 + RANDOM % 20000))
+SERVER=""
+trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+
+# start_model SCRIPT ARGS...: runs bench/SCRIPT on $PORT and writes
+# $WORK/config.toml naming it (provider "bench", context_window $WINDOW).
+start_model() {
+  local script=$1; shift
+  python3 "bench/$script" "$PORT" "$@" &
+  SERVER=$!
+  cat > "$WORK/config.toml" <<TOML
+provider = "bench"
+[providers.bench]
+kind = "openai"
+base_url = "http://127.0.0.1:$PORT/v1"
+model = "bench"
+api_key_env = ""
+context_window = ${WINDOW:-32768}
+TOML
+  sleep 0.5
+}
