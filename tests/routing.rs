@@ -39,6 +39,15 @@ fn of_type(run: &Run, kind: &str) -> Vec<Value> {
         .collect()
 }
 
+/// llama.cpp's answer to a request longer than its window.
+fn overflow() -> Reply {
+    Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: json!({"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context size (2048 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 9000, "n_ctx": 2048}}).to_string(),
+    }
+}
+
 fn model_calls(server: &LlmServer) -> usize {
     server
         .requests()
@@ -198,19 +207,33 @@ fn a_spent_budget_without_edits_falls_back_in_agent_mode() {
 
 #[test]
 fn a_context_overflow_after_compaction_falls_back() {
-    let overflow = || {
-        Reply::Status {
-        code: 400,
-        headers: vec![],
-        body: json!({"error": {"code": 400, "message": "request (9000 tokens) exceeds the available context size (2048 tokens), try increasing it", "type": "exceed_context_size_error", "n_prompt_tokens": 9000, "n_ctx": 2048}}).to_string(),
-    }
-    };
     falls_back(
         (0..6).map(|_| overflow()).collect(),
         "",
         "ask",
         "context_overflow",
     );
+}
+
+#[test]
+fn a_trigger_switched_off_does_not_fall_back() {
+    let env = Env::new();
+    let local = LlmServer::start((0..6).map(|_| overflow()).collect());
+    let remote = LlmServer::start(vec![sse(openai::text(&["remote"]))]);
+    let cfg = config(
+        &env,
+        &local,
+        &remote,
+        "mode = \"hybrid_auto\"\nhybrid_remote_on_context_overflow = false",
+    );
+    let run = exec(&env, &cfg, &["--json", "--mode", "ask", "q"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(of_type(&run, "provider.fallback").is_empty());
+    assert_eq!(
+        of_type(&run, "job.failed")[0]["data"]["code"],
+        "context_overflow"
+    );
+    assert_eq!(remote.requests().len(), 0);
 }
 
 #[test]

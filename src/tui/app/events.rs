@@ -353,9 +353,8 @@ impl App {
         };
         for (lang, code) in answer.take_code() {
             let key = code_key(&lang, &code);
-            if !self.code_colours.contains_key(&key)
-                && !self.highlight_requests.iter().any(|(k, ..)| *k == key)
-            {
+            // Asked once per distinct block, however many answers show it.
+            if !self.code_colours.contains_key(&key) && self.highlighting.insert(key) {
                 self.highlight_requests.push((key, lang, code));
             }
         }
@@ -370,6 +369,7 @@ impl App {
 
     /// A code block's colours arrived.
     pub fn code_highlighted(&mut self, key: u64, lines: Vec<crate::tui::highlight::StyledLine>) {
+        self.highlighting.remove(&key);
         self.code_colours.insert(key, lines);
         self.colours_generation += 1;
     }

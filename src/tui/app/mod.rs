@@ -346,6 +346,8 @@ pub struct App {
     pub colours_generation: u64,
     /// Code blocks the event loop should highlight: (key, language, code).
     pub highlight_requests: Vec<(u64, String, String)>,
+    /// Keys asked for whose colours have not come back yet.
+    highlighting: std::collections::HashSet<u64>,
     /// What the event loop should copy to the clipboard.
     pub copy_request: Option<CopyRequest>,
     /// A note for the status line (what was copied), until the next key.
@@ -410,6 +412,7 @@ impl App {
             code_colours: Colours::new(),
             colours_generation: 0,
             highlight_requests: Vec::new(),
+            highlighting: std::collections::HashSet::new(),
             copy_request: None,
             status_note: None,
             max_tool_calls,
