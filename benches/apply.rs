@@ -10,7 +10,7 @@ use agent_tui::config::Limits;
 use agent_tui::review::{
     EditOperation, EditRequest, build_bundle, plan_apply, validate_edits, write_plans,
 };
-use agent_tui::store::RootState;
+use agent_tui::store::{Store, Target};
 use agent_tui::workspace::Workspace;
 
 const FILES: usize = 50;
@@ -51,7 +51,8 @@ fn main() {
         }
         let ws = Workspace::open(dir.path()).unwrap();
         let proposed = validate_edits(&ws, &edits, &[], &mut 1).unwrap();
-        let store = CheckpointStore::new(&RootState::new(state.path().to_path_buf()));
+        let opened = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
+        let store = CheckpointStore::new(&opened.root(ws.root()));
 
         let t0 = Instant::now();
         let mut bundle =

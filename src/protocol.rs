@@ -51,6 +51,20 @@ pub enum JobStatus {
     Cancelled,
 }
 
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JobStatus::Queued => "queued",
+            JobStatus::Running => "running",
+            JobStatus::WaitingForUser => "waiting_for_user",
+            JobStatus::AwaitingReview => "awaiting_review",
+            JobStatus::Completed => "completed",
+            JobStatus::Failed => "failed",
+            JobStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
 /// What a front end asks of the engine.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {

@@ -188,14 +188,11 @@ fn a_task_reading_four_times_the_window_completes_with_every_fact() {
     }
 }
 
-/// The session file of the test's only session.
-fn session_file(env: &Env) -> std::path::PathBuf {
-    support::walk(&env.home.path().join("state"))
-        .into_iter()
-        .find(|p| {
-            p.extension().is_some_and(|e| e == "jsonl") && p.parent().unwrap().ends_with("sessions")
-        })
-        .expect("a session file")
+/// The id of the test's only session.
+fn session_id(env: &Env) -> String {
+    support::db::column(&env.state_db(), "SELECT session_id FROM sessions")
+        .pop()
+        .expect("a session")
 }
 
 #[test]
@@ -373,11 +370,7 @@ fn a_continued_job_carries_the_earlier_tool_calls_and_results() {
     let session = env.home.path().join("state");
     assert!(session.exists());
     // By --continue, then by --session ID.
-    let id = session_file(&env)
-        .file_stem()
-        .unwrap()
-        .to_string_lossy()
-        .to_string();
+    let id = session_id(&env);
     for how in [vec!["--continue"], vec!["--session", id.as_str()]] {
         let before = server.requests().len();
         let mut args = how.clone();
@@ -421,18 +414,11 @@ fn sessions_written_before_the_conversation_was_recorded_still_continue() {
     let cfg = config(&env, "openai", &server.url(), "");
     assert_eq!(run(&env, &cfg, root.path(), &["first question"]).code, 0);
     // Make it an old session: only the header and events.
-    let file = session_file(&env);
-    let old: String = std::fs::read_to_string(&file)
-        .unwrap()
-        .lines()
-        .filter(|l| {
-            !l.starts_with("{\"type\":\"conversation")
-                && !l.starts_with("{\"type\":\"context")
-                && !l.contains("\"usage.updated\"")
-        })
-        .map(|l| format!("{l}\n"))
-        .collect();
-    std::fs::write(&file, old).unwrap();
+    support::db::exec(
+        &env.state_db(),
+        "DELETE FROM session_records WHERE kind LIKE 'conversation.%'
+         OR kind LIKE 'context.%' OR kind = 'usage.updated'",
+    );
     let r = run(&env, &cfg, root.path(), &["--continue", "second question"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let messages = server.requests()[1].body["messages"].clone();
@@ -573,8 +559,7 @@ fn a_big_tool_result_is_cut_for_the_model_but_kept_whole() {
     let events = r.events();
     let done = of_type(&events, "tool.call.completed")[0];
     assert_eq!(done["data"]["result"]["content"].as_str().unwrap(), text);
-    let session = session_file(&env);
-    let stored = std::fs::read_to_string(session).unwrap();
+    let stored = env.session_text();
     assert!(stored.contains("line 350 of a long file"));
 }
 

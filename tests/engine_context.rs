@@ -12,7 +12,7 @@ use agent_tui::agent::{self, EngineContext, EngineHandle, SessionChoice};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
 use agent_tui::protocol::{CompactReason, Event, EventBody, Mode, Op};
-use agent_tui::store::RootState;
+use agent_tui::store::{Store, Target};
 use agent_tui::tools::Registry;
 use agent_tui::workspace::Workspace;
 use serde_json::{Value, json};
@@ -38,13 +38,15 @@ fn start_engine(
         price_output_per_mtok: None,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
+    let workspace = Workspace::open(root).unwrap();
+    let store = Store::open_target(&Target::Sqlite(state.join("state.db"))).unwrap();
     agent::spawn(EngineContext {
-        workspace: Workspace::open(root).unwrap(),
+        state: Some(store.root(workspace.root())),
+        workspace,
         config: Config::default(),
         registry: Registry::builtin().unwrap(),
         provider: Some(provider),
         fallback: None,
-        state: Some(RootState::new(state.to_path_buf())),
         session,
     })
     .unwrap()
@@ -308,14 +310,9 @@ async fn compact_on_request_and_a_resumed_session_sends_the_summary() {
     // the summary, not from the first question.
     drop(engine);
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let sessions = state.path().join("sessions");
-    let id = std::fs::read_dir(&sessions)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let id = id.file_stem().unwrap().to_string_lossy().to_string();
+    let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
+    let canonical = Workspace::open(root.path()).unwrap().root().to_path_buf();
+    let id = store.root(&canonical).latest_session().unwrap().unwrap();
     let mut engine = start_engine(
         &server,
         root.path(),

@@ -221,37 +221,32 @@ fn audit_verify_finds_tampering() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let cli = Cli { env: &env, root };
     assert_eq!(cli.run(&["audit", "verify"]).0, 0);
-    let audit = walk_find(env.home.path(), "audit.jsonl");
-    let text = std::fs::read_to_string(&audit).unwrap();
-    let lines: Vec<&str> = text.lines().collect();
-    assert!(lines.len() >= 3, "{text}");
+    let records = env.audit_records();
+    assert!(records.len() >= 3, "{records:?}");
+    let actions: Vec<&str> = records
+        .iter()
+        .map(|r| r["action"].as_str().unwrap())
+        .collect();
     assert!(
-        text.contains("\"action\":\"tool_call\"") && text.contains("\"action\":\"apply\""),
-        "{text}"
+        actions.contains(&"tool_call") && actions.contains(&"apply"),
+        "{actions:?}"
     );
-    let tampered = text.replacen("\"outcome\":\"ok\"", "\"outcome\":\"ko\"", 1);
-    std::fs::write(&audit, tampered).unwrap();
+    // Someone edits the first record with an SQLite tool.
+    support::db::exec(
+        &env.state_db(),
+        "UPDATE audit SET outcome = 'ko' WHERE seq = 1",
+    );
     let (c, out, _) = cli.run(&["audit", "verify"]);
     assert_eq!(c, 1);
-    assert!(out.contains("BROKEN at line 1"), "{out}");
-}
-
-fn walk_find(dir: &Path, name: &str) -> std::path::PathBuf {
-    find(dir, name).unwrap_or_else(|| panic!("{name} not found under {}", dir.display()))
-}
-
-fn find(dir: &Path, name: &str) -> Option<std::path::PathBuf> {
-    for entry in std::fs::read_dir(dir).ok()? {
-        let p = entry.ok()?.path();
-        if p.is_dir() {
-            if let Some(found) = find(&p, name) {
-                return Some(found);
-            }
-        } else if p.file_name().is_some_and(|n| n == name) {
-            return Some(p);
-        }
-    }
-    None
+    assert!(out.contains("BROKEN at record 1 (seq 1)"), "{out}");
+    assert!(out.contains("hash does not match its contents"), "{out}");
+    let checked = env.cmd().args(["store", "check"]).output().unwrap();
+    let (c, out) = (code(&checked), stdout(&checked));
+    assert_eq!(c, 1, "{out}{}", stderr(&checked));
+    assert!(
+        out.contains("audit chain of root") && out.contains("record 1"),
+        "{out}"
+    );
 }
 
 #[test]

@@ -276,7 +276,7 @@ mod rollback {
         CheckpointKind, CheckpointStore, FileChange, hard_rollback, scoped_rollback,
     };
     use agent_tui::review::write_plans;
-    use agent_tui::store::RootState;
+    use agent_tui::store::{Store, Target};
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(150))]
@@ -293,7 +293,8 @@ mod rollback {
             }
             let Ok(plans) = plan_apply(&s.ws, &bundle, &s.edits) else { return Ok(()) };
             let state_dir = tempfile::tempdir().unwrap();
-            let store = CheckpointStore::new(&RootState::new(state_dir.path().to_path_buf()));
+            let opened = Store::open_target(&Target::Sqlite(state_dir.path().join("state.db"))).unwrap();
+            let store = CheckpointStore::new(&opened.root(s.ws.root()));
             let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
             let cp = store.record(None, "j", CheckpointKind::Apply, None, &changes).unwrap();
             write_plans(&plans).unwrap();

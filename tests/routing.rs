@@ -100,14 +100,7 @@ fn falls_back(local: Vec<Reply>, routing: &str, mode: &str, reason: &str) -> (En
         "{audit:?}"
     );
     // And in the session.
-    let session: String = env
-        .state_files()
-        .iter()
-        .filter(|p| {
-            p.to_string_lossy().contains("sessions") && p.extension().is_some_and(|e| e == "jsonl")
-        })
-        .map(|p| std::fs::read_to_string(p).unwrap())
-        .collect();
+    let session = env.session_text();
     assert!(session.contains("\"provider.fallback\""), "{session}");
     assert!(
         session.contains(&format!("\"fallback_reason\":\"{reason}\"")),

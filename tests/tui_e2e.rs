@@ -193,16 +193,16 @@ fn a_hunk_edited_in_the_review_is_what_gets_written() {
     tmux.wait_for("Applied 1 hunk(s) to a.txt");
     assert_eq!(read(root, "a.txt"), "alpha\nBeta (mine)\ndelta\ngamma\n");
     // The session remembers who wrote the hunk.
-    let sessions = env.state_files();
-    assert!(
-        sessions
-            .iter()
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-            .any(|p| std::fs::read_to_string(p)
-                .unwrap()
-                .contains(r#""origin":"user""#)),
-        "{sessions:?}"
-    );
+    // (The TUI records as it goes, without waiting: give it a moment.)
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !env.session_text().contains(r#""origin":"user""#) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{}",
+            env.session_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let audit = env.audit_records();
     assert!(
         audit

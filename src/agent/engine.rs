@@ -20,8 +20,9 @@ use crate::context::{ContextWindow, TokenCounter};
 use crate::llm::Message;
 use crate::protocol::{Event, EventBody, Mode, Op};
 use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
-use crate::store::audit::{AuditEntry, AuditLog};
-use crate::store::session::{self, Record, SessionLog};
+use crate::store::SessionWriter;
+use crate::store::audit::AuditEntry;
+use crate::store::session::Record;
 
 /// How long a closing engine waits for cancelled jobs to report.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -59,10 +60,12 @@ pub(super) struct Engine {
     answered: std::collections::HashSet<String>,
     /// Hunk fates the model has been told.
     reported: Reported,
-    session: Option<SessionLog>,
+    /// The session recorded into, once it exists.
+    session: Option<String>,
     resume: Option<String>,
     pub checkpoints: Option<CheckpointStore>,
-    audit: Option<AuditLog>,
+    /// Sessions and the audit chain go to the store through this queue.
+    writer: Option<SessionWriter>,
     out: mpsc::UnboundedSender<Event>,
     internal_tx: mpsc::UnboundedSender<(String, JobMsg)>,
     internal_rx: mpsc::UnboundedReceiver<(String, JobMsg)>,
@@ -76,7 +79,7 @@ impl Engine {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let mut engine = Engine {
             checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
-            audit: None,
+            writer: ctx.state.as_ref().map(|s| s.writer()),
             ctx: ctx.clone(),
             jobs: HashMap::new(),
             cursors: HashMap::new(),
@@ -95,21 +98,17 @@ impl Engine {
             internal_tx,
             internal_rx,
         };
-        if let Some(state) = &ctx.state {
-            engine.audit = Some(
-                AuditLog::open(&state.audit_path())
-                    .map_err(|e| format!("cannot open the audit log: {e}"))?,
-            );
-            if let SessionChoice::Resume(id) = &ctx.session {
-                engine.load_session(&state.sessions_dir(), id)?;
-            }
+        if let (Some(state), SessionChoice::Resume(id)) = (&ctx.state, &ctx.session) {
+            engine.load_session(state, id)?;
         }
         Ok(engine)
     }
 
     /// Rebuilds conversation, cursors and reviews from a session's events.
-    fn load_session(&mut self, dir: &std::path::Path, id: &str) -> Result<(), String> {
-        let state = session::load(dir, id).map_err(|e| format!("cannot read session {id}: {e}"))?;
+    fn load_session(&mut self, root: &crate::store::RootStore, id: &str) -> Result<(), String> {
+        let state = root
+            .load_session(id)
+            .map_err(|e| format!("cannot read session {id}: {e}"))?;
         self.history = state.conversation;
         self.window = state.window;
         self.factor = state.factor;
@@ -129,8 +128,7 @@ impl Engine {
             }
         }
         self.resume = Some(id.to_string());
-        self.session =
-            Some(SessionLog::open(dir, id).map_err(|e| format!("cannot open session {id}: {e}"))?);
+        self.session = Some(id.to_string());
         Ok(())
     }
 
@@ -378,8 +376,8 @@ impl Engine {
     }
 
     fn write(&mut self, record: &Record) {
-        if let Some(log) = &mut self.session {
-            let _ = log.append_record(record);
+        if let (Some(writer), Some(id)) = (&self.writer, &self.session) {
+            writer.record(id, record);
         }
     }
 
@@ -387,33 +385,23 @@ impl Engine {
         if self.session.is_some() {
             return;
         }
-        let Some(state) = &self.ctx.state else { return };
-        let dir = state.sessions_dir();
+        let Some(writer) = &self.writer else { return };
         self.session = match (&self.ctx.session, &self.resume) {
             (SessionChoice::None, _) => None,
-            (SessionChoice::Resume(_), Some(id)) => SessionLog::open(&dir, id).ok(),
-            (SessionChoice::New | SessionChoice::Resume(_), _) => {
-                SessionLog::create(&dir, self.ctx.workspace.root()).ok()
-            }
+            (SessionChoice::Resume(_), Some(id)) => Some(id.clone()),
+            (SessionChoice::New | SessionChoice::Resume(_), _) => Some(writer.create_session()),
         };
     }
 
     fn collect_garbage(&self) {
-        if let (Some(state), Some(log)) = (&self.ctx.state, &self.session) {
-            let _ = session::gc(
-                &state.sessions_dir(),
-                &self.ctx.config.sessions,
-                Some(&log.id),
-            );
+        if let (Some(state), Some(id)) = (&self.ctx.state, &self.session) {
+            let _ = state.collect_sessions(&self.ctx.config.sessions, Some(id));
         }
     }
 
     /// The current session id, if any.
     pub fn session_id(&self) -> Option<String> {
-        self.session
-            .as_ref()
-            .map(|s| s.id.clone())
-            .or_else(|| self.resume.clone())
+        self.session.clone().or_else(|| self.resume.clone())
     }
 
     /// Numbers, records and forwards one event; keeps review state current.
@@ -509,7 +497,9 @@ impl Engine {
     /// conversation); past `max_events_per_job`, neither are tool-call and
     /// usage events. Everything else always is.
     fn record(&mut self, event: &Event) {
-        let Some(log) = &mut self.session else { return };
+        let (Some(writer), Some(id)) = (&self.writer, &self.session) else {
+            return;
+        };
         let count = self.recorded.entry(event.job_id.clone()).or_insert(0);
         let optional = matches!(
             event.body,
@@ -525,7 +515,7 @@ impl Engine {
             return;
         }
         *count += 1;
-        let _ = log.append(event);
+        writer.event(id, event);
     }
 
     /// Appends to the audit log (if the engine keeps state).
@@ -538,8 +528,8 @@ impl Engine {
         outcome: &str,
     ) {
         let session = self.session_id();
-        if let Some(log) = &mut self.audit {
-            let _ = log.append(AuditEntry {
+        if let Some(writer) = &self.writer {
+            writer.audit(AuditEntry {
                 session,
                 job: Some(job_id.to_string()),
                 action: action.to_string(),

@@ -24,7 +24,7 @@ use tokio::sync::mpsc;
 use crate::config::Config;
 use crate::llm::Provider;
 use crate::protocol::{Event, Op};
-use crate::store::RootState;
+use crate::store::RootStore;
 use crate::tools::Registry;
 use crate::workspace::Workspace;
 
@@ -49,8 +49,9 @@ pub struct EngineContext {
     /// `hybrid_auto`: the provider a job goes on with when a trigger of
     /// `config.routing` fires on `provider`.
     pub fallback: Option<Box<dyn Provider>>,
-    /// Where sessions, checkpoints, snapshots and the audit log live.
-    pub state: Option<RootState>,
+    /// The store's part for this root: sessions, checkpoints, snapshots and
+    /// the audit chain. `None`: nothing is recorded (tests, benchmarks).
+    pub state: Option<RootStore>,
     pub session: SessionChoice,
 }
 

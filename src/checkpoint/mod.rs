@@ -13,7 +13,8 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::review::{Change, FilePlan, HunkRegion, new_id, patch_text_at};
-use crate::store::{BlobStore, RootState, write_atomic};
+use crate::store::snapshots::{Encoded, encode};
+use crate::store::{RootStore, write_atomic};
 use crate::workspace::sha256_hex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,25 +78,24 @@ impl From<&FilePlan> for FileChange {
     }
 }
 
-/// Checkpoint records and their snapshots for one agent root.
+/// Checkpoint records and their snapshots for one agent root, in the store.
+#[derive(Clone)]
 pub struct CheckpointStore {
-    dir: PathBuf,
-    blobs: BlobStore,
+    root: RootStore,
 }
 
 impl CheckpointStore {
-    pub fn new(state: &RootState) -> CheckpointStore {
-        CheckpointStore {
-            dir: state.checkpoints_dir(),
-            blobs: BlobStore::new(&state.blobs_dir()),
-        }
+    pub fn new(root: &RootStore) -> CheckpointStore {
+        CheckpointStore { root: root.clone() }
     }
 
-    pub fn blobs(&self) -> &BlobStore {
-        &self.blobs
+    /// The bytes of snapshot `hash`, checked.
+    pub fn snapshot(&self, hash: &str) -> io::Result<Vec<u8>> {
+        Ok(self.root.store.snapshot(hash)?)
     }
 
-    /// Stores the snapshots, then the record; only then may files be written.
+    /// Stores the snapshots and the record in one transaction; only then
+    /// may files be written.
     pub fn record(
         &self,
         session_id: Option<&str>,
@@ -104,14 +104,16 @@ impl CheckpointStore {
         rolls_back: Option<&str>,
         files: &[FileChange],
     ) -> io::Result<Checkpoint> {
-        // Snapshots of different files are independent: store them on two threads.
+        // Hashing and compressing are independent per file: two threads.
         let (first, second) = files.split_at(files.len() / 2);
         let (a, b) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| self.affected(second));
-            (self.affected(first), other.join())
+            let other = scope.spawn(|| affected(second));
+            (affected(first), other.join())
         });
-        let mut affected = a?;
-        affected.extend(b.map_err(|_| io::Error::other("snapshot thread panicked"))??);
+        let (mut affected, mut snapshots) = a;
+        let (more, more_snapshots) = b.map_err(|_| io::Error::other("snapshot thread panicked"))?;
+        affected.extend(more);
+        snapshots.extend(more_snapshots);
         let checkpoint = Checkpoint {
             checkpoint_id: new_id("cp"),
             session_id: session_id.map(str::to_string),
@@ -121,82 +123,56 @@ impl CheckpointStore {
             rolls_back: rolls_back.map(str::to_string),
             affected_files: affected,
         };
-        let json = serde_json::to_vec(&checkpoint).map_err(io::Error::other)?;
-        write_atomic(&self.path_of(&checkpoint.checkpoint_id)?, &json)?;
+        self.root.insert_checkpoint(&checkpoint, snapshots)?;
         Ok(checkpoint)
     }
 
-    /// Stores `files`' snapshots and describes them.
-    fn affected(&self, files: &[FileChange]) -> io::Result<Vec<AffectedFile>> {
-        let mut affected = Vec::with_capacity(files.len());
-        for f in files {
-            let base = f.before.as_deref().map(|b| self.blobs.put(b)).transpose()?;
-            // With hunk regions the new bytes follow from base + regions, so
-            // only whole-file changes (hard rollbacks) store them.
-            let after = match (&f.after, f.regions.is_empty()) {
-                (Some(bytes), true) => Some(self.blobs.put(bytes)?),
-                (Some(bytes), false) => Some(sha256_hex(bytes)),
-                (None, _) => None,
-            };
-            let hunks = f.regions.iter().map(reverse_hunk).collect();
-            affected.push(AffectedFile {
-                file_path: f.file_path.clone(),
-                base_snapshot_hash: base,
-                after_snapshot_hash: after,
-                hunks,
-            });
-        }
-        Ok(affected)
-    }
-
-    fn path_of(&self, id: &str) -> io::Result<PathBuf> {
-        if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("not a checkpoint id: {id}"),
-            ));
-        }
-        Ok(self.dir.join(format!("{id}.json")))
-    }
-
     pub fn get(&self, id: &str) -> io::Result<Option<Checkpoint>> {
-        match std::fs::read(self.path_of(id)?) {
-            Ok(bytes) => serde_json::from_slice(&bytes)
-                .map(Some)
-                .map_err(io::Error::other),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+        Ok(self.root.checkpoint(id)?)
     }
 
     /// Every checkpoint, oldest first.
     pub fn list(&self) -> io::Result<Vec<Checkpoint>> {
-        let mut out = Vec::new();
-        let entries = match std::fs::read_dir(&self.dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(e),
-        };
-        for entry in entries {
-            let path = entry?.path();
-            if path.extension().is_some_and(|e| e == "json")
-                && let Ok(bytes) = std::fs::read(&path)
-                && let Ok(cp) = serde_json::from_slice::<Checkpoint>(&bytes)
-            {
-                out.push(cp);
-            }
-        }
-        out.sort_by(|a, b| {
-            a.created_at
-                .cmp(&b.created_at)
-                .then(a.checkpoint_id.cmp(&b.checkpoint_id))
-        });
-        Ok(out)
+        Ok(self.root.checkpoints()?)
     }
 
     pub fn latest(&self) -> io::Result<Option<Checkpoint>> {
-        Ok(self.list()?.pop())
+        Ok(self.root.latest_checkpoint()?)
     }
+}
+
+/// Describes `files` and encodes the snapshots they need.
+fn affected(files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Encoded>) {
+    let mut affected = Vec::with_capacity(files.len());
+    let mut snapshots = Vec::new();
+    for f in files {
+        let base = f.before.as_deref().map(|b| {
+            let e = encode(b);
+            let hash = e.hash.clone();
+            snapshots.push(e);
+            hash
+        });
+        // With hunk regions the new bytes follow from base + regions, so
+        // only whole-file changes (hard rollbacks) store them.
+        let after = match (&f.after, f.regions.is_empty()) {
+            (Some(bytes), true) => {
+                let e = encode(bytes);
+                let hash = e.hash.clone();
+                snapshots.push(e);
+                Some(hash)
+            }
+            (Some(bytes), false) => Some(sha256_hex(bytes)),
+            (None, _) => None,
+        };
+        let hunks = f.regions.iter().map(reverse_hunk).collect();
+        affected.push(AffectedFile {
+            file_path: f.file_path.clone(),
+            base_snapshot_hash: base,
+            after_snapshot_hash: after,
+            hunks,
+        });
+    }
+    (affected, snapshots)
 }
 
 /// A hunk with the patch that undoes it, built from its region alone.

@@ -54,7 +54,7 @@ pub fn three_way(
 ) -> Result<Vec<ThreeWay>, RollbackError> {
     let text = |hash: &Option<String>| -> Result<Option<String>, RollbackError> {
         Ok(match hash {
-            Some(h) => Some(String::from_utf8_lossy(&store.blobs().get(h)?).into_owned()),
+            Some(h) => Some(String::from_utf8_lossy(&store.snapshot(h)?).into_owned()),
             None => None,
         })
     };
@@ -105,7 +105,7 @@ pub fn hard_rollback(
     for f in &checkpoint.affected_files {
         let (abs, current) = read_current(ws, &f.file_path)?;
         let target = match &f.base_snapshot_hash {
-            Some(h) => Some(store.blobs().get(h)?),
+            Some(h) => Some(store.snapshot(h)?),
             None => None,
         };
         if current == target {

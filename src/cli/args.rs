@@ -79,6 +79,8 @@ pub enum Command {
     Audit(AuditArgs),
     /// Check configuration, provider reachability and paths
     Doctor(DoctorArgs),
+    /// The store: check its integrity, back it up
+    Store(StoreArgs),
 }
 
 impl ValueEnum for Mode {
@@ -262,6 +264,27 @@ pub enum AuditAction {
         /// Agent root
         #[arg(long, default_value = ".", value_name = "PATH")]
         root: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct StoreArgs {
+    #[command(subcommand)]
+    pub action: StoreAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StoreAction {
+    /// Integrity check plus every audit chain; exit 1 with the first problem
+    Check {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
+    },
+    /// A consistent online copy of a SQLite store to FILE (PostgreSQL: use pg_dump)
+    Backup {
+        /// Where to write the copy (must not exist)
+        file: PathBuf,
     },
 }
 

@@ -9,7 +9,7 @@ use super::{Exit, load_config, process_env};
 use crate::agent::{EngineContext, SessionChoice};
 use crate::config::{Config, RoutingConfig, RoutingMode, SETUP_HINT, ollama_answers};
 use crate::llm::{Provider, build_provider};
-use crate::store::{RootState, StateDirs};
+use crate::store::{RootStore, StateDirs, Store, StoreError};
 use crate::tools::Registry;
 use crate::workspace::Workspace;
 
@@ -29,11 +29,28 @@ pub fn open_workspace(root: &Path) -> Result<Workspace, Exit> {
     Workspace::open(root).map_err(usage)
 }
 
-/// The state folder of `workspace`'s root.
-pub fn root_state(workspace: &Workspace) -> Result<RootState, Exit> {
-    StateDirs::locate(&process_env)
-        .map(|dirs| dirs.root_state(workspace.root()))
-        .ok_or_else(|| usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME"))
+/// The store of the state home, as `[storage]` says: opened once by each
+/// command and passed down. A store that cannot be used is exit 2.
+pub fn open_store(config: &Config) -> Result<Store, Exit> {
+    let dirs = StateDirs::locate(&process_env)
+        .ok_or_else(|| usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME"))?;
+    Store::open(&dirs.home, &config.storage, &process_env).map_err(store_error)
+}
+
+/// `workspace`'s part of the store.
+pub fn open_root(global: &GlobalArgs, workspace: &Workspace) -> Result<RootStore, Exit> {
+    let config = load_config(global)?.config;
+    Ok(open_store(&config)?.root(workspace.root()))
+}
+
+/// A store error as an exit: 2 when the store is unusable or the request
+/// is malformed, 1 otherwise.
+pub fn store_error(e: StoreError) -> Exit {
+    match e {
+        StoreError::NotFound(_) | StoreError::Invalid(_) => usage(e),
+        e if e.is_fatal() => usage(e),
+        e => failed(e),
+    }
 }
 
 /// The headless commands' runtime: one thread. A job's events pass from
@@ -130,16 +147,17 @@ pub fn providers_for(
     })
 }
 
-/// An engine context for `root`; with `with_provider` a model is set up too.
+/// An engine context for `root` recording into `state`; with
+/// `with_provider` a model is set up too.
 pub fn engine_context(
     global: &GlobalArgs,
     root: &Path,
     session: SessionChoice,
     with_provider: bool,
+    state: RootStore,
 ) -> Result<EngineContext, Exit> {
     let config = load_config(global)?.config;
     let workspace = open_workspace(root)?;
-    let state = root_state(&workspace)?;
     let routed = if with_provider {
         Some(providers(global, &config)?)
     } else {
@@ -163,6 +181,16 @@ pub fn engine_context(
     })
 }
 
+/// `engine_context` for `root`, opening its store here.
+pub fn engine_context_for(
+    global: &GlobalArgs,
+    root: &Path,
+    session: SessionChoice,
+) -> Result<EngineContext, Exit> {
+    let state = open_root(global, &open_workspace(root)?)?;
+    engine_context(global, root, session, false, state)
+}
+
 /// Sends `ops` to a fresh engine for `ctx` and prints its events until
 /// `done` maps one to an exit code.
 pub fn drive_ops(
@@ -175,7 +203,8 @@ pub fn drive_ops(
         Ok(rt) => rt,
         Err(exit) => return exit,
     };
-    rt.block_on(async move {
+    let store = ctx.state.as_ref().map(|s| s.store.clone());
+    let exit = rt.block_on(async move {
         let mut engine = match crate::agent::spawn(ctx) {
             Ok(e) => e,
             Err(e) => return usage(e),
@@ -196,5 +225,11 @@ pub fn drive_ops(
             }
         }
         failed("the engine stopped unexpectedly")
-    })
+    });
+    drop(rt);
+    // What the engine recorded is in the store before the command ends.
+    match store.map(|s| s.flush()) {
+        Some(Err(e)) => usage(e),
+        _ => exit,
+    }
 }

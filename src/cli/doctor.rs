@@ -8,7 +8,7 @@ use super::{Exit, load_config, process_env};
 use crate::config::{Config, ProviderConfig, SETUP_HINT, ollama_answers};
 use crate::context::ContextWindow;
 use crate::llm::build_provider;
-use crate::store::StateDirs;
+use crate::store::{StateDirs, Store, Target};
 use crate::workspace::Workspace;
 
 const PROBE_BUDGET: Duration = Duration::from_millis(4500);
@@ -41,12 +41,12 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
             );
         }
     }
+    if let Some(dirs) = &state {
+        healthy &= store_line(&dirs.home, &loaded.config.storage);
+    }
     match Workspace::open(&args.root) {
         Ok(ws) => {
             line("agent root", ws.root().display().to_string());
-            if let Some(s) = &state {
-                line("root state", s.for_root(ws.root()).display().to_string());
-            }
         }
         Err(e) => {
             healthy = false;
@@ -166,4 +166,55 @@ fn probe(name: &str, config: &ProviderConfig, timeout_secs: u64) -> Result<Strin
             )),
         }
     })
+}
+
+/// Bytes as people read them.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1 << 10 => format!("{b} B"),
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+    }
+}
+
+/// The store's line: kind, location (never a password), schema, size. A
+/// SQLite store not created yet is not created by looking.
+fn store_line(home: &std::path::Path, config: &crate::config::StorageConfig) -> bool {
+    let target = match Target::resolve(home, config, &process_env) {
+        Ok(t) => t,
+        Err(e) => {
+            line("store", format!("PROBLEM: {e}"));
+            return false;
+        }
+    };
+    if let Target::Sqlite(path) = &target
+        && !path.exists()
+    {
+        line(
+            "store",
+            format!("sqlite at {} (created on first use)", path.display()),
+        );
+        return true;
+    }
+    match Store::open(home, config, &process_env) {
+        Ok(store) => {
+            let info = store.info();
+            let size = info.size.map_or("size unknown".into(), human_size);
+            line(
+                "store",
+                format!(
+                    "{} at {} (schema version {}, {size})",
+                    info.kind.as_str(),
+                    info.location,
+                    info.schema_version
+                ),
+            );
+            true
+        }
+        Err(e) => {
+            line("store", format!("PROBLEM: {e}"));
+            false
+        }
+    }
 }

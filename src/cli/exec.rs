@@ -6,20 +6,27 @@
 use std::io::Read;
 
 use super::args::{ApplyPolicy, ExecArgs, GlobalArgs};
-use super::context::{engine_context, failed, root_state, runtime, usage};
+use super::context::{engine_context, failed, open_root, runtime, store_error, usage};
 use super::output::Printer;
 use super::{Exit, load_config};
 use crate::agent::{self, EngineContext, NO_USER_ANSWER, SessionChoice};
 use crate::protocol::{EventBody, JobStatus, Op};
-use crate::store::session;
 use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
     match prepare(global, &args) {
-        Ok((ctx, prompt)) => match runtime() {
-            Ok(rt) => rt.block_on(drive(ctx, prompt, &args)),
-            Err(exit) => exit,
-        },
+        Ok((ctx, prompt)) => {
+            let store = ctx.state.as_ref().map(|s| s.store.clone());
+            let exit = match runtime() {
+                Ok(rt) => rt.block_on(drive(ctx, prompt, &args)),
+                Err(exit) => exit,
+            };
+            // Everything the job recorded is in the store before we exit.
+            match store.map(|s| s.flush()) {
+                Some(Err(e)) => usage(e),
+                _ => exit,
+            }
+        }
         Err(exit) => exit,
     }
 }
@@ -28,14 +35,19 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
 fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, String), Exit> {
     load_config(global)?;
     let workspace = Workspace::open(&args.root).map_err(usage)?;
-    let sessions = root_state(&workspace)?.sessions_dir();
+    let state = open_root(global, &workspace)?;
     let choice = match (&args.session, args.continue_session) {
         (Some(id), _) => {
-            session::load(&sessions, id)
-                .map_err(|e| usage(format!("cannot resume session {id}: {e}")))?;
+            // Only whether it exists here: the engine replays it.
+            if !state.has_session(id).map_err(store_error)? {
+                return Err(usage(format!(
+                    "cannot resume session {id}: no session {id} in this agent root \
+                     (agent-tui sessions list shows them)"
+                )));
+            }
             SessionChoice::Resume(id.clone())
         }
-        (None, true) => match session::latest(&sessions).map_err(usage)? {
+        (None, true) => match state.latest_session().map_err(store_error)? {
             Some(id) => SessionChoice::Resume(id),
             None => return Err(usage("there is no session to continue in this agent root")),
         },
@@ -53,7 +65,10 @@ fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, Strin
     if prompt.trim().is_empty() {
         return Err(usage("the prompt is empty"));
     }
-    Ok((engine_context(global, &args.root, choice, true)?, prompt))
+    Ok((
+        engine_context(global, &args.root, choice, true, state)?,
+        prompt,
+    ))
 }
 
 async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {

@@ -4,17 +4,16 @@
 use serde_json::json;
 
 use super::Exit;
-use super::args::{ListOrShow, ListShowArgs, SessionAction, SessionsArgs};
-use super::context::{failed, open_workspace, root_state, usage};
+use super::args::{GlobalArgs, ListOrShow, ListShowArgs, SessionAction, SessionsArgs};
+use super::context::{failed, open_root, open_workspace, store_error, usage};
 use crate::checkpoint::{CheckpointStore, three_way};
-use crate::store::RootState;
-use crate::store::audit::{self, Verification};
-use crate::store::session;
+use crate::store::RootStore;
+use crate::store::audit::Verification;
 use crate::workspace::Workspace;
 
-fn open(root: &std::path::Path) -> Result<(Workspace, RootState), Exit> {
+fn open(global: &GlobalArgs, root: &std::path::Path) -> Result<(Workspace, RootStore), Exit> {
     let ws = open_workspace(root)?;
-    let state = root_state(&ws)?;
+    let state = open_root(global, &ws)?;
     Ok((ws, state))
 }
 
@@ -25,8 +24,8 @@ fn print_json(value: &serde_json::Value) {
     }
 }
 
-pub fn checkpoints(args: &ListShowArgs) -> Exit {
-    let (ws, state) = match open(&args.root) {
+pub fn checkpoints(global: &GlobalArgs, args: &ListShowArgs) -> Exit {
+    let (ws, state) = match open(global, &args.root) {
         Ok(x) => x,
         Err(exit) => return exit,
     };
@@ -98,25 +97,23 @@ pub fn checkpoints(args: &ListShowArgs) -> Exit {
     }
 }
 
-pub fn sessions(args: &SessionsArgs) -> Exit {
-    let (_, state) = match open(&args.root) {
+pub fn sessions(global: &GlobalArgs, args: &SessionsArgs) -> Exit {
+    let (_, state) = match open(global, &args.root) {
         Ok(x) => x,
         Err(exit) => return exit,
     };
-    let dir = state.sessions_dir();
     match &args.action {
-        Some(SessionAction::Delete { id }) => match session::delete(&dir, id) {
+        Some(SessionAction::Delete { id }) => match state.delete_session(id) {
             Ok(()) => {
                 eprintln!("deleted session {id}");
                 Exit::Ok
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => usage(e),
-            Err(e) => failed(format!("cannot delete session {id}: {e}")),
+            Err(e) => store_error(e),
         },
         None | Some(SessionAction::List) => {
-            let list = match session::list(&dir) {
+            let list = match state.sessions() {
                 Ok(l) => l,
-                Err(e) => return failed(e),
+                Err(e) => return store_error(e),
             };
             if args.json {
                 print_json(&json!(list));
@@ -145,9 +142,10 @@ pub fn sessions(args: &SessionsArgs) -> Exit {
             Exit::Ok
         }
         Some(SessionAction::Show { id }) => {
-            let s = match session::load(&dir, id) {
+            let s = match state.load_session(id) {
                 Ok(s) => s,
-                Err(e) => return failed(format!("cannot read session {id}: {e}")),
+                Err(e) if e.is_fatal() => return store_error(e),
+                Err(e) => return failed(e),
             };
             let jobs: Vec<serde_json::Value> = s
                 .jobs
@@ -187,25 +185,25 @@ pub fn sessions(args: &SessionsArgs) -> Exit {
     }
 }
 
-pub fn audit_verify(root: &std::path::Path) -> Exit {
-    let (_, state) = match open(root) {
+pub fn audit_verify(global: &GlobalArgs, root: &std::path::Path) -> Exit {
+    let (_, state) = match open(global, root) {
         Ok(x) => x,
         Err(exit) => return exit,
     };
-    let path = state.audit_path();
-    match audit::verify(&path) {
+    match state.verify_audit() {
         Ok(Verification::Intact { records }) => {
             println!(
-                "audit log intact: {records} record(s) in {}",
-                path.display()
+                "audit log intact: {records} record(s) for {} in {}",
+                state.path(),
+                state.store.location()
             );
             Exit::Ok
         }
         Ok(Verification::Broken { line, seq, reason }) => {
             let seq = seq.map(|s| format!(" (seq {s})")).unwrap_or_default();
-            println!("audit log BROKEN at line {line}{seq}: {reason}");
+            println!("audit log BROKEN at record {line}{seq}: {reason}");
             Exit::Failed
         }
-        Err(e) => failed(e),
+        Err(e) => store_error(e),
     }
 }

@@ -9,6 +9,7 @@ mod exec;
 mod history;
 mod output;
 mod review;
+mod store;
 mod tool;
 
 pub use args::{Cli, Command};
@@ -65,13 +66,14 @@ pub fn run(cli: Cli) -> Exit {
         Command::Doctor(args) => doctor::run(&cli.global, &args),
         Command::Exec(args) => exec::run(&cli.global, args),
         Command::Eval(args) => eval::run(&cli.global, &args),
-        Command::Sessions(args) => history::sessions(&args),
+        Command::Sessions(args) => history::sessions(&cli.global, &args),
         Command::Review(args) => review::run(&cli.global, &args),
-        Command::Checkpoints(args) => history::checkpoints(&args),
+        Command::Checkpoints(args) => history::checkpoints(&cli.global, &args),
         Command::Rollback(args) => rollback(&cli.global, &args),
         Command::Audit(args) => match args.action {
-            args::AuditAction::Verify { root } => history::audit_verify(&root),
+            args::AuditAction::Verify { root } => history::audit_verify(&cli.global, &root),
         },
+        Command::Store(args) => store::run(&cli.global, &args),
     }
 }
 
@@ -87,8 +89,7 @@ fn load_config(global: &args::GlobalArgs) -> Result<LoadedConfig, Exit> {
 fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
     use crate::protocol::{EventBody, Op};
     let ctx =
-        match context::engine_context(global, &args.root, crate::agent::SessionChoice::None, false)
-        {
+        match context::engine_context_for(global, &args.root, crate::agent::SessionChoice::None) {
             Ok(c) => c,
             Err(exit) => return exit,
         };
@@ -110,7 +111,6 @@ fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
 /// `agent-tui [PATH] [--continue | --resume [ID]]`: the terminal UI.
 fn tui(cli: &Cli) -> Exit {
     use crate::agent::SessionChoice;
-    use crate::store::session;
     use std::io::IsTerminal;
     let root = cli
         .path
@@ -138,32 +138,35 @@ fn tui(cli: &Cli) -> Exit {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let dir = match context::root_state(&workspace) {
-        Ok(s) => s.sessions_dir(),
+    let state = match context::open_root(&cli.global, &workspace) {
+        Ok(s) => s,
         Err(exit) => return exit,
     };
     // `--resume` without an id opens a picker when there is anything to pick.
     let pick_session = matches!(&cli.resume, Some(id) if id.is_empty())
-        && session::list(&dir).is_ok_and(|l| l.len() > 1);
+        && state.sessions().is_ok_and(|l| l.len() > 1);
     let resume = match (&cli.resume, cli.continue_session) {
         (Some(id), _) if !id.is_empty() => Some(id.clone()),
         (Some(_), _) if pick_session => None,
-        (Some(_), _) | (None, true) => match session::latest(&dir) {
+        (Some(_), _) | (None, true) => match state.latest_session() {
             Ok(Some(id)) => Some(id),
             Ok(None) => return context::usage("there is no session to resume in this agent root"),
-            Err(e) => return context::failed(e),
+            Err(e) => return context::store_error(e),
         },
         (None, false) => None,
     };
     if let Some(id) = &resume
-        && let Err(e) = session::load(&dir, id)
+        && !state.has_session(id).unwrap_or(false)
     {
-        return context::usage(format!("cannot resume session {id}: {e}"));
+        return context::usage(format!(
+            "cannot resume session {id}: no session {id} in this agent root \
+             (agent-tui sessions list shows them)"
+        ));
     }
     let choice = resume
         .clone()
         .map_or(SessionChoice::New, SessionChoice::Resume);
-    let mut ctx = match context::engine_context(&cli.global, &root, choice, false) {
+    let mut ctx = match context::engine_context(&cli.global, &root, choice, false, state) {
         Ok(c) => c,
         Err(exit) => return exit,
     };
@@ -186,8 +189,13 @@ fn tui(cli: &Cli) -> Exit {
         pick_session,
         keymap,
     };
-    match crate::tui::run(ctx, start) {
+    let store = ctx.state.as_ref().map(|s| s.store.clone());
+    let exit = match crate::tui::run(ctx, start) {
         Ok(()) => Exit::Ok,
         Err(e) => context::failed(e),
+    };
+    match store.map(|s| s.flush()) {
+        Some(Err(e)) => context::usage(e),
+        _ => exit,
     }
 }

@@ -4,31 +4,30 @@
 
 use super::Exit;
 use super::args::{GlobalArgs, ReviewArgs};
-use super::context::{drive_ops, engine_context, failed, open_workspace, root_state, usage};
+use super::context::{drive_ops, engine_context, open_root, open_workspace, store_error, usage};
 use super::output::{colour, render_bundle};
 use crate::agent::SessionChoice;
 use crate::protocol::{EventBody, Op};
 use crate::review::DiffBundle;
-use crate::store::session;
 
 pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
     let workspace = match open_workspace(&args.root) {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let dir = match root_state(&workspace) {
-        Ok(s) => s.sessions_dir(),
+    let root = match open_root(global, &workspace) {
+        Ok(s) => s,
         Err(exit) => return exit,
     };
     let id = match &args.session {
         Some(id) => id.clone(),
-        None => match session::latest(&dir) {
+        None => match root.latest_session() {
             Ok(Some(id)) => id,
             Ok(None) => return nothing(args.json, "there are no sessions in this agent root yet"),
-            Err(e) => return failed(e),
+            Err(e) => return store_error(e),
         },
     };
-    let state = match session::load(&dir, &id) {
+    let state = match root.load_session(&id) {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot read session {id}: {e}")),
     };
@@ -55,7 +54,7 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
                 job_id: job_id.clone(),
             });
         }
-        let ctx = match engine_context(global, &args.root, SessionChoice::Resume(id), false) {
+        let ctx = match engine_context(global, &args.root, SessionChoice::Resume(id), false, root) {
             Ok(c) => c,
             Err(exit) => return exit,
         };

@@ -5,11 +5,13 @@ mod detect;
 mod load;
 mod routing;
 mod sessions;
+mod storage;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use routing::{RoutingConfig, RoutingMode};
 pub use sessions::SessionLimits;
+pub use storage::{StorageConfig, check_url, redact_url};
 
 use std::collections::BTreeMap;
 
@@ -37,6 +39,7 @@ pub struct Config {
     pub ui: UiConfig,
     pub approvals: ApprovalsConfig,
     pub sessions: SessionLimits,
+    pub storage: StorageConfig,
     pub context: ContextConfig,
     pub routing: RoutingConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
@@ -66,6 +69,7 @@ impl Default for Config {
             ui: UiConfig::default(),
             approvals: ApprovalsConfig::default(),
             sessions: SessionLimits::default(),
+            storage: StorageConfig::default(),
             context: ContextConfig::default(),
             routing: RoutingConfig::default(),
             keys: BTreeMap::new(),
@@ -410,6 +414,7 @@ impl Config {
     pub fn problems(&self) -> Vec<String> {
         let mut out = self.routing.problems(&self.provider_names());
         out.extend(self.sessions.problems());
+        out.extend(self.storage.problems());
         if let Some(name) = &self.provider
             && !self.providers.contains_key(name)
         {

@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::llm::Provider;
 use crate::protocol::{EventBody, FallbackReason, JobStatus, Op};
 use crate::review::DiffBundle;
-use crate::store::RootState;
+use crate::store::{Store, Target};
 use crate::tools::Registry;
 use crate::workspace::Workspace;
 
@@ -67,16 +67,19 @@ pub async fn run_task(
         Ok(p) => p,
         Err(e) => return failed(result, e),
     };
+    // Each task records into a scratch store of its own, gone with it.
     let context = Workspace::open(&root)
         .map_err(|e| e.to_string())
         .and_then(|workspace| {
+            let store = Store::open_target(&Target::Sqlite(scratch.path().join("state.db")))
+                .map_err(|e| e.to_string())?;
             Ok(EngineContext {
+                state: Some(store.root(workspace.root())),
                 workspace,
                 config: config.clone(),
                 registry: Registry::builtin()?,
                 provider: Some(provider),
                 fallback,
-                state: Some(RootState::new(scratch.path().join("state"))),
                 session: SessionChoice::New,
             })
         });

@@ -1,13 +1,120 @@
-//! Everything agent-tui keeps on disk outside the project: where it lives
-//! (`$AGENT_TUI_HOME` or the platform data dir, one folder per root),
-//! content-addressed blobs, sessions, the audit log, atomic writes.
+//! The store (SPEC section 15): one database per state home (SQLite
+//! `state.db` by default, or PostgreSQL) holding roots, sessions, jobs,
+//! events, reviews, checkpoints with their snapshots and the audit chain.
+//! Each entry point opens one `Store` and passes it down; nothing else
+//! opens it and no front end sees its tables.
 
 mod atomic;
 pub mod audit;
-mod blobs;
+mod checkpoints;
+mod db;
+mod error;
+mod import;
+mod maintenance;
 mod paths;
+mod schema;
 pub mod session;
+mod sessions;
+pub mod snapshots;
+mod writer;
 
 pub use atomic::write_atomic;
-pub use blobs::BlobStore;
-pub use paths::{RootState, StateDirs, root_key};
+pub use db::{StoreKind, Target};
+pub use error::StoreError;
+pub use maintenance::{Check, StoreInfo};
+pub use paths::{StateDirs, root_key};
+pub use schema::SCHEMA_VERSION;
+pub use writer::SessionWriter;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::config::StorageConfig;
+
+/// The open store. Clones share one pool; the session writer's queue is
+/// flushed when the last clone goes (or by `close`, which reports errors).
+#[derive(Clone)]
+pub struct Store {
+    shared: Arc<db::Shared>,
+    schema: i64,
+}
+
+impl Store {
+    /// Opens the store `[storage]` names for the state home `home`: creates
+    /// or migrates its schema, and imports an earlier release's files once.
+    pub fn open(
+        home: &Path,
+        config: &StorageConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Store, StoreError> {
+        let target = Target::resolve(home, config, env)?;
+        let store = Store::open_target(&target)?;
+        import::legacy_home(&store, home)?;
+        Ok(store)
+    }
+
+    /// Opens `target` (no upgrade import).
+    pub fn open_target(target: &Target) -> Result<Store, StoreError> {
+        let shared = db::connect(target)?;
+        let schema = schema::migrate(&shared)?;
+        Ok(Store { shared, schema })
+    }
+
+    pub fn kind(&self) -> StoreKind {
+        self.shared.kind
+    }
+
+    /// Where the store is: its file, or its URL without a password.
+    pub fn location(&self) -> &str {
+        &self.shared.location
+    }
+
+    pub fn schema_version(&self) -> i64 {
+        self.schema
+    }
+
+    /// The part of the store that belongs to the agent root `root` (its
+    /// canonical path).
+    pub fn root(&self, root: &Path) -> RootStore {
+        RootStore {
+            store: self.clone(),
+            key: root_key(root),
+            path: root.display().to_string(),
+        }
+    }
+
+    /// Writes everything queued so far; the first write error since the
+    /// last flush, if any.
+    pub fn flush(&self) -> Result<(), StoreError> {
+        self.shared.queue.flush(&self.shared.location)
+    }
+
+    fn shared(&self) -> &db::Shared {
+        &self.shared
+    }
+}
+
+/// One agent root's sessions, checkpoints and audit chain.
+#[derive(Clone)]
+pub struct RootStore {
+    pub store: Store,
+    key: String,
+    path: String,
+}
+
+impl RootStore {
+    /// The root's key: a hash of its canonical path.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The root's canonical path, as recorded.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// A writer for this root's sessions and audit chain (queued, ordered).
+    pub fn writer(&self) -> SessionWriter {
+        SessionWriter::new(self.store.shared.queue.clone(), &self.key, &self.path)
+    }
+}

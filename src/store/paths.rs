@@ -1,5 +1,5 @@
-//! Where state lives: `$AGENT_TUI_HOME`, else the platform data dir, with
-//! one folder per agent root keyed by a hash of its canonical path.
+//! Where state lives: `$AGENT_TUI_HOME`, else the platform data dir; each
+//! agent root is keyed by a hash of its canonical path.
 
 use std::path::{Path, PathBuf};
 
@@ -30,43 +30,10 @@ impl StateDirs {
         })
     }
 
-    /// The folder holding sessions, checkpoints, blobs and the audit log of
-    /// the agent root whose canonical path is `root`.
-    pub fn for_root(&self, root: &Path) -> PathBuf {
-        self.home.join("roots").join(root_key(root))
-    }
-
-    /// `for_root` as a `RootState`.
-    pub fn root_state(&self, root: &Path) -> RootState {
-        RootState::new(self.for_root(root))
-    }
-}
-
-/// The state folder of one agent root and what lives in it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RootState {
-    pub dir: PathBuf,
-}
-
-impl RootState {
-    pub fn new(dir: PathBuf) -> RootState {
-        RootState { dir }
-    }
-
-    pub fn sessions_dir(&self) -> PathBuf {
-        self.dir.join("sessions")
-    }
-
-    pub fn checkpoints_dir(&self) -> PathBuf {
-        self.dir.join("checkpoints")
-    }
-
-    pub fn blobs_dir(&self) -> PathBuf {
-        self.dir.join("blobs")
-    }
-
-    pub fn audit_path(&self) -> PathBuf {
-        self.dir.join("audit.jsonl")
+    /// Where earlier releases kept one folder per agent root (read once,
+    /// for the upgrade import).
+    pub fn legacy_roots(home: &Path) -> PathBuf {
+        home.join("roots")
     }
 }
 
@@ -86,11 +53,11 @@ mod tests {
         let env = |k: &str| (k == "AGENT_TUI_HOME").then(|| "/state".to_string());
         let dirs = StateDirs::locate(&env).unwrap();
         assert_eq!(dirs.home, PathBuf::from("/state"));
-        let a = dirs.for_root(Path::new("/p/a"));
-        let b = dirs.for_root(Path::new("/p/b"));
-        assert_ne!(a, b);
-        assert!(a.starts_with("/state/roots"));
+        assert_ne!(root_key(Path::new("/p/a")), root_key(Path::new("/p/b")));
         assert_eq!(root_key(Path::new("/p/a")).len(), 32);
-        assert_eq!(a, dirs.for_root(Path::new("/p/a")));
+        assert_eq!(
+            StateDirs::legacy_roots(&dirs.home),
+            PathBuf::from("/state/roots")
+        );
     }
 }

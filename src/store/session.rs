@@ -1,22 +1,21 @@
-//! Sessions on disk: one JSON-lines file per session holding its header,
-//! the events of its jobs (streamed text is not stored: the completed
-//! message is) and records of the conversation as the model sees it, each
-//! line written whole at once, so a crash loses at most the line being
-//! written. Replaying the file rebuilds the state.
+//! What a session holds: its header, the events of its jobs (streamed text
+//! is not stored: the completed message is) and records of the conversation
+//! as the model sees it, one JSON document each, in order. Replaying them
+//! rebuilds the state; the store keeps them, earlier releases kept one
+//! JSON-lines file per session (read here for the upgrade).
 
 use std::collections::BTreeMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, Write};
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::SessionLimits;
 use crate::context::ContextWindow;
 use crate::llm::Message;
 use crate::protocol::{Event, EventBody, JobStatus};
-use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, new_id, note_proposed};
+use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
 
 /// A line that is not an event: how the conversation the model sees
 /// changed, and what the engine learned along the way.
@@ -52,6 +51,17 @@ pub enum Record {
     Reported { fates: Reported },
 }
 
+impl Record {
+    /// The job this record belongs to, if any.
+    pub fn job_id(&self) -> Option<&str> {
+        match self {
+            Record::Append { job_id, .. } | Record::Reset { job_id, .. } => job_id.as_deref(),
+            Record::Answer { job_id } => Some(job_id),
+            Record::Window { .. } | Record::Calibration { .. } | Record::Reported { .. } => None,
+        }
+    }
+}
+
 /// First line of every session file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionHeader {
@@ -62,79 +72,25 @@ pub struct SessionHeader {
     pub ts: String,
 }
 
-/// An open session file, appended to event by event.
-pub struct SessionLog {
-    pub id: String,
-    file: File,
+fn path_of(dir: &Path, id: &str) -> io::Result<PathBuf> {
+    check_id(id)?;
+    Ok(dir.join(format!("{id}.jsonl")))
 }
 
-fn path_of(dir: &Path, id: &str) -> io::Result<PathBuf> {
+/// Refuses ids that are not `[A-Za-z0-9_]+` (they name rows and once files).
+pub fn check_id(id: &str) -> io::Result<()> {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("not a session id: {id}"),
         ));
     }
-    Ok(dir.join(format!("{id}.jsonl")))
+    Ok(())
 }
 
-fn now() -> String {
+/// The time now, as sessions record it (RFC 3339, milliseconds).
+pub fn now() -> String {
     humantime::format_rfc3339_millis(SystemTime::now()).to_string()
-}
-
-impl SessionLog {
-    /// Starts a new session for `root`.
-    pub fn create(dir: &Path, root: &Path) -> io::Result<SessionLog> {
-        std::fs::create_dir_all(dir)?;
-        let id = new_id("s");
-        let mut log = SessionLog {
-            file: OpenOptions::new()
-                .create_new(true)
-                .append(true)
-                .open(path_of(dir, &id)?)?,
-            id: id.clone(),
-        };
-        let header = SessionHeader {
-            kind: "session.created".into(),
-            session_id: id,
-            root: root.display().to_string(),
-            ts: now(),
-        };
-        log.write_line(&serde_json::to_string(&header).map_err(io::Error::other)?)?;
-        Ok(log)
-    }
-
-    /// Reopens an existing session for appending.
-    pub fn open(dir: &Path, id: &str) -> io::Result<SessionLog> {
-        let path = path_of(dir, id)?;
-        let mut file = OpenOptions::new().append(true).open(&path)?;
-        // A crash mid-line leaves no newline; start clean on a new line.
-        if let Ok(bytes) = std::fs::read(&path)
-            && bytes.last().is_some_and(|b| *b != b'\n')
-        {
-            file.write_all(b"\n")?;
-        }
-        Ok(SessionLog {
-            id: id.to_string(),
-            file,
-        })
-    }
-
-    pub fn append(&mut self, event: &Event) -> io::Result<()> {
-        self.write_line(&serde_json::to_string(event).map_err(io::Error::other)?)
-    }
-
-    pub fn append_record(&mut self, record: &Record) -> io::Result<()> {
-        self.write_line(&serde_json::to_string(record).map_err(io::Error::other)?)
-    }
-
-    fn write_line(&mut self, line: &str) -> io::Result<()> {
-        let mut bytes = Vec::with_capacity(line.len() + 1);
-        bytes.extend_from_slice(line.as_bytes());
-        bytes.push(b'\n');
-        self.file.write_all(&bytes)?;
-        self.file.flush()
-    }
 }
 
 /// What one job looks like after replaying its events.
@@ -182,8 +138,8 @@ impl SessionState {
     }
 }
 
-/// Replays the session file `id`.
-pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
+/// Reads a session file of an earlier release (`dir/id.jsonl`).
+pub fn load_file(dir: &Path, id: &str) -> io::Result<SessionState> {
     let file = File::open(path_of(dir, id)?)?;
     let mut lines = BufReader::new(file).lines();
     let header: SessionHeader = match lines.next() {
@@ -200,6 +156,15 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
             ));
         }
     };
+    let lines: Vec<String> = lines.collect::<io::Result<_>>()?;
+    Ok(replay(header, lines))
+}
+
+/// Rebuilds a session from its records, in the order they were written.
+pub fn replay<S: AsRef<str>>(
+    header: SessionHeader,
+    lines: impl IntoIterator<Item = S>,
+) -> SessionState {
     let mut jobs: BTreeMap<String, usize> = BTreeMap::new();
     let mut state = SessionState {
         header,
@@ -216,13 +181,13 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
     // Where an answer joins the conversation, for its job.completed to fill.
     let mut answer_at: BTreeMap<String, usize> = BTreeMap::new();
     for line in lines {
-        let line = line?;
+        let line = line.as_ref();
         if line.trim().is_empty() {
             continue;
         }
         // Records are written with their tag first; events with their cursor.
         if line.starts_with("{\"type\":") {
-            match serde_json::from_str::<Record>(&line) {
+            match serde_json::from_str::<Record>(line) {
                 Ok(Record::Answer { job_id }) => {
                     answer_at.insert(job_id, state.conversation.len());
                 }
@@ -231,7 +196,7 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
             }
             continue;
         }
-        let Ok(event) = serde_json::from_str::<Event>(&line) else {
+        let Ok(event) = serde_json::from_str::<Event>(line) else {
             state.unreadable_lines += 1;
             continue;
         };
@@ -296,7 +261,7 @@ pub fn load(dir: &Path, id: &str) -> io::Result<SessionState> {
             | EventBody::JobCancelled {} => {}
         }
     }
-    Ok(state)
+    state
 }
 
 impl SessionState {
@@ -330,102 +295,29 @@ pub struct SessionSummary {
     pub last_prompt: Option<String>,
 }
 
-/// Every session of the root, most recently updated last.
-pub fn list(dir: &Path) -> io::Result<Vec<SessionSummary>> {
-    let mut out = Vec::new();
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(out),
-        Err(e) => return Err(e),
-    };
-    for entry in entries {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().to_string();
-        let Some(id) = name.strip_suffix(".jsonl") else {
-            continue;
-        };
-        let Ok(state) = load(dir, id) else { continue };
-        let updated = entry
-            .metadata()
-            .and_then(|m| m.modified())
-            .map(|t| humantime::format_rfc3339_millis(t).to_string())
-            .unwrap_or_default();
-        out.push(SessionSummary {
-            session_id: id.to_string(),
-            created_at: state.header.ts.clone(),
-            updated_at: updated,
-            jobs: state.jobs.len(),
-            pending_review: state.pending_review().is_some(),
-            last_prompt: state.jobs.last().map(|j| j.prompt.clone()),
-        });
-    }
-    out.sort_by(|a, b| {
-        a.updated_at
-            .cmp(&b.updated_at)
-            .then(a.session_id.cmp(&b.session_id))
-    });
-    Ok(out)
-}
-
-/// The most recently updated session.
-pub fn latest(dir: &Path) -> io::Result<Option<String>> {
-    Ok(list(dir)?.pop().map(|s| s.session_id))
-}
-
-/// Removes sessions idle longer than `max_age_days` (when set), never one
-/// with a pending review nor `keep`; nothing goes by count. Returns the
-/// removed ids.
-pub fn gc(dir: &Path, limits: &SessionLimits, keep: Option<&str>) -> io::Result<Vec<String>> {
-    let Some(days) = limits.max_age_days else {
-        return Ok(Vec::new());
-    };
-    let age = Duration::from_secs(days.saturating_mul(86_400));
-    let Some(cutoff) = SystemTime::now().checked_sub(age) else {
-        return Ok(Vec::new());
-    };
-    let mut removed = Vec::new();
-    for s in list(dir)? {
-        if s.pending_review || Some(s.session_id.as_str()) == keep {
-            continue;
-        }
-        if humantime::parse_rfc3339(&s.updated_at).is_ok_and(|updated| updated < cutoff) {
-            std::fs::remove_file(path_of(dir, &s.session_id)?)?;
-            removed.push(s.session_id);
-        }
-    }
-    Ok(removed)
-}
-
-/// Deletes one session (`agent-tui sessions delete ID`).
-pub fn delete(dir: &Path, id: &str) -> io::Result<()> {
-    let path = path_of(dir, id)?;
-    if !path.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("no session {id} in this agent root (agent-tui sessions list shows them)"),
-        ));
-    }
-    std::fs::remove_file(path)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::protocol::{Mode, Usage};
 
-    fn event(job: &str, cursor: u64, body: EventBody) -> Event {
-        Event {
+    fn event(job: &str, cursor: u64, body: EventBody) -> String {
+        serde_json::to_string(&Event {
             cursor,
             body,
             ts: now(),
             job_id: job.into(),
-        }
+        })
+        .unwrap()
     }
 
     #[test]
-    fn append_load_and_torn_lines() {
-        let dir = tempfile::tempdir().unwrap();
-        let mut log = SessionLog::create(dir.path(), Path::new("/p")).unwrap();
+    fn replay_and_unreadable_lines() {
+        let header = SessionHeader {
+            kind: "session.created".into(),
+            session_id: "s_1".into(),
+            root: "/p".into(),
+            ts: now(),
+        };
         let started = EventBody::JobStarted {
             prompt: "hi".into(),
             mode: Mode::Ask,
@@ -433,78 +325,26 @@ mod tests {
             provider: "x".into(),
             model: "m".into(),
         };
-        log.append(&event("j1", 1, started)).unwrap();
-        log.append(&event(
-            "j1",
-            2,
-            EventBody::JobCompleted {
-                answer: "yo".into(),
-                usage: Usage::default(),
-                status: JobStatus::Completed,
-                budget_exhausted: false,
-                provider: String::new(),
-                fallback_reason: None,
-            },
-        ))
-        .unwrap();
-        let path = path_of(dir.path(), &log.id).unwrap();
-        // Simulate a crash in the middle of writing a line.
-        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
-        f.write_all(b"{\"cursor\": 3, \"ty").unwrap();
-        let state = load(dir.path(), &log.id).unwrap();
-        assert_eq!(state.jobs.len(), 1);
+        let completed = EventBody::JobCompleted {
+            answer: "yo".into(),
+            usage: Usage::default(),
+            status: JobStatus::Completed,
+            budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
+        };
+        let lines = [
+            event("j1", 1, started),
+            event("j1", 2, completed),
+            "{\"cursor\": 3, \"ty".to_string(),
+            event("j2", 1, EventBody::JobCancelled {}),
+        ];
+        let state = replay(header, lines);
+        assert_eq!(state.jobs.len(), 2);
         assert_eq!(state.jobs[0].answer.as_deref(), Some("yo"));
         assert_eq!(state.jobs[0].last_cursor, 2);
         assert_eq!(state.unreadable_lines, 1);
-        let mut again = SessionLog::open(dir.path(), &log.id).unwrap();
-        again
-            .append(&event("j2", 1, EventBody::JobCancelled {}))
-            .unwrap();
-        let state = load(dir.path(), &log.id).unwrap();
-        assert_eq!(state.jobs.len(), 2, "appending after a torn line works");
-        assert_eq!(
-            latest(dir.path()).unwrap().as_deref(),
-            Some(log.id.as_str())
-        );
-        assert!(SessionLog::open(dir.path(), "../x").is_err());
-    }
-
-    #[test]
-    fn only_age_removes_sessions_and_only_when_asked() {
-        let dir = tempfile::tempdir().unwrap();
-        let ids: Vec<String> = (0..60)
-            .map(|_| SessionLog::create(dir.path(), Path::new("/p")).unwrap().id)
-            .collect();
-        // No count limit: sixty sessions stay.
-        assert!(
-            gc(dir.path(), &SessionLimits::default(), None)
-                .unwrap()
-                .is_empty()
-        );
-        assert_eq!(list(dir.path()).unwrap().len(), 60);
-        // An old session goes once max_age_days is set; the kept one stays.
-        let old = path_of(dir.path(), &ids[0]).unwrap();
-        let sixty_days_ago = SystemTime::now() - Duration::from_secs(60 * 86_400);
-        std::fs::File::options()
-            .write(true)
-            .open(&old)
-            .unwrap()
-            .set_modified(sixty_days_ago)
-            .unwrap();
-        let limits = SessionLimits {
-            max_age_days: Some(30),
-            ..SessionLimits::default()
-        };
-        assert!(gc(dir.path(), &limits, Some(&ids[0])).unwrap().is_empty());
-        assert_eq!(gc(dir.path(), &limits, None).unwrap(), [ids[0].clone()]);
-        delete(dir.path(), &ids[1]).unwrap();
-        assert_eq!(list(dir.path()).unwrap().len(), 58);
-        assert!(
-            delete(dir.path(), &ids[1])
-                .unwrap_err()
-                .to_string()
-                .contains("no session")
-        );
-        assert!(delete(dir.path(), "../x").is_err());
+        assert_eq!(state.conversation.len(), 2);
+        assert!(check_id("../x").is_err());
     }
 }

@@ -29,7 +29,7 @@ use futures_util::StreamExt;
 use crate::agent::{self, EngineContext};
 use crate::checkpoint::CheckpointStore;
 use crate::protocol::Mode;
-use crate::store::{RootState, session};
+use crate::store::RootStore;
 use crate::workspace::{ReadRange, Workspace, read_text_range};
 
 /// Longest wait between a change and its frame (~60 frames a second).
@@ -129,8 +129,8 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
 }
 
 /// Puts a session's conversation and pending review back into the app.
-fn restore_session(app: &mut App, state: &RootState, id: &str) {
-    let Ok(s) = session::load(&state.sessions_dir(), id) else {
+fn restore_session(app: &mut App, state: &RootStore, id: &str) {
+    let Ok(s) = state.load_session(id) else {
         return;
     };
     for job in &s.jobs {
@@ -165,7 +165,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         let (mut engine, mut waiting) = if pick {
             let mut rows = state
                 .as_ref()
-                .map(|s| session::list(&s.sessions_dir()).unwrap_or_default())
+                .map(|s| s.sessions().unwrap_or_default())
                 .unwrap_or_default();
             rows.reverse();
             app.overlay = Overlay::Sessions { rows, cursor: 0 };
@@ -245,7 +245,7 @@ pub fn whole_file_rows(
     rows
 }
 
-fn checkpoint_rows(state: Option<&RootState>) -> Vec<app::CheckpointRow> {
+fn checkpoint_rows(state: Option<&RootStore>) -> Vec<app::CheckpointRow> {
     let Some(state) = state else {
         return Vec::new();
     };
@@ -300,7 +300,7 @@ async fn event_loop(
     engine: &mut Option<agent::EngineHandle>,
     waiting: &mut Option<EngineContext>,
     workspace: Workspace,
-    state: Option<RootState>,
+    state: Option<RootStore>,
 ) -> Result<(), String> {
     // Load the syntax definitions once, off the UI task, before they are needed.
     tokio::task::spawn_blocking(|| highlight::highlight("warm.rs", "", 1));

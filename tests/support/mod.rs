@@ -2,6 +2,7 @@
 //! offline environment and decode its JSON output.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod db;
 pub mod engine;
 pub mod fake_model;
 pub mod jobs;
@@ -77,19 +78,19 @@ impl Env {
         walk(&self.home.path().join("state"))
     }
 
-    /// The records of every audit log under the state dir.
+    /// The store of this sandbox's state home.
+    pub fn state_db(&self) -> std::path::PathBuf {
+        db::state_db(&self.home.path().join("state"))
+    }
+
+    /// Every audit record in the store.
     pub fn audit_records(&self) -> Vec<Value> {
-        self.state_files()
-            .iter()
-            .filter(|p| p.file_name().is_some_and(|n| n == "audit.jsonl"))
-            .flat_map(|p| {
-                std::fs::read_to_string(p)
-                    .unwrap()
-                    .lines()
-                    .map(|l| serde_json::from_str(l).unwrap())
-                    .collect::<Vec<Value>>()
-            })
-            .collect()
+        db::audit_records(&self.state_db())
+    }
+
+    /// Every recorded event and conversation record, in order.
+    pub fn session_text(&self) -> String {
+        db::session_text(&self.state_db())
     }
 }
 

@@ -1,0 +1,119 @@
+//! `[storage]`: where the store lives: `sqlite` (state.db in the state
+//! home, the default) or a `postgres://` URL; a password only from
+//! `password_env`. `AGENT_TUI_DATABASE_URL` overrides `url`.
+
+use serde::{Deserialize, Serialize};
+
+/// The `[storage]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StorageConfig {
+    /// `sqlite` (state.db at the top of the state home), `sqlite:PATH`, or
+    /// `postgres://user@host:port/db` (no password in it).
+    pub url: String,
+    /// The environment variable holding the database password.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+}
+
+impl Default for StorageConfig {
+    fn default() -> Self {
+        StorageConfig {
+            url: "sqlite".into(),
+            password_env: None,
+        }
+    }
+}
+
+impl StorageConfig {
+    /// What is wrong with the table, each problem naming its key.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Err(e) = check_url(&self.url) {
+            out.push(format!("storage.url: {e}"));
+        }
+        if self
+            .password_env
+            .as_deref()
+            .is_some_and(|v| v.is_empty() || v.contains('='))
+        {
+            out.push("storage.password_env must name an environment variable".into());
+        }
+        out
+    }
+}
+
+/// Checks a store URL's shape; a password written into it is refused, so
+/// it never sits in a config file or a process list.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let url = url.trim();
+    if url == "sqlite" || url.starts_with("sqlite:") {
+        return Ok(());
+    }
+    let Some(rest) = url
+        .strip_prefix("postgres://")
+        .or_else(|| url.strip_prefix("postgresql://"))
+    else {
+        return Err(format!(
+            "{:?} is neither \"sqlite\", \"sqlite:PATH\" nor a postgres:// URL",
+            redact_url(url)
+        ));
+    };
+    let authority = rest.split(['/', '?']).next().unwrap_or_default();
+    if let Some((userinfo, _)) = authority.rsplit_once('@')
+        && userinfo.contains(':')
+    {
+        return Err(
+            "the URL holds a password; put it in the variable named by storage.password_env".into(),
+        );
+    }
+    if authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, h)| h)
+        .is_empty()
+    {
+        return Err("the postgres:// URL names no host".into());
+    }
+    Ok(())
+}
+
+/// `url` with any password replaced by `***`, for messages and `doctor`.
+pub fn redact_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_string();
+    };
+    match userinfo.split_once(':') {
+        Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert!(check_url("sqlite").is_ok());
+        assert!(check_url("sqlite:/tmp/x.db").is_ok());
+        assert!(check_url("postgres://agent@db:5432/agent_tui").is_ok());
+        assert!(check_url("postgres://agent:hunter2@db/x").is_err());
+        assert!(
+            !check_url("postgres://agent:hunter2@db/x")
+                .unwrap_err()
+                .contains("hunter2")
+        );
+        assert!(check_url("mysql://x").is_err());
+        assert!(check_url("postgres:///x").is_err());
+        assert_eq!(
+            redact_url("postgres://a:secret@h:1/db?x=1"),
+            "postgres://a:***@h:1/db?x=1"
+        );
+        assert_eq!(redact_url("postgres://a@h/db"), "postgres://a@h/db");
+    }
+}

@@ -1,0 +1,309 @@
+//! The store handle: one connection pool (SQLite or PostgreSQL through
+//! sqlx's `Any` driver) on a small runtime of its own, so callers on any
+//! thread, inside an async task or not, use it through plain calls.
+
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor};
+
+use super::error::{StoreError, classify};
+use crate::config::{StorageConfig, check_url, redact_url};
+
+/// Which database holds the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreKind {
+    Sqlite,
+    Postgres,
+}
+
+impl StoreKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StoreKind::Sqlite => "sqlite",
+            StoreKind::Postgres => "postgresql",
+        }
+    }
+}
+
+/// Where the store is, as `open` found it (for messages and `doctor`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    Sqlite(PathBuf),
+    /// The URL without a password, and the password (from `password_env`).
+    Postgres {
+        url: String,
+        password: Option<String>,
+    },
+}
+
+impl Target {
+    /// Where `[storage]` (or `AGENT_TUI_DATABASE_URL`) points, under `home`.
+    pub fn resolve(
+        home: &Path,
+        config: &StorageConfig,
+        env: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Target, StoreError> {
+        let (url, origin) = match env("AGENT_TUI_DATABASE_URL").filter(|v| !v.trim().is_empty()) {
+            Some(url) => (url, "$AGENT_TUI_DATABASE_URL"),
+            None => (config.url.clone(), "storage.url"),
+        };
+        let url = url.trim().to_string();
+        check_url(&url).map_err(|reason| StoreError::Open {
+            store: redact_url(&url),
+            reason: format!("{origin}: {reason}"),
+        })?;
+        if url == "sqlite" {
+            return Ok(Target::Sqlite(home.join("state.db")));
+        }
+        if let Some(path) = url.strip_prefix("sqlite:") {
+            let path = path.strip_prefix("//").unwrap_or(path);
+            return Ok(Target::Sqlite(home.join(path)));
+        }
+        let password = match &config.password_env {
+            None => None,
+            Some(var) => {
+                Some(
+                    env(var)
+                        .filter(|v| !v.is_empty())
+                        .ok_or_else(|| StoreError::Open {
+                            store: url.clone(),
+                            reason: format!("storage.password_env names ${var}, which is not set"),
+                        })?,
+                )
+            }
+        };
+        Ok(Target::Postgres { url, password })
+    }
+
+    pub fn kind(&self) -> StoreKind {
+        match self {
+            Target::Sqlite(_) => StoreKind::Sqlite,
+            Target::Postgres { .. } => StoreKind::Postgres,
+        }
+    }
+
+    /// The store's location as messages show it: a path, or the URL
+    /// (which never holds the password).
+    pub fn location(&self) -> String {
+        match self {
+            Target::Sqlite(path) => path.display().to_string(),
+            Target::Postgres { url, .. } => redact_url(url),
+        }
+    }
+}
+
+/// What the handle's clones share.
+pub(super) struct Shared {
+    pub pool: AnyPool,
+    /// The session writer's queue (flushed before the pool closes).
+    pub queue: super::writer::Queue,
+    pub kind: StoreKind,
+    pub location: String,
+    pub path: Option<PathBuf>,
+    runtime: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: tokio::runtime::Handle,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let _ = self.queue.flush(&self.location);
+        let pool = self.pool.clone();
+        // Close the connections cleanly (SQLite checkpoints its WAL), then
+        // stop the runtime without blocking whoever drops the last handle.
+        let _ = block_on(&self.handle, async move { pool.close().await });
+        if let Ok(mut rt) = self.runtime.lock()
+            && let Some(rt) = rt.take()
+        {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// Runs `fut` on `handle`'s runtime and waits for it from any thread.
+fn block_on<T: Send + 'static>(
+    handle: &tokio::runtime::Handle,
+    fut: impl Future<Output = T> + Send + 'static,
+) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    handle.spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    rx.recv().ok()
+}
+
+/// Opens the pool for `target` and applies the store's connection settings.
+pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
+    sqlx::any::install_default_drivers();
+    let location = target.location();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("agent-tui-store")
+        .enable_all()
+        .build()
+        .map_err(|e| StoreError::Open {
+            store: location.clone(),
+            reason: format!("cannot start its runtime: {e}"),
+        })?;
+    let handle = runtime.handle().clone();
+    let (options, path) = match target {
+        Target::Sqlite(path) => (sqlite_options(path, &location)?, Some(path.clone())),
+        Target::Postgres { url, password } => (postgres_options(url, password.as_deref())?, None),
+    };
+    let kind = target.kind();
+    let pool_options = match kind {
+        StoreKind::Sqlite => AnyPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(60))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+                         PRAGMA busy_timeout = 60000;",
+                    )
+                    .await?;
+                    Ok(())
+                })
+            }),
+        StoreKind::Postgres => AnyPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(10)),
+    };
+    let connected = block_on(
+        &handle,
+        async move { pool_options.connect_with(options).await },
+    );
+    let pool = match connected {
+        Some(Ok(pool)) => pool,
+        Some(Err(e)) => return Err(open_error(&location, &e)),
+        None => {
+            return Err(StoreError::Open {
+                store: location,
+                reason: "its runtime stopped".into(),
+            });
+        }
+    };
+    let queue = super::writer::Queue::start(&handle, pool.clone(), kind, location.clone());
+    Ok(Arc::new(Shared {
+        pool,
+        queue,
+        kind,
+        location,
+        path,
+        runtime: Mutex::new(Some(runtime)),
+        handle,
+    }))
+}
+
+fn open_error(location: &str, e: &sqlx::Error) -> StoreError {
+    match classify(location, e) {
+        StoreError::Query { store, reason } => StoreError::Open { store, reason },
+        other => other,
+    }
+}
+
+fn sqlite_options(path: &Path, location: &str) -> Result<AnyConnectOptions, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            store: location.to_string(),
+            reason: format!("cannot create {}: {e}", dir.display()),
+        })?;
+    }
+    check_sqlite_header(path, location)?;
+    // The store holds prompts and code: readable by its owner only (SQLite
+    // gives its -wal and -shm files the same mode).
+    if !path.exists() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
+    }
+    let url = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .to_url_lossy();
+    AnyConnectOptions::from_url(&url).map_err(|e| StoreError::Open {
+        store: location.to_string(),
+        reason: e.to_string(),
+    })
+}
+
+/// A file that exists but is not SQLite is refused before anything opens
+/// it (SQLite would otherwise report it only at the first query).
+fn check_sqlite_header(path: &Path, location: &str) -> Result<(), StoreError> {
+    use std::io::Read;
+    let mut head = [0u8; 16];
+    let read = match std::fs::File::open(path) {
+        Ok(mut f) => f.read(&mut head),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => {
+            return Err(StoreError::Open {
+                store: location.to_string(),
+                reason: e.to_string(),
+            });
+        }
+    };
+    match read {
+        Ok(0) => Ok(()),
+        Ok(n) if n == 16 && &head == b"SQLite format 3\0" => Ok(()),
+        Ok(_) => Err(StoreError::Corrupt {
+            store: location.to_string(),
+            reason: "the file is not an SQLite database".into(),
+        }),
+        Err(e) => Err(StoreError::Open {
+            store: location.to_string(),
+            reason: e.to_string(),
+        }),
+    }
+}
+
+fn postgres_options(url: &str, password: Option<&str>) -> Result<AnyConnectOptions, StoreError> {
+    let mut parsed = url::Url::parse(url).map_err(|e| StoreError::Open {
+        store: redact_url(url),
+        reason: format!("not a URL: {e}"),
+    })?;
+    if let Some(password) = password {
+        parsed
+            .set_password(Some(password))
+            .map_err(|()| StoreError::Open {
+                store: redact_url(url),
+                reason: "the URL cannot hold a password (no user name?)".into(),
+            })?;
+    }
+    AnyConnectOptions::from_url(&parsed).map_err(|e| StoreError::Open {
+        store: redact_url(url),
+        reason: e.to_string(),
+    })
+}
+
+impl Shared {
+    /// Runs `fut` on the store's runtime and waits for its result.
+    pub fn block<T: Send + 'static>(
+        &self,
+        fut: impl Future<Output = Result<T, sqlx::Error>> + Send + 'static,
+    ) -> Result<T, StoreError> {
+        match block_on(&self.handle, fut) {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(classify(&self.location, &e)),
+            None => Err(StoreError::Query {
+                store: self.location.clone(),
+                reason: "its runtime stopped".into(),
+            }),
+        }
+    }
+
+    /// The statement that opens a write transaction: SQLite takes its write
+    /// lock up front, so the busy timeout applies instead of a failure when
+    /// two writers meet.
+    pub fn begin_write(&self) -> &'static str {
+        match self.kind {
+            StoreKind::Sqlite => "BEGIN IMMEDIATE",
+            StoreKind::Postgres => "BEGIN",
+        }
+    }
+}

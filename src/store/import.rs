@@ -1,0 +1,240 @@
+//! The upgrade from an earlier release's files: on the first open of a
+//! state home that has `roots/<key>/` folders, each root's sessions,
+//! checkpoints, snapshots and audit log are copied into the store (ids,
+//! timestamps, order and audit hashes kept), one transaction per root with
+//! its marker, so a root is imported whole, once. The files stay as they were.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use sqlx::Row;
+
+use super::audit::read_legacy;
+use super::checkpoints::insert;
+use super::error::StoreError;
+use super::session::{self, SessionState};
+use super::snapshots::{Encoded, encode};
+use super::writer::{ensure_root, insert_audit, type_of};
+use super::{StateDirs, Store};
+use crate::checkpoint::Checkpoint;
+use crate::workspace::sha256_hex;
+
+/// One legacy root folder, read whole before the transaction starts.
+struct Legacy {
+    key: String,
+    path: String,
+    sessions: Vec<(SessionState, String, Vec<String>)>,
+    checkpoints: Vec<(Checkpoint, String, Vec<Encoded>)>,
+    audit: Vec<super::audit::AuditRecord>,
+}
+
+/// Imports every root folder of `home` not imported yet.
+pub(super) fn legacy_home(store: &Store, home: &Path) -> Result<(), StoreError> {
+    let roots = StateDirs::legacy_roots(home);
+    let Ok(entries) = std::fs::read_dir(&roots) else {
+        return Ok(());
+    };
+    let keys: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|k| !k.is_empty() && k.chars().all(|c| c.is_ascii_hexdigit()))
+        .collect();
+    if keys.is_empty() {
+        return Ok(());
+    }
+    let shared = store.shared();
+    let pool = shared.pool.clone();
+    let done: HashSet<String> = shared.block(async move {
+        sqlx::query("SELECT root_key FROM roots WHERE imported_at IS NOT NULL")
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect()
+    })?;
+    for key in keys.into_iter().filter(|k| !done.contains(k)) {
+        let legacy = read(&roots.join(&key), key).map_err(|e| StoreError::Query {
+            store: shared.location.clone(),
+            reason: format!("cannot import {}: {e}", roots.display()),
+        })?;
+        write(store, legacy)?;
+    }
+    Ok(())
+}
+
+fn read(dir: &Path, key: String) -> std::io::Result<Legacy> {
+    let mut legacy = Legacy {
+        key,
+        path: String::new(),
+        sessions: Vec::new(),
+        checkpoints: Vec::new(),
+        audit: read_legacy(&dir.join("audit.jsonl"))?,
+    };
+    let sessions = dir.join("sessions");
+    for entry in std::fs::read_dir(&sessions).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().to_string();
+        let Some(id) = name.strip_suffix(".jsonl") else {
+            continue;
+        };
+        // A session that cannot be read at all (no header) is left behind.
+        let Ok(state) = session::load_file(&sessions, id) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(entry.path())?;
+        let lines: Vec<String> = text
+            .lines()
+            .skip(1)
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        // Last updated: its newest event (file times do not survive copies).
+        let updated = lines
+            .iter()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter_map(|v| v["ts"].as_str().map(str::to_string))
+            .max()
+            .unwrap_or_else(|| state.header.ts.clone());
+        if legacy.path.is_empty() {
+            legacy.path.clone_from(&state.header.root);
+        }
+        legacy.sessions.push((state, updated, lines));
+    }
+    let blobs = dir.join("blobs");
+    for entry in std::fs::read_dir(dir.join("checkpoints"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let body = std::fs::read_to_string(entry.path())?;
+        let Ok(cp) = serde_json::from_str::<Checkpoint>(&body) else {
+            continue;
+        };
+        let mut snapshots = Vec::new();
+        for f in &cp.affected_files {
+            for h in [&f.base_snapshot_hash, &f.after_snapshot_hash]
+                .into_iter()
+                .flatten()
+            {
+                let Some(hex) = h.strip_prefix("sha256:").filter(|x| x.len() == 64) else {
+                    continue;
+                };
+                // Whole-file hashes of hunk applies have no blob: skipped.
+                if let Ok(bytes) = std::fs::read(blobs.join(&hex[..2]).join(&hex[2..]))
+                    && sha256_hex(&bytes) == *h
+                {
+                    snapshots.push(encode(&bytes));
+                }
+            }
+        }
+        legacy.checkpoints.push((cp, body, snapshots));
+    }
+    if legacy.path.is_empty() {
+        legacy.path = dir.display().to_string();
+    }
+    Ok(legacy)
+}
+
+fn write(store: &Store, legacy: Legacy) -> Result<(), StoreError> {
+    let shared = store.shared();
+    let pool = shared.pool.clone();
+    let begin = shared.begin_write();
+    shared.block(async move {
+        let mut tx = pool.begin_with(begin).await?;
+        // Another process may have imported this root while we read it.
+        let marked = sqlx::query("SELECT imported_at FROM roots WHERE root_key = $1")
+            .bind(&legacy.key)
+            .fetch_optional(&mut *tx)
+            .await?
+            .map(|r| r.try_get::<Option<String>, _>(0))
+            .transpose()?
+            .flatten();
+        if marked.is_some() {
+            return tx.commit().await;
+        }
+        ensure_root(&mut tx, &legacy.key, &legacy.path).await?;
+        for (state, updated, lines) in &legacy.sessions {
+            session_rows(&mut tx, &legacy.key, state, updated, lines).await?;
+        }
+        for (cp, body, snapshots) in &legacy.checkpoints {
+            insert(&mut tx, &legacy.key, cp, body, snapshots).await?;
+        }
+        for record in &legacy.audit {
+            insert_audit(&mut tx, &legacy.key, record, true).await?;
+        }
+        sqlx::query("UPDATE roots SET imported_at = $2 WHERE root_key = $1")
+            .bind(&legacy.key)
+            .bind(session::now())
+            .execute(&mut *tx)
+            .await?;
+        tx.commit().await
+    })
+}
+
+async fn session_rows(
+    conn: &mut sqlx::AnyConnection,
+    key: &str,
+    state: &SessionState,
+    updated: &str,
+    lines: &[String],
+) -> Result<(), sqlx::Error> {
+    let h = &state.header;
+    sqlx::query(
+        "INSERT INTO sessions (session_id, root_key, root, created_at, updated_at, jobs,
+         pending_review, last_prompt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (session_id) DO NOTHING",
+    )
+    .bind(&h.session_id)
+    .bind(key)
+    .bind(&h.root)
+    .bind(&h.ts)
+    .bind(updated)
+    .bind(i64::try_from(state.jobs.len()).unwrap_or(0))
+    .bind(i64::from(state.pending_review().is_some()))
+    .bind(state.jobs.last().map(|j| j.prompt.clone()))
+    .execute(&mut *conn)
+    .await?;
+    for (i, line) in lines.iter().enumerate() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
+        sqlx::query(
+            "INSERT INTO session_records (session_id, seq, job_id, kind, cursor, ts, body)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(&h.session_id)
+        .bind(i64::try_from(i + 1).unwrap_or(i64::MAX))
+        .bind(v["job_id"].as_str().map(str::to_string))
+        .bind(type_of(line))
+        .bind(v["cursor"].as_i64())
+        .bind(v["ts"].as_str().map(str::to_string))
+        .bind(line)
+        .execute(&mut *conn)
+        .await?;
+    }
+    for job in &state.jobs {
+        sqlx::query(
+            "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (session_id, job_id) DO NOTHING",
+        )
+        .bind(&h.session_id)
+        .bind(&job.job_id)
+        .bind(&job.prompt)
+        .bind(job.status.map(|s| s.as_str()))
+        .bind(&h.ts)
+        .execute(&mut *conn)
+        .await?;
+        if let Some(bundle) = &job.bundle {
+            sqlx::query(
+                "INSERT INTO reviews (session_id, job_id, pending, bundle, updated_at)
+                 VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, job_id) DO NOTHING",
+            )
+            .bind(&h.session_id)
+            .bind(&job.job_id)
+            .bind(i64::from(bundle.is_pending()))
+            .bind(serde_json::to_string(bundle).unwrap_or_default())
+            .bind(updated)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
+}

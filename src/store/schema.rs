@@ -1,0 +1,217 @@
+//! The store's schema: embedded, versioned migrations applied in one
+//! transaction on open; a store from a newer agent-tui is refused before
+//! anything is written. The same SQL runs on SQLite and PostgreSQL.
+
+use sqlx::Row;
+
+use super::db::Shared;
+use super::error::StoreError;
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i64 = 1;
+
+/// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
+/// the kind's binary column type.
+const MIGRATIONS: &[&str] = &[
+    // 1: everything SPEC section 15 lists.
+    "
+    CREATE TABLE store_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    );
+    CREATE TABLE roots (
+        root_key TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        imported_at TEXT
+    );
+    CREATE TABLE sessions (
+        session_id TEXT PRIMARY KEY,
+        root_key TEXT NOT NULL REFERENCES roots (root_key),
+        root TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        jobs BIGINT NOT NULL DEFAULT 0,
+        pending_review BIGINT NOT NULL DEFAULT 0,
+        last_prompt TEXT
+    );
+    CREATE INDEX sessions_by_root ON sessions (root_key, updated_at, session_id);
+    CREATE TABLE session_records (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+        seq BIGINT NOT NULL,
+        job_id TEXT,
+        kind TEXT NOT NULL,
+        cursor BIGINT,
+        ts TEXT,
+        body TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE TABLE jobs (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+        job_id TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        status TEXT,
+        started_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        idempotency_key TEXT,
+        PRIMARY KEY (session_id, job_id)
+    );
+    CREATE TABLE reviews (
+        session_id TEXT NOT NULL REFERENCES sessions (session_id) ON DELETE CASCADE,
+        job_id TEXT NOT NULL,
+        pending BIGINT NOT NULL,
+        bundle TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (session_id, job_id)
+    );
+    CREATE TABLE event_cursors (
+        client_id TEXT NOT NULL,
+        job_id TEXT NOT NULL,
+        cursor BIGINT NOT NULL,
+        PRIMARY KEY (client_id, job_id)
+    );
+    CREATE TABLE snapshots (
+        hash TEXT PRIMARY KEY,
+        size BIGINT NOT NULL,
+        codec TEXT NOT NULL,
+        data {bytes} NOT NULL
+    );
+    CREATE TABLE checkpoints (
+        checkpoint_id TEXT PRIMARY KEY,
+        root_key TEXT NOT NULL REFERENCES roots (root_key),
+        session_id TEXT,
+        job_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX checkpoints_by_root ON checkpoints (root_key, created_at, checkpoint_id);
+    CREATE TABLE checkpoint_snapshots (
+        checkpoint_id TEXT NOT NULL REFERENCES checkpoints (checkpoint_id) ON DELETE CASCADE,
+        hash TEXT NOT NULL REFERENCES snapshots (hash),
+        PRIMARY KEY (checkpoint_id, hash)
+    );
+    CREATE TABLE audit (
+        root_key TEXT NOT NULL REFERENCES roots (root_key),
+        seq BIGINT NOT NULL,
+        time TEXT NOT NULL,
+        session_id TEXT,
+        job_id TEXT,
+        action TEXT NOT NULL,
+        target TEXT NOT NULL,
+        approved BIGINT,
+        outcome TEXT NOT NULL,
+        prev TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        PRIMARY KEY (root_key, seq)
+    );
+    ",
+];
+
+/// The store's schema version (0: empty), read on `conn`.
+async fn version(
+    conn: &mut sqlx::AnyConnection,
+    kind: super::StoreKind,
+) -> Result<i64, sqlx::Error> {
+    // Asked without touching a missing table: PostgreSQL would abort the
+    // transaction on the error.
+    let exists = match kind {
+        super::StoreKind::Sqlite => {
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'store_meta'"
+        }
+        super::StoreKind::Postgres => {
+            "SELECT COUNT(*) FROM pg_catalog.pg_tables
+             WHERE schemaname = current_schema() AND tablename = 'store_meta'"
+        }
+    };
+    let count: i64 = sqlx::query(exists)
+        .fetch_one(&mut *conn)
+        .await?
+        .try_get(0)?;
+    if count == 0 {
+        return Ok(0);
+    }
+    let row = sqlx::query("SELECT value FROM store_meta WHERE key = 'schema_version'")
+        .fetch_optional(&mut *conn)
+        .await?;
+    match row {
+        // An unreadable version is treated as newer: nothing is written.
+        Some(row) => Ok(row
+            .try_get::<String, _>(0)?
+            .parse::<i64>()
+            .unwrap_or(i64::MAX)),
+        None => Ok(0),
+    }
+}
+
+/// Brings the store to `SCHEMA_VERSION` in one transaction; refuses a
+/// store from a newer version without writing.
+pub(super) fn migrate(shared: &Shared) -> Result<i64, StoreError> {
+    let pool = shared.pool.clone();
+    let kind = shared.kind;
+    let current = shared.block(async move {
+        let mut conn = pool.acquire().await?;
+        version(&mut conn, kind).await
+    })?;
+    if current > SCHEMA_VERSION {
+        return Err(StoreError::Newer {
+            store: shared.location.clone(),
+            found: current,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    if current == SCHEMA_VERSION {
+        return Ok(current);
+    }
+    if shared.kind == super::StoreKind::Sqlite {
+        let pool = shared.pool.clone();
+        shared.block(async move {
+            sqlx::query("PRAGMA journal_mode = WAL")
+                .execute(&pool)
+                .await?;
+            Ok(())
+        })?;
+    }
+    let pool = shared.pool.clone();
+    let begin = shared.begin_write();
+    let applied = shared.block(async move {
+        let mut tx = pool.begin_with(begin).await?;
+        if kind == super::StoreKind::Postgres {
+            // One migrating process at a time; the others wait, then see it done.
+            sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(7411021)) AS l")
+                .execute(&mut *tx)
+                .await?;
+        }
+        // Another process may have migrated while this one waited.
+        let now = version(&mut tx, kind).await?;
+        if now < SCHEMA_VERSION {
+            let bytes = match kind {
+                super::StoreKind::Sqlite => "BLOB",
+                super::StoreKind::Postgres => "BYTEA",
+            };
+            for sql in &MIGRATIONS[now.max(0) as usize..] {
+                let sql = sql.replace("{bytes}", bytes);
+                sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            sqlx::query(
+                "INSERT INTO store_meta (key, value) VALUES ('schema_version', $1)
+                 ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            )
+            .bind(SCHEMA_VERSION.to_string())
+            .execute(&mut *tx)
+            .await?;
+        }
+        tx.commit().await?;
+        Ok(now)
+    })?;
+    if applied > SCHEMA_VERSION {
+        return Err(StoreError::Newer {
+            store: shared.location.clone(),
+            found: applied,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(SCHEMA_VERSION)
+}

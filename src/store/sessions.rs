@@ -1,0 +1,193 @@
+//! A root's sessions in the store: listed and found from their summary
+//! rows (never their records), replayed one at a time, deleted on request
+//! or when older than `[sessions] max_age_days`.
+
+use std::time::{Duration, SystemTime};
+
+use sqlx::Row;
+
+use super::RootStore;
+use super::error::StoreError;
+use super::session::{SessionHeader, SessionState, SessionSummary, check_id, replay};
+use crate::config::SessionLimits;
+
+fn invalid(e: std::io::Error) -> StoreError {
+    StoreError::Invalid(e.to_string())
+}
+
+impl RootStore {
+    /// Every session of the root, most recently updated last.
+    pub fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        shared.block(async move {
+            let rows = sqlx::query(
+                "SELECT session_id, created_at, updated_at, jobs, pending_review, last_prompt
+                 FROM sessions WHERE root_key = $1 ORDER BY updated_at, session_id",
+            )
+            .bind(key)
+            .fetch_all(&pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    Ok(SessionSummary {
+                        session_id: r.try_get(0)?,
+                        created_at: r.try_get(1)?,
+                        updated_at: r.try_get(2)?,
+                        jobs: usize::try_from(r.try_get::<i64, _>(3)?).unwrap_or(0),
+                        pending_review: r.try_get::<i64, _>(4)? > 0,
+                        last_prompt: r.try_get(5)?,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// The most recently updated session, from the index alone.
+    pub fn latest_session(&self) -> Result<Option<String>, StoreError> {
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        shared.block(async move {
+            let row = sqlx::query(
+                "SELECT session_id FROM sessions WHERE root_key = $1
+                 ORDER BY updated_at DESC, session_id DESC LIMIT 1",
+            )
+            .bind(key)
+            .fetch_optional(&pool)
+            .await?;
+            row.map(|r| r.try_get(0)).transpose()
+        })
+    }
+
+    /// Whether session `id` belongs to this root.
+    pub fn has_session(&self, id: &str) -> Result<bool, StoreError> {
+        check_id(id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let (key, sid) = (self.key.clone(), id.to_string());
+        shared.block(async move {
+            let row = sqlx::query("SELECT 1 FROM sessions WHERE session_id = $1 AND root_key = $2")
+                .bind(sid)
+                .bind(key)
+                .fetch_optional(&pool)
+                .await?;
+            Ok(row.is_some())
+        })
+    }
+
+    /// Replays session `id` of this root.
+    pub fn load_session(&self, id: &str) -> Result<SessionState, StoreError> {
+        check_id(id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        let sid = id.to_string();
+        let found = shared.block(async move {
+            let head = sqlx::query(
+                "SELECT root, created_at FROM sessions WHERE session_id = $1 AND root_key = $2",
+            )
+            .bind(&sid)
+            .bind(&key)
+            .fetch_optional(&pool)
+            .await?;
+            let Some(head) = head else { return Ok(None) };
+            let root: String = head.try_get(0)?;
+            let created: String = head.try_get(1)?;
+            let bodies: Vec<String> =
+                sqlx::query("SELECT body FROM session_records WHERE session_id = $1 ORDER BY seq")
+                    .bind(&sid)
+                    .fetch_all(&pool)
+                    .await?
+                    .iter()
+                    .map(|r| r.try_get(0))
+                    .collect::<Result<_, _>>()?;
+            Ok(Some((root, created, bodies)))
+        })?;
+        let Some((root, ts, bodies)) = found else {
+            return Err(StoreError::NotFound(format!(
+                "no session {id} in this agent root (agent-tui sessions list shows them)"
+            )));
+        };
+        let header = SessionHeader {
+            kind: "session.created".into(),
+            session_id: id.to_string(),
+            root,
+            ts,
+        };
+        Ok(replay(header, bodies))
+    }
+
+    /// Deletes session `id` with its records, jobs and reviews.
+    pub fn delete_session(&self, id: &str) -> Result<(), StoreError> {
+        check_id(id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        let sid = id.to_string();
+        let begin = shared.begin_write();
+        let deleted = shared.block(async move {
+            let mut tx = pool.begin_with(begin).await?;
+            let n = sqlx::query("DELETE FROM sessions WHERE session_id = $1 AND root_key = $2")
+                .bind(sid)
+                .bind(key)
+                .execute(&mut *tx)
+                .await?
+                .rows_affected();
+            tx.commit().await?;
+            Ok(n)
+        })?;
+        if deleted == 0 {
+            return Err(StoreError::NotFound(format!(
+                "no session {id} in this agent root (agent-tui sessions list shows them)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Removes sessions idle longer than `max_age_days` (when set), never
+    /// one with a pending review nor `keep`; nothing goes by count.
+    pub fn collect_sessions(
+        &self,
+        limits: &SessionLimits,
+        keep: Option<&str>,
+    ) -> Result<Vec<String>, StoreError> {
+        let Some(days) = limits.max_age_days else {
+            return Ok(Vec::new());
+        };
+        let age = Duration::from_secs(days.saturating_mul(86_400));
+        let Some(cutoff) = SystemTime::now().checked_sub(age) else {
+            return Ok(Vec::new());
+        };
+        let cutoff = humantime::format_rfc3339_millis(cutoff).to_string();
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        let begin = shared.begin_write();
+        let keep = keep.unwrap_or_default().to_string();
+        shared.block(async move {
+            let mut tx = pool.begin_with(begin).await?;
+            let ids: Vec<String> = sqlx::query(
+                "SELECT session_id FROM sessions WHERE root_key = $1 AND updated_at < $2
+                 AND pending_review = 0 AND session_id <> $3",
+            )
+            .bind(&key)
+            .bind(&cutoff)
+            .bind(&keep)
+            .fetch_all(&mut *tx)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<_, _>>()?;
+            for id in &ids {
+                sqlx::query("DELETE FROM sessions WHERE session_id = $1")
+                    .bind(id)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await?;
+            Ok(ids)
+        })
+    }
+}

@@ -1,0 +1,504 @@
+//! The session writer: the engine queues events, conversation records and
+//! audit entries without waiting; one task on the store's runtime writes
+//! them in order, each burst in one transaction (SQLite takes its write
+//! lock up front and waits out other writers; PostgreSQL serializes audit
+//! appends per root with an advisory lock), retrying when the database is
+//! busy or briefly gone. `flush` waits for everything queued so far.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sqlx::{AnyConnection, AnyPool, Row};
+use tokio::sync::mpsc;
+
+use super::audit::{AuditEntry, AuditRecord};
+use super::db::StoreKind;
+use super::error::{StoreError, classify};
+use super::session::{Record, now};
+use crate::protocol::{Event, EventBody};
+use crate::review::new_id;
+
+/// What a recorded event changes in the summary rows.
+enum Effect {
+    None,
+    JobStarted { prompt: String },
+    Status(&'static str),
+    Review { pending: bool, bundle: String },
+}
+
+enum Msg {
+    Create {
+        root_key: String,
+        root_path: String,
+        session_id: String,
+        ts: String,
+    },
+    Append {
+        session_id: String,
+        job_id: Option<String>,
+        kind: String,
+        cursor: Option<i64>,
+        ts: String,
+        body: String,
+        effect: Effect,
+    },
+    Audit {
+        root_key: String,
+        root_path: String,
+        entry: AuditEntry,
+        time: String,
+    },
+    Flush(std::sync::mpsc::SyncSender<()>),
+}
+
+/// The queue to the writer task, shared by a store's clones.
+#[derive(Clone)]
+pub(super) struct Queue {
+    tx: mpsc::UnboundedSender<Msg>,
+    /// The first write that failed since the last flush.
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+impl Queue {
+    /// Starts the writer task on the store's runtime.
+    pub fn start(
+        runtime: &tokio::runtime::Handle,
+        pool: AnyPool,
+        kind: StoreKind,
+        location: String,
+    ) -> Queue {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let failed = Arc::new(Mutex::new(None));
+        let task = Task {
+            pool,
+            kind,
+            location,
+            failed: failed.clone(),
+        };
+        runtime.spawn(task.run(rx));
+        Queue { tx, failed }
+    }
+
+    fn send(&self, msg: Msg) {
+        if self.tx.send(msg).is_err()
+            && let Ok(mut f) = self.failed.lock()
+        {
+            f.get_or_insert_with(|| "its writer has stopped".into());
+        }
+    }
+
+    pub fn flush(&self, location: &str) -> Result<(), StoreError> {
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        self.send(Msg::Flush(tx));
+        let _ = rx.recv();
+        let failed = self.failed.lock().ok().and_then(|mut f| f.take());
+        match failed {
+            None => Ok(()),
+            Some(reason) => Err(StoreError::Query {
+                store: location.to_string(),
+                reason: format!("some of this session was not stored: {reason}"),
+            }),
+        }
+    }
+}
+
+/// A root's handle on the queue: what the engine records through.
+#[derive(Clone)]
+pub struct SessionWriter {
+    queue: Queue,
+    root_key: String,
+    root_path: String,
+}
+
+impl SessionWriter {
+    pub(super) fn new(queue: Queue, root_key: &str, root_path: &str) -> SessionWriter {
+        SessionWriter {
+            queue,
+            root_key: root_key.to_string(),
+            root_path: root_path.to_string(),
+        }
+    }
+
+    /// Starts a session; returns its id.
+    pub fn create_session(&self) -> String {
+        let session_id = new_id("s");
+        self.queue.send(Msg::Create {
+            root_key: self.root_key.clone(),
+            root_path: self.root_path.clone(),
+            session_id: session_id.clone(),
+            ts: now(),
+        });
+        session_id
+    }
+
+    /// Records one event of the session.
+    pub fn event(&self, session_id: &str, event: &Event) {
+        let Ok(body) = serde_json::to_string(event) else {
+            return;
+        };
+        let effect = match &event.body {
+            EventBody::JobStarted { prompt, .. } => Effect::JobStarted {
+                prompt: prompt.clone(),
+            },
+            EventBody::DiffGenerated { bundle }
+            | EventBody::ReviewUpdated { bundle, .. }
+            | EventBody::ApplyCompleted { bundle, .. } => Effect::Review {
+                pending: bundle.is_pending(),
+                bundle: serde_json::to_string(bundle).unwrap_or_default(),
+            },
+            other => match other.status() {
+                Some(status) => Effect::Status(status.as_str()),
+                None => Effect::None,
+            },
+        };
+        self.queue.send(Msg::Append {
+            session_id: session_id.to_string(),
+            job_id: Some(event.job_id.clone()),
+            kind: type_of(&body),
+            cursor: i64::try_from(event.cursor).ok(),
+            ts: event.ts.clone(),
+            body,
+            effect,
+        });
+    }
+
+    /// Records how the conversation changed.
+    pub fn record(&self, session_id: &str, record: &Record) {
+        let Ok(body) = serde_json::to_string(record) else {
+            return;
+        };
+        let kind = type_of(&body);
+        self.queue.send(Msg::Append {
+            session_id: session_id.to_string(),
+            job_id: record.job_id().map(str::to_string),
+            kind,
+            cursor: None,
+            ts: now(),
+            body,
+            effect: Effect::None,
+        });
+    }
+
+    /// Appends to the root's audit chain.
+    pub fn audit(&self, entry: AuditEntry) {
+        self.queue.send(Msg::Audit {
+            root_key: self.root_key.clone(),
+            root_path: self.root_path.clone(),
+            entry,
+            time: now(),
+        });
+    }
+}
+
+/// The `type` of an event or record as serialized: the first `"type"` key
+/// (an event's cursor, a number, comes before it; a record's tag is first).
+pub(super) fn type_of(json: &str) -> String {
+    json.split_once("\"type\":\"")
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(t, _)| t.to_string())
+        .unwrap_or_default()
+}
+
+struct Task {
+    pool: AnyPool,
+    kind: StoreKind,
+    location: String,
+    failed: Arc<Mutex<Option<String>>>,
+}
+
+/// Writes of one burst at most (one transaction).
+const BATCH: usize = 256;
+/// Attempts of a burst before its writes are tried one by one.
+const ATTEMPTS: u32 = 6;
+
+impl Task {
+    async fn run(self, mut rx: mpsc::UnboundedReceiver<Msg>) {
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            while batch.len() < BATCH {
+                match rx.try_recv() {
+                    Ok(m) => batch.push(m),
+                    Err(_) => break,
+                }
+            }
+            let mut flushes = Vec::new();
+            let mut writes = Vec::new();
+            for m in batch {
+                match m {
+                    Msg::Flush(tx) => flushes.push(tx),
+                    other => writes.push(other),
+                }
+            }
+            if !writes.is_empty() {
+                self.write_all(&writes).await;
+            }
+            for tx in flushes {
+                let _ = tx.send(());
+            }
+        }
+    }
+
+    async fn write_all(&self, writes: &[Msg]) {
+        let mut delay = Duration::from_millis(25);
+        let mut last = None;
+        for _ in 0..ATTEMPTS {
+            match self.transaction(writes).await {
+                Ok(()) => return,
+                Err(e) => last = Some(e),
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(Duration::from_secs(2));
+        }
+        // One bad write must not cost the others: each alone, once.
+        if writes.len() > 1 {
+            let mut lost = 0;
+            for w in writes {
+                if let Err(e) = self.transaction(std::slice::from_ref(w)).await {
+                    lost += 1;
+                    last = Some(e);
+                }
+            }
+            if lost == 0 {
+                return;
+            }
+        }
+        if let (Some(e), Ok(mut failed)) = (last, self.failed.lock()) {
+            failed.get_or_insert_with(|| classify(&self.location, &e).to_string());
+        }
+    }
+
+    async fn transaction(&self, writes: &[Msg]) -> Result<(), sqlx::Error> {
+        let begin = match self.kind {
+            StoreKind::Sqlite => "BEGIN IMMEDIATE",
+            StoreKind::Postgres => "BEGIN",
+        };
+        let mut tx = self.pool.begin_with(begin).await?;
+        let mut touched: Vec<(&str, &str)> = Vec::new();
+        for w in writes {
+            self.apply(&mut tx, w).await?;
+            if let Msg::Append { session_id, ts, .. } = w {
+                match touched.iter_mut().find(|(s, _)| s == session_id) {
+                    Some(t) => t.1 = ts,
+                    None => touched.push((session_id, ts)),
+                }
+            }
+        }
+        for (session_id, ts) in touched {
+            sqlx::query("UPDATE sessions SET updated_at = $2 WHERE session_id = $1")
+                .bind(session_id)
+                .bind(ts)
+                .execute(&mut *tx)
+                .await?;
+        }
+        tx.commit().await
+    }
+
+    async fn apply(&self, conn: &mut AnyConnection, w: &Msg) -> Result<(), sqlx::Error> {
+        match w {
+            Msg::Create {
+                root_key,
+                root_path,
+                session_id,
+                ts,
+            } => {
+                ensure_root(conn, root_key, root_path).await?;
+                sqlx::query(
+                    "INSERT INTO sessions (session_id, root_key, root, created_at, updated_at)
+                     VALUES ($1, $2, $3, $4, $4) ON CONFLICT (session_id) DO NOTHING",
+                )
+                .bind(session_id)
+                .bind(root_key)
+                .bind(root_path)
+                .bind(ts)
+                .execute(&mut *conn)
+                .await?;
+            }
+            Msg::Append {
+                session_id,
+                job_id,
+                kind,
+                cursor,
+                ts,
+                body,
+                effect,
+            } => {
+                sqlx::query(
+                    "INSERT INTO session_records (session_id, seq, job_id, kind, cursor, ts, body)
+                     SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6
+                     FROM session_records WHERE session_id = $1",
+                )
+                .bind(session_id)
+                .bind(job_id.as_deref())
+                .bind(kind)
+                .bind(*cursor)
+                .bind(ts)
+                .bind(body)
+                .execute(&mut *conn)
+                .await?;
+                let job = job_id.as_deref().unwrap_or_default();
+                apply_effect(conn, session_id, job, ts, effect).await?;
+            }
+            Msg::Audit {
+                root_key,
+                root_path,
+                entry,
+                time,
+            } => {
+                ensure_root(conn, root_key, root_path).await?;
+                append_audit(conn, self.kind, root_key, entry.clone(), time.clone()).await?;
+            }
+            Msg::Flush(_) => {}
+        }
+        Ok(())
+    }
+}
+
+pub(super) async fn ensure_root(
+    conn: &mut AnyConnection,
+    root_key: &str,
+    root_path: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO roots (root_key, path, created_at) VALUES ($1, $2, $3)
+         ON CONFLICT (root_key) DO NOTHING",
+    )
+    .bind(root_key)
+    .bind(root_path)
+    .bind(now())
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+async fn apply_effect(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    job_id: &str,
+    ts: &str,
+    effect: &Effect,
+) -> Result<(), sqlx::Error> {
+    match effect {
+        Effect::None => {}
+        Effect::JobStarted { prompt } => {
+            sqlx::query(
+                "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
+                 VALUES ($1, $2, $3, 'running', $4, $4) ON CONFLICT (session_id, job_id) DO NOTHING",
+            )
+            .bind(session_id)
+            .bind(job_id)
+            .bind(prompt)
+            .bind(ts)
+            .execute(&mut *conn)
+            .await?;
+            sqlx::query(
+                "UPDATE sessions SET last_prompt = $2,
+                 jobs = (SELECT COUNT(*) FROM jobs WHERE session_id = $1) WHERE session_id = $1",
+            )
+            .bind(session_id)
+            .bind(prompt)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Effect::Status(status) => {
+            sqlx::query(
+                "UPDATE jobs SET status = $3, updated_at = $4 WHERE session_id = $1 AND job_id = $2",
+            )
+            .bind(session_id)
+            .bind(job_id)
+            .bind(*status)
+            .bind(ts)
+            .execute(&mut *conn)
+            .await?;
+        }
+        Effect::Review { pending, bundle } => {
+            sqlx::query(
+                "INSERT INTO reviews (session_id, job_id, pending, bundle, updated_at)
+                 VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (session_id, job_id) DO UPDATE
+                 SET pending = excluded.pending, bundle = excluded.bundle,
+                     updated_at = excluded.updated_at",
+            )
+            .bind(session_id)
+            .bind(job_id)
+            .bind(i64::from(*pending))
+            .bind(bundle)
+            .bind(ts)
+            .execute(&mut *conn)
+            .await?;
+            sqlx::query(
+                "UPDATE sessions SET pending_review =
+                 (SELECT COUNT(*) FROM reviews WHERE session_id = $1 AND pending = 1)
+                 WHERE session_id = $1",
+            )
+            .bind(session_id)
+            .execute(&mut *conn)
+            .await?;
+        }
+    }
+    Ok(())
+}
+
+/// Appends one record to `root_key`'s chain, after its current head; the
+/// caller's transaction makes the read and the insert one step.
+pub(super) async fn append_audit(
+    conn: &mut AnyConnection,
+    kind: StoreKind,
+    root_key: &str,
+    entry: AuditEntry,
+    time: String,
+) -> Result<AuditRecord, sqlx::Error> {
+    if kind == StoreKind::Postgres {
+        sqlx::query("SELECT 1 FROM (SELECT pg_advisory_xact_lock(hashtext($1))) AS l")
+            .bind(root_key)
+            .execute(&mut *conn)
+            .await?;
+    }
+    let head =
+        sqlx::query("SELECT seq, hash FROM audit WHERE root_key = $1 ORDER BY seq DESC LIMIT 1")
+            .bind(root_key)
+            .fetch_optional(&mut *conn)
+            .await?;
+    let head = match head {
+        Some(row) => Some((row.try_get::<i64, _>(0)?, row.try_get::<String, _>(1)?)),
+        None => None,
+    };
+    let prev = head
+        .as_ref()
+        .map(|(s, h)| (u64::try_from(*s).unwrap_or(0), h.as_str()));
+    let record = AuditRecord::next(prev, entry, time);
+    insert_audit(conn, root_key, &record, false).await?;
+    Ok(record)
+}
+
+/// Inserts `record` as it is (appends; the upgrade import skips a seq
+/// that is already there, an append fails on it).
+pub(super) async fn insert_audit(
+    conn: &mut AnyConnection,
+    root_key: &str,
+    record: &AuditRecord,
+    imported: bool,
+) -> Result<(), sqlx::Error> {
+    let sql = if imported {
+        "INSERT INTO audit (root_key, seq, time, session_id, job_id, action, target, approved,
+         outcome, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         ON CONFLICT (root_key, seq) DO NOTHING"
+    } else {
+        "INSERT INTO audit (root_key, seq, time, session_id, job_id, action, target, approved,
+         outcome, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+    };
+    sqlx::query(sql)
+        .bind(root_key)
+        .bind(i64::try_from(record.seq).unwrap_or(i64::MAX))
+        .bind(&record.time)
+        .bind(record.session.as_deref())
+        .bind(record.job.as_deref())
+        .bind(&record.action)
+        .bind(&record.target)
+        .bind(record.approved.map(i64::from))
+        .bind(&record.outcome)
+        .bind(&record.prev)
+        .bind(&record.hash)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
