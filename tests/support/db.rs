@@ -37,6 +37,7 @@ pub fn exec(db: &Path, sql: &str) {
             .execute(&mut conn)
             .await
             .unwrap();
+        conn.close().await.unwrap();
     })
 }
 
@@ -44,7 +45,7 @@ pub fn exec(db: &Path, sql: &str) {
 pub fn column(db: &Path, sql: &str) -> Vec<String> {
     run(async {
         let mut conn = connect(db).await;
-        sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
+        let out = sqlx::query(sqlx::AssertSqlSafe(sql.to_string()))
             .fetch_all(&mut conn)
             .await
             .unwrap()
@@ -54,7 +55,9 @@ pub fn column(db: &Path, sql: &str) -> Vec<String> {
                     .or_else(|_| r.try_get::<i64, _>(0).map(|n| n.to_string()))
                     .unwrap()
             })
-            .collect()
+            .collect();
+        conn.close().await.unwrap();
+        out
     })
 }
 
@@ -65,7 +68,7 @@ pub fn audit_records(db: &Path) -> Vec<Value> {
     }
     run(async {
         let mut conn = connect(db).await;
-        sqlx::query(
+        let out = sqlx::query(
             "SELECT seq, session_id, job_id, action, target, approved, outcome FROM audit
              ORDER BY root_key, seq",
         )
@@ -84,7 +87,9 @@ pub fn audit_records(db: &Path) -> Vec<Value> {
                 "outcome": r.get::<String, _>(6),
             })
         })
-        .collect()
+        .collect();
+        conn.close().await.unwrap();
+        out
     })
 }
 

@@ -19,6 +19,8 @@ use serde_json::Value;
 const SCRUBBED: &[&str] = &[
     "AGENT_TUI_CONFIG",
     "AGENT_TUI_HOME",
+    "AGENT_TUI_DATABASE_URL",
+    "AGENT_TUI_DB_PASSWORD",
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "ANTHROPIC_API_KEY",
