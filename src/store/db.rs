@@ -170,7 +170,7 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
             }),
         StoreKind::Postgres => AnyPoolOptions::new()
             .max_connections(4)
-            .acquire_timeout(Duration::from_secs(10)),
+            .acquire_timeout(Duration::from_secs(2)),
     };
     let connected = block_on(
         &handle,

@@ -74,6 +74,7 @@ impl Queue {
             kind,
             location,
             failed: failed.clone(),
+            down: false,
         };
         runtime.spawn(task.run(rx));
         Queue { tx, failed }
@@ -204,15 +205,19 @@ struct Task {
     kind: StoreKind,
     location: String,
     failed: Arc<Mutex<Option<String>>>,
+    /// The database could not be reached by the last burst: the next ones
+    /// try once, until one gets through.
+    down: bool,
 }
 
 /// Writes of one burst at most (one transaction).
 const BATCH: usize = 256;
-/// Attempts of a burst before its writes are tried one by one.
-const ATTEMPTS: u32 = 6;
+/// How long a burst is retried (a busy database, a server restarting)
+/// before it counts as failed.
+const RETRY_FOR: Duration = Duration::from_secs(8);
 
 impl Task {
-    async fn run(self, mut rx: mpsc::UnboundedReceiver<Msg>) {
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>) {
         while let Some(first) = rx.recv().await {
             let mut batch = vec![first];
             while batch.len() < BATCH {
@@ -238,19 +243,32 @@ impl Task {
         }
     }
 
-    async fn write_all(&self, writes: &[Msg]) {
+    async fn write_all(&mut self, writes: &[Msg]) {
         let mut delay = Duration::from_millis(25);
+        let window = if self.down { Duration::ZERO } else { RETRY_FOR };
+        let deadline = tokio::time::Instant::now() + window;
         let mut last = None;
-        for _ in 0..ATTEMPTS {
+        loop {
             match self.transaction(writes).await {
-                Ok(()) => return,
+                Ok(()) => {
+                    self.down = false;
+                    return;
+                }
                 Err(e) => last = Some(e),
             }
+            if tokio::time::Instant::now() + delay > deadline {
+                break;
+            }
             tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(2));
+            delay = (delay * 2).min(Duration::from_secs(1));
         }
-        // One bad write must not cost the others: each alone, once.
-        if writes.len() > 1 {
+        let unreachable = last
+            .as_ref()
+            .is_some_and(|e| matches!(classify(&self.location, e), StoreError::Open { .. }));
+        self.down = unreachable;
+        // One bad write must not cost the others: each alone, once (unless
+        // the database cannot be reached at all).
+        if writes.len() > 1 && !unreachable {
             let mut lost = 0;
             for w in writes {
                 if let Err(e) = self.transaction(std::slice::from_ref(w)).await {

@@ -7,6 +7,7 @@ pub mod engine;
 pub mod fake_model;
 pub mod jobs;
 pub mod llm_server;
+pub mod pg;
 pub mod reference;
 pub mod tmux;
 
