@@ -4,44 +4,67 @@
 
 use std::time::{Duration, SystemTime};
 
-use sqlx::Row;
+use sqlx::Row as _;
 
-use super::RootStore;
 use super::error::StoreError;
 use super::session::{SessionHeader, SessionState, SessionSummary, check_id, replay};
+use super::{RootStore, StoreKind};
 use crate::config::SessionLimits;
+
+/// A summary row as the database's JSON gives it: id, created, updated,
+/// jobs, pending review, last prompt.
+type Row = (String, String, String, i64, i64, Option<String>);
 
 fn invalid(e: std::io::Error) -> StoreError {
     StoreError::Invalid(e.to_string())
 }
 
 impl RootStore {
-    /// Every session of the root, most recently updated last.
+    /// Every session of the root, most recently updated last. The rows
+    /// come back as one JSON array built by the database: one value to
+    /// fetch instead of ten thousand rows.
     pub fn sessions(&self) -> Result<Vec<SessionSummary>, StoreError> {
         let shared = self.store.shared();
         let pool = shared.pool.clone();
         let key = self.key.clone();
-        shared.block(async move {
-            let rows = sqlx::query(
-                "SELECT session_id, created_at, updated_at, jobs, pending_review, last_prompt
-                 FROM sessions WHERE root_key = $1 ORDER BY updated_at, session_id",
+        let sql = match shared.kind {
+            StoreKind::Sqlite => {
+                "SELECT json_group_array(json_array(session_id, created_at, updated_at,
+                 jobs, pending_review, last_prompt))
+                 FROM (SELECT session_id, created_at, updated_at, jobs, pending_review,
+                       last_prompt FROM sessions WHERE root_key = $1
+                       ORDER BY updated_at, session_id)"
+            }
+            StoreKind::Postgres => {
+                "SELECT COALESCE(json_agg(json_build_array(session_id, created_at, updated_at,
+                 jobs, pending_review, last_prompt) ORDER BY updated_at, session_id),
+                 '[]')::text FROM sessions WHERE root_key = $1"
+            }
+        };
+        let json: String = shared.block(async move {
+            sqlx::query(sql)
+                .bind(key)
+                .fetch_one(&pool)
+                .await?
+                .try_get(0)
+        })?;
+        let rows: Vec<Row> = serde_json::from_str(&json).map_err(|e| StoreError::Corrupt {
+            store: shared.location.clone(),
+            reason: format!("the session list cannot be read: {e}"),
+        })?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(session_id, created_at, updated_at, jobs, pending, last_prompt)| SessionSummary {
+                    session_id,
+                    created_at,
+                    updated_at,
+                    jobs: usize::try_from(jobs).unwrap_or(0),
+                    pending_review: pending > 0,
+                    last_prompt,
+                },
             )
-            .bind(key)
-            .fetch_all(&pool)
-            .await?;
-            rows.iter()
-                .map(|r| {
-                    Ok(SessionSummary {
-                        session_id: r.try_get(0)?,
-                        created_at: r.try_get(1)?,
-                        updated_at: r.try_get(2)?,
-                        jobs: usize::try_from(r.try_get::<i64, _>(3)?).unwrap_or(0),
-                        pending_review: r.try_get::<i64, _>(4)? > 0,
-                        last_prompt: r.try_get(5)?,
-                    })
-                })
-                .collect()
-        })
+            .collect())
     }
 
     /// The most recently updated session, from the index alone.

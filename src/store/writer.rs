@@ -247,24 +247,19 @@ impl Task {
         let mut delay = Duration::from_millis(25);
         let window = if self.down { Duration::ZERO } else { RETRY_FOR };
         let deadline = tokio::time::Instant::now() + window;
-        let mut last = None;
-        loop {
+        let mut last = loop {
             match self.transaction(writes).await {
                 Ok(()) => {
                     self.down = false;
                     return;
                 }
-                Err(e) => last = Some(e),
-            }
-            if tokio::time::Instant::now() + delay > deadline {
-                break;
+                Err(e) if tokio::time::Instant::now() + delay > deadline => break e,
+                Err(_) => {}
             }
             tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(1));
-        }
-        let unreachable = last
-            .as_ref()
-            .is_some_and(|e| matches!(classify(&self.location, e), StoreError::Open { .. }));
+        };
+        let unreachable = matches!(classify(&self.location, &last), StoreError::Open { .. });
         self.down = unreachable;
         // One bad write must not cost the others: each alone, once (unless
         // the database cannot be reached at all).
@@ -273,15 +268,15 @@ impl Task {
             for w in writes {
                 if let Err(e) = self.transaction(std::slice::from_ref(w)).await {
                     lost += 1;
-                    last = Some(e);
+                    last = e;
                 }
             }
             if lost == 0 {
                 return;
             }
         }
-        if let (Some(e), Ok(mut failed)) = (last, self.failed.lock()) {
-            failed.get_or_insert_with(|| classify(&self.location, &e).to_string());
+        if let Ok(mut failed) = self.failed.lock() {
+            failed.get_or_insert_with(|| classify(&self.location, &last).to_string());
         }
     }
 
