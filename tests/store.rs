@@ -359,3 +359,57 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
 }
+
+#[test]
+fn sessions_go_only_by_age_and_only_when_asked() {
+    let server = LlmServer::start(texts(5));
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let cfg = config(&env, "openai", &server.url(), "");
+    for i in 0..3 {
+        let out = exec_cmd(&env, &cfg, root.path(), &format!("q{i}"))
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+    }
+    let db = env.state_db();
+    let ids = support::db::column(&db, "SELECT session_id FROM sessions ORDER BY created_at");
+    // Two sessions idle for years; one of them still awaits review.
+    support::db::exec(
+        &db,
+        &format!(
+            "UPDATE sessions SET updated_at = '2020-01-01T00:00:00.000Z'
+             WHERE session_id IN ('{}', '{}');
+             UPDATE sessions SET pending_review = 1 WHERE session_id = '{}'",
+            ids[0], ids[1], ids[1]
+        ),
+    );
+    // Without max_age_days nothing goes.
+    let out = exec_cmd(&env, &cfg, root.path(), "q3").output().unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        support::db::column(&db, "SELECT session_id FROM sessions").len(),
+        4
+    );
+    // With it, only the old session without a pending review goes.
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("\n[sessions]\nmax_age_days = 30\n");
+    std::fs::write(&cfg, text).unwrap();
+    let out = exec_cmd(&env, &cfg, root.path(), "q4").output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let left = support::db::column(&db, "SELECT session_id FROM sessions");
+    assert_eq!(left.len(), 4, "{left:?}");
+    assert!(
+        !left.contains(&ids[0]) && left.contains(&ids[1]),
+        "{left:?}"
+    );
+    // Its records went with it.
+    let orphans = support::db::column(
+        &db,
+        &format!(
+            "SELECT COUNT(*) FROM session_records WHERE session_id = '{}'",
+            ids[0]
+        ),
+    );
+    assert_eq!(orphans, ["0"]);
+}
