@@ -263,47 +263,37 @@ fn storage_urls_are_checked_and_passwords_never_written_in_them() {
         assert!(err.contains(says), "{err}");
         assert!(!err.contains("hunter2"), "{err}");
     }
-    // The environment variable wins over the file, and is checked the same way.
-    let out = env
-        .cmd()
-        .env("AGENT_TUI_DATABASE_URL", "postgres://agent:hunter2@db/x")
-        .args(["sessions", "list"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    assert!(
-        stderr(&out).contains("AGENT_TUI_DATABASE_URL"),
-        "{}",
+    // `sessions list` with the store named by the environment or by `cfg`:
+    // exit 2 and what it said.
+    let refused = |url: Option<&str>| {
+        let mut cmd = env.cmd();
+        match url {
+            Some(url) => cmd.env("AGENT_TUI_DATABASE_URL", url),
+            None => cmd.arg("--config").arg(&cfg),
+        };
+        let out = cmd.args(["sessions", "list"]).output().unwrap();
+        assert_eq!(code(&out), 2, "{}", stderr(&out));
         stderr(&out)
+    };
+    // The environment variable wins over the file, and is checked the same way.
+    let err = refused(Some("postgres://agent:hunter2@db/x"));
+    assert!(
+        err.contains("AGENT_TUI_DATABASE_URL") && !err.contains("hunter2"),
+        "{err}"
     );
-    assert!(!stderr(&out).contains("hunter2"));
     // A password variable that is not set is named.
     std::fs::write(
         &cfg,
         "[storage]\nurl = \"postgres://agent@127.0.0.1:9/x\"\npassword_env = \"NO_SUCH_PW\"\n",
     )
     .unwrap();
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(&cfg)
-        .args(["sessions", "list"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    assert!(stderr(&out).contains("$NO_SUCH_PW"), "{}", stderr(&out));
+    let err = refused(None);
+    assert!(err.contains("$NO_SUCH_PW"), "{err}");
     // Nothing listens on port 9: a clear error naming the store.
-    let out = env
-        .cmd()
-        .env("AGENT_TUI_DATABASE_URL", "postgres://agent@127.0.0.1:9/x")
-        .args(["sessions", "list"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
+    let err = refused(Some("postgres://agent@127.0.0.1:9/x"));
     assert!(
-        stderr(&out).contains("store postgres://agent@127.0.0.1:9/x: cannot open it"),
-        "{}",
-        stderr(&out)
+        err.contains("store postgres://agent@127.0.0.1:9/x: cannot open it"),
+        "{err}"
     );
 }
 

@@ -76,18 +76,8 @@ impl RootStore {
 
     fn checkpoint_bodies(&self, tail: &'static str) -> Result<Vec<Checkpoint>, StoreError> {
         let shared = self.store.shared();
-        let pool = shared.pool.clone();
-        let key = self.key.clone();
         let sql = format!("SELECT body FROM checkpoints WHERE root_key = $1 {tail}");
-        let bodies: Vec<String> = shared.block(async move {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(key)
-                .fetch_all(&pool)
-                .await?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect()
-        })?;
+        let bodies = shared.column(sql, vec![self.key.clone()])?;
         bodies.iter().map(|b| parse(b, &shared.location)).collect()
     }
 }

@@ -297,6 +297,24 @@ impl Shared {
         }
     }
 
+    /// The first column (text) of every row `sql` returns with `binds` as
+    /// its `$1, $2, ...`. `sql` is ours, never built from input.
+    pub fn column(&self, sql: String, binds: Vec<String>) -> Result<Vec<String>, StoreError> {
+        let pool = self.pool.clone();
+        self.block(async move {
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for b in binds {
+                query = query.bind(b);
+            }
+            query
+                .fetch_all(&pool)
+                .await?
+                .iter()
+                .map(|r| sqlx::Row::try_get(r, 0))
+                .collect()
+        })
+    }
+
     /// The statement that opens a write transaction: SQLite takes its write
     /// lock up front, so the busy timeout applies instead of a failure when
     /// two writers meet.

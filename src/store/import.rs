@@ -44,15 +44,13 @@ pub(super) fn legacy_home(store: &Store, home: &Path) -> Result<(), StoreError> 
         return Ok(());
     }
     let shared = store.shared();
-    let pool = shared.pool.clone();
-    let done: HashSet<String> = shared.block(async move {
-        sqlx::query("SELECT root_key FROM roots WHERE imported_at IS NOT NULL")
-            .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| r.try_get(0))
-            .collect()
-    })?;
+    let done: HashSet<String> = shared
+        .column(
+            "SELECT root_key FROM roots WHERE imported_at IS NOT NULL".into(),
+            Vec::new(),
+        )?
+        .into_iter()
+        .collect();
     for key in keys.into_iter().filter(|k| !done.contains(k)) {
         let legacy = read(&roots.join(&key), key).map_err(|e| StoreError::Query {
             store: shared.location.clone(),

@@ -136,15 +136,10 @@ impl Store {
     }
 
     fn root_keys(&self) -> Result<Vec<String>, StoreError> {
-        let pool = self.shared().pool.clone();
-        self.shared().block(async move {
-            sqlx::query("SELECT root_key FROM roots ORDER BY root_key")
-                .fetch_all(&pool)
-                .await?
-                .iter()
-                .map(|r| r.try_get(0))
-                .collect()
-        })
+        self.shared().column(
+            "SELECT root_key FROM roots ORDER BY root_key".into(),
+            Vec::new(),
+        )
     }
 
     fn check_snapshots(&self, check: &mut Check) -> Result<(), StoreError> {

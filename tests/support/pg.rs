@@ -92,24 +92,7 @@ impl Cluster {
                 "--no-sync",
             ],
         );
-        let opts = format!(
-            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off",
-            cluster.port,
-            cluster.dir.path().display()
-        );
-        cluster.run(
-            "pg_ctl",
-            &[
-                "-D",
-                &data.display().to_string(),
-                "-o",
-                &opts,
-                "-l",
-                &cluster.dir.path().join("log").display().to_string(),
-                "-w",
-                "start",
-            ],
-        );
+        cluster.restart();
         cluster.psql(&format!("CREATE USER agent PASSWORD '{PASSWORD}'"));
         cluster.psql("CREATE DATABASE agent_tui OWNER agent");
         Some(cluster)
@@ -191,6 +174,7 @@ impl Cluster {
             .output();
     }
 
+    /// Starts the server (again).
     pub fn restart(&self) {
         let opts = format!(
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off",
