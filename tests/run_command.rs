@@ -100,14 +100,14 @@ fn allowlisted_auto_runs_allowed_commands_unasked() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("sub")).unwrap();
-    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh -c\"]";
+    std::fs::write(
+        dir.path().join("probe.sh"),
+        "pwd; echo key=${TEST_LLM_KEY:-none} other=${OTHER_API_KEY:-none}; echo oops >&2; exit 3\n",
+    )
+    .unwrap();
+    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh probe.sh\"]";
     // The command sees the agent root as its directory and no API keys.
-    let (events, server) = run_in_job(
-        &env,
-        dir.path(),
-        "sh -c 'pwd; echo key=${TEST_LLM_KEY:-none} other=${OTHER_API_KEY:-none}; echo oops >&2; exit 3'",
-        tables,
-    );
+    let (events, server) = run_in_job(&env, dir.path(), "sh probe.sh", tables);
     assert!(of_type(&events, "approval.requested").is_empty());
     let resolved = of_type(&events, "approval.resolved");
     assert_eq!(resolved[0]["data"]["by"], "allowlist");
@@ -130,6 +130,26 @@ fn allowlisted_auto_runs_allowed_commands_unasked() {
     let (events, _server) = run_in_job(&env, dir.path(), "rm -rf sub", tables);
     assert_eq!(of_type(&events, "approval.requested").len(), 1);
     assert!(dir.path().join("sub").exists());
+}
+
+#[test]
+fn inline_code_is_asked_whatever_the_allow_list_says() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran.txt");
+    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\n\
+                  allow = [\"sh\", \"env\", \"python3\", \"timeout\"]";
+    for command in [
+        format!("sh -c 'touch {}'", marker.display()),
+        format!("env A=1 sh -c 'touch {}'", marker.display()),
+        format!("timeout 5 bash -lc 'touch {}'", marker.display()),
+        format!("python3 -c 'open(\"{}\", \"w\")'", marker.display()),
+    ] {
+        let (events, server) = run_in_job(&env, dir.path(), &command, tables);
+        assert_eq!(of_type(&events, "approval.requested").len(), 1, "{command}");
+        assert!(!marker.exists(), "{command} ran unasked");
+        assert!(tool_result_sent(&server).contains("denied"), "{command}");
+    }
 }
 
 #[test]

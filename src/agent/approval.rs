@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use crate::config::{ApprovalPolicy, Config};
 use crate::llm::ToolCall;
-use crate::tools::{RUN_COMMAND, allowed, argv_of};
+use crate::tools::{RUN_COMMAND, allowed, argv_of, inline_code};
 
 /// What the agent loop does with a call that needs approval.
 #[derive(Debug, PartialEq)]
@@ -43,10 +43,11 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
                 call.name
             ),
         })),
+        // Inline code is asked one by one, whatever the allow list says.
         ApprovalPolicy::AllowlistedAuto
             if argv
                 .as_ref()
-                .is_some_and(|a| allowed(a, &config.exec.allow)) =>
+                .is_some_and(|a| allowed(a, &config.exec.allow) && inline_code(a).is_none()) =>
         {
             Gate::Auto
         }
@@ -112,6 +113,13 @@ mod tests {
         config.approvals.exec = ApprovalPolicy::Individual;
         let piped = call(RUN_COMMAND, json!({"command": "ls | wc -l"}));
         assert!(matches!(gate(&config, &piped), Gate::Refuse(_)));
+        // An allow-listed shell or interpreter with inline code is asked.
+        config.approvals.exec = ApprovalPolicy::AllowlistedAuto;
+        config.exec.allow = vec!["sh".into(), "python3".into(), "cargo".into()];
+        let inline = call(RUN_COMMAND, json!({"command": "sh -c 'touch /tmp/x'"}));
+        assert_eq!(gate(&config, &inline), Gate::Ask);
+        let script = call(RUN_COMMAND, json!({"command": "python3 -m pytest"}));
+        assert_eq!(gate(&config, &script), Gate::Auto);
         // MCP tools follow approvals.mcp.
         config.approvals.mcp = ApprovalPolicy::Never;
         assert!(matches!(

@@ -3,6 +3,7 @@
 
 mod clarify_user;
 mod error;
+mod inline_code;
 mod list_files;
 mod propose_edits;
 mod read_file;
@@ -12,6 +13,7 @@ mod search_project;
 
 pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
+pub use inline_code::inline_code;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
