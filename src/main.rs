@@ -8,6 +8,16 @@ use clap::Parser;
 const CLOSED_PIPE: i32 = 141;
 
 fn main() -> ExitCode {
+    use agent_tui::tools::confine;
+    // The wrapper that confines a command, before anything else starts.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args.get(1).is_some_and(|a| a == confine::CONFINE_ARG) {
+        let code = confine::wrapper_main(&args[2..]);
+        return ExitCode::from(u8::try_from(code).unwrap_or(1));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        confine::install_wrapper(exe);
+    }
     quiet_on_closed_pipe();
     let cli = agent_tui::cli::Cli::parse();
     agent_tui::cli::run(cli).into()

@@ -176,6 +176,10 @@ pub enum EventBody {
         /// The agent root (absolute) and the directory it would run in.
         root: String,
         cwd: String,
+        /// How a command would be confined ("confined by Landlock ...",
+        /// "unconfined: ..."); empty for calls that are not commands.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        sandbox: String,
     },
     /// `by`: `user`, `allowlist` (allowlisted-auto), or why nobody could
     /// be asked (e.g. `no_user` in a headless run).

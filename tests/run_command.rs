@@ -60,6 +60,12 @@ fn individual_asks_and_a_headless_run_denies() {
     let asked = of_type(&events, "approval.requested");
     assert_eq!(asked.len(), 1);
     assert_eq!(asked[0]["data"]["arguments"]["command"], command.as_str());
+    // The request says how the command would be held in.
+    let sandbox = asked[0]["data"]["sandbox"].as_str().unwrap();
+    assert!(
+        sandbox.starts_with("Landlock") || sandbox.contains("unconfined"),
+        "{sandbox}"
+    );
     assert_eq!(asked[0]["data"]["cwd"], ".");
     assert_eq!(
         asked[0]["data"]["root"],
@@ -280,4 +286,62 @@ fn bad_commands_and_directories_get_clear_errors() {
         let message = result["error"]["message"].as_str().unwrap();
         assert!(message.contains(needle), "{args}: {message}");
     }
+}
+
+#[test]
+fn commands_write_only_in_the_root_and_reach_no_network() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let doctor = env
+        .cmd()
+        .args(["doctor", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let said = stdout(&doctor);
+    if said.contains("unconfined") {
+        eprintln!("this kernel has no Landlock: skipping ({said})");
+        return;
+    }
+    assert!(said.contains("confined by Landlock"), "{said}");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::fs::write(
+        dir.path().join("probe.sh"),
+        format!(
+            "touch inside.txt && echo inside-ok\n\
+             touch \"$TMPDIR/t\" && echo tmp-ok\n\
+             touch {}/escaped.txt 2>/dev/null || echo outside-denied\n\
+             python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' \
+             2>/dev/null && echo net-ok || echo net-denied\n",
+            outside.path().display()
+        ),
+    )
+    .unwrap();
+    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh probe.sh\"]";
+    let (events, _server) = run_in_job(&env, dir.path(), "sh probe.sh", tables);
+    let done = of_type(&events, "tool.call.completed");
+    let result = &done[0]["data"]["result"];
+    let out = result["stdout"].as_str().unwrap();
+    assert_eq!(result["confined"], true, "{result}");
+    assert!(out.contains("inside-ok") && out.contains("tmp-ok"), "{out}");
+    assert!(
+        out.contains("outside-denied") && out.contains("net-denied"),
+        "{out}"
+    );
+    assert!(!outside.path().join("escaped.txt").exists());
+    assert!(dir.path().join("inside.txt").exists());
+    // [exec] network = true lets it connect; writes stay confined.
+    let tables = format!("{tables}\nnetwork = true");
+    let (events, _server) = run_in_job(&env, dir.path(), "sh probe.sh", &tables);
+    let out = of_type(&events, "tool.call.completed")[0]["data"]["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        out.contains("net-ok") && out.contains("outside-denied"),
+        "{out}"
+    );
+    drop(listener);
 }

@@ -1045,6 +1045,7 @@ fn approval_dialog_allows_once_or_denies() {
         arguments: json!({"command": "cargo test -q"}),
         root: "/work/demo".into(),
         cwd: ".".into(),
+        sandbox: "unconfined: this kernel has no Landlock".into(),
     };
     app.on_event(&ev(&j, 1, ask("c1")));
     assert_eq!(app.job.as_ref().unwrap().status, JobStatus::WaitingForUser);
@@ -1054,6 +1055,7 @@ fn approval_dialog_allows_once_or_denies() {
         "cargo test -q",
         "/work/demo",
         "allow once",
+        "unconfined: this kernel has no Landlock",
     ] {
         assert!(s.contains(needle), "{needle}:\n{s}");
     }

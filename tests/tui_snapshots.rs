@@ -203,6 +203,7 @@ fn approval_dialog() {
             arguments: json!({"command": "cargo test -p core -- --nocapture"}),
             root: "/home/me/demo".into(),
             cwd: "crates/core".into(),
+            sandbox: "Landlock: writes in the root only, no network".into(),
         },
     ));
     snap("approval", &app);

@@ -228,6 +228,11 @@ impl Job<'_> {
                     arguments: call.arguments.clone(),
                     root: self.ctx.workspace.root().display().to_string(),
                     cwd: call.arguments["cwd"].as_str().unwrap_or(".").to_string(),
+                    sandbox: if call.name == crate::tools::RUN_COMMAND {
+                        crate::tools::confine::probe().short(self.ctx.config.exec.network)
+                    } else {
+                        String::new()
+                    },
                 });
                 self.await_approval(&call.tool_call_id).await
             }

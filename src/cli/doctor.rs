@@ -44,6 +44,10 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
     if let Some(dirs) = &state {
         healthy &= store_line(&dirs.home, &loaded.config.storage);
     }
+    line(
+        "commands",
+        crate::tools::confine::probe().describe(loaded.config.exec.network),
+    );
     match Workspace::open(&args.root) {
         Ok(ws) => {
             line("agent root", ws.root().display().to_string());

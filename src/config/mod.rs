@@ -314,6 +314,8 @@ pub struct ExecConfig {
     pub allow: Vec<String>,
     pub timeout_secs: u64,
     pub max_output_bytes: u64,
+    /// Whether commands may use the network (TCP; Landlock denies it otherwise).
+    pub network: bool,
 }
 
 impl Default for ExecConfig {
@@ -326,6 +328,7 @@ impl Default for ExecConfig {
             ],
             timeout_secs: 120,
             max_output_bytes: 1_048_576,
+            network: false,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! argument schema, tier and modes, and one module per tool.
 
 mod clarify_user;
+pub mod confine;
 mod error;
 mod inline_code;
 mod list_files;

@@ -130,10 +130,36 @@ impl Tool for RunCommand {
         let limit = ctx.exec.timeout_secs.max(1);
         let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(limit).clamp(1, limit));
         let cap = usize::try_from(ctx.exec.max_output_bytes).unwrap_or(usize::MAX);
-        let mut command = Command::new(&argv[0]);
+        // The wrapper would only fail later with exit 127: say it now.
+        if !can_start(&argv[0], &dir.abs) {
+            return Err(ToolError::invalid(
+                "command",
+                format!(
+                    "cannot start `{}`: no such program on PATH or in the project",
+                    argv[0]
+                ),
+            ));
+        }
+        // A private TMPDIR, writable under confinement, gone afterwards.
+        let tmp = tempfile::Builder::new()
+            .prefix("agent-tui-cmd-")
+            .tempdir()
+            .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
+        let confinement = super::confine::probe();
+        let wrapped =
+            super::confine::wrapped(&argv, ctx.workspace.root(), tmp.path(), ctx.exec.network)
+                .filter(|_| confinement != super::confine::Confinement::None);
+        let confined = wrapped.is_some() && confinement.holds();
+        let mut command = wrapped.unwrap_or_else(|| {
+            let mut plain = Command::new(&argv[0]);
+            plain.args(&argv[1..]);
+            plain
+        });
         command
-            .args(&argv[1..])
             .current_dir(&dir.abs)
+            .env("TMPDIR", tmp.path())
+            .env("TMP", tmp.path())
+            .env("TEMP", tmp.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -179,8 +205,23 @@ impl Tool for RunCommand {
             "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
             "truncated": out_cut || err_cut,
             "timed_out": timed_out,
+            "confined": confined,
         }))
     }
+}
+
+/// Whether `program` names an executable file: a path (relative to `cwd`)
+/// or a name found on `$PATH`.
+fn can_start(program: &str, cwd: &std::path::Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(&cwd.join(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
 }
 
 /// Reads a pipe to its end on a thread, keeping the first `cap` bytes.

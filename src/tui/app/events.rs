@@ -121,6 +121,7 @@ impl App {
                 arguments,
                 root,
                 cwd,
+                sandbox,
             } => {
                 let command = arguments["command"]
                     .as_str()
@@ -132,6 +133,7 @@ impl App {
                     command,
                     cwd: cwd.clone(),
                     root: root.clone(),
+                    sandbox: sandbox.clone(),
                 };
             }
             EventBody::ApprovalResolved { approved, by, .. } => {

@@ -89,6 +89,8 @@ pub enum Overlay {
         command: String,
         cwd: String,
         root: String,
+        /// How it would be confined; empty when not a command.
+        sandbox: String,
     },
     /// Editing a hunk's new text before accepting it (`e` in the review).
     EditHunk {

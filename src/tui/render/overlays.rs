@@ -111,6 +111,7 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             command,
             cwd,
             root,
+            sandbox,
             ..
         } => {
             let label =
@@ -127,12 +128,27 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 ]),
                 Line::from(vec![label("in"), Span::raw(cwd.clone())]),
                 Line::from(vec![label("workspace"), Span::raw(root.clone())]),
+            ];
+            let mut text = text;
+            if !sandbox.is_empty() {
+                // Said plainly where the kernel cannot hold the command in.
+                let style = if sandbox.starts_with("Landlock") {
+                    Style::new().fg(Color::DarkGray)
+                } else {
+                    Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+                };
+                text.push(Line::from(vec![
+                    label("sandbox"),
+                    Span::styled(sandbox.clone(), style),
+                ]));
+            }
+            text.extend([
                 Line::from(""),
                 Line::from(Span::styled(
                     "y / Enter: allow once · n / Esc: deny",
                     Style::new().fg(Color::DarkGray),
                 )),
-            ];
+            ]);
             dialog(frame, area, "Allow this command?", text);
         }
         Overlay::Rollback {
@@ -385,7 +401,12 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
 
 pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {
     let width = area.width.saturating_sub(8).min(80);
-    let height = (lines.len() as u16 + 2).min(area.height.saturating_sub(2));
+    // As tall as the lines once wrapped, so the last (the keys) stays seen.
+    let inner = usize::from(width.saturating_sub(2)).max(1);
+    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
+    let height = u16::try_from(rows + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height.saturating_sub(2));
     let rect = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,

@@ -1,0 +1,214 @@
+//! Landlock confinement of `run_command` (SPEC section 5): the command may
+//! read and run anything but write only inside the agent root, its private
+//! TMPDIR and a few devices, and has no TCP unless `[exec] network = true`.
+//! Our own binary is the wrapper: `agent-tui __confine ROOT TMP NET -- argv`
+//! restricts itself, then becomes the command (restrictions survive exec).
+//! A one-time probe (`__confine --probe`) tells what the kernel enforces.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::sync::OnceLock;
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+};
+
+/// The hidden first argument that turns the binary into the wrapper.
+pub const CONFINE_ARG: &str = "__confine";
+
+/// The newest Landlock ABI this build asks for (older kernels: best effort).
+const ABI_WANTED: ABI = ABI::V6;
+
+/// Devices any program may write to.
+const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/tty",
+    "/dev/pts",
+];
+
+/// What the kernel enforces for commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Confinement {
+    /// Every restriction holds (Landlock ABI given).
+    Full { abi: i32 },
+    /// Some hold (an older kernel: e.g. files but not the network).
+    Partial { abi: i32 },
+    /// The kernel has no Landlock: commands run unconfined.
+    None,
+}
+
+impl Confinement {
+    /// Whether `confined` is true in results.
+    pub fn holds(self) -> bool {
+        matches!(self, Confinement::Full { .. })
+    }
+
+    /// One line for `doctor` and the approval dialog.
+    pub fn describe(self, network: bool) -> String {
+        let net = if network {
+            "network allowed"
+        } else {
+            "no network"
+        };
+        match self {
+            Confinement::Full { abi } => format!(
+                "confined by Landlock (ABI {abi}): writes only in the root and a private TMPDIR, {net}"
+            ),
+            Confinement::Partial { abi } => format!(
+                "partly confined: this kernel's Landlock (ABI {abi}) lacks some restrictions \
+                 ({net} requested)"
+            ),
+            Confinement::None => "unconfined: this kernel has no Landlock".into(),
+        }
+    }
+}
+
+impl Confinement {
+    /// A few words for the approval dialog.
+    pub fn short(self, network: bool) -> String {
+        let net = if network {
+            "network allowed"
+        } else {
+            "no network"
+        };
+        match self {
+            Confinement::Full { .. } => format!("Landlock: writes in the root only, {net}"),
+            Confinement::Partial { abi } => format!("partly confined (Landlock ABI {abi})"),
+            Confinement::None => "unconfined: this kernel has no Landlock".into(),
+        }
+    }
+}
+
+/// The ruleset of a command: read anywhere, write in `writable`, TCP only
+/// with `network`.
+fn restrict(writable: &[&Path], network: bool) -> Result<Confinement, String> {
+    let abi = ABI_WANTED;
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| e.to_string())?;
+    if !network {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| e.to_string())?;
+    }
+    let status = ruleset
+        .create()
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(writable, AccessFs::from_all(abi)))
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(
+            DEVICES.iter().filter(|d| Path::new(d).exists()),
+            AccessFs::from_all(abi),
+        ))
+        .map_err(|e| e.to_string())?
+        .restrict_self()
+        .map_err(|e| e.to_string())?;
+    let abi = match status.landlock {
+        LandlockStatus::Available { effective_abi, .. } => effective_abi as i32,
+        _ => 0,
+    };
+    Ok(match status.ruleset {
+        RulesetStatus::FullyEnforced => Confinement::Full { abi },
+        RulesetStatus::PartiallyEnforced => Confinement::Partial { abi },
+        RulesetStatus::NotEnforced => Confinement::None,
+    })
+}
+
+/// The wrapper's entry (`args` after `__confine`): restricts itself and
+/// becomes the command; returns an exit code only when that fails.
+pub fn wrapper_main(args: &[OsString]) -> i32 {
+    if args.first().is_some_and(|a| a == "--probe") {
+        let tmp = std::env::temp_dir();
+        return match restrict(&[tmp.as_path()], false) {
+            Ok(Confinement::Full { abi }) => {
+                println!("full {abi}");
+                0
+            }
+            Ok(Confinement::Partial { abi }) => {
+                println!("partial {abi}");
+                0
+            }
+            Ok(Confinement::None) | Err(_) => {
+                println!("none 0");
+                0
+            }
+        };
+    }
+    let [root, tmp, network, dashes, argv @ ..] = args else {
+        eprintln!("agent-tui: {CONFINE_ARG} ROOT TMP NETWORK -- PROGRAM [ARGS...]");
+        return 2;
+    };
+    if dashes != "--" || argv.is_empty() {
+        eprintln!("agent-tui: {CONFINE_ARG} ROOT TMP NETWORK -- PROGRAM [ARGS...]");
+        return 2;
+    }
+    if let Err(e) = restrict(&[Path::new(root), Path::new(tmp)], network == "1") {
+        eprintln!("agent-tui: cannot confine the command: {e}");
+        return 126;
+    }
+    let e = Command::new(&argv[0]).args(&argv[1..]).exec();
+    eprintln!(
+        "agent-tui: cannot start `{}`: {e}",
+        argv[0].to_string_lossy()
+    );
+    if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
+}
+
+/// The binary that wraps commands: set by `main` (the real `agent-tui`);
+/// unset (commands unconfined) where the engine runs inside another
+/// program, such as a test harness.
+static WRAPPER: OnceLock<std::path::PathBuf> = OnceLock::new();
+
+/// Names the binary that confines commands (`main` calls it first).
+pub fn install_wrapper(exe: std::path::PathBuf) {
+    let _ = WRAPPER.set(exe);
+}
+
+/// What this kernel enforces, probed once per process (a child restricts
+/// itself and says).
+pub fn probe() -> Confinement {
+    static PROBED: OnceLock<Confinement> = OnceLock::new();
+    *PROBED.get_or_init(|| {
+        let Some(exe) = WRAPPER.get() else {
+            return Confinement::None;
+        };
+        let out = Command::new(exe).args([CONFINE_ARG, "--probe"]).output();
+        let text = out
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).to_string())
+            .unwrap_or_default();
+        let mut words = text.split_whitespace();
+        let kind = words.next().unwrap_or("none");
+        let abi = words.next().and_then(|a| a.parse().ok()).unwrap_or(0);
+        match kind {
+            "full" => Confinement::Full { abi },
+            "partial" => Confinement::Partial { abi },
+            _ => Confinement::None,
+        }
+    })
+}
+
+/// The wrapper's command line for `argv` in `root` with `tmp` writable.
+pub fn wrapped(argv: &[String], root: &Path, tmp: &Path, network: bool) -> Option<Command> {
+    let mut command = Command::new(WRAPPER.get()?);
+    command
+        .arg(CONFINE_ARG)
+        .arg(root)
+        .arg(tmp)
+        .arg(if network { "1" } else { "0" })
+        .arg("--")
+        .args(argv);
+    Some(command)
+}
