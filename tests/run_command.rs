@@ -345,3 +345,44 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
     );
     drop(listener);
 }
+
+#[test]
+fn exec_writable_opens_one_more_folder() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let doctor = env
+        .cmd()
+        .args(["doctor", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    if stdout(&doctor).contains("unconfined") {
+        eprintln!("this kernel has no Landlock: skipping");
+        return;
+    }
+    std::fs::write(
+        dir.path().join("probe.sh"),
+        format!(
+            "touch {}/c && echo cache-ok\ntouch {}/o 2>/dev/null || echo other-denied\n",
+            cache.path().display(),
+            other.path().display()
+        ),
+    )
+    .unwrap();
+    let tables = format!(
+        "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh probe.sh\"]\n\
+         writable = [\"{}\"]",
+        cache.path().display()
+    );
+    let (events, _server) = run_in_job(&env, dir.path(), "sh probe.sh", &tables);
+    let out = of_type(&events, "tool.call.completed")[0]["data"]["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        out.contains("cache-ok") && out.contains("other-denied"),
+        "{out}"
+    );
+}

@@ -316,6 +316,24 @@ pub struct ExecConfig {
     pub max_output_bytes: u64,
     /// Whether commands may use the network (TCP; Landlock denies it otherwise).
     pub network: bool,
+    /// Folders outside the agent root commands may write to (`~/` is the
+    /// home directory), e.g. a package cache.
+    pub writable: Vec<String>,
+}
+
+impl ExecConfig {
+    /// `writable` with `~/` expanded.
+    pub fn writable_paths(&self) -> Vec<std::path::PathBuf> {
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        self.writable
+            .iter()
+            .filter_map(|w| match (w.strip_prefix("~/"), &home) {
+                (Some(rest), Some(home)) => Some(home.join(rest)),
+                (Some(_), None) => None,
+                (None, _) => Some(std::path::PathBuf::from(w)),
+            })
+            .collect()
+    }
 }
 
 impl Default for ExecConfig {
@@ -329,6 +347,7 @@ impl Default for ExecConfig {
             timeout_secs: 120,
             max_output_bytes: 1_048_576,
             network: false,
+            writable: Vec::new(),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! Landlock confinement of `run_command` (SPEC section 5): the command may
 //! read and run anything but write only inside the agent root, its private
 //! TMPDIR and a few devices, and has no TCP unless `[exec] network = true`.
-//! Our own binary is the wrapper: `agent-tui __confine ROOT TMP NET -- argv`
+//! Our own binary is the wrapper: `agent-tui __confine NET PATHS... -- argv`
 //! restricts itself, then becomes the command (restrictions survive exec).
 //! A one-time probe (`__confine --probe`) tells what the kernel enforces.
 
@@ -142,15 +142,22 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
             }
         };
     }
-    let [root, tmp, network, dashes, argv @ ..] = args else {
-        eprintln!("agent-tui: {CONFINE_ARG} ROOT TMP NETWORK -- PROGRAM [ARGS...]");
-        return 2;
+    let usage = || {
+        eprintln!("agent-tui: {CONFINE_ARG} NETWORK WRITABLE... -- PROGRAM [ARGS...]");
+        2
     };
-    if dashes != "--" || argv.is_empty() {
-        eprintln!("agent-tui: {CONFINE_ARG} ROOT TMP NETWORK -- PROGRAM [ARGS...]");
-        return 2;
+    let Some(dashes) = args.iter().position(|a| a == "--") else {
+        return usage();
+    };
+    let (head, argv) = (&args[..dashes], &args[dashes + 1..]);
+    let [network, writable @ ..] = head else {
+        return usage();
+    };
+    if argv.is_empty() || writable.is_empty() {
+        return usage();
     }
-    if let Err(e) = restrict(&[Path::new(root), Path::new(tmp)], network == "1") {
+    let writable: Vec<&Path> = writable.iter().map(Path::new).collect();
+    if let Err(e) = restrict(&writable, network == "1") {
         eprintln!("agent-tui: cannot confine the command: {e}");
         return 126;
     }
@@ -200,14 +207,14 @@ pub fn probe() -> Confinement {
     })
 }
 
-/// The wrapper's command line for `argv` in `root` with `tmp` writable.
-pub fn wrapped(argv: &[String], root: &Path, tmp: &Path, network: bool) -> Option<Command> {
+/// The wrapper's command line for `argv`, which may write in `writable`
+/// (the root, its TMPDIR, `[exec] writable`) and use TCP with `network`.
+pub fn wrapped(argv: &[String], writable: &[&Path], network: bool) -> Option<Command> {
     let mut command = Command::new(WRAPPER.get()?);
     command
         .arg(CONFINE_ARG)
-        .arg(root)
-        .arg(tmp)
         .arg(if network { "1" } else { "0" })
+        .args(writable.iter().filter(|p| p.exists()))
         .arg("--")
         .args(argv);
     Some(command)

@@ -146,9 +146,11 @@ impl Tool for RunCommand {
             .tempdir()
             .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
         let confinement = super::confine::probe();
-        let wrapped =
-            super::confine::wrapped(&argv, ctx.workspace.root(), tmp.path(), ctx.exec.network)
-                .filter(|_| confinement != super::confine::Confinement::None);
+        let extra = ctx.exec.writable_paths();
+        let mut writable = vec![ctx.workspace.root(), tmp.path()];
+        writable.extend(extra.iter().map(std::path::PathBuf::as_path));
+        let wrapped = super::confine::wrapped(&argv, &writable, ctx.exec.network)
+            .filter(|_| confinement != super::confine::Confinement::None);
         let confined = wrapped.is_some() && confinement.holds();
         let mut command = wrapped.unwrap_or_else(|| {
             let mut plain = Command::new(&argv[0]);
