@@ -386,3 +386,34 @@ fn exec_writable_opens_one_more_folder() {
         "{out}"
     );
 }
+
+#[test]
+fn a_command_reports_the_files_it_changed() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(".gitignore"), "build/\n").unwrap();
+    std::fs::write(dir.path().join("keep.txt"), "keep\n").unwrap();
+    std::fs::write(dir.path().join("edit.txt"), "old\n").unwrap();
+    std::fs::write(dir.path().join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(
+        dir.path().join("gen.sh"),
+        "echo new > edit.txt\nrm gone.txt\nmkdir -p out build\necho x > out/made.txt\n\
+         echo o > build/ignored.o\n",
+    )
+    .unwrap();
+    let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\nallow = [\"sh gen.sh\"]";
+    let (events, server) = run_in_job(&env, dir.path(), "sh gen.sh", tables);
+    let result = &of_type(&events, "tool.call.completed")[0]["data"]["result"];
+    assert_eq!(
+        result["changed_files"],
+        json!([
+            {"path": "edit.txt", "change": "modified"},
+            {"path": "gone.txt", "change": "deleted"},
+            {"path": "out/made.txt", "change": "created"},
+        ]),
+        "{result}"
+    );
+    assert_eq!(result["changed_files_total"], 3);
+    // The model is told too.
+    assert!(tool_result_sent(&server).contains("out/made.txt"));
+}

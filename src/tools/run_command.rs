@@ -10,6 +10,10 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
+use crate::workspace::TreeStat;
+
+/// Changed files listed in a result (`changed_files_total` counts them all).
+const MAX_CHANGED_LISTED: usize = 200;
 use crate::protocol::{Mode, Tier};
 
 pub const RUN_COMMAND: &str = "run_command";
@@ -101,7 +105,8 @@ impl Tool for RunCommand {
                 `&&`), e.g. \"cargo test -p core\". The user approves each command unless it is \
                 on their allow list. cwd is relative to the agent root. Returns exit_code (null \
                 if it was killed), stdout, stderr, duration_ms and whether output was truncated \
-                or the command timed out.",
+                or the command timed out, and changed_files: the files it created, modified or \
+                deleted in the project.",
             schema: json!({
                 "type": "object",
                 "properties": {
@@ -172,6 +177,8 @@ impl Tool for RunCommand {
         }
         // Its own process group, so a timeout or cancel ends its children too.
         std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        // What the command changes, from the files' stats before and after.
+        let before = TreeStat::scan(ctx.workspace.root());
         let started = Instant::now();
         let mut child = command.spawn().map_err(|e| {
             ToolError::invalid("command", format!("cannot start `{}`: {e}", argv[0]))
@@ -200,6 +207,9 @@ impl Tool for RunCommand {
         };
         let (out, out_cut) = join(stdout);
         let (err, err_cut) = join(stderr);
+        let mut changed = TreeStat::scan(ctx.workspace.root()).changes_since(&before);
+        let changed_total = changed.len();
+        changed.truncate(MAX_CHANGED_LISTED);
         Ok(json!({
             "exit_code": status.and_then(|s| s.code()),
             "stdout": String::from_utf8_lossy(&out),
@@ -208,6 +218,8 @@ impl Tool for RunCommand {
             "truncated": out_cut || err_cut,
             "timed_out": timed_out,
             "confined": confined,
+            "changed_files": changed,
+            "changed_files_total": changed_total,
         }))
     }
 }

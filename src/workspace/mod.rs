@@ -1,12 +1,14 @@
 //! The agent root: every path a tool receives is resolved here, and the
 //! walking, searching and text decoding the tools need live beside it.
 
+mod changes;
 mod sandbox;
 mod search;
 mod suggest;
 mod text;
 mod walk;
 
+pub use changes::{ChangeKind, Changed, TreeStat};
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
