@@ -389,3 +389,53 @@ fn a_streamed_markdown_answer_renders_reflows_and_copies() {
         "fn main() {\n    println!(\"hi\");\n}"
     );
 }
+
+/// The TUI and `exec` runs use one state home at once: every job of each is
+/// stored, none meets "database is locked".
+#[test]
+fn the_tui_and_exec_runs_share_one_store() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let server = LlmServer::start((0..4).map(|_| sse(openai::text(&["Answered."]))).collect());
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "shared");
+    tmux.wait_for("agent ›");
+    tmux.keys(&["hello from the terminal", "Enter"]);
+    let runs: Vec<_> = (0..3)
+        .map(|i| {
+            env.cmd()
+                .env("TEST_LLM_KEY", KEY)
+                .arg("--config")
+                .arg(&cfg)
+                .args(["exec", "--mode", "ask", "--root"])
+                .arg(root)
+                .arg(format!("hello from exec {i}"))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for run in runs {
+        let out = run.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("locked"), "{err}");
+    }
+    tmux.wait_for("Answered.");
+    // The TUI records as it goes: its session joins the three of exec.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let prompts = support::db::column(&env.state_db(), "SELECT prompt FROM jobs");
+        if prompts.len() == 4 {
+            assert!(
+                prompts.iter().any(|p| p == "hello from the terminal"),
+                "{prompts:?}"
+            );
+            break;
+        }
+        assert!(Instant::now() < deadline, "{prompts:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
