@@ -288,6 +288,14 @@ fn bad_commands_and_directories_get_clear_errors() {
     }
 }
 
+/// What the job's one command printed.
+fn command_stdout(events: &[Value]) -> String {
+    of_type(events, "tool.call.completed")[0]["data"]["result"]["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// Whether `doctor` says commands are confined here; says why not (one
 /// line) where the kernel has no Landlock.
 fn landlock_here(env: &Env, root: &Path) -> bool {
@@ -344,10 +352,7 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
     // [exec] network = true lets it connect; writes stay confined.
     let tables = format!("{tables}\nnetwork = true");
     let (events, _server) = run_in_job(&env, dir.path(), "sh probe.sh", &tables);
-    let out = of_type(&events, "tool.call.completed")[0]["data"]["result"]["stdout"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let out = command_stdout(&events);
     assert!(
         out.contains("net-ok") && out.contains("outside-denied"),
         "{out}"
@@ -379,10 +384,7 @@ fn exec_writable_opens_one_more_folder() {
         cache.path().display()
     );
     let (events, _server) = run_in_job(&env, dir.path(), "sh probe.sh", &tables);
-    let out = of_type(&events, "tool.call.completed")[0]["data"]["result"]["stdout"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let out = command_stdout(&events);
     assert!(
         out.contains("cache-ok") && out.contains("other-denied"),
         "{out}"

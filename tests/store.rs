@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::jobs::{KEY, config, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, code, stderr, stdout};
@@ -304,23 +304,66 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     let cfg = config(&env, "openai", &server.url(), "");
+    // doctor names the store without creating it, then what it holds.
+    let doctor = || {
+        let out = env
+            .cmd()
+            .arg("--config")
+            .arg(&cfg)
+            .arg("doctor")
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    let db = env.state_db().display().to_string();
+    let said = doctor();
+    assert!(
+        said.contains(&format!("sqlite at {db} (created on first use)")),
+        "{said}"
+    );
+    assert!(!env.state_db().exists());
     assert_eq!(
         code(&exec_cmd(&env, &cfg, root.path(), "hi").output().unwrap()),
         0
     );
+    let said = doctor();
+    assert!(
+        said.contains(&format!("sqlite at {db} (schema version 1, ")),
+        "{said}"
+    );
+    let check = env
+        .cmd()
+        .args(["store", "check", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&check), 0);
+    let check: serde_json::Value = serde_json::from_str(&stdout(&check)).unwrap();
+    assert_eq!(
+        (
+            &check["ok"],
+            &check["kind"],
+            &check["sessions"],
+            &check["schema_version"]
+        ),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(1)),
+        "{check}"
+    );
+    assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");
     let mode = std::fs::metadata(env.state_db())
         .unwrap()
         .permissions()
         .mode();
     assert_eq!(mode & 0o077, 0, "state.db is readable by others: {mode:o}");
     let copy = env.home.path().join("backup.db");
-    let out = env
-        .cmd()
-        .arg("store")
-        .arg("backup")
-        .arg(&copy)
-        .output()
-        .unwrap();
+    let backup = || {
+        env.cmd()
+            .arg("store")
+            .arg("backup")
+            .arg(&copy)
+            .output()
+            .unwrap()
+    };
+    let out = backup();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("backed up"), "{}", stdout(&out));
     // The copy is a store of its own with the same sessions.
@@ -339,13 +382,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     };
     assert_eq!(list(Some(&copy)), list(None));
     // It never overwrites.
-    let out = env
-        .cmd()
-        .arg("store")
-        .arg("backup")
-        .arg(&copy)
-        .output()
-        .unwrap();
+    let out = backup();
     assert_eq!(code(&out), 2);
     assert!(stderr(&out).contains("already exists"), "{}", stderr(&out));
 }

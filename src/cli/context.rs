@@ -37,10 +37,9 @@ pub fn open_store(config: &Config) -> Result<Store, Exit> {
     Store::open(&dirs.home, &config.storage, &process_env).map_err(store_error)
 }
 
-/// `workspace`'s part of the store.
-pub fn open_root(global: &GlobalArgs, workspace: &Workspace) -> Result<RootStore, Exit> {
-    let config = load_config(global)?.config;
-    Ok(open_store(&config)?.root(workspace.root()))
+/// `workspace`'s part of the store `config` names.
+pub fn open_root(config: &Config, workspace: &Workspace) -> Result<RootStore, Exit> {
+    Ok(open_store(config)?.root(workspace.root()))
 }
 
 /// A store error as an exit: 2 when the store is unusable or the request
@@ -187,7 +186,7 @@ pub fn engine_context_for(
     root: &Path,
     session: SessionChoice,
 ) -> Result<EngineContext, Exit> {
-    let state = open_root(global, &open_workspace(root)?)?;
+    let state = open_root(&load_config(global)?.config, &open_workspace(root)?)?;
     engine_context(global, root, session, false, state)
 }
 

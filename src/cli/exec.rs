@@ -33,9 +33,9 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
 
 /// Everything that can be wrong before the job starts: exit 2 with a reason.
 fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, String), Exit> {
-    load_config(global)?;
+    let config = load_config(global)?.config;
     let workspace = Workspace::open(&args.root).map_err(usage)?;
-    let state = open_root(global, &workspace)?;
+    let state = open_root(&config, &workspace)?;
     let choice = match (&args.session, args.continue_session) {
         (Some(id), _) => {
             // Only whether it exists here: the engine replays it.

@@ -13,7 +13,7 @@ use crate::workspace::Workspace;
 
 fn open(global: &GlobalArgs, root: &std::path::Path) -> Result<(Workspace, RootStore), Exit> {
     let ws = open_workspace(root)?;
-    let state = open_root(global, &ws)?;
+    let state = open_root(&super::load_config(global)?.config, &ws)?;
     Ok((ws, state))
 }
 

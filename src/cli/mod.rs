@@ -138,7 +138,7 @@ fn tui(cli: &Cli) -> Exit {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let state = match context::open_root(&cli.global, &workspace) {
+    let state = match context::open_root(&loaded.config, &workspace) {
         Ok(s) => s,
         Err(exit) => return exit,
     };

@@ -15,7 +15,7 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let root = match open_root(global, &workspace) {
+    let root = match super::load_config(global).and_then(|c| open_root(&c.config, &workspace)) {
         Ok(s) => s,
         Err(exit) => return exit,
     };

@@ -5,16 +5,10 @@ use sqlx::Row;
 
 use super::RootStore;
 use super::error::StoreError;
+use super::session::check_id;
 use super::snapshots::Encoded;
 use super::writer::ensure_root;
 use crate::checkpoint::{Checkpoint, CheckpointKind};
-
-fn check_id(id: &str) -> Result<(), StoreError> {
-    if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(StoreError::Invalid(format!("not a checkpoint id: {id}")));
-    }
-    Ok(())
-}
 
 fn parse(body: &str, store: &str) -> Result<Checkpoint, StoreError> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt {
@@ -46,7 +40,7 @@ impl RootStore {
     }
 
     pub fn checkpoint(&self, id: &str) -> Result<Option<Checkpoint>, StoreError> {
-        check_id(id)?;
+        check_id("checkpoint", id).map_err(|e| StoreError::Invalid(e.to_string()))?;
         let shared = self.store.shared();
         let pool = shared.pool.clone();
         let (key, id) = (self.key.clone(), id.to_string());

@@ -21,6 +21,16 @@ pub enum StoreKind {
 }
 
 impl StoreKind {
+    /// The statement that opens a write transaction: SQLite takes its write
+    /// lock up front, so the busy timeout applies instead of a failure when
+    /// two writers meet.
+    pub(super) fn begin_write(self) -> &'static str {
+        match self {
+            StoreKind::Sqlite => "BEGIN IMMEDIATE",
+            StoreKind::Postgres => "BEGIN",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             StoreKind::Sqlite => "sqlite",
@@ -315,13 +325,8 @@ impl Shared {
         })
     }
 
-    /// The statement that opens a write transaction: SQLite takes its write
-    /// lock up front, so the busy timeout applies instead of a failure when
-    /// two writers meet.
+    /// The statement that opens a write transaction on this store.
     pub fn begin_write(&self) -> &'static str {
-        match self.kind {
-            StoreKind::Sqlite => "BEGIN IMMEDIATE",
-            StoreKind::Postgres => "BEGIN",
-        }
+        self.kind.begin_write()
     }
 }

@@ -19,11 +19,31 @@ use super::{StateDirs, Store};
 use crate::checkpoint::Checkpoint;
 use crate::workspace::sha256_hex;
 
+/// One record line of a legacy session, with what its row indexes.
+struct Line {
+    text: String,
+    job_id: Option<String>,
+    cursor: Option<i64>,
+    ts: Option<String>,
+}
+
+impl Line {
+    fn new(text: String) -> Line {
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        Line {
+            job_id: v["job_id"].as_str().map(str::to_string),
+            cursor: v["cursor"].as_i64(),
+            ts: v["ts"].as_str().map(str::to_string),
+            text,
+        }
+    }
+}
+
 /// One legacy root folder, read whole before the transaction starts.
 struct Legacy {
     key: String,
     path: String,
-    sessions: Vec<(SessionState, String, Vec<String>)>,
+    sessions: Vec<(SessionState, String, Vec<Line>)>,
     checkpoints: Vec<(Checkpoint, String, Vec<Encoded>)>,
     audit: Vec<super::audit::AuditRecord>,
 }
@@ -75,22 +95,16 @@ fn read(dir: &Path, key: String) -> std::io::Result<Legacy> {
         let Some(id) = name.strip_suffix(".jsonl") else {
             continue;
         };
+        let text = std::fs::read_to_string(entry.path())?;
         // A session that cannot be read at all (no header) is left behind.
-        let Ok(state) = session::load_file(&sessions, id) else {
+        let Ok((state, lines)) = session::from_file_text(id, &text) else {
             continue;
         };
-        let text = std::fs::read_to_string(entry.path())?;
-        let lines: Vec<String> = text
-            .lines()
-            .skip(1)
-            .filter(|l| !l.trim().is_empty())
-            .map(str::to_string)
-            .collect();
+        let lines: Vec<Line> = lines.into_iter().map(Line::new).collect();
         // Last updated: its newest event (file times do not survive copies).
         let updated = lines
             .iter()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter_map(|v| v["ts"].as_str().map(str::to_string))
+            .filter_map(|l| l.ts.clone())
             .max()
             .unwrap_or_else(|| state.header.ts.clone());
         if legacy.path.is_empty() {
@@ -174,7 +188,7 @@ async fn session_rows(
     key: &str,
     state: &SessionState,
     updated: &str,
-    lines: &[String],
+    lines: &[Line],
 ) -> Result<(), sqlx::Error> {
     let h = &state.header;
     sqlx::query(
@@ -193,18 +207,17 @@ async fn session_rows(
     .execute(&mut *conn)
     .await?;
     for (i, line) in lines.iter().enumerate() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap_or_default();
         sqlx::query(
             "INSERT INTO session_records (session_id, seq, job_id, kind, cursor, ts, body)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&h.session_id)
         .bind(i64::try_from(i + 1).unwrap_or(i64::MAX))
-        .bind(v["job_id"].as_str().map(str::to_string))
-        .bind(type_of(line))
-        .bind(v["cursor"].as_i64())
-        .bind(v["ts"].as_str().map(str::to_string))
-        .bind(line)
+        .bind(line.job_id.as_deref())
+        .bind(type_of(&line.text))
+        .bind(line.cursor)
+        .bind(line.ts.as_deref())
+        .bind(&line.text)
         .execute(&mut *conn)
         .await?;
     }

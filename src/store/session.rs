@@ -5,9 +5,7 @@
 //! JSON-lines file per session (read here for the upgrade).
 
 use std::collections::BTreeMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::io;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
@@ -72,17 +70,13 @@ pub struct SessionHeader {
     pub ts: String,
 }
 
-fn path_of(dir: &Path, id: &str) -> io::Result<PathBuf> {
-    check_id(id)?;
-    Ok(dir.join(format!("{id}.jsonl")))
-}
-
-/// Refuses ids that are not `[A-Za-z0-9_]+` (they name rows and once files).
-pub fn check_id(id: &str) -> io::Result<()> {
+/// Refuses ids that are not `[A-Za-z0-9_]+` (they name rows, and once
+/// files); `what` names the kind of id in the message.
+pub fn check_id(what: &str, id: &str) -> io::Result<()> {
     if id.is_empty() || !id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("not a session id: {id}"),
+            format!("not a {what} id: {id}"),
         ));
     }
     Ok(())
@@ -138,12 +132,12 @@ impl SessionState {
     }
 }
 
-/// Reads a session file of an earlier release (`dir/id.jsonl`).
-pub fn load_file(dir: &Path, id: &str) -> io::Result<SessionState> {
-    let file = File::open(path_of(dir, id)?)?;
-    let mut lines = BufReader::new(file).lines();
+/// A session file of an earlier release (`<id>.jsonl`), given its text:
+/// the replayed state and the record lines after the header.
+pub fn from_file_text(id: &str, text: &str) -> io::Result<(SessionState, Vec<String>)> {
+    let mut lines = text.lines();
     let header: SessionHeader = match lines.next() {
-        Some(line) => serde_json::from_str(&line?).map_err(|e| {
+        Some(line) => serde_json::from_str(line).map_err(|e| {
             io::Error::new(
                 io::ErrorKind::InvalidData,
                 format!("session {id} has no valid header: {e}"),
@@ -156,8 +150,11 @@ pub fn load_file(dir: &Path, id: &str) -> io::Result<SessionState> {
             ));
         }
     };
-    let lines: Vec<String> = lines.collect::<io::Result<_>>()?;
-    Ok(replay(header, lines))
+    let records: Vec<String> = lines
+        .filter(|l| !l.trim().is_empty())
+        .map(str::to_string)
+        .collect();
+    Ok((replay(header, &records), records))
 }
 
 /// Rebuilds a session from its records, in the order they were written.
@@ -345,6 +342,6 @@ mod tests {
         assert_eq!(state.jobs[0].last_cursor, 2);
         assert_eq!(state.unreadable_lines, 1);
         assert_eq!(state.conversation.len(), 2);
-        assert!(check_id("../x").is_err());
+        assert!(check_id("session", "../x").is_err());
     }
 }

@@ -86,7 +86,7 @@ impl RootStore {
 
     /// Whether session `id` belongs to this root.
     pub fn has_session(&self, id: &str) -> Result<bool, StoreError> {
-        check_id(id).map_err(invalid)?;
+        check_id("session", id).map_err(invalid)?;
         let shared = self.store.shared();
         let pool = shared.pool.clone();
         let (key, sid) = (self.key.clone(), id.to_string());
@@ -102,7 +102,7 @@ impl RootStore {
 
     /// Replays session `id` of this root.
     pub fn load_session(&self, id: &str) -> Result<SessionState, StoreError> {
-        check_id(id).map_err(invalid)?;
+        check_id("session", id).map_err(invalid)?;
         let shared = self.store.shared();
         let pool = shared.pool.clone();
         let key = self.key.clone();
@@ -144,7 +144,7 @@ impl RootStore {
 
     /// Deletes session `id` with its records, jobs and reviews.
     pub fn delete_session(&self, id: &str) -> Result<(), StoreError> {
-        check_id(id).map_err(invalid)?;
+        check_id("session", id).map_err(invalid)?;
         let shared = self.store.shared();
         let pool = shared.pool.clone();
         let key = self.key.clone();

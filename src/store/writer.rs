@@ -281,11 +281,7 @@ impl Task {
     }
 
     async fn transaction(&self, writes: &[Msg]) -> Result<(), sqlx::Error> {
-        let begin = match self.kind {
-            StoreKind::Sqlite => "BEGIN IMMEDIATE",
-            StoreKind::Postgres => "BEGIN",
-        };
-        let mut tx = self.pool.begin_with(begin).await?;
+        let mut tx = self.pool.begin_with(self.kind.begin_write()).await?;
         let mut touched: Vec<(&str, &str)> = Vec::new();
         for w in writes {
             self.apply(&mut tx, w).await?;

@@ -66,9 +66,7 @@ impl Confinement {
             Confinement::None => "unconfined: this kernel has no Landlock".into(),
         }
     }
-}
 
-impl Confinement {
     /// A few words for the approval dialog.
     pub fn short(self, network: bool) -> String {
         let net = if network {
