@@ -497,13 +497,14 @@ fn a_crash_mid_job_keeps_the_pending_review() {
         .spawn()
         .unwrap();
     let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut deltas = 0;
+    // Killed at the first word after the proposal: the proposal must be
+    // stored before the model is asked anything more.
+    let mut proposed = false;
     for line in lines {
-        if line.unwrap().contains("\"llm.delta\"") {
-            deltas += 1;
-            if deltas == 5 {
-                break;
-            }
+        let line = line.unwrap();
+        proposed |= line.contains("\"diff.generated\"");
+        if proposed && line.contains("\"llm.delta\"") {
+            break;
         }
     }
     child.kill().unwrap(); // SIGKILL: no chance to clean up

@@ -23,6 +23,10 @@ pub enum JobMsg {
     Window(ContextWindow),
     /// Provider tokens per counted token, as learned from usage or errors.
     Calibrated(f64),
+    /// Answered once everything reported before it is in the store: what
+    /// must survive a crash (a pending review) is durable before the job
+    /// goes on.
+    Durable(tokio::sync::oneshot::Sender<()>),
 }
 
 pub struct Emitter {
@@ -41,6 +45,14 @@ impl Emitter {
 
     pub fn emit(&mut self, body: EventBody) {
         self.send(JobMsg::Event(body));
+    }
+
+    /// Waits until everything reported so far is stored (at once when the
+    /// engine keeps no state).
+    pub async fn durable(&mut self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(JobMsg::Durable(tx));
+        let _ = rx.await;
     }
 
     pub fn send(&mut self, msg: JobMsg) {

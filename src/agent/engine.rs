@@ -351,6 +351,18 @@ impl Engine {
                 self.factor = Some(factor);
                 self.write(&Record::Calibration { factor });
             }
+            JobMsg::Durable(done) => match &self.writer {
+                Some(writer) => {
+                    let written = writer.barrier();
+                    tokio::spawn(async move {
+                        let _ = written.await;
+                        let _ = done.send(());
+                    });
+                }
+                None => {
+                    let _ = done.send(());
+                }
+            },
         }
     }
 

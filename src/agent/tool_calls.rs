@@ -183,6 +183,9 @@ impl Job<'_> {
         self.emit.emit(EventBody::DiffGenerated {
             bundle: bundle.clone(),
         });
+        // A proposal must outlive a crash of this process: stored before
+        // the model is asked anything more.
+        self.emit.durable().await;
         self.bundle = Some(bundle);
         Ok(json!({
             "edit_ids": new.iter().map(|e| e.edit_id.clone()).collect::<Vec<_>>(),

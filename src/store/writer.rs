@@ -48,7 +48,26 @@ enum Msg {
         entry: AuditEntry,
         time: String,
     },
-    Flush(std::sync::mpsc::SyncSender<()>),
+    Flush(Done),
+}
+
+/// Who waits for a flush: a blocking caller or an async one.
+enum Done {
+    Blocking(std::sync::mpsc::SyncSender<()>),
+    Async(tokio::sync::oneshot::Sender<()>),
+}
+
+impl Done {
+    fn send(self) {
+        match self {
+            Done::Blocking(tx) => {
+                let _ = tx.send(());
+            }
+            Done::Async(tx) => {
+                let _ = tx.send(());
+            }
+        }
+    }
 }
 
 /// The queue to the writer task, shared by a store's clones.
@@ -88,9 +107,17 @@ impl Queue {
         }
     }
 
+    /// Resolves once everything queued before it is written (or failed):
+    /// for what must survive a crash before the job goes on.
+    pub fn barrier(&self) -> tokio::sync::oneshot::Receiver<()> {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.send(Msg::Flush(Done::Async(tx)));
+        rx
+    }
+
     pub fn flush(&self, location: &str) -> Result<(), StoreError> {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        self.send(Msg::Flush(tx));
+        self.send(Msg::Flush(Done::Blocking(tx)));
         let _ = rx.recv();
         let failed = self.failed.lock().ok().and_then(|mut f| f.take());
         match failed {
@@ -118,6 +145,11 @@ impl SessionWriter {
             root_key: root_key.to_string(),
             root_path: root_path.to_string(),
         }
+    }
+
+    /// Resolves once everything recorded so far is written.
+    pub fn barrier(&self) -> tokio::sync::oneshot::Receiver<()> {
+        self.queue.barrier()
     }
 
     /// Starts a session; returns its id.
@@ -237,8 +269,8 @@ impl Task {
             if !writes.is_empty() {
                 self.write_all(&writes).await;
             }
-            for tx in flushes {
-                let _ = tx.send(());
+            for done in flushes {
+                done.send();
             }
         }
     }
