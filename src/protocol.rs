@@ -38,6 +38,15 @@ pub enum Tier {
     Exec,
 }
 
+/// A call asked about together with another (`approval.requested`'s
+/// `batch`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BatchedCall {
+    pub tool_call_id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
 /// Where a job is in its life (SPEC section 6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -180,6 +189,10 @@ pub enum EventBody {
         /// "unconfined: ..."); empty for calls that are not commands.
         #[serde(default, skip_serializing_if = "String::is_empty")]
         sandbox: String,
+        /// More calls of the same model turn decided with this one (the
+        /// `batch` tier): one answer allows or denies them all.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        batch: Vec<BatchedCall>,
     },
     /// `by`: `user`, `allowlist` (allowlisted-auto), or why nobody could
     /// be asked (e.g. `no_user` in a headless run).

@@ -1046,6 +1046,7 @@ fn approval_dialog_allows_once_or_denies() {
         root: "/work/demo".into(),
         cwd: ".".into(),
         sandbox: "unconfined: this kernel has no Landlock".into(),
+        batch: vec![],
     };
     app.on_event(&ev(&j, 1, ask("c1")));
     assert_eq!(app.job.as_ref().unwrap().status, JobStatus::WaitingForUser);

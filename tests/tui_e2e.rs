@@ -439,3 +439,58 @@ fn the_tui_and_exec_runs_share_one_store() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The git changes of one model turn come as one dialog in a real
+/// terminal: both calls listed, one `y` runs both, and the commit exists.
+#[test]
+fn one_dialog_allows_a_turns_git_add_and_commit() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.name", "T"]);
+    git(&["config", "user.email", "t@example.test"]);
+    std::fs::write(root.join("a.txt"), "one\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "start"]);
+    std::fs::write(root.join("a.txt"), "two\n").unwrap();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[
+            ("c1", "git_add", &json!({"paths": ["a.txt"]}).to_string()),
+            (
+                "c2",
+                "git_commit",
+                &json!({"message": "bump a"}).to_string(),
+            ),
+        ])),
+        sse(openai::text(&["Committed."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "gitbatch");
+    tmux.wait_for("agent ›");
+    tmux.keys(&["commit it", "Enter"]);
+    let s = tmux.wait_for("Allow these commands?");
+    assert!(
+        s.contains("git add a.txt")
+            && s.contains("git commit -m \"bump a\"")
+            && s.contains("2 calls"),
+        "{s}"
+    );
+    tmux.keys(&["y"]);
+    tmux.wait_for("Committed.");
+    assert_eq!(git(&["log", "-1", "--format=%s"]), "bump a");
+    assert_eq!(git(&["status", "--porcelain"]), "");
+}

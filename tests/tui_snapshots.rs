@@ -204,9 +204,33 @@ fn approval_dialog() {
             root: "/home/me/demo".into(),
             cwd: "crates/core".into(),
             sandbox: "Landlock: writes in the root only, no network".into(),
+            batch: vec![],
         },
     ));
     snap("approval", &app);
+}
+
+#[test]
+fn batch_approval_dialog() {
+    let (_d, mut app) = app();
+    conversation(&mut app);
+    app.on_event(&ev(
+        5,
+        EventBody::ApprovalRequested {
+            tool_call_id: "c1".into(),
+            name: "git_add".into(),
+            arguments: json!({"paths": ["src/main.rs", "README.md"]}),
+            root: "/home/me/demo".into(),
+            cwd: ".".into(),
+            sandbox: String::new(),
+            batch: vec![agent_tui::protocol::BatchedCall {
+                tool_call_id: "c2".into(),
+                name: "git_commit".into(),
+                arguments: json!({"message": "Greet in Spanish"}),
+            }],
+        },
+    ));
+    snap("approval_batch", &app);
 }
 
 #[test]

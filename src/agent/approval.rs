@@ -5,35 +5,59 @@ use serde_json::{Value, json};
 
 use crate::config::{ApprovalPolicy, Config};
 use crate::llm::ToolCall;
-use crate::tools::{RUN_COMMAND, allowed, argv_of, inline_code};
+use crate::tools::{GIT_ADD, GIT_COMMIT, GIT_PUSH, RUN_COMMAND, allowed, argv_of, inline_code};
 
 /// What the agent loop does with a call that needs approval.
 #[derive(Debug, PartialEq)]
 pub enum Gate {
     /// Refused without asking; the error goes back to the model.
     Refuse(Value),
-    /// Runs without asking (`allowlisted-auto` and on the allow list).
+    /// Runs without asking (`auto`, or `allowlisted-auto` and on the allow list).
     Auto,
-    /// The user decides.
+    /// The user decides this call alone.
     Ask,
+    /// The user decides it together with the other batch calls of its turn.
+    AskBatch,
+}
+
+/// The policy that governs tool `name`, and the config key that sets it.
+pub fn policy_of(config: &Config, name: &str) -> (ApprovalPolicy, &'static str) {
+    match name {
+        _ if name.starts_with("mcp__") => (config.approvals.mcp, "approvals.mcp"),
+        // Pushing leaves the machine: always asked on its own.
+        GIT_PUSH => match config.approvals.git {
+            ApprovalPolicy::Never => (ApprovalPolicy::Never, "approvals.git"),
+            _ => (ApprovalPolicy::Individual, "approvals.git"),
+        },
+        GIT_ADD | GIT_COMMIT => (config.approvals.git, "approvals.git"),
+        _ => (config.approvals.exec, "approvals.exec"),
+    }
+}
+
+/// The command line a call amounts to, for the `[exec] allow` list.
+fn argv_for(call: &ToolCall) -> Result<Option<Vec<String>>, Value> {
+    let words = |v: &[&str]| Some(v.iter().map(|w| (*w).to_string()).collect());
+    Ok(match call.name.as_str() {
+        RUN_COMMAND => match call.arguments["command"].as_str() {
+            Some(command) => Some(argv_of(command).map_err(|e| e.to_json()["error"].clone())?),
+            None => None,
+        },
+        GIT_ADD => words(&["git", "add"]),
+        GIT_COMMIT => words(&["git", "commit"]),
+        _ => None,
+    })
 }
 
 /// The gate for `call` under the configured policy. A command that could
 /// not run anyway (it needs a shell) is refused before anyone is asked.
 pub fn gate(config: &Config, call: &ToolCall) -> Gate {
-    let is_mcp = call.name.starts_with("mcp__");
-    let (policy, key) = if is_mcp {
-        (config.approvals.mcp, "approvals.mcp")
-    } else {
-        (config.approvals.exec, "approvals.exec")
+    let (policy, key) = policy_of(config, &call.name);
+    let argv = match argv_for(call) {
+        Ok(argv) => argv,
+        Err(error) => return Gate::Refuse(error),
     };
-    let argv = match call.arguments["command"].as_str() {
-        Some(command) if call.name == RUN_COMMAND => match argv_of(command) {
-            Ok(argv) => Some(argv),
-            Err(e) => return Gate::Refuse(e.to_json()["error"].clone()),
-        },
-        _ => None,
-    };
+    // Inline code is asked one by one, whatever the policy says.
+    let inline = argv.as_ref().is_some_and(|a| inline_code(a).is_some());
     match policy {
         ApprovalPolicy::Never => Gate::Refuse(json!({
             "code": "not_approved",
@@ -43,14 +67,16 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
                 call.name
             ),
         })),
-        // Inline code is asked one by one, whatever the allow list says.
+        _ if inline => Gate::Ask,
+        ApprovalPolicy::Auto => Gate::Auto,
         ApprovalPolicy::AllowlistedAuto
             if argv
                 .as_ref()
-                .is_some_and(|a| allowed(a, &config.exec.allow) && inline_code(a).is_none()) =>
+                .is_some_and(|a| allowed(a, &config.exec.allow)) =>
         {
             Gate::Auto
         }
+        ApprovalPolicy::Batch => Gate::AskBatch,
         ApprovalPolicy::AllowlistedAuto | ApprovalPolicy::Individual => Gate::Ask,
     }
 }
@@ -120,6 +146,24 @@ mod tests {
         assert_eq!(gate(&config, &inline), Gate::Ask);
         let script = call(RUN_COMMAND, json!({"command": "python3 -m pytest"}));
         assert_eq!(gate(&config, &script), Gate::Auto);
+        // `auto` runs without asking, but inline code is still asked.
+        config.approvals.exec = ApprovalPolicy::Auto;
+        assert_eq!(gate(&config, &push), Gate::Auto);
+        assert_eq!(gate(&config, &inline), Gate::Ask);
+        // Git: add and commit follow approvals.git (batch by default); push
+        // is always asked alone.
+        let add = call(GIT_ADD, json!({"paths": ["a"]}));
+        let git_push = call(GIT_PUSH, json!({}));
+        assert_eq!(gate(&Config::default(), &add), Gate::AskBatch);
+        config.approvals.git = ApprovalPolicy::Auto;
+        assert_eq!(gate(&config, &add), Gate::Auto);
+        assert_eq!(gate(&config, &git_push), Gate::Ask);
+        config.approvals.git = ApprovalPolicy::AllowlistedAuto;
+        config.exec.allow = vec!["git add".into()];
+        assert_eq!(gate(&config, &add), Gate::Auto);
+        assert_eq!(gate(&config, &call(GIT_COMMIT, json!({}))), Gate::Ask);
+        config.approvals.git = ApprovalPolicy::Never;
+        assert!(matches!(gate(&config, &git_push), Gate::Refuse(_)));
         // MCP tools follow approvals.mcp.
         config.approvals.mcp = ApprovalPolicy::Never;
         assert!(matches!(

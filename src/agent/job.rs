@@ -4,6 +4,7 @@
 //! context window (`compaction.rs`); when the budget is spent the model gets
 //! one last request without tools.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,7 +17,7 @@ use super::prompt::system_prompt;
 use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
-use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
+use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolCall, ToolDef, Turn};
 use crate::protocol::{CompactReason, EventBody, FallbackReason, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, ProposedEdit};
 
@@ -132,6 +133,8 @@ pub async fn run(
         overflowed: None,
         server_counted: false,
         route: Route::start(&ctx),
+        turn_calls: Vec::new(),
+        decided: HashMap::new(),
     };
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
@@ -210,6 +213,11 @@ pub(super) struct Job<'a> {
     pub server_counted: bool,
     /// The provider the job is on (`hybrid_auto`: local, then maybe remote).
     pub route: Route,
+    /// The calls of the model turn being run (for batch approvals).
+    pub turn_calls: Vec<ToolCall>,
+    /// Batch calls the user already decided with an earlier call of their
+    /// turn: tool_call_id -> (approved, by).
+    pub decided: HashMap<String, (bool, String)>,
 }
 
 impl Job<'_> {
@@ -286,6 +294,8 @@ impl Job<'_> {
                 text: turn.text,
                 tool_calls: turn.tool_calls.clone(),
             });
+            self.turn_calls = turn.tool_calls.clone();
+            self.decided.clear();
             for call in turn.tool_calls {
                 let result = self.call_tool(call).await;
                 self.add(Message::Tool(result));
@@ -314,7 +324,9 @@ impl Job<'_> {
             .registry
             .specs_for(self.spec.mode)
             .filter(|s| {
-                s.tier != Tier::Exec || self.ctx.config.approvals.exec != ApprovalPolicy::Never
+                s.tier != Tier::Exec
+                    || super::approval::policy_of(&self.ctx.config, s.name).0
+                        != ApprovalPolicy::Never
             })
             .map(|s| ToolDef {
                 name: s.name.to_string(),

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::approval::{self, Gate};
 use super::job::{Job, NO_USER_ANSWER, UserReply};
 use crate::llm::{ToolCall, ToolResult};
-use crate::protocol::{EventBody, Tier};
+use crate::protocol::{BatchedCall, EventBody, Tier};
 use crate::review::{EditRequest, ProposedEdit, build_bundle, validate_edits};
 use crate::tools::{CLARIFY_USER, PROPOSE_EDITS, ToolContext, ToolError};
 
@@ -218,27 +218,26 @@ impl Job<'_> {
         json!({ "answer": answer })
     }
 
-    /// The `[approvals]` gate of an `individual` call: refused, run at once,
-    /// or the user is asked and the job waits (`waiting_for_user`).
+    /// The `[approvals]` gate of an exec-tier call: refused, run at once,
+    /// or the user is asked (alone, or with the other batch calls of its
+    /// turn) and the job waits (`waiting_for_user`).
     async fn approve(&mut self, call: &ToolCall) -> Result<(), Value> {
         let (approved, by) = match approval::gate(&self.ctx.config, call) {
             Gate::Refuse(error) => return Err(error),
             Gate::Auto => (true, "allowlist".to_string()),
-            Gate::Ask => {
-                self.emit.emit(EventBody::ApprovalRequested {
-                    tool_call_id: call.tool_call_id.clone(),
-                    name: call.name.clone(),
-                    arguments: call.arguments.clone(),
-                    root: self.ctx.workspace.root().display().to_string(),
-                    cwd: call.arguments["cwd"].as_str().unwrap_or(".").to_string(),
-                    sandbox: if call.name == crate::tools::RUN_COMMAND {
-                        crate::tools::confine::probe().short(self.ctx.config.exec.network)
-                    } else {
-                        String::new()
-                    },
-                });
-                self.await_approval(&call.tool_call_id).await
+            Gate::AskBatch if self.decided.contains_key(&call.tool_call_id) => self
+                .decided
+                .remove(&call.tool_call_id)
+                .unwrap_or((false, "user".into())),
+            Gate::AskBatch => {
+                let others = self.batch_after(call);
+                let decision = self.ask_user(call, &others).await;
+                for other in others {
+                    self.decided.insert(other.tool_call_id, decision.clone());
+                }
+                decision
             }
+            Gate::Ask => self.ask_user(call, &[]).await,
         };
         self.emit.emit(EventBody::ApprovalResolved {
             tool_call_id: call.tool_call_id.clone(),
@@ -250,6 +249,50 @@ impl Job<'_> {
         } else {
             Err(approval::denied(call, &by))
         }
+    }
+
+    /// The later calls of this turn that would be asked in the same batch
+    /// (valid, offered in this mode).
+    fn batch_after(&self, call: &ToolCall) -> Vec<ToolCall> {
+        let registry = &self.ctx.registry;
+        self.turn_calls
+            .iter()
+            .skip_while(|c| c.tool_call_id != call.tool_call_id)
+            .skip(1)
+            .filter(|c| {
+                registry
+                    .get(&c.name)
+                    .is_some_and(|s| s.tier == Tier::Exec && s.modes.contains(&self.spec.mode))
+                    && registry.validate(&c.name, &c.arguments).is_ok()
+                    && approval::gate(&self.ctx.config, c) == Gate::AskBatch
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// Asks the front end about `call` (and `also`, decided with it).
+    async fn ask_user(&mut self, call: &ToolCall, also: &[ToolCall]) -> (bool, String) {
+        self.emit.emit(EventBody::ApprovalRequested {
+            tool_call_id: call.tool_call_id.clone(),
+            name: call.name.clone(),
+            arguments: call.arguments.clone(),
+            root: self.ctx.workspace.root().display().to_string(),
+            cwd: call.arguments["cwd"].as_str().unwrap_or(".").to_string(),
+            sandbox: if call.name == crate::tools::RUN_COMMAND {
+                crate::tools::confine::probe().short(self.ctx.config.exec.network)
+            } else {
+                String::new()
+            },
+            batch: also
+                .iter()
+                .map(|c| BatchedCall {
+                    tool_call_id: c.tool_call_id.clone(),
+                    name: c.name.clone(),
+                    arguments: c.arguments.clone(),
+                })
+                .collect(),
+        });
+        self.await_approval(&call.tool_call_id).await
     }
 
     /// The front end's decision on `tool_call_id`: (approved, who decided).

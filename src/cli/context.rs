@@ -168,7 +168,8 @@ pub fn engine_context(
     };
     let mut config = config;
     config.routing = routing(global, &config).map_err(usage)?;
-    let registry = Registry::builtin().map_err(|e| failed(format!("internal error: {e}")))?;
+    let registry = Registry::for_root(workspace.root(), &config)
+        .map_err(|e| failed(format!("internal error: {e}")))?;
     Ok(EngineContext {
         workspace,
         config,

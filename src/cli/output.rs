@@ -164,13 +164,20 @@ impl Printer {
             }
             EventBody::ClarificationReceived { answer, .. } => eprintln!("  → {answer}"),
             EventBody::ApprovalRequested {
-                name, arguments, ..
+                name,
+                arguments,
+                batch,
+                ..
             } => {
                 self.end_line();
                 let what = arguments["command"]
                     .as_str()
                     .map_or_else(|| arguments.to_string(), str::to_string);
-                eprintln!("! {name} needs approval: {}", shorten(&what, 160));
+                let more = match batch.len() {
+                    0 => String::new(),
+                    n => format!(" (with {n} more call(s) of this turn)"),
+                };
+                eprintln!("! {name} needs approval{more}: {}", shorten(&what, 160));
             }
             EventBody::ApprovalResolved { approved, by, .. } => {
                 let verdict = if *approved { "allowed" } else { "denied" };

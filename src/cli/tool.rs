@@ -10,17 +10,6 @@ use crate::tools::{Registry, ToolContext, ToolError};
 use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: ToolArgs) -> Exit {
-    let registry = match Registry::builtin() {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("agent-tui: internal error: {e}");
-            return Exit::Failed;
-        }
-    };
-    if args.list {
-        let specs: Vec<_> = registry.specs().collect();
-        return print_json(&serde_json::json!({ "tools": specs }), Exit::Ok);
-    }
     let loaded = match load_config(global) {
         Ok(c) => c,
         Err(exit) => return exit,
@@ -32,6 +21,18 @@ pub fn run(global: &GlobalArgs, args: ToolArgs) -> Exit {
             return Exit::Usage;
         }
     };
+    // The tools this root offers: the git tools only inside a work tree.
+    let registry = match Registry::for_root(workspace.root(), &loaded.config) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("agent-tui: internal error: {e}");
+            return Exit::Failed;
+        }
+    };
+    if args.list {
+        let specs: Vec<_> = registry.specs().collect();
+        return print_json(&serde_json::json!({ "tools": specs }), Exit::Ok);
+    }
     let name = args.name.unwrap_or_default();
     let result = read_arguments(args.json.as_deref()).and_then(|value| {
         let ctx = ToolContext::new(&workspace, &loaded.config);

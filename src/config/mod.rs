@@ -6,12 +6,14 @@ mod load;
 mod routing;
 mod sessions;
 mod storage;
+mod tools;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use routing::{RoutingConfig, RoutingMode};
 pub use sessions::SessionLimits;
 pub use storage::{StorageConfig, check_url, redact_url};
+pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig};
 
 use std::collections::BTreeMap;
 
@@ -37,6 +39,7 @@ pub struct Config {
     pub limits: Limits,
     pub exec: ExecConfig,
     pub ui: UiConfig,
+    pub git: GitConfig,
     pub approvals: ApprovalsConfig,
     pub sessions: SessionLimits,
     pub storage: StorageConfig,
@@ -67,6 +70,7 @@ impl Default for Config {
             limits: Limits::default(),
             exec: ExecConfig::default(),
             ui: UiConfig::default(),
+            git: GitConfig::default(),
             approvals: ApprovalsConfig::default(),
             sessions: SessionLimits::default(),
             storage: StorageConfig::default(),
@@ -307,51 +311,6 @@ impl Default for Limits {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ExecConfig {
-    /// Command prefixes (argv words) that `allowlisted-auto` runs unasked.
-    pub allow: Vec<String>,
-    pub timeout_secs: u64,
-    pub max_output_bytes: u64,
-    /// Whether commands may use the network (TCP; Landlock denies it otherwise).
-    pub network: bool,
-    /// Folders outside the agent root commands may write to (`~/` is the
-    /// home directory), e.g. a package cache.
-    pub writable: Vec<String>,
-}
-
-impl ExecConfig {
-    /// `writable` with `~/` expanded.
-    pub fn writable_paths(&self) -> Vec<std::path::PathBuf> {
-        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-        self.writable
-            .iter()
-            .filter_map(|w| match (w.strip_prefix("~/"), &home) {
-                (Some(rest), Some(home)) => Some(home.join(rest)),
-                (Some(_), None) => None,
-                (None, _) => Some(std::path::PathBuf::from(w)),
-            })
-            .collect()
-    }
-}
-
-impl Default for ExecConfig {
-    fn default() -> Self {
-        ExecConfig {
-            allow: vec![
-                "cargo test".into(),
-                "cargo build".into(),
-                "git status".into(),
-            ],
-            timeout_secs: 120,
-            max_output_bytes: 1_048_576,
-            network: false,
-            writable: Vec::new(),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Theme {
@@ -374,25 +333,6 @@ impl Default for UiConfig {
             theme: Theme::Dark,
         }
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApprovalPolicy {
-    /// Ask the user for every call.
-    #[default]
-    Individual,
-    /// Run calls that match the allow list without asking; ask for the rest.
-    AllowlistedAuto,
-    /// Refuse every call of this kind.
-    Never,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct ApprovalsConfig {
-    pub exec: ApprovalPolicy,
-    pub mcp: ApprovalPolicy,
 }
 
 /// How the conversation is kept inside the model's context window
@@ -418,16 +358,6 @@ impl Default for ContextConfig {
             keep_recent_turns: 2,
         }
     }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct McpServerConfig {
-    pub command: String,
-    #[serde(default)]
-    pub args: Vec<String>,
-    #[serde(default)]
-    pub env: BTreeMap<String, String>,
 }
 
 impl Config {

@@ -73,11 +73,12 @@ pub async fn run_task(
         .and_then(|workspace| {
             let store = Store::open_target(&Target::Sqlite(scratch.path().join("state.db")))
                 .map_err(|e| e.to_string())?;
+            let registry = Registry::for_root(workspace.root(), config)?;
             Ok(EngineContext {
                 state: Some(store.root(workspace.root())),
                 workspace,
                 config: config.clone(),
-                registry: Registry::builtin()?,
+                registry,
                 provider: Some(provider),
                 fallback,
                 session: SessionChoice::New,

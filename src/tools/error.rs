@@ -43,6 +43,10 @@ pub enum ToolError {
         "`{0}` asks the user a question, so it only works inside a job (agent-tui exec or the TUI)"
     )]
     NeedsJob(String),
+    /// A git tool's failure: `code` says which (`not_a_git_repository`,
+    /// `nothing_staged`, `detached_head`, `git_failed`, ...).
+    #[error("{message}")]
+    Git { code: &'static str, message: String },
     #[error("the tool failed unexpectedly: {0}")]
     Internal(String),
     #[error("`{path}`: {source}")]
@@ -69,6 +73,7 @@ impl ToolError {
             ToolError::Io { .. } => "io_error",
             ToolError::NeedsJob(_) => "needs_job",
             ToolError::Internal(_) => "internal_error",
+            ToolError::Git { code, .. } => code,
         }
     }
 

@@ -4,16 +4,19 @@
 mod clarify_user;
 pub mod confine;
 mod error;
+mod git;
 mod inline_code;
 mod list_files;
 mod propose_edits;
 mod read_file;
 mod registry;
 mod run_command;
+mod runner;
 mod search_project;
 
 pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
+pub use git::{GIT_ADD, GIT_BRANCH, GIT_COMMIT, GIT_DIFF, GIT_LOG, GIT_PUSH, GIT_STATUS};
 pub use inline_code::inline_code;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};

@@ -65,6 +65,17 @@ impl Registry {
         Ok(registry)
     }
 
+    /// The built-in tools plus those that depend on the agent root and the
+    /// configuration: the git tools inside a git work tree.
+    pub fn for_root(
+        root: &std::path::Path,
+        config: &crate::config::Config,
+    ) -> Result<Registry, String> {
+        let mut registry = Registry::builtin()?;
+        super::git::register(&mut registry, root, config.git.allow_push)?;
+        Ok(registry)
+    }
+
     pub fn register(&mut self, tool: Box<dyn Tool>) -> Result<(), String> {
         let spec = tool.spec();
         if self.get(spec.name).is_some() {

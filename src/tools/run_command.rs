@@ -2,13 +2,12 @@
 //! agent root, without a shell, with a timeout and capped output. In a job it
 //! runs only after approval (`[approvals] exec`); API keys never reach it.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use super::runner::{self, Spawn};
 use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
 use crate::workspace::TreeStat;
 
@@ -93,10 +92,6 @@ pub fn allowed(argv: &[String], allow: &[String]) -> bool {
 
 /// Whether an environment variable holds a secret the child must not see:
 /// a provider's key variable, or any `*_API_KEY`.
-fn is_secret(name: &str, secrets: &[String]) -> bool {
-    secrets.iter().any(|s| s == name) || name.to_ascii_uppercase().ends_with("_API_KEY")
-}
-
 impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
@@ -134,145 +129,43 @@ impl Tool for RunCommand {
         }
         let limit = ctx.exec.timeout_secs.max(1);
         let timeout = Duration::from_secs(args.timeout_secs.unwrap_or(limit).clamp(1, limit));
-        let cap = usize::try_from(ctx.exec.max_output_bytes).unwrap_or(usize::MAX);
-        // The wrapper would only fail later with exit 127: say it now.
-        if !can_start(&argv[0], &dir.abs) {
-            return Err(ToolError::invalid(
-                "command",
-                format!(
-                    "cannot start `{}`: no such program on PATH or in the project",
-                    argv[0]
-                ),
-            ));
-        }
-        // A private TMPDIR, writable under confinement, gone afterwards.
-        let tmp = tempfile::Builder::new()
-            .prefix("agent-tui-cmd-")
-            .tempdir()
-            .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
-        let confinement = super::confine::probe();
-        let extra = ctx.exec.writable_paths();
-        let mut writable = vec![ctx.workspace.root(), tmp.path()];
-        writable.extend(extra.iter().map(std::path::PathBuf::as_path));
-        let wrapped = super::confine::wrapped(&argv, &writable, ctx.exec.network)
-            .filter(|_| confinement != super::confine::Confinement::None);
-        let confined = wrapped.is_some() && confinement.holds();
-        let mut command = wrapped.unwrap_or_else(|| {
-            let mut plain = Command::new(&argv[0]);
-            plain.args(&argv[1..]);
-            plain
-        });
-        command
-            .current_dir(&dir.abs)
-            .env("TMPDIR", tmp.path())
-            .env("TMP", tmp.path())
-            .env("TEMP", tmp.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (name, _) in std::env::vars_os() {
-            if is_secret(&name.to_string_lossy(), &ctx.secrets) {
-                command.env_remove(&name);
-            }
-        }
-        // Its own process group, so a timeout or cancel ends its children too.
-        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut writable = vec![ctx.workspace.root().to_path_buf()];
+        writable.extend(ctx.exec.writable_paths());
+        let spawn = Spawn {
+            argv: &argv,
+            cwd: &dir.abs,
+            writable,
+            network: ctx.exec.network,
+            timeout,
+            cap: usize::try_from(ctx.exec.max_output_bytes).unwrap_or(usize::MAX),
+            secrets: &ctx.secrets,
+            env: Vec::new(),
+            cancel: ctx.cancel.as_ref(),
+        };
         // What the command changes, from the files' stats before and after.
         let before = TreeStat::scan(ctx.workspace.root());
-        let started = Instant::now();
-        let mut child = command.spawn().map_err(|e| {
-            ToolError::invalid("command", format!("cannot start `{}`: {e}", argv[0]))
-        })?;
-        let pgid = child.id();
-        let stdout = child.stdout.take().map(|s| capture(s, cap));
-        let stderr = child.stderr.take().map(|s| capture(s, cap));
-        let mut timed_out = false;
-        let status = loop {
-            match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) => {}
-                Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
-            }
-            let cancelled = ctx.cancel.as_ref().is_some_and(|c| c.is_cancelled());
-            if cancelled || started.elapsed() >= timeout {
-                timed_out = !cancelled;
-                kill_group(pgid);
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let join = |h: Option<std::thread::JoinHandle<(Vec<u8>, bool)>>| {
-            h.and_then(|h| h.join().ok()).unwrap_or_default()
-        };
-        let (out, out_cut) = join(stdout);
-        let (err, err_cut) = join(stderr);
+        let ran = runner::run(&spawn)?;
         let mut changed = TreeStat::scan(ctx.workspace.root()).changes_since(&before);
         let changed_total = changed.len();
         changed.truncate(MAX_CHANGED_LISTED);
         Ok(json!({
-            "exit_code": status.and_then(|s| s.code()),
-            "stdout": String::from_utf8_lossy(&out),
-            "stderr": String::from_utf8_lossy(&err),
-            "duration_ms": u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            "truncated": out_cut || err_cut,
-            "timed_out": timed_out,
-            "confined": confined,
+            "exit_code": ran.exit_code,
+            "stdout": ran.stdout_text(),
+            "stderr": ran.stderr_text(),
+            "duration_ms": ran.duration_ms,
+            "truncated": ran.truncated,
+            "timed_out": ran.timed_out,
+            "confined": ran.confined,
             "changed_files": changed,
             "changed_files_total": changed_total,
         }))
     }
 }
 
-/// Whether `program` names an executable file: a path (relative to `cwd`)
-/// or a name found on `$PATH`.
-fn can_start(program: &str, cwd: &std::path::Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        return runnable(&cwd.join(program));
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
-}
-
-/// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
-fn capture(
-    mut pipe: impl Read + Send + 'static,
-    cap: usize,
-) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut cut = false;
-        let mut buf = [0u8; 8192];
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let room = cap.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buf[..n.min(room)]);
-                    cut |= n > room;
-                }
-            }
-        }
-        (kept, cut)
-    })
-}
-
-fn kill_group(pgid: u32) {
-    if let Ok(pid) = i32::try_from(pgid) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::runner::is_secret;
 
     fn words(s: &str) -> Vec<String> {
         argv_of(s).unwrap()

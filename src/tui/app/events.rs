@@ -122,18 +122,20 @@ impl App {
                 root,
                 cwd,
                 sandbox,
+                batch,
             } => {
-                let command = arguments["command"]
-                    .as_str()
-                    .map_or_else(|| arguments.to_string(), str::to_string);
                 self.overlay = Overlay::Approval {
                     job_id: event.job_id.clone(),
                     tool_call_id: tool_call_id.clone(),
                     name: name.clone(),
-                    command,
+                    command: call_line(name, arguments),
                     cwd: cwd.clone(),
                     root: root.clone(),
                     sandbox: sandbox.clone(),
+                    also: batch
+                        .iter()
+                        .map(|c| call_line(&c.name, &c.arguments))
+                        .collect(),
                 };
             }
             EventBody::ApprovalResolved { approved, by, .. } => {
@@ -388,5 +390,36 @@ impl App {
             cursor: cursor.min(n.saturating_sub(1)),
             ..review
         });
+    }
+}
+
+/// A call as the user reads it in an approval: the command line it amounts
+/// to where there is one, else its name and arguments.
+fn call_line(name: &str, arguments: &serde_json::Value) -> String {
+    let list = |v: &serde_json::Value| {
+        v.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|p| p.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .unwrap_or_default()
+    };
+    match name {
+        crate::tools::RUN_COMMAND => arguments["command"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        crate::tools::GIT_ADD => format!("git add {}", list(&arguments["paths"])),
+        crate::tools::GIT_COMMIT => format!(
+            "git commit -m {:?}",
+            arguments["message"].as_str().unwrap_or_default()
+        ),
+        crate::tools::GIT_PUSH => format!(
+            "git push {}",
+            arguments["remote"].as_str().unwrap_or("(upstream)")
+        ),
+        _ => format!("{name} {arguments}"),
     }
 }

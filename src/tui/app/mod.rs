@@ -91,6 +91,8 @@ pub enum Overlay {
         root: String,
         /// How it would be confined; empty when not a command.
         sandbox: String,
+        /// More calls of the same turn decided with it (batch approval).
+        also: Vec<String>,
     },
     /// Editing a hunk's new text before accepting it (`e` in the review).
     EditHunk {

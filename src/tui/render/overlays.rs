@@ -112,24 +112,30 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             cwd,
             root,
             sandbox,
+            also,
             ..
         } => {
             let label =
                 |l: &str| Span::styled(format!("{l:>9} "), Style::new().fg(Color::DarkGray));
-            let text = vec![
-                Line::from(format!("The model wants to run {name}:")),
+            let bold = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            let heading = if also.is_empty() {
+                format!("The model wants to run {name}:")
+            } else {
+                format!("The model wants to run {} calls together:", also.len() + 1)
+            };
+            let mut text = vec![
+                Line::from(heading),
                 Line::from(""),
-                Line::from(vec![
-                    label("command"),
-                    Span::styled(
-                        command.clone(),
-                        Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
-                    ),
-                ]),
+                Line::from(vec![label("command"), Span::styled(command.clone(), bold)]),
+            ];
+            text.extend(
+                also.iter()
+                    .map(|c| Line::from(vec![label(""), Span::styled(c.clone(), bold)])),
+            );
+            text.extend([
                 Line::from(vec![label("in"), Span::raw(cwd.clone())]),
                 Line::from(vec![label("workspace"), Span::raw(root.clone())]),
-            ];
-            let mut text = text;
+            ]);
             if !sandbox.is_empty() {
                 // Said plainly where the kernel cannot hold the command in.
                 let style = if sandbox.starts_with("Landlock") {
@@ -145,11 +151,20 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             text.extend([
                 Line::from(""),
                 Line::from(Span::styled(
-                    "y / Enter: allow once · n / Esc: deny",
+                    if also.is_empty() {
+                        "y / Enter: allow once · n / Esc: deny"
+                    } else {
+                        "y / Enter: allow all once · n / Esc: deny all"
+                    },
                     Style::new().fg(Color::DarkGray),
                 )),
             ]);
-            dialog(frame, area, "Allow this command?", text);
+            let title = if also.is_empty() {
+                "Allow this command?"
+            } else {
+                "Allow these commands?"
+            };
+            dialog(frame, area, title, text);
         }
         Overlay::Rollback {
             checkpoint_id,

@@ -1,0 +1,188 @@
+//! Runs one program the way every command tool does: confined by Landlock
+//! where the kernel allows (writes only where granted, no TCP unless
+//! allowed), a private TMPDIR, no API keys in its environment, its own
+//! process group ended by timeout or cancel, stdout and stderr capped.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::ToolError;
+use super::confine::{self, Confinement};
+
+/// What to run and what it may do.
+pub struct Spawn<'a> {
+    pub argv: &'a [String],
+    pub cwd: &'a Path,
+    /// Where it may write besides its private TMPDIR.
+    pub writable: Vec<PathBuf>,
+    pub network: bool,
+    pub timeout: Duration,
+    /// Bytes kept of stdout and of stderr each.
+    pub cap: usize,
+    /// Variables removed from its environment (and any `*_API_KEY`).
+    pub secrets: &'a [String],
+    /// Variables set for it.
+    pub env: Vec<(&'static str, String)>,
+    pub cancel: Option<&'a CancellationToken>,
+}
+
+/// How it ended.
+#[derive(Debug)]
+pub struct Ran {
+    /// `None`: killed (timeout, cancel, signal).
+    pub exit_code: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub truncated: bool,
+    pub timed_out: bool,
+    pub confined: bool,
+    pub duration_ms: u64,
+}
+
+impl Ran {
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// Whether `name` holds a secret a command must not see.
+pub fn is_secret(name: &str, secrets: &[String]) -> bool {
+    secrets.iter().any(|s| s == name) || name.to_ascii_uppercase().ends_with("_API_KEY")
+}
+
+/// Starts `spawn.argv` and waits for it. Fails only if it cannot start.
+pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
+    let program = &spawn.argv[0];
+    // The wrapper would only fail later with exit 127: say it now.
+    if !can_start(program, spawn.cwd) {
+        return Err(ToolError::invalid(
+            "command",
+            format!("cannot start `{program}`: no such program on PATH or in the project"),
+        ));
+    }
+    // A private TMPDIR, writable under confinement, gone afterwards.
+    let tmp = tempfile::Builder::new()
+        .prefix("agent-tui-cmd-")
+        .tempdir()
+        .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
+    let confinement = confine::probe();
+    let mut writable: Vec<&Path> = vec![tmp.path()];
+    writable.extend(spawn.writable.iter().map(PathBuf::as_path));
+    let wrapped = confine::wrapped(spawn.argv, &writable, spawn.network)
+        .filter(|_| confinement != Confinement::None);
+    let confined = wrapped.is_some() && confinement.holds();
+    let mut command = wrapped.unwrap_or_else(|| {
+        let mut plain = Command::new(program);
+        plain.args(&spawn.argv[1..]);
+        plain
+    });
+    command
+        .current_dir(spawn.cwd)
+        .env("TMPDIR", tmp.path())
+        .env("TMP", tmp.path())
+        .env("TEMP", tmp.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (name, value) in &spawn.env {
+        command.env(name, value);
+    }
+    for (name, _) in std::env::vars_os() {
+        if is_secret(&name.to_string_lossy(), spawn.secrets) {
+            command.env_remove(&name);
+        }
+    }
+    // Its own process group, so a timeout or cancel ends its children too.
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let started = Instant::now();
+    let mut child = command
+        .spawn()
+        .map_err(|e| ToolError::invalid("command", format!("cannot start `{program}`: {e}")))?;
+    let pgid = child.id();
+    let stdout = child.stdout.take().map(|s| capture(s, spawn.cap));
+    let stderr = child.stderr.take().map(|s| capture(s, spawn.cap));
+    let mut timed_out = false;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break Some(status),
+            Ok(None) => {}
+            Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
+        }
+        let cancelled = spawn.cancel.is_some_and(CancellationToken::is_cancelled);
+        if cancelled || started.elapsed() >= spawn.timeout {
+            timed_out = !cancelled;
+            kill_group(pgid);
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let join = |h: Option<std::thread::JoinHandle<(Vec<u8>, bool)>>| {
+        h.and_then(|h| h.join().ok()).unwrap_or_default()
+    };
+    let (stdout, out_cut) = join(stdout);
+    let (stderr, err_cut) = join(stderr);
+    Ok(Ran {
+        exit_code: status.and_then(|s| s.code()),
+        stdout,
+        stderr,
+        truncated: out_cut || err_cut,
+        timed_out,
+        confined,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// Whether `program` names an executable file: a path (relative to `cwd`)
+/// or a name found on `$PATH`.
+fn can_start(program: &str, cwd: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return runnable(&cwd.join(program));
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
+}
+
+/// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
+fn capture(
+    mut pipe: impl Read + Send + 'static,
+    cap: usize,
+) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut cut = false;
+        let mut buf = [0u8; 8192];
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = cap.saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    cut |= n > room;
+                }
+            }
+        }
+        (kept, cut)
+    })
+}
+
+fn kill_group(pgid: u32) {
+    if let Ok(pid) = i32::try_from(pgid) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+}
