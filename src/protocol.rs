@@ -122,6 +122,9 @@ pub enum Op {
     Rollback {
         checkpoint_id: String,
         hunks: Vec<String>,
+        /// Only these files, each back to its bytes before the checkpoint
+        /// (empty: all of them, unless `hunks` picks hunks).
+        files: Vec<String>,
     },
 }
 

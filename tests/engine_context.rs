@@ -195,6 +195,7 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
         .send(Op::Rollback {
             checkpoint_id: checkpoint.clone(),
             hunks: vec![],
+            files: vec![],
         })
         .unwrap();
     until(&mut engine, |b| {

@@ -562,7 +562,14 @@ fn search_limits_order_and_truncation() {
 #[test]
 fn tool_list_describes_every_tool() {
     let env = Env::new();
-    let out = env.cmd().args(["tool", "--list"]).output().unwrap();
+    // Outside a git work tree: the built-in tools only.
+    let plain = tempfile::tempdir().unwrap();
+    let out = env
+        .cmd()
+        .args(["tool", "--list", "--root"])
+        .arg(plain.path())
+        .output()
+        .unwrap();
     assert_eq!(support::code(&out), 0);
     let v = support::json_of(&out);
     let tools = v["tools"].as_array().unwrap();

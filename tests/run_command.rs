@@ -421,3 +421,90 @@ fn a_command_reports_the_files_it_changed() {
     // The model is told too.
     assert!(tool_result_sent(&server).contains("out/made.txt"));
 }
+
+/// `agent-tui ARGS --root ROOT`: exit code and stderr.
+fn cli(env: &Env, root: &Path, args: &[&str]) -> (i32, String) {
+    let out = env
+        .cmd()
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap();
+    (
+        code(&out),
+        format!("{}{}", stdout(&out), support::stderr(&out)),
+    )
+}
+
+fn text(root: &Path, p: &str) -> Option<String> {
+    std::fs::read_to_string(root.join(p)).ok()
+}
+
+#[test]
+fn a_commands_changes_are_a_checkpoint_that_rolls_back() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join(".gitignore"), "build/\n").unwrap();
+    std::fs::write(root.join("edit.txt"), "old\n").unwrap();
+    std::fs::write(root.join("gone.txt"), "bye\n").unwrap();
+    std::fs::write(
+        root.join("gen.sh"),
+        "echo new > edit.txt\nrm gone.txt\nmkdir -p out build\necho x > out/made.txt\n\
+         echo o > build/ignored.o\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("again.sh"), "echo model > edit.txt\n").unwrap();
+    let tables = "[approvals]\nexec = \"auto\"";
+    let (events, server) = run_in_job(&env, root, "sh gen.sh", tables);
+    let result = &of_type(&events, "tool.call.completed")[0]["data"]["result"];
+    let id = result["checkpoint_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    let created = of_type(&events, "checkpoint.created");
+    assert_eq!(created.len(), 1);
+    assert_eq!(created[0]["data"]["kind"], "exec");
+    assert_eq!(created[0]["data"]["checkpoint_id"], id);
+    assert_eq!(
+        created[0]["data"]["files"],
+        json!(["edit.txt", "gone.txt", "out/made.txt"])
+    );
+    assert!(tool_result_sent(&server).contains(id), "the model knows it");
+    let (c, listed) = cli(&env, root, &["checkpoints", "--json"]);
+    assert_eq!(c, 0, "{listed}");
+    assert!(
+        listed.contains(id) && listed.contains("\"exec\""),
+        "{listed}"
+    );
+
+    // Scoped by file: only the created file goes.
+    let (c, out) = cli(&env, root, &["rollback", id, "--files", "out/made.txt"]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(text(root, "out/made.txt"), None);
+    assert_eq!(text(root, "edit.txt").as_deref(), Some("new\n"));
+    let (c, out) = cli(&env, root, &["rollback", id, "--files", "nope.txt"]);
+    assert_eq!(c, 2, "a file the command did not change: {out}");
+    assert!(out.contains("nope.txt"), "{out}");
+    // Whole: every file back; ignored build output is not the checkpoint's.
+    let (c, out) = cli(&env, root, &["rollback", id]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(text(root, "edit.txt").as_deref(), Some("old\n"));
+    assert_eq!(text(root, "gone.txt").as_deref(), Some("bye\n"));
+    assert_eq!(text(root, "build/ignored.o").as_deref(), Some("o\n"));
+
+    // A change the user made between jobs is what a rollback returns to.
+    std::fs::write(root.join("edit.txt"), "user\n").unwrap();
+    let (events, _server) = run_in_job(&env, root, "sh again.sh", tables);
+    let result = &of_type(&events, "tool.call.completed")[0]["data"]["result"];
+    assert_eq!(text(root, "edit.txt").as_deref(), Some("model\n"));
+    let id = result["checkpoint_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{result}"));
+    let (c, out) = cli(&env, root, &["rollback", id]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(text(root, "edit.txt").as_deref(), Some("user\n"));
+    // A command that changes nothing makes no checkpoint.
+    let (events, _server) = run_in_job(&env, root, "true", tables);
+    assert!(of_type(&events, "checkpoint.created").is_empty());
+}

@@ -147,6 +147,39 @@ fn kill_9_while_writing_loses_no_completed_job() {
 }
 
 #[test]
+fn a_store_of_the_previous_schema_is_migrated_on_open() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let list = |env: &Env| {
+        env.cmd()
+            .args(["sessions", "list", "--root"])
+            .arg(root.path())
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&list(&env)), 0);
+    // Back to what schema 1 had: no file index.
+    let db = env.state_db();
+    support::db::exec(&db, "DROP TABLE file_index");
+    support::db::exec(
+        &db,
+        "UPDATE store_meta SET value = '1' WHERE key = 'schema_version'",
+    );
+    assert_eq!(code(&list(&env)), 0);
+    let out = env
+        .cmd()
+        .args(["store", "check", "--json"])
+        .output()
+        .unwrap();
+    let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(check["schema_version"], 2, "{check}");
+    assert_eq!(
+        support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
+        ["0"]
+    );
+}
+
+#[test]
 fn a_store_from_a_newer_release_is_refused_untouched() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
@@ -183,7 +216,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 1")
+                && err.contains("version 2")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -328,7 +361,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 1, ")),
+        said.contains(&format!("sqlite at {db} (schema version 2, ")),
         "{said}"
     );
     let check = env
@@ -345,7 +378,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(1)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(2)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

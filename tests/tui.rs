@@ -385,7 +385,8 @@ fn streamed_answer_tool_lines_and_review_flow() {
         app.on_key(key(KeyCode::Char('a'))),
         vec![Op::Rollback {
             checkpoint_id: "cp_1".into(),
-            hunks: vec![]
+            hunks: vec![],
+            files: vec![],
         }]
     );
 }
@@ -534,7 +535,8 @@ fn rollback_dialog_picks_hunks_for_a_scoped_rollback() {
         ops,
         vec![Op::Rollback {
             checkpoint_id: "cp_9".into(),
-            hunks: vec!["h_1".into(), "h_3".into()]
+            hunks: vec!["h_1".into(), "h_3".into()],
+            files: vec![],
         }]
     );
     assert_eq!(app.overlay, Overlay::None);

@@ -494,3 +494,33 @@ fn one_dialog_allows_a_turns_git_add_and_commit() {
     assert_eq!(git(&["log", "-1", "--format=%s"]), "bump a");
     assert_eq!(git(&["status", "--porcelain"]), "");
 }
+
+/// What an allowed command changes is a checkpoint in a real terminal too:
+/// the transcript names it and Ctrl+Z puts the file back.
+#[test]
+fn ctrl_z_undoes_what_a_command_changed() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "before\n").unwrap();
+    std::fs::write(root.join("gen.sh"), "echo generated > a.txt\n").unwrap();
+    let args = json!({"command": "sh gen.sh"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &args)])),
+        sse(openai::text(&["Generated."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "execundo");
+    tmux.wait_for("agent ›");
+    tmux.keys(&["generate", "Enter"]);
+    tmux.wait_for("Allow this command?");
+    tmux.keys(&["y"]);
+    tmux.wait_for("The command changed a.txt; checkpoint");
+    tmux.wait_for("Generated.");
+    assert_eq!(read(root, "a.txt"), "generated\n");
+    tmux.keys(&["C-z"]);
+    tmux.wait_for("a: roll back all (hard)");
+    tmux.keys(&["a"]);
+    tmux.wait_for("Rolled back");
+    assert_eq!(read(root, "a.txt"), "before\n");
+}

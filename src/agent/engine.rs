@@ -15,7 +15,7 @@ use super::emit::{Emitter, JobMsg};
 use super::feedback::review_feedback;
 use super::job::{self, JobKind, JobSpec, UserReply};
 use super::{EngineContext, SessionChoice};
-use crate::checkpoint::CheckpointStore;
+use crate::checkpoint::{CheckpointStore, ExecTracker};
 use crate::context::{ContextWindow, TokenCounter};
 use crate::llm::Message;
 use crate::protocol::{Event, EventBody, Mode, Op};
@@ -64,6 +64,8 @@ pub(super) struct Engine {
     session: Option<String>,
     resume: Option<String>,
     pub checkpoints: Option<CheckpointStore>,
+    /// The root's file index, for checkpoints of what commands change.
+    tracker: Option<Arc<ExecTracker>>,
     /// Sessions and the audit chain go to the store through this queue.
     writer: Option<SessionWriter>,
     out: mpsc::UnboundedSender<Event>,
@@ -79,6 +81,10 @@ impl Engine {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let mut engine = Engine {
             checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
+            tracker: ctx
+                .state
+                .as_ref()
+                .map(|s| Arc::new(ExecTracker::new(s, ctx.workspace.root()))),
             writer: ctx.state.as_ref().map(|s| s.writer()),
             ctx: ctx.clone(),
             jobs: HashMap::new(),
@@ -208,7 +214,8 @@ impl Engine {
             Op::Rollback {
                 checkpoint_id,
                 hunks,
-            } => self.rollback(&checkpoint_id, &hunks),
+                files,
+            } => self.rollback(&checkpoint_id, &hunks, &files),
         }
     }
 
@@ -253,6 +260,8 @@ impl Engine {
             history: self.history.clone(),
             window: self.window.clone(),
             factor: self.factor,
+            session_id: self.session_id(),
+            tracker: self.tracker.clone(),
         };
         self.started_from
             .insert(job_id.clone(), self.history.clone());

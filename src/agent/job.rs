@@ -57,6 +57,9 @@ pub struct JobSpec {
     pub window: Option<ContextWindow>,
     /// Provider tokens per counted token, learned earlier in the session.
     pub factor: Option<f64>,
+    pub session_id: Option<String>,
+    /// Records what commands change as checkpoints (`None`: no store).
+    pub tracker: Option<Arc<crate::checkpoint::ExecTracker>>,
 }
 
 pub(super) enum Outcome {

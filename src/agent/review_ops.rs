@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::engine::Engine;
 use crate::checkpoint::{
-    CheckpointKind, FileChange, RollbackError, hard_rollback, scoped_rollback,
+    CheckpointKind, FileChange, RollbackError, files_rollback, scoped_rollback,
 };
 use crate::protocol::EventBody;
 use crate::review::{ApplyError, edit_hunk, load_base, plan_apply, write_plans};
@@ -255,7 +255,7 @@ impl Engine {
         );
     }
 
-    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String]) {
+    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String], only: &[String]) {
         let found = match &self.checkpoints {
             Some(store) => store.get(checkpoint_id).map_err(|e| e.to_string()),
             None => Err("no state directory: there are no checkpoints".into()),
@@ -293,14 +293,14 @@ impl Engine {
             return;
         };
         let result = if hunks.is_empty() {
-            hard_rollback(&self.ctx.workspace, store, &checkpoint)
+            files_rollback(&self.ctx.workspace, store, &checkpoint, only)
         } else {
             scoped_rollback(&self.ctx.workspace, store, &checkpoint, hunks)
         };
-        let target = if hunks.is_empty() {
-            checkpoint_id.to_string()
-        } else {
-            format!("{checkpoint_id} {}", hunks.join(","))
+        let target = match (hunks.is_empty(), only.is_empty()) {
+            (true, true) => checkpoint_id.to_string(),
+            (true, false) => format!("{checkpoint_id} {}", only.join(",")),
+            (false, _) => format!("{checkpoint_id} {}", hunks.join(",")),
         };
         match result {
             Ok(record) => {
@@ -324,7 +324,9 @@ impl Engine {
                         files: files.clone(),
                     },
                 );
-                let what = if hunks.is_empty() {
+                let what = if !only.is_empty() {
+                    format!("{} of checkpoint {checkpoint_id}", only.join(", "))
+                } else if hunks.is_empty() {
                     format!("every change of checkpoint {checkpoint_id}")
                 } else {
                     format!("hunks {} of checkpoint {checkpoint_id}", hunks.join(", "))
@@ -350,6 +352,7 @@ impl Engine {
                 let (code, conflicts) = match &e {
                     RollbackError::Conflict(list) => ("conflict", list.clone()),
                     RollbackError::UnknownHunk(..) => ("unknown_hunk", Vec::new()),
+                    RollbackError::UnknownFile(..) => ("unknown_file", Vec::new()),
                     RollbackError::Path(_) | RollbackError::Io(_) => ("io_error", Vec::new()),
                 };
                 self.audit(

@@ -12,7 +12,7 @@ use super::job::{Job, NO_USER_ANSWER, UserReply};
 use crate::llm::{ToolCall, ToolResult};
 use crate::protocol::{BatchedCall, EventBody, Tier};
 use crate::review::{EditRequest, ProposedEdit, build_bundle, validate_edits};
-use crate::tools::{CLARIFY_USER, PROPOSE_EDITS, ToolContext, ToolError};
+use crate::tools::{CLARIFY_USER, ExecRecord, PROPOSE_EDITS, ToolContext, ToolError};
 
 impl Job<'_> {
     /// Runs one call and reports it; every failure becomes an error result
@@ -103,14 +103,39 @@ impl Job<'_> {
         let name = call.name.clone();
         let args = call.arguments.clone();
         let cancel = self.cancel.clone();
+        let tracker = self.spec.tracker.clone();
+        let (session_id, job_id) = (self.spec.session_id.clone(), self.emit.job_id().to_string());
         let ran = tokio::task::spawn_blocking(move || {
             let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
             tool_ctx.cancel = Some(cancel);
+            tool_ctx.record = tracker.as_deref().map(|tracker| ExecRecord {
+                tracker,
+                session_id,
+                job_id,
+            });
             ctx.registry.call(&name, args, &tool_ctx)
         })
         .await;
         match ran {
-            Ok(Ok(value)) => Ok(value),
+            Ok(Ok(value)) => {
+                // A command's changes were recorded: say so like an apply.
+                if let Some(id) = value["checkpoint_id"].as_str() {
+                    let files = value["changed_files"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|f| f["path"].as_str().map(str::to_string))
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    self.emit.emit(EventBody::CheckpointCreated {
+                        checkpoint_id: id.to_string(),
+                        kind: "exec".into(),
+                        files,
+                    });
+                }
+                Ok(value)
+            }
             Ok(Err(e)) => Err(e.to_json()["error"].clone()),
             Err(join) => Err(ToolError::Internal(join.to_string()).to_json()["error"].clone()),
         }

@@ -2,9 +2,14 @@
 //! with each affected file's prior and new bytes stored content-addressed,
 //! so any of them can be undone in full (hard) or hunk by hunk (scoped).
 
+mod exec;
 mod rollback;
 
-pub use rollback::{RollbackError, ThreeWay, hard_rollback, scoped_rollback, three_way};
+pub use exec::{ExecTracker, MAX_INDEXED_BYTES, Recorded};
+
+pub use rollback::{
+    RollbackError, ThreeWay, files_rollback, hard_rollback, scoped_rollback, three_way,
+};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,6 +27,8 @@ use crate::workspace::sha256_hex;
 pub enum CheckpointKind {
     Apply,
     Rollback,
+    /// What a command (`run_command`) changed.
+    Exec,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -13,6 +13,8 @@ use crate::workspace::Workspace;
 pub enum RollbackError {
     #[error("checkpoint {0} has no hunk {1}")]
     UnknownHunk(String, String),
+    #[error("checkpoint {0} did not change {1}")]
+    UnknownFile(String, String),
     #[error("conflict: {}", .0.join("; "))]
     Conflict(Vec<String>),
     #[error("{0}")]
@@ -101,8 +103,35 @@ pub fn hard_rollback(
     store: &CheckpointStore,
     checkpoint: &Checkpoint,
 ) -> Result<Checkpoint, RollbackError> {
+    files_rollback(ws, store, checkpoint, &[])
+}
+
+/// Restores the files `only` (all when empty) to their bytes before
+/// `checkpoint`; other files it touched keep what they have now.
+pub fn files_rollback(
+    ws: &Workspace,
+    store: &CheckpointStore,
+    checkpoint: &Checkpoint,
+    only: &[String],
+) -> Result<Checkpoint, RollbackError> {
+    for path in only {
+        if !checkpoint
+            .affected_files
+            .iter()
+            .any(|f| &f.file_path == path)
+        {
+            return Err(RollbackError::UnknownFile(
+                checkpoint.checkpoint_id.clone(),
+                path.clone(),
+            ));
+        }
+    }
     let mut changes = Vec::new();
-    for f in &checkpoint.affected_files {
+    for f in checkpoint
+        .affected_files
+        .iter()
+        .filter(|f| only.is_empty() || only.contains(&f.file_path))
+    {
         let (abs, current) = read_current(ws, &f.file_path)?;
         let target = match &f.base_snapshot_hash {
             Some(h) => Some(store.snapshot(h)?),

@@ -246,6 +246,15 @@ pub struct RollbackArgs {
     /// Roll back only these hunks (scoped), e.g. h_1,h_2
     #[arg(long, value_delimiter = ',', value_name = "HUNKS")]
     pub hunks: Vec<String>,
+    /// Roll back only these files, each to its bytes before the checkpoint,
+    /// e.g. src/a.rs,gen/b.rs
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "FILES",
+        conflicts_with = "hunks"
+    )]
+    pub files: Vec<String>,
     /// Agent root
     #[arg(long, default_value = ".", value_name = "PATH")]
     pub root: PathBuf,

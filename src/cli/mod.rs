@@ -96,12 +96,13 @@ fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
     let op = Op::Rollback {
         checkpoint_id: args.checkpoint.clone(),
         hunks: args.hunks.clone(),
+        files: args.files.clone(),
     };
     context::drive_ops(ctx, vec![op], false, |event| match &event.body {
         EventBody::RollbackCompleted { .. } => Some(Exit::Ok),
         EventBody::RollbackFailed { code, .. } => Some(match code.as_str() {
             "conflict" => Exit::Conflict,
-            "unknown_hunk" | "not_found" => Exit::Usage,
+            "unknown_hunk" | "unknown_file" | "not_found" => Exit::Usage,
             _ => Exit::Failed,
         }),
         _ => None,

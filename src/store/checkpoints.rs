@@ -76,13 +76,9 @@ impl RootStore {
     }
 }
 
-/// Inserts a checkpoint and its snapshots inside the caller's transaction
-/// (also the upgrade import's).
-pub(super) async fn insert(
+/// Stores each snapshot once, inside the caller's transaction.
+pub(super) async fn insert_snapshots(
     conn: &mut sqlx::AnyConnection,
-    root_key: &str,
-    cp: &Checkpoint,
-    body: &str,
     snapshots: &[Encoded],
 ) -> Result<(), sqlx::Error> {
     for s in snapshots {
@@ -97,9 +93,23 @@ pub(super) async fn insert(
         .execute(&mut *conn)
         .await?;
     }
+    Ok(())
+}
+
+/// Inserts a checkpoint and its snapshots inside the caller's transaction
+/// (also the upgrade import's).
+pub(super) async fn insert(
+    conn: &mut sqlx::AnyConnection,
+    root_key: &str,
+    cp: &Checkpoint,
+    body: &str,
+    snapshots: &[Encoded],
+) -> Result<(), sqlx::Error> {
+    insert_snapshots(conn, snapshots).await?;
     let kind = match cp.kind {
         CheckpointKind::Apply => "apply",
         CheckpointKind::Rollback => "rollback",
+        CheckpointKind::Exec => "exec",
     };
     sqlx::query(
         "INSERT INTO checkpoints (checkpoint_id, root_key, session_id, job_id, created_at, kind, body)

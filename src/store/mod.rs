@@ -9,6 +9,7 @@ pub mod audit;
 mod checkpoints;
 mod db;
 mod error;
+pub mod file_index;
 mod import;
 mod maintenance;
 mod paths;

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -104,6 +104,21 @@ const MIGRATIONS: &[&str] = &[
         prev TEXT NOT NULL,
         hash TEXT NOT NULL,
         PRIMARY KEY (root_key, seq)
+    );
+    ",
+    // 2: the stat cache of each root's files with their content's snapshot,
+    // so a command's changes can be rolled back (checkpoint kind `exec`).
+    "
+    CREATE TABLE file_index (
+        root_key TEXT NOT NULL REFERENCES roots (root_key),
+        path TEXT NOT NULL,
+        size BIGINT NOT NULL,
+        mtime_ns BIGINT NOT NULL,
+        ctime_ns BIGINT NOT NULL,
+        ino BIGINT NOT NULL,
+        mode BIGINT NOT NULL,
+        hash TEXT NOT NULL REFERENCES snapshots (hash),
+        PRIMARY KEY (root_key, path)
     );
     ",
 ];

@@ -26,6 +26,7 @@ use serde_json::Value;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::checkpoint::ExecTracker;
 use crate::config::{Config, ExecConfig, Limits};
 use crate::workspace::{PathFilter, Resolved, Workspace, close_matches};
 
@@ -38,6 +39,16 @@ pub struct ToolContext<'a> {
     pub secrets: Vec<String>,
     /// Set when the job is cancelled: a running command is stopped.
     pub cancel: Option<CancellationToken>,
+    /// Where a command's changes are recorded as a checkpoint (in a job
+    /// with a store).
+    pub record: Option<ExecRecord<'a>>,
+}
+
+/// A job's checkpoint recording for commands.
+pub struct ExecRecord<'a> {
+    pub tracker: &'a ExecTracker,
+    pub session_id: Option<String>,
+    pub job_id: String,
 }
 
 impl<'a> ToolContext<'a> {
@@ -48,6 +59,7 @@ impl<'a> ToolContext<'a> {
             exec: &config.exec,
             secrets: config.secret_env_names(),
             cancel: None,
+            record: None,
         }
     }
 }

@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::runner::{self, Spawn};
+use super::runner::{self, Ran, Spawn};
 use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
-use crate::workspace::TreeStat;
+use crate::workspace::{Changed, TreeStat};
 
 /// Changed files listed in a result (`changed_files_total` counts them all).
 const MAX_CHANGED_LISTED: usize = 200;
@@ -142,13 +142,11 @@ impl Tool for RunCommand {
             env: Vec::new(),
             cancel: ctx.cancel.as_ref(),
         };
-        // What the command changes, from the files' stats before and after.
-        let before = TreeStat::scan(ctx.workspace.root());
-        let ran = runner::run(&spawn)?;
-        let mut changed = TreeStat::scan(ctx.workspace.root()).changes_since(&before);
+        let (ran, tracked) = tracked(ctx, || runner::run(&spawn))?;
+        let mut changed = tracked.changed;
         let changed_total = changed.len();
         changed.truncate(MAX_CHANGED_LISTED);
-        Ok(json!({
+        let mut result = json!({
             "exit_code": ran.exit_code,
             "stdout": ran.stdout_text(),
             "stderr": ran.stderr_text(),
@@ -158,8 +156,68 @@ impl Tool for RunCommand {
             "confined": ran.confined,
             "changed_files": changed,
             "changed_files_total": changed_total,
-        }))
+        });
+        match tracked.checkpoint {
+            Ok(Some(id)) => result["checkpoint_id"] = json!(id),
+            Ok(None) => {}
+            Err(error) => result["checkpoint_error"] = json!(error),
+        }
+        if !tracked.not_recorded.is_empty() {
+            result["not_recorded"] = json!(tracked.not_recorded);
+        }
+        Ok(result)
     }
+}
+
+/// What a command changed and, in a job, the checkpoint that undoes it.
+struct Tracked {
+    changed: Vec<Changed>,
+    /// `Ok(None)`: nothing to record (no change, or no job).
+    checkpoint: Result<Option<String>, String>,
+    not_recorded: Vec<String>,
+}
+
+/// Runs `run` between two looks at the tree: plain stat scans, or in a
+/// job the file index, so the changes become a checkpoint.
+fn tracked(
+    ctx: &ToolContext<'_>,
+    run: impl FnOnce() -> Result<Ran, ToolError>,
+) -> Result<(Ran, Tracked), ToolError> {
+    let root = ctx.workspace.root();
+    let plain = |before: &TreeStat, checkpoint| Tracked {
+        changed: TreeStat::scan(root).changes_since(before),
+        checkpoint,
+        not_recorded: Vec::new(),
+    };
+    let Some(record) = &ctx.record else {
+        let before = TreeStat::scan(root);
+        let ran = run()?;
+        return Ok((ran, plain(&before, Ok(None))));
+    };
+    let before = match record.tracker.before() {
+        Ok(before) => before,
+        Err(e) => {
+            // The command still runs; the model is told it cannot be undone.
+            let before = TreeStat::scan(root);
+            let ran = run()?;
+            return Ok((ran, plain(&before, Err(e.to_string()))));
+        }
+    };
+    let ran = run()?;
+    let after = record
+        .tracker
+        .after(&before, record.session_id.as_deref(), &record.job_id);
+    Ok(match after {
+        Ok(rec) => (
+            ran,
+            Tracked {
+                changed: rec.changed,
+                checkpoint: Ok(rec.checkpoint.map(|c| c.checkpoint_id)),
+                not_recorded: rec.not_recorded,
+            },
+        ),
+        Err(e) => (ran, plain(&before, Err(e.to_string()))),
+    })
 }
 
 #[cfg(test)]

@@ -14,12 +14,12 @@ use super::walk::walker;
 
 /// A file's stat as compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Stat {
-    len: u64,
-    mtime_ns: i128,
-    ctime_ns: i128,
-    ino: u64,
-    mode: u32,
+pub struct Stat {
+    pub len: u64,
+    pub mtime_ns: i128,
+    pub ctime_ns: i128,
+    pub ino: u64,
+    pub mode: u32,
 }
 
 /// Every file under a root with its stat, by `/`-separated relative path.
@@ -82,6 +82,14 @@ impl TreeStat {
 
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+
+    pub fn get(&self, path: &str) -> Option<&Stat> {
+        self.0.get(path)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &Stat)> {
+        self.0.iter()
     }
 
     pub fn is_empty(&self) -> bool {

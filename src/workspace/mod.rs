@@ -8,7 +8,7 @@ mod suggest;
 mod text;
 mod walk;
 
-pub use changes::{ChangeKind, Changed, TreeStat};
+pub use changes::{ChangeKind, Changed, Stat, TreeStat};
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;

@@ -94,6 +94,7 @@ impl App {
                 vec![Op::Rollback {
                     checkpoint_id: id,
                     hunks: Vec::new(),
+                    files: vec![],
                 }]
             }
             (Some(Action::PickHunks), picking @ None) if !hunks.is_empty() => {
@@ -125,6 +126,7 @@ impl App {
                 vec![Op::Rollback {
                     checkpoint_id: id,
                     hunks: picked,
+                    files: vec![],
                 }]
             }
             (Some(Action::Cancel), _) => {

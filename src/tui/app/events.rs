@@ -212,8 +212,14 @@ impl App {
             EventBody::CheckpointCreated {
                 checkpoint_id,
                 files,
-                ..
+                kind,
             } => {
+                if kind == "exec" {
+                    self.transcript.push(Entry::Notice(format!(
+                        "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+                        files.join(", ")
+                    )));
+                }
                 self.latest_checkpoint = Some(LatestCheckpoint {
                     id: checkpoint_id.clone(),
                     files: files.clone(),

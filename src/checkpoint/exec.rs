@@ -1,0 +1,185 @@
+//! What a command changed, as a checkpoint (`kind: "exec"`) that rolls
+//! back like an apply. Before the command the root's file index (stat and
+//! content snapshot of every file, kept in the store like git's index) is
+//! brought up to date, reading only files whose stat changed since; after
+//! it, the files whose stat changed are the command's changes, with their
+//! prior bytes already in the store.
+
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange};
+use crate::store::RootStore;
+use crate::store::file_index::{IndexUpdate, Indexed};
+use crate::store::snapshots::encode;
+use crate::workspace::{ChangeKind, Changed, TreeStat, sha256_hex};
+
+/// Files above this size are not indexed: a command's change to one is
+/// listed but cannot be rolled back.
+pub const MAX_INDEXED_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A root's file index, loaded once per process and kept current.
+pub struct ExecTracker {
+    store: RootStore,
+    checkpoints: CheckpointStore,
+    root: PathBuf,
+    index: Mutex<Option<HashMap<String, Indexed>>>,
+}
+
+/// What a command changed, and the checkpoint that can undo it.
+pub struct Recorded {
+    pub changed: Vec<Changed>,
+    pub checkpoint: Option<Checkpoint>,
+    /// Changed files whose prior bytes were not kept (too large, unreadable).
+    pub not_recorded: Vec<String>,
+}
+
+impl ExecTracker {
+    pub fn new(store: &RootStore, root: &Path) -> ExecTracker {
+        ExecTracker {
+            store: store.clone(),
+            checkpoints: CheckpointStore::new(store),
+            root: root.to_path_buf(),
+            index: Mutex::new(None),
+        }
+    }
+
+    /// The tree as the command will find it, with every file's bytes in
+    /// the store.
+    pub fn before(&self) -> io::Result<TreeStat> {
+        let tree = TreeStat::scan(&self.root);
+        let mut guard = self
+            .index
+            .lock()
+            .map_err(|_| io::Error::other("the file index lock is poisoned"))?;
+        if guard.is_none() {
+            *guard = Some(self.store.file_index()?);
+        }
+        let index = guard.get_or_insert_with(HashMap::new);
+        let mut update = IndexUpdate::default();
+        for (path, stat) in tree.iter() {
+            if index.get(path).is_some_and(|ix| ix.stat == *stat) {
+                continue;
+            }
+            if stat.len > MAX_INDEXED_BYTES {
+                continue;
+            }
+            let Ok(bytes) = std::fs::read(self.root.join(path)) else {
+                continue;
+            };
+            let encoded = encode(&bytes);
+            update.set.push((
+                path.clone(),
+                Indexed {
+                    stat: *stat,
+                    hash: encoded.hash.clone(),
+                },
+            ));
+            update.snapshots.push(encoded);
+        }
+        update.removed = index
+            .keys()
+            .filter(|p| tree.get(p).is_none_or(|s| s.len > MAX_INDEXED_BYTES))
+            .cloned()
+            .collect();
+        update.snapshots.sort_by(|a, b| a.hash.cmp(&b.hash));
+        update.snapshots.dedup_by(|a, b| a.hash == b.hash);
+        let (set, removed) = (update.set.clone(), update.removed.clone());
+        self.store.update_file_index(update)?;
+        for gone in removed {
+            index.remove(&gone);
+        }
+        index.extend(set);
+        Ok(tree)
+    }
+
+    /// What changed since `before`, recorded as a checkpoint (none when
+    /// nothing changed), and the index brought up to date.
+    pub fn after(
+        &self,
+        before: &TreeStat,
+        session_id: Option<&str>,
+        job_id: &str,
+    ) -> io::Result<Recorded> {
+        let tree = TreeStat::scan(&self.root);
+        let changed = tree.changes_since(before);
+        let mut recorded = Recorded {
+            changed,
+            checkpoint: None,
+            not_recorded: Vec::new(),
+        };
+        if recorded.changed.is_empty() {
+            return Ok(recorded);
+        }
+        let mut guard = self
+            .index
+            .lock()
+            .map_err(|_| io::Error::other("the file index lock is poisoned"))?;
+        let index = guard.get_or_insert_with(HashMap::new);
+        let mut files = Vec::new();
+        let mut update = IndexUpdate::default();
+        for c in &recorded.changed {
+            let abs = self.root.join(&c.path);
+            let prior = match (c.change, index.get(&c.path)) {
+                (ChangeKind::Created, _) => None,
+                (_, Some(ix)) => Some(self.checkpoints.snapshot(&ix.hash)?),
+                (_, None) => {
+                    recorded.not_recorded.push(c.path.clone());
+                    continue;
+                }
+            };
+            let now = match c.change {
+                ChangeKind::Deleted => None,
+                _ => match tree.get(&c.path) {
+                    Some(stat) if stat.len <= MAX_INDEXED_BYTES => match std::fs::read(&abs) {
+                        Ok(bytes) => {
+                            update.set.push((
+                                c.path.clone(),
+                                Indexed {
+                                    stat: *stat,
+                                    hash: sha256_hex(&bytes),
+                                },
+                            ));
+                            Some(bytes)
+                        }
+                        Err(_) => {
+                            recorded.not_recorded.push(c.path.clone());
+                            continue;
+                        }
+                    },
+                    _ => {
+                        recorded.not_recorded.push(c.path.clone());
+                        continue;
+                    }
+                },
+            };
+            if now.is_none() {
+                update.removed.push(c.path.clone());
+            }
+            files.push(FileChange {
+                file_path: c.path.clone(),
+                abs,
+                before: prior,
+                after: now,
+                regions: Vec::new(),
+            });
+        }
+        if files.is_empty() {
+            return Ok(recorded);
+        }
+        // The record stores the new bytes too: the index may point at them.
+        let checkpoint =
+            self.checkpoints
+                .record(session_id, job_id, CheckpointKind::Exec, None, &files)?;
+        let (set, removed) = (update.set.clone(), update.removed.clone());
+        self.store.update_file_index(update)?;
+        for gone in removed {
+            index.remove(&gone);
+        }
+        index.extend(set);
+        recorded.checkpoint = Some(checkpoint);
+        Ok(recorded)
+    }
+}
