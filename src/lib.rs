@@ -8,6 +8,7 @@ pub mod config; // config file types, lookup order, validation, provider detecti
 pub mod context; // the context window: token counts, tool-result caps, compaction planning
 pub mod eval; // `agent-tui eval`: suites, tasks run through the engine, metrics, reports
 pub mod llm; // language model providers behind one trait, one adapter per wire protocol
+pub mod mcp; // MCP servers: started at the first job that offers them, tools mcp__s__t
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply
 pub mod store; // everything the tool keeps on disk outside the project

@@ -38,6 +38,17 @@ pub enum Tier {
     Exec,
 }
 
+/// An MCP server as a job found it (`mcp.servers`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct McpServerStatus {
+    pub name: String,
+    /// `stopped`, `running`, `failed` or `disabled`.
+    pub state: String,
+    pub tools: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
 /// A call asked about together with another (`approval.requested`'s
 /// `batch`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -245,6 +256,10 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         conflicts: Vec<Value>,
     },
+    /// The MCP servers of the session and where each is: sent when a job
+    /// starts them and when one fails.
+    #[serde(rename = "mcp.servers")]
+    McpServers { servers: Vec<McpServerStatus> },
     #[serde(rename = "checkpoint.created")]
     CheckpointCreated {
         checkpoint_id: String,
@@ -353,6 +368,7 @@ impl EventBody {
             | EventBody::ApplyStarted { .. }
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
+            | EventBody::McpServers { .. }
             | EventBody::RollbackStarted { .. }
             | EventBody::RollbackCompleted { .. }
             | EventBody::RollbackFailed { .. } => None,

@@ -524,3 +524,39 @@ fn ctrl_z_undoes_what_a_command_changed() {
     tmux.wait_for("Rolled back");
     assert_eq!(read(root, "a.txt"), "before\n");
 }
+
+/// An MCP tool call in a real terminal: the dialog names the server, the
+/// tool and its arguments; the status bar shows the server running.
+#[test]
+fn an_mcp_call_is_approved_in_a_dialog_that_names_the_server() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let fake = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp/fake_server.py");
+    let args = json!({"text": "from the model"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "mcp__fake__echo", &args)])),
+        sse(openai::text(&["Echoed."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&format!(
+        "\n[mcp_servers.fake]\ncommand = \"python3\"\nargs = [{:?}]\n",
+        fake.display().to_string()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let tmux = start_tui(&env, &cfg, root, "mcpdialog");
+    let s = tmux.wait_for("agent ›");
+    assert!(!s.contains("mcp"), "no server starts with the TUI: {s}");
+    tmux.keys(&["echo something", "Enter"]);
+    let s = tmux.wait_for("Allow this command?");
+    assert!(
+        s.contains("MCP server fake · tool echo") && s.contains("from the model"),
+        "{s}"
+    );
+    assert!(s.contains("mcp ●fake"), "{s}");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Echoed.");
+    let results = server.requests()[1].body["messages"].to_string();
+    assert!(results.contains("echo: from the model"), "{results}");
+}

@@ -18,9 +18,11 @@ use super::{EngineContext, SessionChoice};
 use crate::checkpoint::{CheckpointStore, ExecTracker};
 use crate::context::{ContextWindow, TokenCounter};
 use crate::llm::Message;
+use crate::mcp::McpHub;
 use crate::protocol::{Event, EventBody, Mode, Op};
 use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
 use crate::store::SessionWriter;
+use crate::store::StateDirs;
 use crate::store::audit::AuditEntry;
 use crate::store::session::Record;
 
@@ -66,6 +68,8 @@ pub(super) struct Engine {
     pub checkpoints: Option<CheckpointStore>,
     /// The root's file index, for checkpoints of what commands change.
     tracker: Option<Arc<ExecTracker>>,
+    /// The session's MCP servers (started by the first agent job).
+    mcp: Option<Arc<McpHub>>,
     /// Sessions and the audit chain go to the store through this queue.
     writer: Option<SessionWriter>,
     out: mpsc::UnboundedSender<Event>,
@@ -85,6 +89,15 @@ impl Engine {
                 .state
                 .as_ref()
                 .map(|s| Arc::new(ExecTracker::new(s, ctx.workspace.root()))),
+            mcp: (!ctx.config.mcp_servers.is_empty()).then(|| {
+                let logs =
+                    StateDirs::locate(&|k| std::env::var(k).ok()).map(|d| d.home.join("logs"));
+                Arc::new(McpHub::new(
+                    &ctx.config,
+                    ctx.workspace.root().to_path_buf(),
+                    logs,
+                ))
+            }),
             writer: ctx.state.as_ref().map(|s| s.writer()),
             ctx: ctx.clone(),
             jobs: HashMap::new(),
@@ -157,6 +170,9 @@ impl Engine {
                 Ok(Some((job_id, msg))) => self.take_job_msg(&job_id, msg),
                 Ok(None) | Err(_) => break,
             }
+        }
+        if let Some(hub) = &self.mcp {
+            hub.shutdown().await;
         }
     }
 
@@ -262,6 +278,7 @@ impl Engine {
             factor: self.factor,
             session_id: self.session_id(),
             tracker: self.tracker.clone(),
+            mcp: self.mcp.clone(),
         };
         self.started_from
             .insert(job_id.clone(), self.history.clone());

@@ -4,7 +4,7 @@
 //! context window (`compaction.rs`); when the budget is spent the model gets
 //! one last request without tools.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -60,6 +60,7 @@ pub struct JobSpec {
     pub session_id: Option<String>,
     /// Records what commands change as checkpoints (`None`: no store).
     pub tracker: Option<Arc<crate::checkpoint::ExecTracker>>,
+    pub mcp: Option<Arc<crate::mcp::McpHub>>,
 }
 
 pub(super) enum Outcome {
@@ -138,6 +139,8 @@ pub async fn run(
         route: Route::start(&ctx),
         turn_calls: Vec::new(),
         decided: HashMap::new(),
+        mcp_tools: Vec::new(),
+        mcp_restarts: BTreeMap::new(),
     };
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
@@ -221,6 +224,10 @@ pub(super) struct Job<'a> {
     /// Batch calls the user already decided with an earlier call of their
     /// turn: tool_call_id -> (approved, by).
     pub decided: HashMap<String, (bool, String)>,
+    /// The MCP tools this job offers (agent mode, servers started).
+    pub mcp_tools: Vec<crate::mcp::McpTool>,
+    /// Restarts of each MCP server in this job.
+    pub mcp_restarts: BTreeMap<String, u32>,
 }
 
 impl Job<'_> {
@@ -233,7 +240,8 @@ impl Job<'_> {
             return self.compact_on_request().await;
         }
         let budget = self.spec.max_tool_calls;
-        let tools = self.offered_tools();
+        let mut tools = self.offered_tools();
+        tools.extend(self.start_mcp().await);
         let system = system_prompt(&self.ctx.workspace, self.spec.mode);
         self.texts = (system.clone(), tool_text(&tools));
         self.extra = Extra {

@@ -9,6 +9,7 @@ mod emit;
 mod engine;
 mod feedback;
 mod job;
+mod mcp_calls;
 mod prompt;
 mod review_ops;
 mod routing;

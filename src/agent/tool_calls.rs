@@ -60,6 +60,21 @@ impl Job<'_> {
                 ),
             ));
         }
+        if call.name.starts_with(crate::mcp::PREFIX)
+            && self.is_mcp(&call.name)
+            && let Some(hub) = self.spec.mcp.clone()
+        {
+            if let Err(e) = self.check_mcp(call) {
+                self.malformed += 1;
+                return Err(e);
+            }
+            if self.calls_made >= self.spec.max_tool_calls {
+                return Err(budget_spent(self.spec.max_tool_calls));
+            }
+            self.calls_made += 1;
+            self.approve(call).await?;
+            return self.call_mcp(&hub, call).await;
+        }
         let Some(spec) = registry.get(&call.name) else {
             self.malformed += 1;
             return Err(registry.unknown_tool(&call.name).to_json()["error"].clone());
@@ -81,13 +96,7 @@ impl Job<'_> {
             return Err(e.to_json()["error"].clone());
         }
         if self.calls_made >= self.spec.max_tool_calls {
-            return Err(error_value(
-                "budget_exhausted",
-                format!(
-                    "the tool budget of {} calls is used up; answer with what you have",
-                    self.spec.max_tool_calls
-                ),
-            ));
+            return Err(budget_spent(self.spec.max_tool_calls));
         }
         self.calls_made += 1;
         if call.name == CLARIFY_USER {
@@ -285,11 +294,15 @@ impl Job<'_> {
             .skip_while(|c| c.tool_call_id != call.tool_call_id)
             .skip(1)
             .filter(|c| {
-                registry
-                    .get(&c.name)
-                    .is_some_and(|s| s.tier == Tier::Exec && s.modes.contains(&self.spec.mode))
-                    && registry.validate(&c.name, &c.arguments).is_ok()
-                    && approval::gate(&self.ctx.config, c) == Gate::AskBatch
+                let valid = if self.is_mcp(&c.name) {
+                    self.check_mcp(c).is_ok()
+                } else {
+                    registry
+                        .get(&c.name)
+                        .is_some_and(|s| s.tier == Tier::Exec && s.modes.contains(&self.spec.mode))
+                        && registry.validate(&c.name, &c.arguments).is_ok()
+                };
+                valid && approval::gate(&self.ctx.config, c) == Gate::AskBatch
             })
             .cloned()
             .collect()
@@ -336,6 +349,13 @@ impl Job<'_> {
             }
         }
     }
+}
+
+fn budget_spent(max: u32) -> Value {
+    error_value(
+        "budget_exhausted",
+        format!("the tool budget of {max} calls is used up; answer with what you have"),
+    )
 }
 
 pub(super) fn error_value(code: &str, message: String) -> Value {

@@ -81,6 +81,8 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// The store: check its integrity, back it up
     Store(StoreArgs),
+    /// The configured MCP servers: each started, its state and tools
+    Mcp(McpArgs),
 }
 
 impl ValueEnum for Mode {
@@ -271,6 +273,25 @@ pub enum AuditAction {
     /// Check the audit log's hash chain; exit 1 with the first broken record
     Verify {
         /// Agent root
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub action: McpAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpAction {
+    /// Start each enabled server and show its state and tools (exit 1 if one failed)
+    List {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
+        /// Agent root (servers run there)
         #[arg(long, default_value = ".", value_name = "PATH")]
         root: PathBuf,
     },

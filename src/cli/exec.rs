@@ -139,6 +139,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     | EventBody::ReviewUpdated { .. }
                     | EventBody::ApplyStarted { .. }
                     | EventBody::CheckpointCreated { .. }
+                    | EventBody::McpServers { .. }
                     | EventBody::RollbackStarted { .. }
                     | EventBody::RollbackCompleted { .. }
                     | EventBody::RollbackFailed { .. }

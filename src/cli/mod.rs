@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod exec;
 mod history;
+mod mcp;
 mod output;
 mod review;
 mod store;
@@ -74,6 +75,7 @@ pub fn run(cli: Cli) -> Exit {
             args::AuditAction::Verify { root } => history::audit_verify(&cli.global, &root),
         },
         Command::Store(args) => store::run(&cli.global, &args),
+        Command::Mcp(args) => mcp::run(&cli.global, &args),
     }
 }
 

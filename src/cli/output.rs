@@ -259,6 +259,17 @@ impl Printer {
                     reason.as_str()
                 );
             }
+            EventBody::McpServers { servers } => {
+                // Only trouble is worth a line.
+                for s in servers.iter().filter(|s| s.state == "failed") {
+                    self.end_line();
+                    eprintln!(
+                        "! MCP server {} failed: {}",
+                        s.name,
+                        shorten(s.error.as_deref().unwrap_or_default(), 300)
+                    );
+                }
+            }
             EventBody::JobStarted { .. }
             | EventBody::ToolCallCompleted { ok: true, .. }
             | EventBody::EditsProposed { .. }

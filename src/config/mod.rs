@@ -367,6 +367,9 @@ impl Config {
         let mut out = self.routing.problems(&self.provider_names());
         out.extend(self.sessions.problems());
         out.extend(self.storage.problems());
+        for (name, server) in &self.mcp_servers {
+            out.extend(server.problems(name));
+        }
         if let Some(name) = &self.provider
             && !self.providers.contains_key(name)
         {
@@ -496,11 +499,6 @@ impl Config {
                 out.push(format!(
                     "exec.allow[{i}] is empty, which would allow every command"
                 ));
-            }
-        }
-        for (name, server) in &self.mcp_servers {
-            if server.command.trim().is_empty() {
-                out.push(format!("mcp_servers.{name}.command must not be empty"));
             }
         }
         out

@@ -94,13 +94,63 @@ pub struct GitConfig {
     pub allow_push: bool,
 }
 
+/// One MCP server: a command spoken to over stdio, or a streamable HTTP
+/// `url`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct McpServerConfig {
-    #[serde(default)]
     pub command: String,
-    #[serde(default)]
     pub args: Vec<String>,
-    #[serde(default)]
+    /// Set for the server's process (API keys of ours never reach it).
     pub env: BTreeMap<String, String>,
+    /// A streamable HTTP server instead of a command.
+    pub url: Option<String>,
+    pub startup_timeout_secs: u64,
+    pub tool_timeout_secs: u64,
+    pub enabled: bool,
+}
+
+impl Default for McpServerConfig {
+    fn default() -> Self {
+        McpServerConfig {
+            command: String::new(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            url: None,
+            startup_timeout_secs: 10,
+            tool_timeout_secs: 60,
+            enabled: true,
+        }
+    }
+}
+
+impl McpServerConfig {
+    /// What is wrong with server `name`'s table, each naming its key.
+    pub fn problems(&self, name: &str) -> Vec<String> {
+        let key = format!("mcp_servers.{name}");
+        let mut out = Vec::new();
+        if name.is_empty()
+            || name.contains("__")
+            || !name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            out.push(format!(
+                "{key}: a server name may hold only letters, digits, `-` and single `_` \
+                 (its tools are named mcp__<server>__<tool>)"
+            ));
+        }
+        match (self.command.is_empty(), &self.url) {
+            (true, None) => out.push(format!("{key}: set `command` (stdio) or `url` (HTTP)")),
+            (false, Some(_)) => out.push(format!("{key}: set `command` or `url`, not both")),
+            (true, Some(url)) if !(url.starts_with("http://") || url.starts_with("https://")) => {
+                out.push(format!("{key}.url: must start with http:// or https://"));
+            }
+            _ => {}
+        }
+        if self.startup_timeout_secs == 0 || self.tool_timeout_secs == 0 {
+            out.push(format!("{key}: timeouts must be at least 1 second"));
+        }
+        out
+    }
 }

@@ -251,6 +251,7 @@ pub fn replay<S: AsRef<str>>(
             | EventBody::ApplyStarted { .. }
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
+            | EventBody::McpServers { .. }
             | EventBody::RollbackStarted { .. }
             | EventBody::RollbackCompleted { .. }
             | EventBody::RollbackFailed { .. }

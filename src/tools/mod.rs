@@ -21,6 +21,7 @@ pub use inline_code::inline_code;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
+pub use runner::is_secret;
 
 use serde_json::Value;
 

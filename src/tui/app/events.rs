@@ -209,6 +209,16 @@ impl App {
                 self.review_error = Some(error.clone());
                 self.transcript.push(Entry::Error(error));
             }
+            EventBody::McpServers { servers } => {
+                for s in servers.iter().filter(|s| s.state == "failed") {
+                    self.transcript.push(Entry::Error(format!(
+                        "MCP server {} failed: {}",
+                        s.name,
+                        s.error.as_deref().unwrap_or_default()
+                    )));
+                }
+                self.mcp = servers.clone();
+            }
             EventBody::CheckpointCreated {
                 checkpoint_id,
                 files,
@@ -426,6 +436,12 @@ fn call_line(name: &str, arguments: &serde_json::Value) -> String {
             "git push {}",
             arguments["remote"].as_str().unwrap_or("(upstream)")
         ),
-        _ => format!("{name} {arguments}"),
+        _ => match name
+            .strip_prefix(crate::mcp::PREFIX)
+            .and_then(|rest| rest.split_once("__"))
+        {
+            Some((server, tool)) => format!("MCP server {server} · tool {tool} · {arguments}"),
+            None => format!("{name} {arguments}"),
+        },
     }
 }

@@ -318,6 +318,8 @@ pub struct App {
     /// edit), shown in the review until the next decision.
     pub review_error: Option<String>,
     pub latest_checkpoint: Option<LatestCheckpoint>,
+    /// The MCP servers as the last job found them (none before one starts).
+    pub mcp: Vec<crate::protocol::McpServerStatus>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
     /// Tool-call lines show their full arguments and outcome (Enter in the chat).
@@ -398,6 +400,7 @@ impl App {
             overlay: Overlay::None,
             review_error: None,
             latest_checkpoint: None,
+            mcp: Vec::new(),
             pinned: Vec::new(),
             paths: Vec::new(),
             keymap: crate::tui::KeyMap::default(),

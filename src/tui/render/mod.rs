@@ -203,6 +203,22 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if let Some(r) = review {
         spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
     }
+    // MCP servers once a job has started them: ● running, ✗ failed.
+    if !app.mcp.is_empty() {
+        spans.push(Span::raw(" mcp"));
+        for server in &app.mcp {
+            let (mark, colour) = match server.state.as_str() {
+                "running" => ("●", Color::Green),
+                "failed" => ("✗", Color::Red),
+                _ => ("○", Color::DarkGray),
+            };
+            spans.push(Span::styled(
+                format!(" {mark}{}", server.name),
+                Style::new().fg(colour),
+            ));
+        }
+        spans.push(Span::raw(" "));
+    }
     let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
     // Hints for the focused pane, most useful first, as many as fit.
     let hints: &[&str] = if app.reviewing {

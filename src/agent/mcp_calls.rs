@@ -1,0 +1,112 @@
+//! MCP tools in a job: the session's servers are started when the first
+//! agent-mode job offers their tools (never at TUI start), their state is
+//! reported (`mcp.servers`), and a call is checked, approved (`[approvals]
+//! mcp`) and sent to its server.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::job::Job;
+use super::tool_calls::error_value;
+use crate::config::ApprovalPolicy;
+use crate::llm::{ToolCall, ToolDef};
+use crate::mcp::{McpHub, ServerState};
+use crate::protocol::{EventBody, McpServerStatus, Mode};
+
+impl Job<'_> {
+    /// Starts the servers (agent mode, MCP not switched off) and returns
+    /// their tools for the request.
+    pub(super) async fn start_mcp(&mut self) -> Vec<ToolDef> {
+        let Some(hub) = self.spec.mcp.clone() else {
+            return Vec::new();
+        };
+        if self.spec.mode != Mode::Agent || self.ctx.config.approvals.mcp == ApprovalPolicy::Never {
+            return Vec::new();
+        }
+        let states = hub.start_all().await;
+        self.report_mcp(&states);
+        self.mcp_tools = hub.tools().await;
+        self.mcp_tools
+            .iter()
+            .map(|t| ToolDef {
+                name: t.name.clone(),
+                description: if t.description.is_empty() {
+                    format!("Tool `{}` of MCP server `{}`.", t.tool, t.server)
+                } else {
+                    format!("[MCP server {}] {}", t.server, t.description)
+                },
+                parameters: t.schema.clone(),
+            })
+            .collect()
+    }
+
+    fn report_mcp(&mut self, states: &BTreeMap<String, ServerState>) {
+        let servers = states
+            .iter()
+            .map(|(name, state)| {
+                let (label, tools, error) = match state {
+                    ServerState::Stopped => ("stopped", 0, None),
+                    ServerState::Running { tools } => ("running", *tools, None),
+                    ServerState::Failed { error } => ("failed", 0, Some(error.clone())),
+                    ServerState::Disabled => ("disabled", 0, None),
+                };
+                McpServerStatus {
+                    name: name.clone(),
+                    state: label.into(),
+                    tools,
+                    error,
+                }
+            })
+            .collect();
+        self.emit.emit(EventBody::McpServers { servers });
+    }
+
+    /// Whether `call` names one of this job's MCP tools.
+    pub(super) fn is_mcp(&self, name: &str) -> bool {
+        self.mcp_tools.iter().any(|t| t.name == name)
+    }
+
+    /// Checks the arguments against the server's schema; `Err` is what the
+    /// model is told.
+    pub(super) fn check_mcp(&self, call: &ToolCall) -> Result<(), Value> {
+        let Some(tool) = self.mcp_tools.iter().find(|t| t.name == call.name) else {
+            return Err(error_value(
+                "unknown_tool",
+                format!("`{}` is not offered", call.name),
+            ));
+        };
+        let validator = match jsonschema::validator_for(&tool.schema) {
+            Ok(v) => v,
+            // A server's broken schema is its own problem: the server decides.
+            Err(_) => return Ok(()),
+        };
+        match validator.iter_errors(&call.arguments).next() {
+            Some(e) => Err(error_value(
+                "invalid_arguments",
+                format!(
+                    "invalid arguments for `{}` at `{}`: {e}",
+                    call.name,
+                    e.instance_path()
+                ),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Sends an approved call to its server.
+    pub(super) async fn call_mcp(&mut self, hub: &McpHub, call: &ToolCall) -> Result<Value, Value> {
+        let outcome = hub
+            .call(&call.name, call.arguments.clone(), &mut self.mcp_restarts)
+            .await;
+        if outcome
+            .as_ref()
+            .is_err_and(|e| e["code"] == "mcp_server_failed")
+            || self.mcp_restarts.values().any(|n| *n > 0)
+        {
+            let states = hub.states().await;
+            self.report_mcp(&states);
+        }
+        outcome
+    }
+}
