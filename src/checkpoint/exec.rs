@@ -3,7 +3,9 @@
 //! content snapshot of every file, kept in the store like git's index) is
 //! brought up to date, reading only files whose stat changed since; after
 //! it, the files whose stat changed are the command's changes, with their
-//! prior bytes already in the store.
+//! prior bytes already in the store. The stats themselves come from a
+//! `LiveTree`: after the first scan, only paths the kernel reports changed
+//! are looked at again.
 
 use std::collections::HashMap;
 use std::io;
@@ -14,7 +16,7 @@ use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange};
 use crate::store::RootStore;
 use crate::store::file_index::{IndexUpdate, Indexed};
 use crate::store::snapshots::encode;
-use crate::workspace::{ChangeKind, Changed, TreeStat, sha256_hex};
+use crate::workspace::{ChangeKind, Changed, LiveTree, TreeStat, sha256_hex};
 
 /// Files above this size are not indexed: a command's change to one is
 /// listed but cannot be rolled back.
@@ -26,6 +28,8 @@ pub struct ExecTracker {
     checkpoints: CheckpointStore,
     root: PathBuf,
     index: Mutex<Option<HashMap<String, Indexed>>>,
+    /// The tree's stats, kept current by the kernel's change events.
+    live: Mutex<Option<LiveTree>>,
 }
 
 /// What a command changed, and the checkpoint that can undo it.
@@ -43,13 +47,26 @@ impl ExecTracker {
             checkpoints: CheckpointStore::new(store),
             root: root.to_path_buf(),
             index: Mutex::new(None),
+            live: Mutex::new(None),
         }
+    }
+
+    /// The tree's stats now (the first look scans it and starts watching).
+    fn look(&self) -> io::Result<TreeStat> {
+        let mut live = self
+            .live
+            .lock()
+            .map_err(|_| io::Error::other("the tree watch lock is poisoned"))?;
+        Ok(live
+            .get_or_insert_with(|| LiveTree::new(&self.root))
+            .refresh()
+            .clone())
     }
 
     /// The tree as the command will find it, with every file's bytes in
     /// the store.
     pub fn before(&self) -> io::Result<TreeStat> {
-        let tree = TreeStat::scan(&self.root);
+        let tree = self.look()?;
         let mut guard = self
             .index
             .lock()
@@ -103,7 +120,7 @@ impl ExecTracker {
         session_id: Option<&str>,
         job_id: &str,
     ) -> io::Result<Recorded> {
-        let tree = TreeStat::scan(&self.root);
+        let tree = self.look()?;
         let changed = tree.changes_since(before);
         let mut recorded = Recorded {
             changed,

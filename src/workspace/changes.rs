@@ -45,43 +45,31 @@ pub struct Changed {
 impl TreeStat {
     /// Stats every file under `root` (links as links, never followed).
     pub fn scan(root: &Path) -> TreeStat {
-        let found = Mutex::new(Vec::new());
-        walker(root, true).threads(2).build_parallel().run(|| {
-            let found = &found;
-            Box::new(move |item| {
-                let Ok(entry) = item else {
-                    return ignore::WalkState::Continue;
-                };
-                if entry.file_type().is_some_and(|t| t.is_dir()) {
-                    return ignore::WalkState::Continue;
-                }
-                let (Ok(rel), Ok(meta)) = (entry.path().strip_prefix(root), entry.metadata())
-                else {
-                    return ignore::WalkState::Continue;
-                };
-                let Some(rel) = rel.to_str() else {
-                    return ignore::WalkState::Continue;
-                };
-                let stat = Stat {
-                    len: meta.len(),
-                    mtime_ns: i128::from(meta.mtime()) * 1_000_000_000
-                        + i128::from(meta.mtime_nsec()),
-                    ctime_ns: i128::from(meta.ctime()) * 1_000_000_000
-                        + i128::from(meta.ctime_nsec()),
-                    ino: meta.ino(),
-                    mode: meta.mode(),
-                };
-                if let Ok(mut f) = found.lock() {
-                    f.push((rel.to_string(), stat));
-                }
-                ignore::WalkState::Continue
-            })
-        });
-        TreeStat(found.into_inner().unwrap_or_default().into_iter().collect())
+        let (files, _) = scan_under(root, root);
+        TreeStat(files.into_iter().collect())
     }
 
     pub fn len(&self) -> usize {
         self.0.len()
+    }
+
+    pub(crate) fn insert(&mut self, path: String, stat: Stat) {
+        self.0.insert(path, stat);
+    }
+
+    /// Forgets `path` and, if it was a folder, everything under it.
+    pub(crate) fn remove_tree(&mut self, path: &str) {
+        self.0.remove(path);
+        let under = format!("{path}/");
+        let inside: Vec<String> = self
+            .0
+            .range(under.clone()..)
+            .take_while(|(p, _)| p.starts_with(&under))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for p in inside {
+            self.0.remove(&p);
+        }
     }
 
     pub fn get(&self, path: &str) -> Option<&Stat> {
@@ -121,6 +109,48 @@ impl TreeStat {
         out.sort_by(|a, b| a.path.cmp(&b.path));
         out
     }
+}
+
+/// A file's stat as compared.
+pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    Stat {
+        len: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        ino: meta.ino(),
+        mode: meta.mode(),
+    }
+}
+
+/// Every file under `dir` (itself under `root`) with its stat, and every
+/// folder, by path relative to `root`; the tools' walk rules.
+pub(crate) fn scan_under(root: &Path, dir: &Path) -> (Vec<(String, Stat)>, Vec<String>) {
+    let found = Mutex::new((Vec::new(), Vec::new()));
+    walker(dir, true).threads(2).build_parallel().run(|| {
+        let found = &found;
+        Box::new(move |item| {
+            let Ok(entry) = item else {
+                return ignore::WalkState::Continue;
+            };
+            let Some(rel) = entry.path().strip_prefix(root).ok().and_then(Path::to_str) else {
+                return ignore::WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                if let Ok(mut f) = found.lock() {
+                    f.1.push(rel.to_string());
+                }
+                return ignore::WalkState::Continue;
+            }
+            let Ok(meta) = entry.metadata() else {
+                return ignore::WalkState::Continue;
+            };
+            if let Ok(mut f) = found.lock() {
+                f.0.push((rel.to_string(), stat_of(&meta)));
+            }
+            ignore::WalkState::Continue
+        })
+    });
+    found.into_inner().unwrap_or_default()
 }
 
 #[cfg(test)]

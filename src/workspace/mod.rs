@@ -2,6 +2,7 @@
 //! walking, searching and text decoding the tools need live beside it.
 
 mod changes;
+mod live;
 mod sandbox;
 mod search;
 mod suggest;
@@ -9,6 +10,7 @@ mod text;
 mod walk;
 
 pub use changes::{ChangeKind, Changed, Stat, TreeStat};
+pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
