@@ -380,6 +380,9 @@ fn a_server_that_dies_floods_or_fails_is_named_and_restarted() {
         call("fail", json!({})),
         call("nosuch", json!({})),
         call("echo", json!({"wrong": 1})),
+        call("garbled", json!({})),
+        ("mcp__elsewhere__echo".to_string(), json!({})),
+        call("echo", json!({"text": "still here"})),
     ];
     let refs: Vec<(&str, Value)> = calls.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
     let (events, llm) = job_calling(

@@ -75,6 +75,22 @@ impl Job<'_> {
             self.approve(call).await?;
             return self.call_mcp(&hub, call).await;
         }
+        if call.name.starts_with(crate::mcp::PREFIX) && !self.is_mcp(&call.name) {
+            self.malformed += 1;
+            let offered: Vec<&str> = self.mcp_tools.iter().map(|t| t.name.as_str()).collect();
+            return Err(error_value(
+                "unknown_tool",
+                format!(
+                    "no MCP server offers `{}` in this job; the MCP tools offered are: {}",
+                    call.name,
+                    if offered.is_empty() {
+                        "(none)".to_string()
+                    } else {
+                        offered.join(", ")
+                    }
+                ),
+            ));
+        }
         let Some(spec) = registry.get(&call.name) else {
             self.malformed += 1;
             return Err(registry.unknown_tool(&call.name).to_json()["error"].clone());
