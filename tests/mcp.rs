@@ -425,6 +425,9 @@ fn a_server_that_dies_floods_or_fails_is_named_and_restarted() {
         .count();
     assert!(failed >= 2, "{failed}");
     assert_eq!(running(&fake()), 0);
+    // Its stderr went to a log, never to the screen.
+    let log = std::fs::read_to_string(env.home.path().join("state/logs/mcp-fake.log")).unwrap();
+    assert!(log.contains("dying on purpose"), "{log}");
 }
 
 #[test]

@@ -135,17 +135,21 @@ fn ahead_behind(r: &gix::Repository) -> Result<Option<(String, usize, usize)>, T
     Ok(Some((name, count(local, up)?, count(up, local)?)))
 }
 
+/// The repository's status items (submodules not looked into).
+fn status_items(repo: &Repo, untracked: UntrackedFiles) -> Result<gix::status::Iter, ToolError> {
+    repo.repo
+        .status(gix::progress::Discard)
+        .map_err(git_error)?
+        .untracked_files(untracked)
+        .index_worktree_submodules(None)
+        .into_iter(Vec::<BString>::new())
+        .map_err(git_error)
+}
+
 /// Every changed path under the agent root, sorted, with its two letters.
 fn status_rows(repo: &Repo) -> Result<BTreeMap<String, Row>, ToolError> {
     let mut rows: BTreeMap<String, Row> = BTreeMap::new();
-    let iter = repo
-        .repo
-        .status(gix::progress::Discard)
-        .map_err(git_error)?
-        .untracked_files(UntrackedFiles::Files)
-        .index_worktree_submodules(None)
-        .into_iter(Vec::<BString>::new())
-        .map_err(git_error)?;
+    let iter = status_items(repo, UntrackedFiles::Files)?;
     let blank = || Row {
         index: ' ',
         worktree: ' ',
@@ -206,15 +210,7 @@ fn status_rows(repo: &Repo) -> Result<BTreeMap<String, Row>, ToolError> {
 
 /// Whether anything is staged (the index differs from HEAD).
 pub(super) fn has_staged(repo: &Repo) -> Result<bool, ToolError> {
-    let iter = repo
-        .repo
-        .status(gix::progress::Discard)
-        .map_err(git_error)?
-        .untracked_files(UntrackedFiles::None)
-        .index_worktree_submodules(None)
-        .into_iter(Vec::<BString>::new())
-        .map_err(git_error)?;
-    for item in iter {
+    for item in status_items(repo, UntrackedFiles::None)? {
         if matches!(item.map_err(git_error)?, Item::TreeIndex(_)) {
             return Ok(true);
         }
