@@ -146,17 +146,20 @@ fn kill_9_while_writing_loses_no_completed_job() {
     assert_eq!(code(&again), 0, "{}", stderr(&again));
 }
 
+/// `agent-tui sessions list --root ROOT`.
+fn sessions_list(env: &Env, root: &std::path::Path) -> std::process::Output {
+    env.cmd()
+        .args(["sessions", "list", "--root"])
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_store_of_the_previous_schema_is_migrated_on_open() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
-    let list = |env: &Env| {
-        env.cmd()
-            .args(["sessions", "list", "--root"])
-            .arg(root.path())
-            .output()
-            .unwrap()
-    };
+    let list = |env: &Env| sessions_list(env, root.path());
     assert_eq!(code(&list(&env)), 0);
     // Back to what schema 1 had: no file index.
     let db = env.state_db();
@@ -183,13 +186,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
 fn a_store_from_a_newer_release_is_refused_untouched() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
-    let list = |env: &Env| {
-        env.cmd()
-            .args(["sessions", "list", "--root"])
-            .arg(root.path())
-            .output()
-            .unwrap()
-    };
+    let list = |env: &Env| sessions_list(env, root.path());
     assert_eq!(code(&list(&env)), 0);
     let db = env.state_db();
     support::db::exec(

@@ -96,13 +96,16 @@ impl Job<'_> {
 
     /// Sends an approved call to its server.
     pub(super) async fn call_mcp(&mut self, hub: &McpHub, call: &ToolCall) -> Result<Value, Value> {
+        let restarts_before: u32 = self.mcp_restarts.values().sum();
         let outcome = hub
             .call(&call.name, call.arguments.clone(), &mut self.mcp_restarts)
             .await;
-        if outcome
-            .as_ref()
-            .is_err_and(|e| e["code"] == "mcp_server_failed")
-            || self.mcp_restarts.values().any(|n| *n > 0)
+        // A server failed or came back: front ends show the new state.
+        let restarted = self.mcp_restarts.values().sum::<u32>() != restarts_before;
+        if restarted
+            || outcome
+                .as_ref()
+                .is_err_and(|e| e["code"] == "mcp_server_failed")
         {
             let states = hub.states().await;
             self.report_mcp(&states);
