@@ -12,14 +12,14 @@ pub use rollback::{
 };
 
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 use crate::review::{Change, FilePlan, HunkRegion, new_id, patch_text_at};
 use crate::store::snapshots::{Encoded, encode};
-use crate::store::{RootStore, write_atomic};
+use crate::store::{RootStore, remove_durably, write_atomic};
 use crate::workspace::sha256_hex;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,15 +208,8 @@ pub fn write_changes(files: &[FileChange]) -> io::Result<()> {
     for f in files {
         match &f.after {
             Some(bytes) => write_atomic(&f.abs, bytes)?,
-            None => remove_if_present(&f.abs)?,
+            None => remove_durably(&f.abs)?,
         }
     }
     Ok(())
-}
-
-fn remove_if_present(path: &Path) -> io::Result<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        Ok(()) | Err(_) => Ok(()),
-    }
 }

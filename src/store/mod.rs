@@ -19,7 +19,7 @@ mod sessions;
 pub mod snapshots;
 mod writer;
 
-pub use atomic::write_atomic;
+pub use atomic::{remove_durably, write_atomic};
 pub use db::{StoreKind, Target};
 pub use error::StoreError;
 pub use maintenance::{Check, StoreInfo};

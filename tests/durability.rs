@@ -1,0 +1,168 @@
+//! Durability of project writes, seen by the kernel: an apply and a
+//! rollback run under strace, and every file they replace is fsync'd
+//! before its rename and its folder fsync'd after it (issue 13, point 1).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::json;
+use support::jobs::{KEY, config_with, sse};
+use support::llm_server::{LlmServer, openai};
+use support::{Env, code, write_files};
+
+/// strace, or `None` with the reason printed (CI requires it).
+fn strace() -> Option<()> {
+    if Command::new("strace").arg("-V").output().is_ok() {
+        return Some(());
+    }
+    let why = "strace is not installed";
+    assert!(
+        std::env::var("AGENT_TUI_REQUIRE_STRACE").as_deref() != Ok("1"),
+        "{why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// Runs `agent-tui ARGS` (this test's environment) under strace; returns
+/// the exit code. The trace, with file names for descriptors, goes to `out`.
+fn traced(env: &Env, args: &[&str], out: &Path) -> i32 {
+    let plain = env.cmd();
+    let mut cmd = Command::new("strace");
+    cmd.args(["-f", "-qq", "-y", "-e"])
+        .arg("trace=fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat")
+        .arg("-o")
+        .arg(out)
+        .arg(plain.get_program())
+        .args(args)
+        .env("TEST_LLM_KEY", KEY);
+    for (key, value) in plain.get_envs() {
+        match value {
+            Some(v) => cmd.env(key, v),
+            None => cmd.env_remove(key),
+        };
+    }
+    cmd.status().unwrap().code().unwrap_or(-1)
+}
+
+/// Checks, for every file of `root` the trace renames into place, that the
+/// temp file was fsync'd before and the folder after.
+fn every_replace_is_synced(trace: &str, root: &Path, files: &[&str]) {
+    let lines: Vec<&str> = trace.lines().collect();
+    for file in files {
+        let target = root.join(file);
+        let dir = target.parent().unwrap().display().to_string();
+        let target = target.display().to_string();
+        let at = lines
+            .iter()
+            .position(|l| l.contains("rename") && l.contains(&format!("\"{target}\"")))
+            .unwrap_or_else(|| panic!("no rename into {target}:\n{trace}"));
+        let temp = lines[at]
+            .split('"')
+            .find(|part| part.contains(".agent-tui-"))
+            .unwrap_or_else(|| panic!("no temp file in {}", lines[at]));
+        let temp_name = Path::new(temp).file_name().unwrap().to_str().unwrap();
+        assert!(
+            lines[..at]
+                .iter()
+                .any(|l| l.contains("fsync(") && l.contains(temp_name)),
+            "{temp_name} was not fsync'd before its rename:\n{trace}"
+        );
+        assert!(
+            lines[at..]
+                .iter()
+                .any(|l| l.contains("fsync(") && l.contains(&format!("<{dir}>"))),
+            "{dir} was not fsync'd after the rename:\n{trace}"
+        );
+    }
+}
+
+#[test]
+fn apply_and_rollback_sync_each_file_and_its_folder() {
+    if strace().is_none() {
+        return;
+    }
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    write_files(
+        &root,
+        &[
+            ("src/main.rs", "fn main() {}\n"),
+            ("notes.txt", "one\ntwo\n"),
+        ],
+    );
+    let edits = json!([
+        {"file_path": "src/main.rs", "operation": "replace", "start_line": 1, "end_line": 1, "new_text": "fn main() { println!(\"hi\"); }\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "deux\n"},
+        {"file_path": "docs/new.md", "operation": "create", "new_text": "# New\n"}
+    ]);
+    let llm = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &json!({ "edits": edits }).to_string(),
+        )])),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config_with(
+        &env,
+        "openai",
+        &llm.url(),
+        "",
+        "retry_base_delay_ms = 10\nmax_retries = 0",
+    );
+    let trace = env.home.path().join("apply.trace");
+    let c = traced(
+        &env,
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "exec",
+            "--apply",
+            "all",
+            "edit",
+            "--root",
+            root.to_str().unwrap(),
+        ],
+        &trace,
+    );
+    assert_eq!(c, 0);
+    let files = ["src/main.rs", "notes.txt", "docs/new.md"];
+    every_replace_is_synced(&std::fs::read_to_string(&trace).unwrap(), &root, &files);
+
+    // The rollback's writes are durable too.
+    let out = env
+        .cmd()
+        .args(["checkpoints", "--json", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let list: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = list[0]["checkpoint_id"].as_str().unwrap().to_string();
+    let trace = env.home.path().join("rollback.trace");
+    let c = traced(
+        &env,
+        &["rollback", &id, "--root", root.to_str().unwrap()],
+        &trace,
+    );
+    assert_eq!(c, 0);
+    let text = std::fs::read_to_string(&trace).unwrap();
+    every_replace_is_synced(&text, &root, &files[..2]);
+    // The created file is removed, and its folder synced after.
+    let docs = root.join("docs").display().to_string();
+    let at = text
+        .lines()
+        .position(|l| l.contains("unlink") && l.contains("new.md"))
+        .unwrap();
+    assert!(
+        text.lines()
+            .skip(at)
+            .any(|l| l.contains("fsync(") && l.contains(&format!("<{docs}>"))),
+        "{text}"
+    );
+    assert_eq!(code(&out), 0);
+}
