@@ -12,8 +12,8 @@ use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-use support::jobs::{config_with, exec, sse};
-use support::llm_server::{LlmServer, openai};
+use support::jobs::one_turn;
+use support::llm_server::LlmServer;
 use support::{Env, write_files};
 
 fn git(dir: &Path, args: &[&str]) -> String {
@@ -312,29 +312,14 @@ fn push_is_offered_only_when_allowed_and_reaches_a_local_remote() {
 fn outside_a_work_tree_there_are_no_git_tools() {
     let env = Env::new();
     let plain = tempfile::tempdir().unwrap();
-    let out = env
-        .cmd()
-        .args(["tool", "--list", "--root"])
-        .arg(plain.path())
-        .output()
-        .unwrap();
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let names: Vec<&str> = list["tools"]
-        .as_array()
-        .unwrap()
+    let names: Vec<String> = env
+        .tool_list(plain.path())
         .iter()
-        .map(|t| t["name"].as_str().unwrap())
+        .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!names.iter().any(|n| n.starts_with("git_")), "{names:?}");
     let dir = repo();
-    let out = env
-        .cmd()
-        .args(["tool", "--list", "--root"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let tools = list["tools"].as_array().unwrap();
+    let tools = env.tool_list(dir.path());
     let tier = |n: &str| {
         tools
             .iter()
@@ -346,31 +331,13 @@ fn outside_a_work_tree_there_are_no_git_tools() {
     assert_eq!(tier("git_push"), None, "not without [git] allow_push");
 }
 
-const AGENT: &str = "retry_base_delay_ms = 10\nmax_retries = 0\nrequest_timeout_secs = 5";
-
 /// One model turn that stages and commits, then an answer.
 fn add_and_commit_turn(env: &Env, root: &Path, tables: &str) -> (Vec<Value>, LlmServer) {
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[
-            ("c1", "git_add", &json!({"paths": ["a.txt"]}).to_string()),
-            (
-                "c2",
-                "git_commit",
-                &json!({"message": "from the model"}).to_string(),
-            ),
-        ])),
-        sse(openai::text(&["done"])),
-    ]);
-    let cfg = config_with(
-        env,
-        "openai",
-        &server.url(),
-        "",
-        &format!("{AGENT}\n{tables}"),
-    );
-    let run = exec(env, &cfg, root, &["--json", "commit it"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    (run.events(), server)
+    let calls = [
+        ("git_add", json!({"paths": ["a.txt"]})),
+        ("git_commit", json!({"message": "from the model"})),
+    ];
+    one_turn(env, root, &calls, tables)
 }
 
 #[test]

@@ -13,11 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-use support::jobs::{KEY, config_with, exec, sse};
+use support::jobs::{KEY, NO_RETRY, config_with, exec, one_turn, sse, tool_results};
 use support::llm_server::{LlmServer, openai};
 use support::{Env, code, stdout};
-
-const AGENT: &str = "retry_base_delay_ms = 10\nmax_retries = 0\nrequest_timeout_secs = 10";
 
 /// The installed reference servers, or `None` (with the reason printed)
 /// where they are not installed; CI sets AGENT_TUI_REQUIRE_MCP=1.
@@ -164,7 +162,8 @@ fn mcp_list_starts_each_server_and_says_how_it_went() {
     );
 }
 
-/// One job whose model calls `calls` in one turn, then answers.
+/// One job whose model calls `calls` in one turn, with `servers` and
+/// `approvals` configured.
 fn job_calling(
     env: &Env,
     root: &Path,
@@ -172,40 +171,7 @@ fn job_calling(
     approvals: &str,
     calls: &[(&str, Value)],
 ) -> (Vec<Value>, LlmServer) {
-    let calls: Vec<(String, String, String)> = calls
-        .iter()
-        .enumerate()
-        .map(|(i, (name, args))| (format!("c{i}"), (*name).to_string(), args.to_string()))
-        .collect();
-    let refs: Vec<(&str, &str, &str)> = calls
-        .iter()
-        .map(|(a, b, c)| (a.as_str(), b.as_str(), c.as_str()))
-        .collect();
-    let llm = LlmServer::start(vec![
-        sse(openai::tool_calls(&refs)),
-        sse(openai::text(&["done"])),
-    ]);
-    let cfg = config_with(
-        env,
-        "openai",
-        &llm.url(),
-        "",
-        &format!("{AGENT}\n{approvals}\n{servers}"),
-    );
-    let run = exec(env, &cfg, root, &["--json", "use the servers"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    (run.events(), llm)
-}
-
-/// The tool results the model got back, in order.
-fn results_sent(llm: &LlmServer) -> Vec<String> {
-    llm.requests()[1].body["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .collect()
+    one_turn(env, root, calls, &format!("{approvals}\n{servers}"))
 }
 
 #[test]
@@ -249,8 +215,8 @@ fn a_job_offers_server_tools_asks_before_calling_and_keeps_keys_away() {
     assert_eq!(asked[0]["data"]["name"], "mcp__every__echo");
     assert_eq!(asked[0]["data"]["arguments"]["message"], "hello there");
     assert!(
-        results_sent(&llm)[0].contains("did not allow")
-            || results_sent(&llm)[0].contains("nobody could be asked")
+        tool_results(&llm)[0].contains("did not allow")
+            || tool_results(&llm)[0].contains("nobody could be asked")
     );
     let states: Vec<&Value> = events
         .iter()
@@ -275,7 +241,7 @@ fn a_job_offers_server_tools_asks_before_calling_and_keeps_keys_away() {
         "[approvals]\nmcp = \"auto\"",
         &[echo, read, env_call],
     );
-    let results = results_sent(&llm);
+    let results = tool_results(&llm);
     assert!(results[0].contains("Echo: hello there"), "{}", results[0]);
     assert!(results[1].contains("from the project"), "{}", results[1]);
     // The server's environment has its own setting, never our API key.
@@ -294,7 +260,7 @@ fn a_job_offers_server_tools_asks_before_calling_and_keeps_keys_away() {
         "openai",
         &llm.url(),
         "",
-        &format!("{AGENT}\n{servers}"),
+        &format!("{NO_RETRY}\n{servers}"),
     );
     let run = exec(
         &env,
@@ -348,9 +314,9 @@ fn streamable_http_servers_work_like_stdio_ones() {
         &[sum],
     );
     assert!(
-        results_sent(&llm)[0].contains("is 5"),
+        tool_results(&llm)[0].contains("is 5"),
         "{:?}",
-        results_sent(&llm)
+        tool_results(&llm)
     );
     let _ = node.kill();
     let _ = node.wait();
@@ -392,7 +358,7 @@ fn a_server_that_dies_floods_or_fails_is_named_and_restarted() {
         "[approvals]\nmcp = \"auto\"",
         &refs,
     );
-    let r = results_sent(&llm);
+    let r = tool_results(&llm);
     assert!(r[0].contains("echo: one"), "{}", r[0]);
     assert!(
         r[1].contains("mcp_server_failed") && r[1].contains("`fake`"),
@@ -444,7 +410,7 @@ fn a_server_is_restarted_at_most_three_times_a_job() {
         "[approvals]\nmcp = \"auto\"",
         &calls,
     );
-    let r = results_sent(&llm);
+    let r = tool_results(&llm);
     assert_eq!(r.len(), 5);
     assert!(
         r[3].contains("dying on purpose"),

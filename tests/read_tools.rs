@@ -564,15 +564,7 @@ fn tool_list_describes_every_tool() {
     let env = Env::new();
     // Outside a git work tree: the built-in tools only.
     let plain = tempfile::tempdir().unwrap();
-    let out = env
-        .cmd()
-        .args(["tool", "--list", "--root"])
-        .arg(plain.path())
-        .output()
-        .unwrap();
-    assert_eq!(support::code(&out), 0);
-    let v = support::json_of(&out);
-    let tools = v["tools"].as_array().unwrap();
+    let tools = env.tool_list(plain.path());
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
@@ -585,7 +577,7 @@ fn tool_list_describes_every_tool() {
             "run_command"
         ]
     );
-    for t in tools {
+    for t in &tools {
         let tier = match t["name"].as_str().unwrap() {
             "propose_edits" => "write",
             "run_command" => "exec",

@@ -10,29 +10,18 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::jobs::{KEY, config_with, exec, sse};
+use support::jobs::{KEY, NO_RETRY, config_with, exec, one_turn, sse, tool_results};
 use support::llm_server::{LlmServer, openai};
 use support::{Env, code, stdout};
 
-const AGENT: &str = "retry_base_delay_ms = 10\nmax_retries = 0\nrequest_timeout_secs = 5";
-
 /// A job whose model runs `command` once, then answers.
 fn run_in_job(env: &Env, root: &Path, command: &str, tables: &str) -> (Vec<Value>, LlmServer) {
-    let args = json!({ "command": command }).to_string();
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[("c1", "run_command", &args)])),
-        sse(openai::text(&["done"])),
-    ]);
-    let cfg = config_with(
+    one_turn(
         env,
-        "openai",
-        &server.url(),
-        "",
-        &format!("{AGENT}\n{tables}"),
-    );
-    let run = exec(env, &cfg, root, &["--json", "run it"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    (run.events(), server)
+        root,
+        &[("run_command", json!({ "command": command }))],
+        tables,
+    )
 }
 
 fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
@@ -41,13 +30,7 @@ fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
 
 /// What the model was told about its call (the tool result it got back).
 fn tool_result_sent(server: &LlmServer) -> String {
-    let requests = server.requests();
-    let messages = requests[1].body["messages"].as_array().unwrap().clone();
-    messages
-        .iter()
-        .find(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().unwrap().to_string())
-        .unwrap()
+    tool_results(server).remove(0)
 }
 
 #[test]
@@ -189,7 +172,7 @@ fn run_command_is_offered_only_in_agent_mode() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
     let server = LlmServer::start(vec![sse(openai::text(&["fine"]))]);
-    let cfg = config_with(&env, "openai", &server.url(), "", AGENT);
+    let cfg = config_with(&env, "openai", &server.url(), "", NO_RETRY);
     let run = exec(&env, &cfg, dir.path(), &["--mode", "ask", "hi"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let offered = server.requests()[0].body["tools"].to_string();
@@ -507,4 +490,28 @@ fn a_commands_changes_are_a_checkpoint_that_rolls_back() {
     // A command that changes nothing makes no checkpoint.
     let (events, _server) = run_in_job(&env, root, "true", tables);
     assert!(of_type(&events, "checkpoint.created").is_empty());
+}
+
+#[test]
+fn a_file_too_large_to_keep_is_named_and_left_out_of_the_checkpoint() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("big.bin"), vec![b'x'; 17 * 1024 * 1024]).unwrap();
+    std::fs::write(root.join("small.txt"), "before\n").unwrap();
+    std::fs::write(
+        root.join("gen.sh"),
+        "echo more >> big.bin\necho after > small.txt\n",
+    )
+    .unwrap();
+    let (events, _server) = run_in_job(&env, root, "sh gen.sh", "[approvals]\nexec = \"auto\"");
+    let result = &of_type(&events, "tool.call.completed")[0]["data"]["result"];
+    assert_eq!(result["not_recorded"], json!(["big.bin"]), "{result}");
+    assert_eq!(result["changed_files_total"], 2);
+    let id = result["checkpoint_id"].as_str().unwrap();
+    let (c, out) = cli(&env, root, &["rollback", id]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(text(root, "small.txt").as_deref(), Some("before\n"));
+    let big = std::fs::metadata(root.join("big.bin")).unwrap().len();
+    assert_eq!(big, 17 * 1024 * 1024 + 5, "left as the command made it");
 }

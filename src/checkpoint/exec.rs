@@ -103,13 +103,19 @@ impl ExecTracker {
             .collect();
         update.snapshots.sort_by(|a, b| a.hash.cmp(&b.hash));
         update.snapshots.dedup_by(|a, b| a.hash == b.hash);
+        self.commit(index, update)?;
+        Ok(tree)
+    }
+
+    /// Writes `update` to the store, then to the index in memory.
+    fn commit(&self, index: &mut HashMap<String, Indexed>, update: IndexUpdate) -> io::Result<()> {
         let (set, removed) = (update.set.clone(), update.removed.clone());
         self.store.update_file_index(update)?;
         for gone in removed {
             index.remove(&gone);
         }
         index.extend(set);
-        Ok(tree)
+        Ok(())
     }
 
     /// What changed since `before`, recorded as a checkpoint (none when
@@ -190,12 +196,7 @@ impl ExecTracker {
         let checkpoint =
             self.checkpoints
                 .record(session_id, job_id, CheckpointKind::Exec, None, &files)?;
-        let (set, removed) = (update.set.clone(), update.removed.clone());
-        self.store.update_file_index(update)?;
-        for gone in removed {
-            index.remove(&gone);
-        }
-        index.extend(set);
+        self.commit(index, update)?;
         recorded.checkpoint = Some(checkpoint);
         Ok(recorded)
     }

@@ -6,10 +6,60 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::llm_server::{Reply, Split};
+use super::llm_server::{LlmServer, Reply, Split, openai};
 use super::{Env, code, stderr, stdout, write_files};
 
 pub const KEY: &str = "sk-loopback-SECRET-42";
+
+/// `[agent]` settings for jobs whose requests must not be retried.
+pub const NO_RETRY: &str = "retry_base_delay_ms = 10\nmax_retries = 0\nrequest_timeout_secs = 10";
+
+/// One headless job (`exec --json`) whose model makes `calls` (tool name,
+/// arguments; ids c1, c2, ...) in one turn, then answers "done"; `tables`
+/// are added to the config. The job must exit 0. Returns its events and
+/// the server, which holds what the model was sent.
+pub fn one_turn(
+    env: &Env,
+    root: &Path,
+    calls: &[(&str, Value)],
+    tables: &str,
+) -> (Vec<Value>, LlmServer) {
+    let owned: Vec<(String, String)> = calls
+        .iter()
+        .enumerate()
+        .map(|(i, (_, args))| (format!("c{}", i + 1), args.to_string()))
+        .collect();
+    let refs: Vec<(&str, &str, &str)> = calls
+        .iter()
+        .zip(&owned)
+        .map(|((name, _), (id, args))| (id.as_str(), *name, args.as_str()))
+        .collect();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&refs)),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config_with(
+        env,
+        "openai",
+        &server.url(),
+        "",
+        &format!("{NO_RETRY}\n{tables}"),
+    );
+    let run = exec(env, &cfg, root, &["--json", "do it"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    (run.events(), server)
+}
+
+/// The tool results the model got back in its second request, in order.
+pub fn tool_results(server: &LlmServer) -> Vec<String> {
+    server.requests()[1].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap().to_string())
+        .collect()
+}
 
 pub fn sse(events: Vec<String>) -> Reply {
     Reply::Sse {

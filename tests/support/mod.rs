@@ -63,6 +63,19 @@ impl Env {
         self.home.path().join("config/agent-tui/config.toml")
     }
 
+    /// `agent-tui tool --list --root ROOT`: the tools that root offers
+    /// (the command must succeed).
+    pub fn tool_list(&self, root: &Path) -> Vec<Value> {
+        let out = self
+            .cmd()
+            .args(["tool", "--list", "--root"])
+            .arg(root)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        json_of(&out)["tools"].as_array().unwrap().clone()
+    }
+
     /// `agent-tui tool NAME ARGS --root ROOT`: exit code and parsed stdout.
     pub fn tool(&self, root: &Path, name: &str, args: &str) -> (i32, Value) {
         let out = self

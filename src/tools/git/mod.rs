@@ -88,17 +88,24 @@ impl Repo {
         dirs
     }
 
+    /// Where HEAD is: the checked-out branch (`None` when detached) and
+    /// the commit's short id (`None` before the first commit).
+    pub fn head(&self) -> Result<(Option<String>, Option<String>), ToolError> {
+        let head = self.repo.head().map_err(git_error)?;
+        let branch = match head.referent_name() {
+            Some(name) if !head.is_detached() => Some(name.shorten().to_string()),
+            _ => None,
+        };
+        Ok((branch, head.id().map(|id| id.shorten_or_id().to_string())))
+    }
+
     /// The checked-out branch's short name, or a typed error when HEAD is
     /// detached (a commit there would belong to no branch).
     pub fn branch_or_refuse(&self, doing: &str) -> Result<String, ToolError> {
-        let head = self.repo.head().map_err(git_error)?;
-        match head.referent_name() {
-            Some(name) if !head.is_detached() => Ok(name.shorten().to_string()),
-            _ => {
-                let at = head
-                    .id()
-                    .map(|id| format!(" at {}", id.shorten_or_id()))
-                    .unwrap_or_default();
+        match self.head()? {
+            (Some(branch), _) => Ok(branch),
+            (None, commit) => {
+                let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
                 Err(ToolError::Git {
                     code: "detached_head",
                     message: format!(

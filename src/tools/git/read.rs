@@ -78,21 +78,14 @@ impl Tool for Status {
 
 /// Branch, detached, head commit, upstream, ahead and behind.
 fn head_info(repo: &Repo) -> Result<Value, ToolError> {
-    let r = &repo.repo;
-    let head = r.head().map_err(git_error)?;
-    let detached = head.is_detached();
-    let branch = match head.referent_name() {
-        Some(name) if !detached => Some(name.shorten().to_string()),
-        _ => None,
-    };
-    let commit = head.id().map(|id| id.shorten_or_id().to_string());
-    let (upstream, ahead, behind) = match ahead_behind(r)? {
+    let (branch, commit) = repo.head()?;
+    let (upstream, ahead, behind) = match ahead_behind(&repo.repo)? {
         Some((name, ahead, behind)) => (Some(name), ahead, behind),
         None => (None, 0, 0),
     };
     Ok(json!({
         "branch": branch,
-        "detached": detached,
+        "detached": branch.is_none() && commit.is_some(),
         "head": commit,
         "upstream": upstream,
         "ahead": ahead,
@@ -400,13 +393,8 @@ impl Tool for Branch {
 
     fn run(&self, ctx: &ToolContext<'_>, _: Value) -> Result<Value, ToolError> {
         let repo = Repo::open(ctx.workspace.root())?;
-        let r = &repo.repo;
-        let head = r.head().map_err(git_error)?;
-        let current = match head.referent_name() {
-            Some(name) if !head.is_detached() => Some(name.shorten().to_string()),
-            _ => None,
-        };
-        let refs = r.references().map_err(git_error)?;
+        let (current, _) = repo.head()?;
+        let refs = repo.repo.references().map_err(git_error)?;
         let mut branches = Vec::new();
         for reference in refs.local_branches().map_err(git_error)? {
             let reference = reference.map_err(git_error)?;
