@@ -7,9 +7,7 @@ use std::time::{Duration, Instant};
 
 use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange};
 use agent_tui::config::Limits;
-use agent_tui::review::{
-    EditOperation, EditRequest, build_bundle, plan_apply, validate_edits, write_plans,
-};
+use agent_tui::review::{EditOperation, EditRequest, build_bundle, plan_apply, validate_edits};
 use agent_tui::store::{Store, Target};
 use agent_tui::workspace::Workspace;
 
@@ -63,11 +61,11 @@ fn main() {
         let plans = plan_apply(&ws, &bundle, &proposed).unwrap();
         let tp = Instant::now();
         let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
-        store
+        let cp = store
             .record(None, "bench", CheckpointKind::Apply, None, &changes)
             .unwrap();
         let tr = Instant::now();
-        write_plans(&plans).unwrap();
+        store.write_journaled(&ws, &cp, &changes).unwrap();
         if std::env::var_os("BENCH_DETAIL").is_some() {
             eprintln!(
                 "plan {:?} record {:?} write {:?}",

@@ -44,7 +44,8 @@ fn main() {
     );
     let state = tempfile::tempdir().unwrap();
     let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
-    let tracker = ExecTracker::new(&store.root(root), root);
+    let ws = agent_tui::workspace::Workspace::open(root).unwrap();
+    let tracker = ExecTracker::new(&store.root(ws.root()), &ws);
     let t = Instant::now();
     tracker.before().unwrap();
     let first = t.elapsed();

@@ -96,6 +96,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             fallback: None,
             state: None,
             session: SessionChoice::None,
+            recovered: Vec::new(),
         })
         .unwrap();
         engine

@@ -53,7 +53,7 @@ fn run(name: &str, text: &str) {
     for _ in 0..RUNS {
         let mut app = App::new(
             "/b".into(),
-            Tree::open(dir.path()),
+            Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap()),
             Mode::Ask,
             "b".into(),
             true,

@@ -260,6 +260,11 @@ pub enum EventBody {
     /// starts them and when one fails.
     #[serde(rename = "mcp.servers")]
     McpServers { servers: Vec<McpServerStatus> },
+    /// An apply or rollback interrupted earlier (a crash, a kill, a failed
+    /// write) was settled when the root's state was opened, before anything
+    /// else: finished, or undone file by file.
+    #[serde(rename = "recovery.completed")]
+    RecoveryCompleted(crate::checkpoint::Recovery),
     #[serde(rename = "checkpoint.created")]
     CheckpointCreated {
         checkpoint_id: String,
@@ -369,6 +374,7 @@ impl EventBody {
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::McpServers { .. }
+            | EventBody::RecoveryCompleted(_)
             | EventBody::RollbackStarted { .. }
             | EventBody::RollbackCompleted { .. }
             | EventBody::RollbackFailed { .. } => None,

@@ -6,59 +6,39 @@
 mod support;
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::json;
-use support::jobs::{KEY, config_with, sse};
+use support::jobs::{config_with, sse};
 use support::llm_server::{LlmServer, openai};
 use support::{Env, code, write_files};
 
 /// strace, or `None` with the reason printed (CI requires it).
-fn strace() -> Option<()> {
-    if Command::new("strace").arg("-V").output().is_ok() {
-        return Some(());
-    }
-    let why = "strace is not installed";
-    assert!(
-        std::env::var("AGENT_TUI_REQUIRE_STRACE").as_deref() != Ok("1"),
-        "{why}"
-    );
-    eprintln!("skipped: {why}");
-    None
-}
-
-/// Runs `agent-tui ARGS` (this test's environment) under strace; returns
-/// the exit code. The trace, with file names for descriptors, goes to `out`.
 fn traced(env: &Env, args: &[&str], out: &Path) -> i32 {
-    let plain = env.cmd();
-    let mut cmd = Command::new("strace");
-    cmd.args(["-f", "-qq", "-y", "-e"])
-        .arg("trace=fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat")
-        .arg("-o")
-        .arg(out)
-        .arg(plain.get_program())
+    let trace = "trace=fsync,fdatasync,rename,renameat,renameat2,unlink,unlinkat";
+    let out = out.to_str().unwrap();
+    support::strace::command(env, &["-f", "-qq", "-y", "-e", trace, "-o", out])
         .args(args)
-        .env("TEST_LLM_KEY", KEY);
-    for (key, value) in plain.get_envs() {
-        match value {
-            Some(v) => cmd.env(key, v),
-            None => cmd.env_remove(key),
-        };
-    }
-    cmd.status().unwrap().code().unwrap_or(-1)
+        .status()
+        .unwrap()
+        .code()
+        .unwrap_or(-1)
 }
 
-/// Checks, for every file of `root` the trace renames into place, that the
-/// temp file was fsync'd before and the folder after.
 fn every_replace_is_synced(trace: &str, root: &Path, files: &[&str]) {
     let lines: Vec<&str> = trace.lines().collect();
     for file in files {
         let target = root.join(file);
         let dir = target.parent().unwrap().display().to_string();
         let target = target.display().to_string();
+        let name = Path::new(file).file_name().unwrap().to_str().unwrap();
+        // By full path, or (through a folder handle) the folder's fd and the name.
         let at = lines
             .iter()
-            .position(|l| l.contains("rename") && l.contains(&format!("\"{target}\"")))
+            .position(|l| {
+                l.contains("rename")
+                    && (l.contains(&format!("\"{target}\""))
+                        || (l.contains(&format!("<{dir}>")) && l.contains(&format!("\"{name}\""))))
+            })
             .unwrap_or_else(|| panic!("no rename into {target}:\n{trace}"));
         let temp = lines[at]
             .split('"')
@@ -82,7 +62,7 @@ fn every_replace_is_synced(trace: &str, root: &Path, files: &[&str]) {
 
 #[test]
 fn apply_and_rollback_sync_each_file_and_its_folder() {
-    if strace().is_none() {
+    if !support::strace::available() {
         return;
     }
     let env = Env::new();

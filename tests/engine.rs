@@ -79,6 +79,7 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         fallback: None,
         state: None,
         session: SessionChoice::None,
+        recovered: Vec::new(),
     })
     .unwrap()
 }

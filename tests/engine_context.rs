@@ -48,6 +48,7 @@ fn start_engine(
         provider: Some(provider),
         fallback: None,
         session,
+        recovered: Vec::new(),
     })
     .unwrap()
 }
@@ -378,6 +379,7 @@ async fn a_panicking_job_still_ends_with_job_failed() {
         fallback: None,
         state: None,
         session: SessionChoice::None,
+        recovered: Vec::new(),
     })
     .unwrap();
     let events = job(&mut engine, "j1", "hello").await;

@@ -48,7 +48,7 @@ fn apply_all(files: &[(&str, &[u8])], edits: &[EditRequest]) -> tempfile::TempDi
     let proposed = validate_edits(&ws, edits, &[], &mut 1).unwrap();
     let mut bundle = build_bundle(&ws, "j", &proposed, &Limits::default(), None, &mut 1).unwrap();
     bundle.decide(&[], &[], true);
-    write_plans(&plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
+    write_plans(&ws, &plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
     dir
 }
 
@@ -144,7 +144,7 @@ fn permissions_are_kept() {
     .unwrap();
     let mut bundle = build_bundle(&ws, "j", &proposed, &Limits::default(), None, &mut 1).unwrap();
     bundle.decide(&[], &[], true);
-    write_plans(&plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
+    write_plans(&ws, &plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
     assert_eq!(
         std::fs::read_to_string(&script).unwrap(),
         "#!/bin/sh\necho bye\n"
@@ -189,7 +189,7 @@ fn a_one_megabyte_file_with_500_hunks() {
         .map(|h| h.hunk_id.clone())
         .collect();
     bundle.decide(&even, &[], false);
-    write_plans(&plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
+    write_plans(&ws, &plan_apply(&ws, &bundle, &proposed).unwrap()).unwrap();
     let after = std::fs::read_to_string(dir.path().join("big.txt")).unwrap();
     let mut expected: Vec<String> = text.lines().map(str::to_string).collect();
     for k in (0..500).step_by(2) {
@@ -199,7 +199,7 @@ fn a_one_megabyte_file_with_500_hunks() {
 }
 
 #[test]
-fn kill_9_during_apply_leaves_each_file_old_or_new() {
+fn kill_9_during_apply_leaves_the_bundle_whole_or_untouched() {
     let names: Vec<String> = (0..16).map(|i| format!("f{i:02}.txt")).collect();
     let old: String = (0..4_000).map(|i| format!("old line {i}\n")).collect();
     let edits: Vec<serde_json::Value> = names
@@ -242,6 +242,14 @@ fn kill_9_during_apply_leaves_each_file_old_or_new() {
         if round == 0 {
             full = started.elapsed();
         }
+        // The next start settles an interrupted apply: all or nothing.
+        let out = env
+            .cmd()
+            .args(["checkpoints", "list", "--root"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
         let mut olds = 0;
         for n in &names {
             let now = std::fs::read_to_string(dir.path().join(n)).unwrap();
@@ -256,8 +264,12 @@ fn kill_9_during_apply_leaves_each_file_old_or_new() {
             .filter_map(Result::ok)
             .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
             .collect();
-        // A killed apply may leave a temp file behind, never a torn target.
-        assert!(leftovers.len() <= 1, "{delay_ms} ms: {leftovers:?}");
+        assert!(leftovers.is_empty(), "{delay_ms} ms: {leftovers:?}");
+        assert!(
+            olds == 0 || olds == names.len(),
+            "{delay_ms} ms: half-applied, {olds} of {} old",
+            names.len()
+        );
         eprintln!(
             "round {round}, kill at {delay_ms} ms: {olds} of {} files still old",
             names.len()

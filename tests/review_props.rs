@@ -297,7 +297,7 @@ mod rollback {
             let store = CheckpointStore::new(&opened.root(s.ws.root()));
             let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
             let cp = store.record(None, "j", CheckpointKind::Apply, None, &changes).unwrap();
-            write_plans(&plans).unwrap();
+            write_plans(&s.ws, &plans).unwrap();
             let path = s.ws.root().join("f.txt");
             let applied = std::fs::read(&path).unwrap();
             prop_assert_eq!(&applied, &plans[0].after);

@@ -305,7 +305,7 @@ fn the_tui_names_the_provider_answering_now_and_shows_the_fallback() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = App::new(
         "/r".into(),
-        Tree::open(dir.path()),
+        Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap()),
         Mode::Ask,
         "local small".into(),
         true,

@@ -17,7 +17,7 @@ const HEIGHT: u16 = 40;
 fn app() -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.rs"), "fn main() {}\n").unwrap();
-    let tree = Tree::open(dir.path());
+    let tree = Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap());
     let app = App::new("/demo".into(), tree, Mode::Ask, "local".into(), true, 12);
     (dir, app)
 }

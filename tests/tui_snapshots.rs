@@ -17,7 +17,7 @@ fn app() -> (tempfile::TempDir, App) {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
-    let tree = Tree::open(dir.path());
+    let tree = Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap());
     (
         dir,
         App::new(

@@ -88,7 +88,7 @@ impl Engine {
             tracker: ctx
                 .state
                 .as_ref()
-                .map(|s| Arc::new(ExecTracker::new(s, ctx.workspace.root()))),
+                .map(|s| Arc::new(ExecTracker::new(s, &ctx.workspace))),
             mcp: (!ctx.config.mcp_servers.is_empty()).then(|| {
                 let logs =
                     StateDirs::locate(&|k| std::env::var(k).ok()).map(|d| d.home.join("logs"));
@@ -152,6 +152,11 @@ impl Engine {
     }
 
     pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
+        // Before anything else: what opening the root's state settled.
+        for r in self.ctx.recovered.clone() {
+            let job_id = r.job_id.clone();
+            self.publish(&job_id, EventBody::RecoveryCompleted(r));
+        }
         loop {
             tokio::select! {
                 op = ops.recv() => match op {

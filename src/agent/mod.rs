@@ -11,12 +11,14 @@ mod feedback;
 mod job;
 mod mcp_calls;
 mod prompt;
+mod recovery;
 mod review_ops;
 mod routing;
 mod tool_calls;
 
 pub use job::{NO_USER_ANSWER, UserReply};
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};
+pub use recovery::{log_line, settle_interrupted};
 
 use std::sync::Arc;
 
@@ -54,6 +56,9 @@ pub struct EngineContext {
     /// the audit chain. `None`: nothing is recorded (tests, benchmarks).
     pub state: Option<RootStore>,
     pub session: SessionChoice,
+    /// Interrupted operations settled when the root's state was opened:
+    /// the engine reports each (`recovery.completed`) before anything else.
+    pub recovered: Vec<crate::checkpoint::Recovery>,
 }
 
 /// The front end's ends of the two channels.

@@ -50,7 +50,11 @@ fn agents_md(workspace: &Workspace) -> Option<String> {
         max_lines: usize::MAX,
         max_bytes: MAX_AGENTS_MD_BYTES,
     };
-    let slice = read_text_range(&resolved.abs, range).ok()?;
+    let file = workspace.open_file(&resolved).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let slice = read_text_range(file, range).ok()?;
     let mut section = String::from(
         "Project instructions from AGENTS.md at the agent root (follow them unless the user says otherwise):\n\n",
     );

@@ -9,7 +9,7 @@ use crate::checkpoint::{
     CheckpointKind, FileChange, RollbackError, files_rollback, scoped_rollback,
 };
 use crate::protocol::EventBody;
-use crate::review::{ApplyError, edit_hunk, load_base, plan_apply, write_plans};
+use crate::review::{ApplyError, edit_hunk, load_base, plan_apply};
 
 impl Engine {
     pub(super) fn decide(
@@ -131,6 +131,10 @@ impl Engine {
                 hunk_ids: accepted.clone(),
             },
         );
+        // Held from the checks to the last write: another process's apply
+        // or rollback of this root waits, and recovery never mistakes this
+        // one for an interrupted one.
+        let _lock = self.checkpoints.as_ref().map(|s| s.lock()).transpose();
         let plans = match plan_apply(&self.ctx.workspace, &bundle, &edits) {
             Ok(plans) => plans,
             Err(e) => {
@@ -192,15 +196,11 @@ impl Engine {
                 return;
             }
         };
-        self.publish(
-            job_id,
-            EventBody::CheckpointCreated {
-                checkpoint_id: checkpoint.checkpoint_id.clone(),
-                kind: "apply".into(),
-                files: files.clone(),
-            },
-        );
-        if let Err(e) = write_plans(&plans) {
+        let written = match &self.checkpoints {
+            Some(store) => store.write_journaled(&self.ctx.workspace, &checkpoint, &changes),
+            None => Ok(()),
+        };
+        if let Err(e) = written {
             self.audit(
                 job_id,
                 "apply",
@@ -208,10 +208,7 @@ impl Engine {
                 Some(true),
                 &format!("io_error: {e}"),
             );
-            let error = format!(
-                "{e}; files already written can be restored with `agent-tui rollback {}`",
-                checkpoint.checkpoint_id
-            );
+            let error = format!("cannot write the files: {e}");
             self.publish(
                 job_id,
                 EventBody::ApplyFailed {
@@ -222,6 +219,14 @@ impl Engine {
             );
             return;
         }
+        self.publish(
+            job_id,
+            EventBody::CheckpointCreated {
+                checkpoint_id: checkpoint.checkpoint_id.clone(),
+                kind: "apply".into(),
+                files: files.clone(),
+            },
+        );
         // Written files are final: their undecided hunks no longer apply.
         let mut bundle = bundle;
         for file in bundle
@@ -292,6 +297,7 @@ impl Engine {
         let Some(store) = &self.checkpoints else {
             return;
         };
+        let _lock = store.lock();
         let result = if hunks.is_empty() {
             files_rollback(&self.ctx.workspace, store, &checkpoint, only)
         } else {

@@ -9,14 +9,14 @@
 
 use std::collections::HashMap;
 use std::io;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange};
 use crate::store::RootStore;
 use crate::store::file_index::{IndexUpdate, Indexed};
 use crate::store::snapshots::encode;
-use crate::workspace::{ChangeKind, Changed, LiveTree, TreeStat, sha256_hex};
+use crate::workspace::{ChangeKind, Changed, LiveTree, TreeStat, Workspace, sha256_hex};
 
 /// Files above this size are not indexed: a command's change to one is
 /// listed but cannot be rolled back.
@@ -27,6 +27,8 @@ pub struct ExecTracker {
     store: RootStore,
     checkpoints: CheckpointStore,
     root: PathBuf,
+    /// The root's handle: files are read beneath it.
+    ws: Workspace,
     index: Mutex<Option<HashMap<String, Indexed>>>,
     /// The tree's stats, kept current by the kernel's change events.
     live: Mutex<Option<LiveTree>>,
@@ -41,11 +43,12 @@ pub struct Recorded {
 }
 
 impl ExecTracker {
-    pub fn new(store: &RootStore, root: &Path) -> ExecTracker {
+    pub fn new(store: &RootStore, ws: &Workspace) -> ExecTracker {
         ExecTracker {
             store: store.clone(),
             checkpoints: CheckpointStore::new(store),
-            root: root.to_path_buf(),
+            root: ws.root().to_path_buf(),
+            ws: ws.clone(),
             index: Mutex::new(None),
             live: Mutex::new(None),
         }
@@ -83,7 +86,7 @@ impl ExecTracker {
             if stat.len > MAX_INDEXED_BYTES {
                 continue;
             }
-            let Ok(bytes) = std::fs::read(self.root.join(path)) else {
+            let Ok(Some(bytes)) = self.ws.read_abs(&self.root.join(path)) else {
                 continue;
             };
             let encoded = encode(&bytes);
@@ -156,8 +159,8 @@ impl ExecTracker {
             let now = match c.change {
                 ChangeKind::Deleted => None,
                 _ => match tree.get(&c.path) {
-                    Some(stat) if stat.len <= MAX_INDEXED_BYTES => match std::fs::read(&abs) {
-                        Ok(bytes) => {
+                    Some(stat) if stat.len <= MAX_INDEXED_BYTES => match self.ws.read_abs(&abs) {
+                        Ok(Some(bytes)) => {
                             update.set.push((
                                 c.path.clone(),
                                 Indexed {
@@ -167,7 +170,7 @@ impl ExecTracker {
                             ));
                             Some(bytes)
                         }
-                        Err(_) => {
+                        Ok(None) | Err(_) => {
                             recorded.not_recorded.push(c.path.clone());
                             continue;
                         }

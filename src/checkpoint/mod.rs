@@ -3,9 +3,11 @@
 //! so any of them can be undone in full (hard) or hunk by hunk (scoped).
 
 mod exec;
+mod journal;
 mod rollback;
 
 pub use exec::{ExecTracker, MAX_INDEXED_BYTES, Recorded};
+pub use journal::{LeftAlone, Recovery, RecoveryError, Settled, recover};
 
 pub use rollback::{
     RollbackError, ThreeWay, files_rollback, hard_rollback, scoped_rollback, three_way,
@@ -18,9 +20,9 @@ use std::time::SystemTime;
 use serde::{Deserialize, Serialize};
 
 use crate::review::{Change, FilePlan, HunkRegion, new_id, patch_text_at};
+use crate::store::RootStore;
 use crate::store::snapshots::{Encoded, encode};
-use crate::store::{RootStore, remove_durably, write_atomic};
-use crate::workspace::sha256_hex;
+use crate::workspace::{Workspace, sha256_hex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -130,7 +132,11 @@ impl CheckpointStore {
             rolls_back: rolls_back.map(str::to_string),
             affected_files: affected,
         };
-        self.root.insert_checkpoint(&checkpoint, snapshots)?;
+        // An apply or a rollback writes the files next: its journal entry
+        // is committed with the record. A command's files are already written.
+        let journal = kind != CheckpointKind::Exec;
+        self.root
+            .insert_checkpoint(&checkpoint, snapshots, journal)?;
         Ok(checkpoint)
     }
 
@@ -203,13 +209,12 @@ fn reverse_hunk(r: &HunkRegion) -> CheckpointHunk {
     }
 }
 
-/// Writes each change's `after` bytes, or removes the file when `None`.
-pub fn write_changes(files: &[FileChange]) -> io::Result<()> {
-    for f in files {
-        match &f.after {
-            Some(bytes) => write_atomic(&f.abs, bytes)?,
-            None => remove_durably(&f.abs)?,
-        }
-    }
-    Ok(())
+/// Writes each change's `after` bytes, or removes the file when `None`
+/// (durably, beneath the root).
+pub fn write_changes(ws: &Workspace, files: &[FileChange]) -> io::Result<()> {
+    let writes: Vec<(&std::path::Path, Option<&[u8]>)> = files
+        .iter()
+        .map(|f| (f.abs.as_path(), f.after.as_deref()))
+        .collect();
+    ws.write_files(&writes)
 }

@@ -5,7 +5,7 @@
 
 use thiserror::Error;
 
-use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange, write_changes};
+use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange};
 use crate::review::{Doc, HunkRegion, render_lines};
 use crate::workspace::Workspace;
 
@@ -41,11 +41,8 @@ fn read_current(
     let resolved = ws
         .resolve(file_path)
         .map_err(|e| RollbackError::Path(e.to_string()))?;
-    match std::fs::read(&resolved.abs) {
-        Ok(bytes) => Ok((resolved.abs, Some(bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((resolved.abs, None)),
-        Err(e) => Err(e.into()),
-    }
+    let bytes = ws.read_opt(&resolved)?;
+    Ok((resolved.abs, bytes))
 }
 
 /// Current, base and proposed text of every file `checkpoint` touched.
@@ -148,7 +145,7 @@ pub fn files_rollback(
             regions: Vec::new(),
         });
     }
-    finish(store, checkpoint, changes)
+    finish(ws, store, checkpoint, changes)
 }
 
 /// Reverts the hunks `hunk_ids` of `checkpoint`, keeping everything else.
@@ -253,10 +250,11 @@ pub fn scoped_rollback(
     if !conflicts.is_empty() {
         return Err(RollbackError::Conflict(conflicts));
     }
-    finish(store, checkpoint, changes)
+    finish(ws, store, checkpoint, changes)
 }
 
 fn finish(
+    ws: &Workspace,
     store: &CheckpointStore,
     checkpoint: &Checkpoint,
     changes: Vec<FileChange>,
@@ -268,7 +266,7 @@ fn finish(
         Some(&checkpoint.checkpoint_id),
         &changes,
     )?;
-    write_changes(&changes)?;
+    store.write_journaled(ws, &record, &changes)?;
     Ok(record)
 }
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::args::GlobalArgs;
 use super::{Exit, load_config, process_env};
-use crate::agent::{EngineContext, SessionChoice};
+use crate::agent::{EngineContext, SessionChoice, settle_interrupted};
+use crate::checkpoint::Recovery;
 use crate::config::{Config, RoutingConfig, RoutingMode, SETUP_HINT, ollama_answers};
 use crate::llm::{Provider, build_provider};
 use crate::store::{RootStore, StateDirs, Store, StoreError};
@@ -37,9 +38,25 @@ pub fn open_store(config: &Config) -> Result<Store, Exit> {
     Store::open(&dirs.home, &config.storage, &process_env).map_err(store_error)
 }
 
-/// `workspace`'s part of the store `config` names.
-pub fn open_root(config: &Config, workspace: &Workspace) -> Result<RootStore, Exit> {
-    Ok(open_store(config)?.root(workspace.root()))
+/// `workspace`'s part of the store `config` names, with any apply or
+/// rollback an earlier process left half-written settled first (the
+/// caller reports what was settled).
+pub fn open_root(
+    config: &Config,
+    workspace: &Workspace,
+) -> Result<(RootStore, Vec<Recovery>), Exit> {
+    let state = open_store(config)?.root(workspace.root());
+    let recovered = settle_interrupted(workspace, &state).map_err(failed)?;
+    Ok((state, recovered))
+}
+
+/// `open_root` for a command that reports recoveries as plain lines.
+pub fn open_root_reported(config: &Config, workspace: &Workspace) -> Result<RootStore, Exit> {
+    let (state, recovered) = open_root(config, workspace)?;
+    for r in &recovered {
+        eprintln!("agent-tui: recovered: {}", r.summary());
+    }
+    Ok(state)
 }
 
 /// A store error as an exit: 2 when the store is unusable or the request
@@ -153,7 +170,7 @@ pub fn engine_context(
     root: &Path,
     session: SessionChoice,
     with_provider: bool,
-    state: RootStore,
+    (state, recovered): (RootStore, Vec<Recovery>),
 ) -> Result<EngineContext, Exit> {
     let config = load_config(global)?.config;
     let workspace = open_workspace(root)?;
@@ -178,6 +195,7 @@ pub fn engine_context(
         fallback,
         state: Some(state),
         session,
+        recovered,
     })
 }
 

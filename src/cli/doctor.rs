@@ -41,9 +41,16 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
             );
         }
     }
-    if let Some(dirs) = &state {
-        healthy &= store_line(&dirs.home, &loaded.config.storage);
-    }
+    let store_exists = match &state {
+        Some(dirs) => {
+            healthy &= store_line(&dirs.home, &loaded.config.storage);
+            !matches!(
+                Target::resolve(&dirs.home, &loaded.config.storage, &process_env),
+                Ok(Target::Sqlite(path)) if !path.exists()
+            )
+        }
+        None => false,
+    };
     line(
         "commands",
         crate::tools::confine::probe().describe(loaded.config.exec.network),
@@ -51,6 +58,10 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
     match Workspace::open(&args.root) {
         Ok(ws) => {
             line("agent root", ws.root().display().to_string());
+            // Doctor creates no state: with no store yet, nothing was interrupted.
+            if store_exists {
+                healthy &= recovery_line(&loaded.config, &ws);
+            }
         }
         Err(e) => {
             healthy = false;
@@ -110,6 +121,25 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
         }
     }
     if healthy { Exit::Ok } else { Exit::Failed }
+}
+
+/// Opening the root's state settles an apply or rollback an earlier
+/// process left half-written; this says what was found.
+fn recovery_line(config: &crate::config::Config, ws: &Workspace) -> bool {
+    match super::context::open_root(config, ws) {
+        Ok((_, recovered)) if recovered.is_empty() => {
+            line("recovery", "no interrupted apply or rollback".into());
+            true
+        }
+        Ok((_, recovered)) => {
+            for r in &recovered {
+                line("recovery", r.summary());
+            }
+            true
+        }
+        // open_root has said why.
+        Err(_) => false,
+    }
 }
 
 /// The window in force, where it came from, and what is reserved of it.

@@ -35,7 +35,7 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
 fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, String), Exit> {
     let config = load_config(global)?.config;
     let workspace = Workspace::open(&args.root).map_err(usage)?;
-    let state = open_root(&config, &workspace)?;
+    let (state, recovered) = open_root(&config, &workspace)?;
     let choice = match (&args.session, args.continue_session) {
         (Some(id), _) => {
             // Only whether it exists here: the engine replays it.
@@ -66,7 +66,7 @@ fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, Strin
         return Err(usage("the prompt is empty"));
     }
     Ok((
-        engine_context(global, &args.root, choice, true, state)?,
+        engine_context(global, &args.root, choice, true, (state, recovered))?,
         prompt,
     ))
 }
@@ -140,6 +140,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     | EventBody::ApplyStarted { .. }
                     | EventBody::CheckpointCreated { .. }
                     | EventBody::McpServers { .. }
+                    | EventBody::RecoveryCompleted(_)
                     | EventBody::RollbackStarted { .. }
                     | EventBody::RollbackCompleted { .. }
                     | EventBody::RollbackFailed { .. }

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::Exit;
 use super::args::{GlobalArgs, ListOrShow, ListShowArgs, SessionAction, SessionsArgs};
-use super::context::{failed, open_root, open_workspace, store_error, usage};
+use super::context::{failed, open_root_reported, open_workspace, store_error, usage};
 use crate::checkpoint::{CheckpointStore, three_way};
 use crate::store::RootStore;
 use crate::store::audit::Verification;
@@ -13,7 +13,7 @@ use crate::workspace::Workspace;
 
 fn open(global: &GlobalArgs, root: &std::path::Path) -> Result<(Workspace, RootStore), Exit> {
     let ws = open_workspace(root)?;
-    let state = open_root(&super::load_config(global)?.config, &ws)?;
+    let state = open_root_reported(&super::load_config(global)?.config, &ws)?;
     Ok((ws, state))
 }
 

@@ -141,7 +141,7 @@ fn tui(cli: &Cli) -> Exit {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let state = match context::open_root(&loaded.config, &workspace) {
+    let (state, recovered) = match context::open_root(&loaded.config, &workspace) {
         Ok(s) => s,
         Err(exit) => return exit,
     };
@@ -169,10 +169,11 @@ fn tui(cli: &Cli) -> Exit {
     let choice = resume
         .clone()
         .map_or(SessionChoice::New, SessionChoice::Resume);
-    let mut ctx = match context::engine_context(&cli.global, &root, choice, false, state) {
-        Ok(c) => c,
-        Err(exit) => return exit,
-    };
+    let mut ctx =
+        match context::engine_context(&cli.global, &root, choice, false, (state, recovered)) {
+            Ok(c) => c,
+            Err(exit) => return exit,
+        };
     // No provider is not fatal: the tree and review still work.
     let (label, ok, notice) = match context::quiet_providers(&cli.global, &loaded.config) {
         Ok(routed) => {

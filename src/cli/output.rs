@@ -259,6 +259,10 @@ impl Printer {
                     reason.as_str()
                 );
             }
+            EventBody::RecoveryCompleted(r) => {
+                self.end_line();
+                eprintln!("! agent-tui recovered: {}", r.summary());
+            }
             EventBody::McpServers { servers } => {
                 // Only trouble is worth a line.
                 for s in servers.iter().filter(|s| s.state == "failed") {

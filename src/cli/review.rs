@@ -4,7 +4,9 @@
 
 use super::Exit;
 use super::args::{GlobalArgs, ReviewArgs};
-use super::context::{drive_ops, engine_context, open_root, open_workspace, store_error, usage};
+use super::context::{
+    drive_ops, engine_context, open_root_reported, open_workspace, store_error, usage,
+};
 use super::output::{colour, render_bundle};
 use crate::agent::SessionChoice;
 use crate::protocol::{EventBody, Op};
@@ -15,10 +17,11 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let root = match super::load_config(global).and_then(|c| open_root(&c.config, &workspace)) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
+    let root =
+        match super::load_config(global).and_then(|c| open_root_reported(&c.config, &workspace)) {
+            Ok(s) => s,
+            Err(exit) => return exit,
+        };
     let id = match &args.session {
         Some(id) => id.clone(),
         None => match root.latest_session() {
@@ -54,7 +57,13 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
                 job_id: job_id.clone(),
             });
         }
-        let ctx = match engine_context(global, &args.root, SessionChoice::Resume(id), false, root) {
+        let ctx = match engine_context(
+            global,
+            &args.root,
+            SessionChoice::Resume(id),
+            false,
+            (root, Vec::new()),
+        ) {
             Ok(c) => c,
             Err(exit) => return exit,
         };

@@ -82,6 +82,7 @@ pub async fn run_task(
                 provider: Some(provider),
                 fallback,
                 session: SessionChoice::New,
+                recovered: Vec::new(),
             })
         });
     let context = match context {

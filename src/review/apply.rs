@@ -8,7 +8,6 @@ use thiserror::Error;
 
 use super::doc::Doc;
 use super::{Change, DiffBundle, FileDiff, ProposedEdit};
-use crate::store::write_atomic;
 use crate::workspace::{Workspace, sha256_hex};
 
 /// Lines of context kept to find a hunk again at rollback.
@@ -124,9 +123,8 @@ fn plan_file(
             return;
         }
     };
-    let before = match std::fs::read(&resolved.abs) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+    let before = match workspace.read_opt(&resolved) {
+        Ok(bytes) => bytes,
         Err(e) => {
             conflicts.push(conflict(format!("cannot read it: {e}")));
             return;
@@ -244,13 +242,21 @@ fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<H
     out
 }
 
-/// Writes every plan's `after` bytes (atomically per file).
-pub fn write_plans(plans: &[FilePlan]) -> Result<(), ApplyError> {
-    for plan in plans {
-        write_atomic(&plan.abs, &plan.after).map_err(|source| ApplyError::Io {
-            path: plan.file_path.clone(),
+/// Writes every plan's `after` bytes (atomically per file, durably, beneath
+/// the root).
+pub fn write_plans(workspace: &Workspace, plans: &[FilePlan]) -> Result<(), ApplyError> {
+    let writes: Vec<(&std::path::Path, Option<&[u8]>)> = plans
+        .iter()
+        .map(|p| (p.abs.as_path(), Some(p.after.as_slice())))
+        .collect();
+    workspace
+        .write_files(&writes)
+        .map_err(|source| ApplyError::Io {
+            path: plans
+                .iter()
+                .map(|p| p.file_path.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             source,
-        })?;
-    }
-    Ok(())
+        })
 }

@@ -120,12 +120,12 @@ fn file_hunks(
         reason,
     };
     let resolved = workspace.resolve(path).map_err(|e| fail(e.to_string()))?;
-    let (doc, base_file_hash) = match std::fs::read(&resolved.abs) {
-        Ok(bytes) => (
+    let (doc, base_file_hash) = match workspace.read_opt(&resolved) {
+        Ok(Some(bytes)) => (
             Doc::parse(&bytes).map_err(|e| fail(e.to_string()))?,
             Some(sha256_hex(&bytes)),
         ),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => (Doc::default(), None),
+        Ok(None) => (Doc::default(), None),
         Err(e) => return Err(fail(e.to_string())),
     };
     let (edit_changes, new_lines) = apply_edits(&doc, file_edits);

@@ -31,11 +31,9 @@ pub fn load_base(workspace: &Workspace, file: &FileDiff) -> Result<Doc, EditHunk
     let resolved = workspace
         .resolve(&file.file_path)
         .map_err(|e| unreadable(e.to_string()))?;
-    let bytes = match std::fs::read(&resolved.abs) {
-        Ok(bytes) => Some(bytes),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(unreadable(e.to_string())),
-    };
+    let bytes = workspace
+        .read_opt(&resolved)
+        .map_err(|e| unreadable(e.to_string()))?;
     if bytes.as_deref().map(sha256_hex) != file.base_file_hash {
         return Err(EditHunkError::Changed(file.file_path.clone()));
     }

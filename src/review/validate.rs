@@ -116,7 +116,8 @@ fn check(
             create.edit_id
         ));
     }
-    let exists = std::fs::symlink_metadata(&resolved.abs).is_ok();
+    let meta = workspace.metadata(&resolved);
+    let exists = meta.is_ok();
     if r.operation == EditOperation::Create {
         if exists {
             return Err(format!(
@@ -152,10 +153,13 @@ fn check(
             "`{path}` does not exist{hint}; use operation \"create\" for a new file"
         ));
     }
-    if !resolved.abs.is_file() {
+    if !meta.is_ok_and(|m| m.is_file()) {
         return Err(format!("`{path}` is not a regular file"));
     }
-    let bytes = std::fs::read(&resolved.abs).map_err(|e| format!("cannot read `{path}`: {e}"))?;
+    let bytes = workspace
+        .read_opt(&resolved)
+        .and_then(|b| b.ok_or_else(|| std::io::ErrorKind::NotFound.into()))
+        .map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let doc = Doc::parse(&bytes).map_err(|e| format!("`{path}`: {e}"))?;
     let total = doc.lines.len();
     let (start, end) = range_of(r, &doc)?;

@@ -18,11 +18,14 @@ fn parse(body: &str, store: &str) -> Result<Checkpoint, StoreError> {
 }
 
 impl RootStore {
-    /// Stores `snapshots` (each once) and `checkpoint`, all or nothing.
+    /// Stores `snapshots` (each once) and `checkpoint`, all or nothing;
+    /// with `journal`, also opens its write-ahead journal entry (an apply or
+    /// a rollback about to write the files).
     pub(crate) fn insert_checkpoint(
         &self,
         checkpoint: &Checkpoint,
         snapshots: Vec<Encoded>,
+        journal: bool,
     ) -> Result<(), StoreError> {
         let body =
             serde_json::to_string(checkpoint).map_err(|e| StoreError::Invalid(e.to_string()))?;
@@ -35,6 +38,23 @@ impl RootStore {
             let mut tx = pool.begin_with(begin).await?;
             ensure_root(&mut tx, &key, &path).await?;
             insert(&mut tx, &key, &cp, &body, &snapshots).await?;
+            if journal {
+                let files: Vec<String> = cp
+                    .affected_files
+                    .iter()
+                    .map(|f| f.file_path.clone())
+                    .collect();
+                let intent = kind_name(cp.kind);
+                super::journal::insert(
+                    &mut tx,
+                    &key,
+                    &cp.checkpoint_id,
+                    intent,
+                    &cp.created_at,
+                    &files,
+                )
+                .await?;
+            }
             tx.commit().await
         })
     }
@@ -76,6 +96,14 @@ impl RootStore {
     }
 }
 
+fn kind_name(kind: CheckpointKind) -> &'static str {
+    match kind {
+        CheckpointKind::Apply => "apply",
+        CheckpointKind::Rollback => "rollback",
+        CheckpointKind::Exec => "exec",
+    }
+}
+
 /// Stores each snapshot once, inside the caller's transaction.
 pub(super) async fn insert_snapshots(
     conn: &mut sqlx::AnyConnection,
@@ -106,11 +134,7 @@ pub(super) async fn insert(
     snapshots: &[Encoded],
 ) -> Result<(), sqlx::Error> {
     insert_snapshots(conn, snapshots).await?;
-    let kind = match cp.kind {
-        CheckpointKind::Apply => "apply",
-        CheckpointKind::Rollback => "rollback",
-        CheckpointKind::Exec => "exec",
-    };
+    let kind = kind_name(cp.kind);
     sqlx::query(
         "INSERT INTO checkpoints (checkpoint_id, root_key, session_id, job_id, created_at, kind, body)
          VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (checkpoint_id) DO NOTHING",

@@ -4,13 +4,13 @@
 //! Each entry point opens one `Store` and passes it down; nothing else
 //! opens it and no front end sees its tables.
 
-mod atomic;
 pub mod audit;
 mod checkpoints;
 mod db;
 mod error;
 pub mod file_index;
 mod import;
+mod journal;
 mod maintenance;
 mod paths;
 mod schema;
@@ -19,15 +19,15 @@ mod sessions;
 pub mod snapshots;
 mod writer;
 
-pub use atomic::{remove_durably, write_atomic};
 pub use db::{StoreKind, Target};
 pub use error::StoreError;
+pub use journal::{JournalEntry, RootLock};
 pub use maintenance::{Check, StoreInfo};
 pub use paths::{StateDirs, root_key};
 pub use schema::SCHEMA_VERSION;
 pub use writer::SessionWriter;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::StorageConfig;
@@ -38,6 +38,8 @@ use crate::config::StorageConfig;
 pub struct Store {
     shared: Arc<db::Shared>,
     schema: i64,
+    /// Where the roots' write-lock files live (the state home's `locks/`).
+    locks: Option<PathBuf>,
 }
 
 impl Store {
@@ -49,7 +51,8 @@ impl Store {
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Store, StoreError> {
         let target = Target::resolve(home, config, env)?;
-        let store = Store::open_target(&target)?;
+        let mut store = Store::open_target(&target)?;
+        store.locks = Some(home.join("locks"));
         import::legacy_home(&store, home)?;
         Ok(store)
     }
@@ -58,7 +61,15 @@ impl Store {
     pub fn open_target(target: &Target) -> Result<Store, StoreError> {
         let shared = db::connect(target)?;
         let schema = schema::migrate(&shared)?;
-        Ok(Store { shared, schema })
+        let locks = match target {
+            Target::Sqlite(path) => path.parent().map(|p| p.join("locks")),
+            Target::Postgres { .. } => None,
+        };
+        Ok(Store {
+            shared,
+            schema,
+            locks,
+        })
     }
 
     pub fn kind(&self) -> StoreKind {

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -119,6 +119,17 @@ const MIGRATIONS: &[&str] = &[
         mode BIGINT NOT NULL,
         hash TEXT NOT NULL REFERENCES snapshots (hash),
         PRIMARY KEY (root_key, path)
+    );
+    ",
+    // 3: the write-ahead journal of applies and rollbacks (an entry per
+    // operation whose project files are being written).
+    "
+    CREATE TABLE journal (
+        checkpoint_id TEXT PRIMARY KEY REFERENCES checkpoints (checkpoint_id) ON DELETE CASCADE,
+        root_key TEXT NOT NULL REFERENCES roots (root_key),
+        intent TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        files TEXT NOT NULL
     );
     ",
 ];

@@ -252,6 +252,7 @@ pub fn replay<S: AsRef<str>>(
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::McpServers { .. }
+            | EventBody::RecoveryCompleted(_)
             | EventBody::RollbackStarted { .. }
             | EventBody::RollbackCompleted { .. }
             | EventBody::RollbackFailed { .. }

@@ -45,7 +45,7 @@ impl Tool for ListFiles {
         let filter = glob_filter(args.glob.as_deref())?;
         let prefix = args.prefix.unwrap_or_default();
         let resolved = ctx.workspace.resolve(&prefix)?;
-        let (start, name_prefix) = match std::fs::symlink_metadata(&resolved.abs) {
+        let (start, name_prefix) = match ctx.workspace.metadata(&resolved) {
             Ok(_) => (resolved, None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // `src/ma` lists what starts with it inside `src/`.
@@ -54,14 +54,22 @@ impl Tool for ListFiles {
                     None => "",
                 };
                 let parent = ctx.workspace.resolve(parent)?;
-                if prefix.ends_with('/') || !parent.abs.is_dir() {
+                if prefix.ends_with('/')
+                    || !ctx.workspace.metadata(&parent).is_ok_and(|m| m.is_dir())
+                {
                     return Err(not_found(ctx, &resolved));
                 }
                 (parent, Some(resolved.rel.clone()))
             }
             Err(e) => return Err(ToolError::io(resolved.display(), e)),
         };
-        let outcome = list(&start, name_prefix.as_deref(), filter.as_ref(), limit);
+        let outcome = list(
+            ctx.workspace,
+            &start,
+            name_prefix.as_deref(),
+            filter.as_ref(),
+            limit,
+        );
         if outcome.entries.is_empty()
             && let Some(missing) = &name_prefix
         {

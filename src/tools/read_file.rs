@@ -52,8 +52,13 @@ impl Tool for ReadFile {
             ));
         }
         let resolved = ctx.workspace.resolve(&args.file_path)?;
-        let meta = match std::fs::metadata(&resolved.abs) {
-            Ok(meta) => meta,
+        // One handle, opened beneath the root: what is checked is what is read.
+        let opened = ctx
+            .workspace
+            .open_file(&resolved)
+            .and_then(|f| f.metadata().map(|m| (f, m)));
+        let (file, meta) = match opened {
+            Ok(pair) => pair,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return Err(not_found(ctx, &resolved));
             }
@@ -76,8 +81,7 @@ impl Tool for ReadFile {
                 limits.max_read_bytes_cap,
             ),
         };
-        let slice =
-            read_text_range(&resolved.abs, range).map_err(|e| ToolError::decode(&path, e))?;
+        let slice = read_text_range(file, range).map_err(|e| ToolError::decode(&path, e))?;
         Ok(json!({
             "file_path": path,
             "content": slice.content,

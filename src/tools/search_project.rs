@@ -62,7 +62,7 @@ impl Tool for SearchProject {
             max_snippet_lines: limits.max_search_snippet_lines,
         };
         let root = ctx.workspace.resolve("")?;
-        let outcome = search(&root, &options).map_err(|e| {
+        let outcome = search(ctx.workspace, &root, &options).map_err(|e| {
             ToolError::invalid("query", format!("not a valid regular expression: {e}"))
         })?;
         let results: Vec<Value> = outcome

@@ -91,7 +91,7 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
     let root = ctx.workspace.root();
     let mut app = App::new(
         root.display().to_string(),
-        Tree::open(root),
+        Tree::open(&ctx.workspace),
         start.mode,
         start.provider_label.clone(),
         start.provider_ok,
@@ -211,7 +211,7 @@ pub fn whole_file_rows(
     let bytes = workspace
         .resolve(&file.file_path)
         .ok()
-        .and_then(|r| std::fs::read(r.abs).ok())
+        .and_then(|r| workspace.read_opt(&r).ok().flatten())
         .unwrap_or_default();
     let old = crate::review::Doc::parse(&bytes)
         .map(|d| d.lines)
@@ -268,7 +268,7 @@ fn all_files(workspace: &Workspace) -> Vec<String> {
     let Ok(root) = workspace.resolve("") else {
         return Vec::new();
     };
-    crate::workspace::list(&root, None, None, MAX_COMPLETION_PATHS)
+    crate::workspace::list(workspace, &root, None, None, MAX_COMPLETION_PATHS)
         .entries
         .into_iter()
         .filter(|e| e.kind == crate::workspace::EntryKind::File)
@@ -290,7 +290,13 @@ fn load_preview(workspace: &Workspace, path: &str) -> Result<Vec<highlight::Styl
         max_lines: PREVIEW_LINES,
         max_bytes: 1 << 20,
     };
-    let slice = read_text_range(&resolved.abs, range).map_err(|e| format!("{path}: {e}"))?;
+    let file = workspace
+        .open_file(&resolved)
+        .map_err(|e| format!("{path}: {e}"))?;
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return Err(format!("{path}: not a regular file"));
+    }
+    let slice = read_text_range(file, range).map_err(|e| format!("{path}: {e}"))?;
     Ok(highlight::highlight(path, &slice.content, PREVIEW_LINES))
 }
 

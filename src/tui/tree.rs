@@ -2,9 +2,7 @@
 //! that expands directories lazily, honours `.gitignore`, never enters
 //! `.git/`, and keeps a selection. No rendering here.
 
-use std::path::{Path, PathBuf};
-
-use ignore::WalkBuilder;
+use crate::workspace::{EntryKind, Workspace, walk_beneath};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
@@ -23,46 +21,32 @@ pub struct Node {
 
 #[derive(Debug, Clone)]
 pub struct Tree {
-    root: PathBuf,
+    ws: Workspace,
     nodes: Vec<Node>,
     selected: usize,
 }
 
 /// The entries of one directory: directories first, then files, by name.
-fn children(root: &Path, rel: &str, depth: usize) -> Vec<Node> {
-    let dir = if rel.is_empty() {
-        root.to_path_buf()
-    } else {
-        root.join(rel)
-    };
-    let mut out: Vec<Node> = WalkBuilder::new(&dir)
-        .max_depth(Some(1))
-        .hidden(false)
-        .require_git(false)
-        .follow_links(false)
-        .filter_entry(|e| !e.file_name().eq_ignore_ascii_case(".git"))
-        .build()
-        .filter_map(Result::ok)
-        .filter(|e| e.depth() == 1)
-        .map(|e| {
-            let name = e.file_name().to_string_lossy().to_string();
-            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
-            Node {
-                rel: if rel.is_empty() {
-                    name.clone()
-                } else {
-                    format!("{rel}/{name}")
-                },
+/// Read through the root's directory handle (a folder swapped for a link
+/// shows nothing from outside).
+fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
+    let mut out: Vec<Node> = Vec::new();
+    if let Ok(start) = ws.resolve(rel) {
+        let _ = walk_beneath(ws, &start, true, 1, &mut |met| {
+            let name = met.rel.rsplit('/').next().unwrap_or(&met.rel).to_string();
+            out.push(Node {
+                rel: met.rel,
                 name,
                 depth,
-                kind: if is_dir {
+                kind: if met.kind == EntryKind::Dir {
                     NodeKind::Dir { expanded: false }
                 } else {
                     NodeKind::File
                 },
-            }
-        })
-        .collect();
+            });
+            true
+        });
+    }
     out.sort_by(|a, b| {
         let dir = |n: &Node| matches!(n.kind, NodeKind::Dir { .. });
         dir(b)
@@ -74,10 +58,10 @@ fn children(root: &Path, rel: &str, depth: usize) -> Vec<Node> {
 
 impl Tree {
     /// The root's top level (one directory read).
-    pub fn open(root: &Path) -> Tree {
+    pub fn open(ws: &Workspace) -> Tree {
         Tree {
-            root: root.to_path_buf(),
-            nodes: children(root, "", 0),
+            ws: ws.clone(),
+            nodes: children(ws, "", 0),
             selected: 0,
         }
     }
@@ -114,7 +98,7 @@ impl Tree {
             let end = self.subtree_end(self.selected);
             self.nodes.drain(self.selected + 1..end);
         } else {
-            let kids = children(&self.root, &node.rel, node.depth + 1);
+            let kids = children(&self.ws, &node.rel, node.depth + 1);
             self.nodes
                 .splice(self.selected + 1..self.selected + 1, kids);
         }
@@ -191,14 +175,14 @@ mod tests {
     #[test]
     fn top_level_is_sorted_dirs_first_without_ignored_or_git() {
         let dir = fixture();
-        let t = Tree::open(dir.path());
+        let t = Tree::open(&Workspace::open(dir.path()).unwrap());
         assert_eq!(names(&t), [".github", "src", ".gitignore", "README.md"]);
     }
 
     #[test]
     fn expand_collapse_and_jump() {
         let dir = fixture();
-        let mut t = Tree::open(dir.path());
+        let mut t = Tree::open(&Workspace::open(dir.path()).unwrap());
         t.jump("s");
         assert_eq!(t.selected().unwrap().name, "src");
         t.toggle();

@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 use std::io;
-use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -47,9 +46,12 @@ pub struct SearchOutcome {
     pub truncated: bool,
 }
 
-/// Searches every non-ignored, non-hidden text file under `start`.
-/// Errors only when `query` is not a valid pattern.
+/// Searches every non-ignored, non-hidden text file under `start`; each
+/// file is opened beneath the root's handle, so a folder swapped for a
+/// link mid-walk cannot make it read a file outside. Errors only when
+/// `query` is not a valid pattern.
 pub fn search(
+    ws: &super::Workspace,
     start: &Resolved,
     opts: &SearchOptions<'_>,
 ) -> Result<SearchOutcome, grep::regex::Error> {
@@ -87,7 +89,13 @@ pub fn search(
                 if opts.filter.is_some_and(|f| !f.matches(&rel)) || best.sorts_after_all(&rel) {
                     return WalkState::Continue;
                 }
-                let snippets = search_file(&mut searcher, &matcher, entry.path(), opts, keep);
+                let Ok(file) = ws.dir().open_file(ws.beneath(entry.path())) else {
+                    return WalkState::Continue;
+                };
+                if !file.metadata().is_ok_and(|m| m.is_file()) {
+                    return WalkState::Continue;
+                }
+                let snippets = search_file(&mut searcher, &matcher, &file, opts, keep);
                 if !snippets.is_empty() {
                     best.add(rel, snippets);
                 }
@@ -100,7 +108,7 @@ pub fn search(
 fn search_file(
     searcher: &mut Searcher,
     matcher: &RegexMatcher,
-    path: &Path,
+    file: &std::fs::File,
     opts: &SearchOptions<'_>,
     keep: usize,
 ) -> Vec<Snippet> {
@@ -112,7 +120,7 @@ fn search_file(
         open: None,
     };
     // Unreadable files are skipped, as ripgrep does.
-    if searcher.search_path(matcher, path, &mut sink).is_err() {
+    if searcher.search_file(matcher, file, &mut sink).is_err() {
         return Vec::new();
     }
     sink.close();

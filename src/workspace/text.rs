@@ -3,7 +3,6 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader};
-use std::path::Path;
 
 use sha2::{Digest, Sha256};
 use thiserror::Error;
@@ -69,9 +68,8 @@ fn hex_digest(digest: &[u8]) -> String {
     out
 }
 
-/// Reads `range` of the text file at `path` in one pass.
-pub fn read_text_range(path: &Path, range: ReadRange) -> Result<TextSlice, DecodeError> {
-    let file = File::open(path)?;
+/// Reads `range` of the open text file `file` in one pass.
+pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, DecodeError> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let start = range.start_line.max(1);
     let wanted_end = range
@@ -183,7 +181,9 @@ mod tests {
         );
         let f = file_with(b"abc");
         assert_eq!(
-            read_text_range(f.path(), all(100)).unwrap().file_hash,
+            read_text_range(File::open(f.path()).unwrap(), all(100))
+                .unwrap()
+                .file_hash,
             sha256_hex(b"abc")
         );
     }
@@ -198,7 +198,7 @@ mod tests {
             (b"\n\n", 2),
         ] {
             let f = file_with(bytes);
-            let s = read_text_range(f.path(), all(100)).unwrap();
+            let s = read_text_range(File::open(f.path()).unwrap(), all(100)).unwrap();
             assert_eq!(s.total_lines, total, "{bytes:?}");
             assert_eq!(s.content.as_bytes(), bytes);
         }
@@ -208,7 +208,7 @@ mod tests {
     fn bom_is_stripped_from_content_but_hashed() {
         let bytes = b"\xEF\xBB\xBFhello\r\nworld\r\n";
         let f = file_with(bytes);
-        let s = read_text_range(f.path(), all(100)).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), all(100)).unwrap();
         assert_eq!(s.content, "hello\r\nworld\r\n");
         assert!(s.has_bom && s.crlf);
         assert_eq!(s.file_hash, sha256_hex(bytes));
@@ -223,12 +223,12 @@ mod tests {
             max_lines: 800,
             max_bytes: 100,
         };
-        let s = read_text_range(f.path(), r).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), r).unwrap();
         assert_eq!(
             (s.content.as_str(), s.start_line, s.end_line, s.truncated),
             ("two\nthree\n", 2, 3, false)
         );
-        let s = read_text_range(f.path(), all(9)).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), all(9)).unwrap();
         assert_eq!(
             (s.content.as_str(), s.end_line, s.truncated),
             ("one\ntwo\n", 2, true)
@@ -239,14 +239,14 @@ mod tests {
             max_lines: 3,
             max_bytes: 100,
         };
-        let s = read_text_range(f.path(), r).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), r).unwrap();
         assert_eq!((s.end_line, s.truncated), (3, true));
     }
 
     #[test]
     fn overlong_single_line_is_cut_on_a_char_boundary() {
         let f = file_with("ééééé\n".as_bytes());
-        let s = read_text_range(f.path(), all(5)).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), all(5)).unwrap();
         assert_eq!(s.content, "éé");
         assert!(s.truncated);
     }
@@ -255,22 +255,22 @@ mod tests {
     fn refuses_binary_and_non_utf8() {
         let f = file_with(b"text\n\x00\x01\x02");
         assert!(matches!(
-            read_text_range(f.path(), all(100)),
+            read_text_range(File::open(f.path()).unwrap(), all(100)),
             Err(DecodeError::Binary)
         ));
         let f = file_with(b"ok\ncaf\xE9\n");
         assert!(matches!(
-            read_text_range(f.path(), all(100)),
+            read_text_range(File::open(f.path()).unwrap(), all(100)),
             Err(DecodeError::NotUtf8 { line: 2 })
         ));
         let f = file_with(b"\x89PNG\r\n\x1a\n\x00\x00");
         assert!(matches!(
-            read_text_range(f.path(), all(100)),
+            read_text_range(File::open(f.path()).unwrap(), all(100)),
             Err(DecodeError::Binary)
         ));
         let f = file_with(b"\xFF\xFEh\x00i\x00");
         assert!(matches!(
-            read_text_range(f.path(), all(100)),
+            read_text_range(File::open(f.path()).unwrap(), all(100)),
             Err(DecodeError::Binary)
         ));
     }
@@ -285,11 +285,11 @@ mod tests {
             max_bytes: 100,
         };
         assert!(matches!(
-            read_text_range(f.path(), r),
+            read_text_range(File::open(f.path()).unwrap(), r),
             Err(DecodeError::StartPastEnd { start: 3, total: 2 })
         ));
         let f = file_with(b"");
-        let s = read_text_range(f.path(), all(100)).unwrap();
+        let s = read_text_range(File::open(f.path()).unwrap(), all(100)).unwrap();
         assert_eq!((s.start_line, s.end_line, s.total_lines), (1, 0, 0));
     }
 }

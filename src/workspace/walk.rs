@@ -92,8 +92,11 @@ pub(crate) fn rel_of(start: &Resolved, path: &Path) -> Option<String> {
 
 /// Lists what is under `start` (or `start` itself if it is a file), sorted
 /// by path, keeping entries whose path starts with `name_prefix` and that
-/// match `filter`, at most `limit` of them.
+/// match `filter`, at most `limit` of them. The walk goes through directory
+/// handles (`handle_walk`): nothing outside the root is listed even while
+/// folders are swapped for links.
 pub fn list(
+    ws: &super::Workspace,
     start: &Resolved,
     name_prefix: Option<&str>,
     filter: Option<&PathFilter>,
@@ -101,43 +104,24 @@ pub fn list(
 ) -> ListOutcome {
     let mut entries = Vec::new();
     let mut truncated = false;
-    let walk = walker(&start.abs, true)
-        .sort_by_file_name(|a, b| a.cmp(b))
-        .build();
-    for item in walk {
-        let Ok(entry) = item else { continue };
-        if entry.depth() == 0 && entry.file_type().is_some_and(|t| t.is_dir()) {
-            continue;
-        }
-        let Some(rel) = rel_of(start, entry.path()) else {
-            continue;
-        };
-        if name_prefix.is_some_and(|p| !rel.starts_with(p)) {
-            continue;
-        }
-        if filter.is_some_and(|f| !f.matches(&rel)) {
-            continue;
+    let _ = super::handle_walk::walk(ws, start, true, usize::MAX, &mut |met| {
+        if name_prefix.is_some_and(|p| !met.rel.starts_with(p))
+            || filter.is_some_and(|f| !f.matches(&met.rel))
+        {
+            return true;
         }
         if entries.len() == limit {
             truncated = true;
-            break;
+            return false;
         }
-        let kind = match entry.file_type() {
-            Some(t) if t.is_symlink() => EntryKind::Symlink,
-            Some(t) if t.is_dir() => EntryKind::Dir,
-            _ => EntryKind::File,
-        };
-        let meta = entry.metadata().ok();
         entries.push(Entry {
-            path: rel,
-            size: match kind {
-                EntryKind::File => meta.as_ref().map_or(0, |m| m.len()),
-                EntryKind::Dir | EntryKind::Symlink => 0,
-            },
-            modified: meta.and_then(|m| m.modified().ok()),
-            kind,
+            path: met.rel,
+            size: met.size,
+            modified: met.modified,
+            kind: met.kind,
         });
-    }
+        true
+    });
     ListOutcome { entries, truncated }
 }
 

@@ -209,6 +209,10 @@ impl App {
                 self.review_error = Some(error.clone());
                 self.transcript.push(Entry::Error(error));
             }
+            EventBody::RecoveryCompleted(r) => {
+                self.transcript
+                    .push(Entry::Notice(format!("Recovered: {}.", r.summary())));
+            }
             EventBody::McpServers { servers } => {
                 for s in servers.iter().filter(|s| s.state == "failed") {
                     self.transcript.push(Entry::Error(format!(

@@ -1,0 +1,219 @@
+//! Atomic multi-file applies and rollbacks: the checkpoint and its journal
+//! entry are committed before the first project write, and the entry is
+//! closed when the last file is in place. An entry still open (a crash, a
+//! kill, a failed write) is settled: every file written → finished; else
+//! the files already written go back to their bytes before, so the project
+//! holds the whole operation or none of it.
+
+use std::io;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Checkpoint, CheckpointStore, FileChange, write_changes};
+use crate::store::RootLock;
+use crate::workspace::{Workspace, sha256_hex};
+
+/// How an interrupted operation was settled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Settled {
+    /// Every file had been written: the operation stands.
+    Finished,
+    /// Some had not: those written were restored, the checkpoint dropped.
+    Undone,
+}
+
+/// A file recovery did not touch because it holds neither version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftAlone {
+    pub file_path: String,
+    pub reason: String,
+}
+
+/// What recovery did with one interrupted apply or rollback.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Recovery {
+    pub checkpoint_id: String,
+    pub job_id: String,
+    /// `apply` or `rollback`.
+    pub operation: String,
+    pub outcome: Settled,
+    /// Files put back to their bytes before the operation.
+    pub restored: Vec<String>,
+    pub left_alone: Vec<LeftAlone>,
+    /// Temp files of the interrupted write removed.
+    pub temp_files_removed: usize,
+}
+
+impl Recovery {
+    /// One line for a log or a terminal.
+    pub fn summary(&self) -> String {
+        let mut line = match self.outcome {
+            Settled::Finished => format!(
+                "an interrupted {} (checkpoint {}) had written every file; it stands",
+                self.operation, self.checkpoint_id
+            ),
+            Settled::Undone => format!(
+                "an interrupted {} (checkpoint {}) was undone: {}",
+                self.operation,
+                self.checkpoint_id,
+                if self.restored.is_empty() {
+                    "none of its files had been written".to_string()
+                } else {
+                    format!("restored {}", self.restored.join(", "))
+                }
+            ),
+        };
+        for left in &self.left_alone {
+            line.push_str(&format!(
+                "; left {} as found ({})",
+                left.file_path, left.reason
+            ));
+        }
+        line
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecoveryError {
+    #[error("cannot read the journal: {0}")]
+    Store(#[from] crate::store::StoreError),
+    #[error("cannot settle checkpoint {checkpoint_id}'s interrupted write: {source}")]
+    Io {
+        checkpoint_id: String,
+        source: io::Error,
+    },
+}
+
+impl CheckpointStore {
+    /// The root's write lock: held from the checks before an apply or
+    /// rollback to the journal's close, and by recovery.
+    pub fn lock(&self) -> io::Result<RootLock> {
+        Ok(self.root.lock()?)
+    }
+
+    /// Writes the files of `checkpoint` (recorded, its journal open) and
+    /// closes the journal. A failed write is undone before returning.
+    pub fn write_journaled(
+        &self,
+        ws: &Workspace,
+        checkpoint: &Checkpoint,
+        changes: &[FileChange],
+    ) -> io::Result<()> {
+        match write_changes(ws, changes) {
+            Ok(()) => Ok(self.root.close_journal(&checkpoint.checkpoint_id)?),
+            Err(e) => {
+                let undone = settle(ws, self, checkpoint);
+                let note = match undone {
+                    Ok(r) if r.outcome == Settled::Undone && r.left_alone.is_empty() => {
+                        "nothing was changed".to_string()
+                    }
+                    Ok(r) => r.summary(),
+                    Err(e) => format!("and undoing it failed too: {e}"),
+                };
+                Err(io::Error::new(e.kind(), format!("{e}; {note}")))
+            }
+        }
+    }
+}
+
+/// Settles every interrupted apply or rollback of the root, oldest first,
+/// under the root's lock (an operation another process is running now is
+/// waited for, never mistaken for an interrupted one).
+pub fn recover(ws: &Workspace, store: &CheckpointStore) -> Result<Vec<Recovery>, RecoveryError> {
+    let open = store.root.open_journal()?;
+    if open.is_empty() {
+        return Ok(Vec::new());
+    }
+    let _lock = store.root.lock()?;
+    let mut out = Vec::new();
+    for entry in store.root.open_journal()? {
+        let Some(checkpoint) = store.root.checkpoint(&entry.checkpoint_id)? else {
+            store.root.close_journal(&entry.checkpoint_id)?;
+            continue;
+        };
+        out.push(
+            settle(ws, store, &checkpoint).map_err(|source| RecoveryError::Io {
+                checkpoint_id: entry.checkpoint_id.clone(),
+                source,
+            })?,
+        );
+    }
+    Ok(out)
+}
+
+/// Where one file of an interrupted operation stands.
+enum Found {
+    Written,
+    Before,
+    Neither,
+}
+
+fn settle(ws: &Workspace, store: &CheckpointStore, cp: &Checkpoint) -> io::Result<Recovery> {
+    let mut temp_files_removed = 0;
+    let mut found = Vec::new();
+    for f in &cp.affected_files {
+        let resolved = ws
+            .resolve(&f.file_path)
+            .map_err(|e| io::Error::other(e.to_string()))?;
+        let beneath = ws.beneath(&resolved.abs);
+        let folder = beneath.parent().unwrap_or(std::path::Path::new("."));
+        temp_files_removed += ws.dir().remove_temps(folder)?;
+        let now = ws.read_opt(&resolved)?;
+        let hash = now.as_deref().map(sha256_hex);
+        let state = if hash == f.after_snapshot_hash {
+            Found::Written
+        } else if hash == f.base_snapshot_hash {
+            Found::Before
+        } else {
+            Found::Neither
+        };
+        found.push((f, resolved, now, state));
+    }
+    let mut recovery = Recovery {
+        checkpoint_id: cp.checkpoint_id.clone(),
+        job_id: cp.job_id.clone(),
+        operation: match cp.kind {
+            super::CheckpointKind::Rollback => "rollback".into(),
+            _ => "apply".into(),
+        },
+        outcome: Settled::Finished,
+        restored: Vec::new(),
+        left_alone: Vec::new(),
+        temp_files_removed,
+    };
+    if found.iter().all(|(_, _, _, s)| matches!(s, Found::Written)) {
+        store.root.close_journal(&cp.checkpoint_id)?;
+        return Ok(recovery);
+    }
+    let mut changes = Vec::new();
+    for (f, resolved, now, state) in found {
+        match state {
+            Found::Before => {}
+            Found::Neither => recovery.left_alone.push(LeftAlone {
+                file_path: f.file_path.clone(),
+                reason: "it holds neither its bytes before nor after; changed by something else"
+                    .into(),
+            }),
+            Found::Written if f.after_snapshot_hash == f.base_snapshot_hash => {}
+            Found::Written => {
+                let before = match &f.base_snapshot_hash {
+                    Some(h) => Some(store.snapshot(h)?),
+                    None => None,
+                };
+                recovery.restored.push(f.file_path.clone());
+                changes.push(FileChange {
+                    file_path: f.file_path.clone(),
+                    abs: resolved.abs,
+                    before: now,
+                    after: before,
+                    regions: Vec::new(),
+                });
+            }
+        }
+    }
+    write_changes(ws, &changes)?;
+    store.root.discard_journaled(&cp.checkpoint_id)?;
+    recovery.outcome = Settled::Undone;
+    Ok(recovery)
+}

@@ -1,0 +1,149 @@
+//! The write-ahead journal of applies and rollbacks: a row per operation
+//! whose files are being written, committed with its checkpoint (before the
+//! first project write) and deleted once every file is in place. A row
+//! found at start is an interrupted operation; a per-root lock file keeps a
+//! live operation of another process from looking like one.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use sqlx::Row;
+
+use super::RootStore;
+use super::error::StoreError;
+
+/// An operation whose writes had started and not been seen to end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalEntry {
+    pub checkpoint_id: String,
+    /// `apply` or `rollback`.
+    pub intent: String,
+    pub started_at: String,
+    /// The project files it writes, as JSON.
+    pub files: Vec<String>,
+}
+
+/// Held while a root's files are written or an interrupted write is
+/// repaired; released when dropped (or when the process dies).
+#[derive(Debug)]
+pub struct RootLock {
+    _file: Option<File>,
+}
+
+impl RootStore {
+    /// Takes the root's write lock, waiting for another process's apply or
+    /// rollback to end. Without a state home on local disk there is nothing
+    /// to lock (a no-op lock).
+    pub fn lock(&self) -> Result<RootLock, StoreError> {
+        let Some(dir) = &self.store.locks else {
+            return Ok(RootLock { _file: None });
+        };
+        let failed = |e: std::io::Error| StoreError::Query {
+            store: dir.display().to_string(),
+            reason: format!("cannot take the root's write lock: {e}"),
+        };
+        std::fs::create_dir_all(dir).map_err(failed)?;
+        let path: PathBuf = dir.join(format!("{}.lock", self.key));
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(failed)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| failed(e.into()))?;
+        Ok(RootLock { _file: Some(file) })
+    }
+
+    /// The root's open journal entries, oldest first.
+    pub fn open_journal(&self) -> Result<Vec<JournalEntry>, StoreError> {
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let key = self.key.clone();
+        let rows: Vec<(String, String, String, String)> = shared.block(async move {
+            let rows = sqlx::query(
+                "SELECT checkpoint_id, intent, started_at, files FROM journal
+                 WHERE root_key = $1 ORDER BY started_at, checkpoint_id",
+            )
+            .bind(key)
+            .fetch_all(&pool)
+            .await?;
+            rows.iter()
+                .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?, r.try_get(3)?)))
+                .collect()
+        })?;
+        rows.into_iter()
+            .map(|(checkpoint_id, intent, started_at, files)| {
+                let files = serde_json::from_str(&files).map_err(|e| StoreError::Corrupt {
+                    store: shared.location.clone(),
+                    reason: format!("journal entry {checkpoint_id} cannot be read: {e}"),
+                })?;
+                Ok(JournalEntry {
+                    checkpoint_id,
+                    intent,
+                    started_at,
+                    files,
+                })
+            })
+            .collect()
+    }
+
+    /// Every file of the operation is in place: its entry goes.
+    pub fn close_journal(&self, checkpoint_id: &str) -> Result<(), StoreError> {
+        self.journal_delete(checkpoint_id, false)
+    }
+
+    /// The operation was undone: its entry and its checkpoint go together
+    /// (the files hold what they held before it, so nothing is lost).
+    pub fn discard_journaled(&self, checkpoint_id: &str) -> Result<(), StoreError> {
+        self.journal_delete(checkpoint_id, true)
+    }
+
+    fn journal_delete(&self, checkpoint_id: &str, with_checkpoint: bool) -> Result<(), StoreError> {
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let begin = shared.begin_write();
+        let (key, id) = (self.key.clone(), checkpoint_id.to_string());
+        shared.block(async move {
+            let mut tx = pool.begin_with(begin).await?;
+            sqlx::query("DELETE FROM journal WHERE checkpoint_id = $1 AND root_key = $2")
+                .bind(&id)
+                .bind(&key)
+                .execute(&mut *tx)
+                .await?;
+            if with_checkpoint {
+                sqlx::query("DELETE FROM checkpoints WHERE checkpoint_id = $1 AND root_key = $2")
+                    .bind(&id)
+                    .bind(&key)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+            tx.commit().await
+        })
+    }
+}
+
+/// Opens the journal entry of `checkpoint_id` inside the caller's
+/// transaction (the one that stores the checkpoint).
+pub(super) async fn insert(
+    conn: &mut sqlx::AnyConnection,
+    root_key: &str,
+    checkpoint_id: &str,
+    intent: &str,
+    started_at: &str,
+    files: &[String],
+) -> Result<(), sqlx::Error> {
+    let files = serde_json::to_string(files).unwrap_or_else(|_| "[]".into());
+    sqlx::query(
+        "INSERT INTO journal (checkpoint_id, root_key, intent, started_at, files)
+         VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(checkpoint_id)
+    .bind(root_key)
+    .bind(intent)
+    .bind(started_at)
+    .bind(files)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,342 @@
+//! Atomic multi-file apply and rollback (issue 13): the real binary is
+//! killed (SIGKILL) or has a write fail (EIO) at an exact rename with
+//! strace's fault injection; the next start settles what it left.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use support::jobs::{config_with, sse};
+use support::llm_server::{LlmServer, openai};
+use support::{Env, code, stderr, stdout, write_files};
+
+const OLD: [(&str, &str); 3] = [
+    ("a.txt", "one\ntwo\n"),
+    ("b.txt", "three\nfour\n"),
+    ("sub/c.txt", "five\nsix\n"),
+];
+const NEW: [(&str, &str); 3] = [
+    ("a.txt", "one\nTWO\n"),
+    ("b.txt", "three\nFOUR\n"),
+    ("sub/c.txt", "five\nSIX\n"),
+];
+
+/// A project whose three files have a pending proposal (one edit each).
+fn proposed(env: &Env) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    write_files(&root, &OLD);
+    let edits: Vec<Value> = NEW
+        .iter()
+        .map(|(path, text)| {
+            json!({"file_path": path, "operation": "replace", "start_line": 2, "end_line": 2,
+                   "new_text": text.lines().nth(1).unwrap().to_string() + "\n"})
+        })
+        .collect();
+    let llm = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &json!({ "edits": edits }).to_string(),
+        )])),
+        sse(openai::text(&["proposed"])),
+    ]);
+    let cfg = config_with(env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
+    let out = env
+        .cmd()
+        .args(["--config", cfg.to_str().unwrap(), "exec", "edit", "--root"])
+        .arg(&root)
+        .env("TEST_LLM_KEY", support::jobs::KEY)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    (dir, root)
+}
+
+fn contents(root: &Path) -> Vec<String> {
+    OLD.iter()
+        .map(|(p, _)| std::fs::read_to_string(root.join(p)).unwrap())
+        .collect()
+}
+
+fn texts(files: &[(&str, &str)]) -> Vec<String> {
+    files.iter().map(|(_, t)| t.to_string()).collect()
+}
+
+/// Runs `args` under strace with `inject` (e.g. `signal=SIGKILL:when=2`)
+/// on every rename syscall.
+fn injected(env: &Env, inject: &str, args: &[&str], root: &Path) -> std::process::Output {
+    let rule = format!("inject=rename,renameat,renameat2:{inject}");
+    support::strace::command(env, &["-f", "-qq", "-o", "/dev/null", "-e", &rule])
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
+fn checkpoints(env: &Env, root: &Path) -> (Vec<Value>, String) {
+    let out = env
+        .cmd()
+        .args(["checkpoints", "--json", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let list: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    (list.as_array().unwrap().clone(), stderr(&out))
+}
+
+#[test]
+fn a_kill_mid_apply_is_undone_at_the_next_start_and_the_review_stays() {
+    if !support::strace::available() {
+        return;
+    }
+    let env = Env::new();
+    let (_dir, root) = proposed(&env);
+    // Killed as it makes its second rename: one file new, two old.
+    let out = injected(
+        &env,
+        "signal=SIGKILL:when=2",
+        &["review", "--accept-all", "--apply"],
+        &root,
+    );
+    assert_ne!(code(&out), 0);
+    let now = contents(&root);
+    assert_eq!(now.iter().filter(|t| texts(&NEW).contains(t)).count(), 1);
+
+    // The next start settles it before anything else, and says so.
+    let (list, said) = checkpoints(&env, &root);
+    assert!(said.contains("recovered: an interrupted apply"), "{said}");
+    assert!(said.contains("was undone: restored a.txt"), "{said}");
+    assert_eq!(contents(&root), texts(&OLD));
+    assert!(
+        list.is_empty(),
+        "the undone apply left no checkpoint: {list:?}"
+    );
+    let log = std::fs::read_to_string(env.home.path().join("state/logs/agent-tui.log"))
+        .unwrap_or_else(|_| {
+            let dirs: Vec<_> = support::walk(env.home.path());
+            panic!("no log among {dirs:?}")
+        });
+    assert!(log.contains("recovered: an interrupted apply"), "{log}");
+    assert!(
+        support::walk(&root)
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(".agent-tui-")),
+        "temp files left"
+    );
+    // Settled once: the next start has nothing to say.
+    let (_, said) = checkpoints(&env, &root);
+    assert!(!said.contains("recovered"), "{said}");
+
+    // The review is still pending, and applies whole.
+    let out = env
+        .cmd()
+        .args(["review", "--accept-all", "--apply", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(contents(&root), texts(&NEW));
+    let out = env
+        .cmd()
+        .args(["audit", "verify", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
+}
+
+#[test]
+fn doctor_and_exec_report_the_recovery_first() {
+    if !support::strace::available() {
+        return;
+    }
+    let env = Env::new();
+    let (_dir, root) = proposed(&env);
+    let crash = |when: &str| {
+        injected(
+            &env,
+            &format!("signal=SIGKILL:when={when}"),
+            &["review", "--accept-all", "--apply"],
+            &root,
+        )
+    };
+    let llm = LlmServer::start(vec![sse(openai::text(&["hello"]))]);
+    let cfg = config_with(&env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
+    let doctor = || {
+        let out = env
+            .cmd()
+            .args(["--config", cfg.to_str().unwrap(), "doctor", "--root"])
+            .arg(&root)
+            .output()
+            .unwrap();
+        stdout(&out)
+    };
+    // doctor is the start that settles it, and says what it did.
+    crash("2");
+    let said = doctor();
+    assert!(
+        said.lines().any(|l| l.starts_with("recovery")
+            && l.contains("an interrupted apply")
+            && l.contains("was undone: restored a.txt")),
+        "{said}"
+    );
+    assert!(doctor().contains("no interrupted apply or rollback"));
+
+    // exec: `recovery.completed` is its first event.
+    crash("3");
+    let out = env
+        .cmd()
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "exec",
+            "--json",
+            "hi",
+            "--root",
+        ])
+        .arg(&root)
+        .env("TEST_LLM_KEY", support::jobs::KEY)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let first: Value = serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    assert_eq!(first["type"], "recovery.completed", "{first}");
+    assert_eq!(first["data"]["operation"], "apply");
+    assert_eq!(first["data"]["outcome"], "undone");
+    assert_eq!(first["data"]["restored"], json!(["a.txt", "b.txt"]));
+    assert_eq!(contents(&root), texts(&OLD));
+}
+
+#[test]
+fn a_write_failing_mid_apply_changes_nothing() {
+    if !support::strace::available() {
+        return;
+    }
+    let env = Env::new();
+    let (_dir, root) = proposed(&env);
+    // The second rename fails with EIO: the first file is put back.
+    let out = injected(
+        &env,
+        "error=EIO:when=2",
+        &["review", "--accept-all", "--apply"],
+        &root,
+    );
+    assert_ne!(code(&out), 0);
+    assert!(
+        stderr(&out).contains("nothing was changed"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(contents(&root), texts(&OLD));
+    let (list, said) = checkpoints(&env, &root);
+    assert!(list.is_empty(), "{list:?}");
+    assert!(!said.contains("recovered"), "{said}");
+}
+
+#[test]
+fn a_kill_mid_rollback_is_undone_and_the_apply_stands() {
+    if !support::strace::available() {
+        return;
+    }
+    let env = Env::new();
+    let (_dir, root) = proposed(&env);
+    let out = env
+        .cmd()
+        .args(["review", "--accept-all", "--apply", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let (list, _) = checkpoints(&env, &root);
+    let id = list[0]["checkpoint_id"].as_str().unwrap().to_string();
+    let out = injected(&env, "signal=SIGKILL:when=2", &["rollback", &id], &root);
+    assert_ne!(code(&out), 0);
+    assert_ne!(contents(&root), texts(&NEW));
+    let (list, said) = checkpoints(&env, &root);
+    assert!(said.contains("an interrupted rollback"), "{said}");
+    assert!(said.contains("was undone"), "{said}");
+    assert_eq!(contents(&root), texts(&NEW));
+    assert_eq!(list.len(), 1, "only the apply's checkpoint: {list:?}");
+    // And the rollback, run again, goes through whole.
+    let out = env
+        .cmd()
+        .args(["rollback", &id, "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(contents(&root), texts(&OLD));
+}
+
+#[test]
+fn an_operation_that_wrote_every_file_before_dying_stands() {
+    use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange, Settled, recover};
+    use agent_tui::store::{Store, Target};
+    use agent_tui::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), &OLD);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
+    let checkpoints = CheckpointStore::new(&store.root(ws.root()));
+    let changes: Vec<FileChange> = OLD
+        .iter()
+        .zip(NEW)
+        .map(|((path, old), (_, new))| FileChange {
+            file_path: path.to_string(),
+            abs: ws.root().join(path),
+            before: Some(old.as_bytes().to_vec()),
+            after: Some(new.as_bytes().to_vec()),
+            regions: Vec::new(),
+        })
+        .collect();
+    let cp = checkpoints
+        .record(None, "j1", CheckpointKind::Apply, None, &changes)
+        .unwrap();
+    // Every file written, the journal never closed (the process died).
+    write_files(dir.path(), &NEW);
+    let settled = recover(&ws, &checkpoints).unwrap();
+    assert_eq!(settled.len(), 1);
+    assert_eq!(settled[0].outcome, Settled::Finished);
+    assert_eq!(settled[0].checkpoint_id, cp.checkpoint_id);
+    assert_eq!(contents(dir.path()), texts(&NEW));
+    assert!(checkpoints.get(&cp.checkpoint_id).unwrap().is_some());
+    assert!(recover(&ws, &checkpoints).unwrap().is_empty());
+
+    // A file changed by someone else since is left as found, the rest undone.
+    // Going back (new -> old) for a and b: a is written, b edited by hand.
+    let back: Vec<FileChange> = changes[..2]
+        .iter()
+        .cloned()
+        .map(|mut c| {
+            std::mem::swap(&mut c.before, &mut c.after);
+            c
+        })
+        .collect();
+    let cp = checkpoints
+        .record(None, "j2", CheckpointKind::Rollback, None, &back)
+        .unwrap();
+    write_files(
+        dir.path(),
+        &[("a.txt", "one\ntwo\n"), ("b.txt", "edited by hand\n")],
+    );
+    let settled = recover(&ws, &checkpoints).unwrap();
+    assert_eq!(settled[0].outcome, Settled::Undone);
+    assert_eq!(settled[0].restored, ["a.txt"]);
+    assert_eq!(settled[0].left_alone[0].file_path, "b.txt");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        NEW[0].1
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "edited by hand\n"
+    );
+    assert!(checkpoints.get(&cp.checkpoint_id).unwrap().is_none());
+}

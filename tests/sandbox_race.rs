@@ -1,0 +1,163 @@
+//! The sandbox against a swapping adversary (issue 13): while a thread
+//! exchanges a folder inside the root with a symlink to a folder outside
+//! (renameat2 RENAME_EXCHANGE, in a loop), reads, listings, searches and
+//! writes under that folder must never reach the outside one.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use agent_tui::workspace::Workspace;
+use rustix::fs::{CWD, RenameFlags, renameat_with};
+use support::Env;
+
+const SECRET: &str = "OUTSIDE-SECRET-7d1f";
+
+struct Swapper {
+    stop: Arc<AtomicBool>,
+    swaps: Arc<AtomicU64>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Swapper {
+    /// Exchanges `a` and `b` as fast as it can until dropped.
+    fn start(a: PathBuf, b: PathBuf) -> Swapper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let (s, n) = (stop.clone(), swaps.clone());
+        let thread = std::thread::spawn(move || {
+            while !s.load(Ordering::Relaxed) {
+                renameat_with(CWD, &a, CWD, &b, RenameFlags::EXCHANGE).unwrap();
+                n.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        Swapper {
+            stop,
+            swaps,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Swapper {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            t.join().unwrap();
+        }
+    }
+}
+
+/// A root with `sub/` (a real folder) and `link` (a symlink to a folder
+/// outside holding the secret), and that outside folder.
+fn arena() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let root = base.join("root");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(root.join("sub/secret.txt"), "inside\n").unwrap();
+    std::fs::write(root.join("sub/inside.txt"), "inside\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
+    std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+    (dir, root, outside)
+}
+
+#[test]
+fn reads_listings_and_searches_never_reach_outside_while_a_folder_is_swapped() {
+    let (_dir, root, _outside) = arena();
+    let env = Env::new();
+    let swapper = Swapper::start(root.join("sub"), root.join("link"));
+    let mut answered = 0;
+    let mut leaks = Vec::new();
+    let calls = [
+        ("read_file", r#"{"file_path": "sub/secret.txt"}"#),
+        ("read_file", r#"{"file_path": "sub/only-outside.txt"}"#),
+        ("list_files", r#"{"prefix": "sub"}"#),
+        ("list_files", r#"{}"#),
+        ("search_project", r#"{"query": "OUTSIDE-SECRET"}"#),
+    ];
+    for i in 0..400 {
+        let (tool, args) = calls[i % calls.len()];
+        let (code, out) = env.tool(&root, tool, args);
+        let text = out.to_string();
+        if code == 0 {
+            answered += 1;
+        }
+        let leaked = text.contains(SECRET)
+            || (tool == "list_files" && text.contains("only-outside"))
+            || (args.contains("only-outside") && code == 0);
+        if leaked {
+            leaks.push(format!("{tool} {args}: {text}"));
+        }
+    }
+    let swaps = swapper.swaps.load(Ordering::Relaxed);
+    drop(swapper);
+    assert!(swaps > 1000, "the adversary barely ran ({swaps} swaps)");
+    assert!(
+        answered > 20,
+        "almost every call failed ({answered} answered)"
+    );
+    assert!(
+        leaks.is_empty(),
+        "{} of 400 calls reached outside: {:?}",
+        leaks.len(),
+        &leaks[..leaks.len().min(3)]
+    );
+}
+
+#[test]
+fn writes_and_removals_never_land_outside_while_a_folder_is_swapped() {
+    let (_dir, root, outside) = arena();
+    let ws = Workspace::open(&root).unwrap();
+    let before: Vec<_> = listing(&outside);
+    let swapper = Swapper::start(root.join("sub"), root.join("link"));
+    let mut written = 0;
+    for i in 0..2000 {
+        let target = ws.root().join("sub/written.txt");
+        let removed = ws.root().join("sub/secret.txt");
+        let bytes = format!("write {i}\n");
+        let writes: Vec<(&Path, Option<&[u8]>)> = if i % 2 == 0 {
+            vec![(target.as_path(), Some(bytes.as_bytes()))]
+        } else {
+            vec![(removed.as_path(), None)]
+        };
+        if ws.write_files(&writes).is_ok() {
+            written += 1;
+        }
+    }
+    drop(swapper);
+    // Most attempts fail closed (the kernel refuses a lookup that a rename
+    // raced); enough succeed to show the writes were really tried.
+    assert!(written > 5, "almost every write failed ({written})");
+    assert_eq!(
+        listing(&outside),
+        before,
+        "something was written or removed outside"
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        format!("{SECRET}\n")
+    );
+}
+
+fn listing(dir: &Path) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            (
+                p.file_name().unwrap().to_string_lossy().to_string(),
+                std::fs::read_to_string(&p).unwrap_or_default(),
+            )
+        })
+        .collect();
+    out.sort();
+    out
+}
