@@ -247,7 +247,13 @@ pub enum EventBody {
         checkpoint_id: String,
         files: Vec<String>,
         hunk_ids: Vec<String>,
+        /// The review after the apply: undecided hunks of written files
+        /// rebased onto them (or conflicted).
         bundle: DiffBundle,
+        /// The job's edits with those of the rebased hunks moved to the
+        /// written text (they replace the earlier list).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        edits: Vec<ProposedEdit>,
     },
     #[serde(rename = "apply.failed")]
     ApplyFailed {

@@ -272,7 +272,7 @@ async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     assert!(error.unwrap().contains("changed since"));
     let hunk = &bundle.files[0].hunks[0];
     assert_eq!(hunk.origin, agent_tui::review::HunkOrigin::Agent);
-    assert_eq!(hunk.accepted, None);
+    assert_eq!(hunk.state.accepted(), None);
 
     engine.ops.send(edit("h_9", "x\n")).unwrap();
     let (_, unknown, _) = updated(&next(&mut engine).await).unwrap();
@@ -287,7 +287,7 @@ async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     assert!(unknown.is_empty() && error.is_none());
     let hunk = &bundle.files[0].hunks[0];
     assert_eq!(hunk.origin, agent_tui::review::HunkOrigin::User);
-    assert_eq!(hunk.accepted, Some(true));
+    assert_eq!(hunk.state.accepted(), Some(true));
     assert_eq!(
         hunk.patch,
         "@@ -1,3 +1,4 @@\n pub fn greet() {\n-    println!(\"hello\");\n+    mine();\n+    also();\n }\n"

@@ -546,3 +546,118 @@ fn a_full_session_refuses_more_jobs() {
     // A new session is fine.
     assert_eq!(exec(&env, &cfg, root, &["third"]).code, 0);
 }
+
+#[test]
+fn hunks_of_a_file_are_decided_in_any_order_across_applies() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    // Three far-apart edits of notes.txt: three hunks. The middle one adds lines.
+    let edits = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "line two\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 20, "end_line": 20, "new_text": "line 20a\nline 20b\nline 20c\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 35, "end_line": 35, "new_text": "line thirty-five\n"}
+    ]);
+    let (run, _server) = propose(&env, root, edits, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let review = cli.json(&["review", "--json"]);
+    let hunks = review["files"][0]["hunks"].as_array().unwrap().clone();
+    assert_eq!(hunks.len(), 3, "{review}");
+    let id = |i: usize| hunks[i]["hunk_id"].as_str().unwrap().to_string();
+    assert!(
+        hunks[2]["patch"]
+            .as_str()
+            .unwrap()
+            .starts_with("@@ -32,7 +32,7 @@")
+    );
+
+    // The middle hunk first.
+    let (c, _, err) = cli.run(&["review", "--accept", &id(1), "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(read(root, "notes.txt").contains("line 20a\nline 20b\nline 20c\nline 21\n"));
+    let review = cli.json(&["review", "--json"]);
+    let after = review["files"][0]["hunks"].as_array().unwrap().clone();
+    let ids: Vec<String> = after
+        .iter()
+        .map(|h| h["hunk_id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids, [id(0), id(1), id(2)], "ids stable");
+    assert_eq!(after[1]["applied"], true);
+    for i in [0, 2] {
+        assert_eq!(
+            after[i]["accepted"],
+            Value::Null,
+            "still pending: {}",
+            after[i]
+        );
+        assert_eq!(after[i]["applied"], false);
+        assert!(after[i].get("conflict").is_none(), "{}", after[i]);
+    }
+    // The last hunk moved down two lines, the first did not move.
+    assert_eq!(after[0]["patch"], hunks[0]["patch"]);
+    let patch = after[2]["patch"].as_str().unwrap();
+    assert!(patch.starts_with("@@ -34,7 +34,7 @@"), "{patch}");
+    assert!(patch.contains("-line 35\n+line thirty-five\n"), "{patch}");
+
+    // Then the other two, in the other order, in two more applies.
+    let (c, _, err) = cli.run(&["review", "--accept", &id(2), "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let (c, _, err) = cli.run(&["review", "--accept", &id(0), "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let mut want: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    want = want
+        .replace("line 2\n", "line two\n")
+        .replace("line 20\n", "line 20a\nline 20b\nline 20c\n")
+        .replace("line 35\n", "line thirty-five\n");
+    assert_eq!(read(root, "notes.txt"), want);
+    // Three checkpoints, each undoable on its own.
+    let list = cli.json(&["checkpoints", "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn the_split_hunks_of_one_edit_apply_one_at_a_time() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    // One edit over lines 5-25, split into hunks: the old lines' removal,
+    // and the new lines in two pieces at the blank line, all at one spot.
+    let mut text = String::new();
+    for i in 5..=14 {
+        text.push_str(&format!("new {i}\n"));
+    }
+    text.push('\n');
+    for i in 16..=25 {
+        text.push_str(&format!("new {i}\n"));
+    }
+    let edits = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 5, "end_line": 25, "new_text": text}
+    ]);
+    let server = LlmServer::start(propose_then_answer(edits));
+    let cfg = config(&env, "openai", &server.url(), "");
+    std::fs::write(
+        &cfg,
+        std::fs::read_to_string(&cfg).unwrap() + "[limits]\nmax_hunk_lines = 12\n",
+    )
+    .unwrap();
+    let run = exec(&env, &cfg, root, &["--json", "edit"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let review = cli.json(&["review", "--json"]);
+    let hunks = review["files"][0]["hunks"].as_array().unwrap().clone();
+    assert_eq!(hunks.len(), 3, "{review}");
+    let last = hunks[2]["hunk_id"].as_str().unwrap().to_string();
+    let (c, _, err) = cli.run(&["review", "--accept", &last, "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let review = cli.json(&["review", "--json"]);
+    for i in [0, 1] {
+        assert_eq!(review["files"][0]["hunks"][i]["accepted"], Value::Null);
+    }
+    let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let mut want: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let old_span: String = (5..=25).map(|i| format!("line {i}\n")).collect();
+    want = want.replace(&old_span, &text);
+    assert_eq!(read(root, "notes.txt"), want);
+}

@@ -176,7 +176,11 @@ fn apply_selected(s: &Setup, pick: &[bool]) -> Result<Vec<u8>, ApplyError> {
         .flat_map(|f| f.hunks.iter_mut())
         .zip(pick.iter().cycle())
     {
-        h.accepted = Some(*keep);
+        h.state = if *keep {
+            agent_tui::review::HunkState::Accepted
+        } else {
+            agent_tui::review::HunkState::Rejected
+        };
     }
     let plans = plan_apply(&s.ws, &bundle, &s.edits)?;
     Ok(plans[0].after.clone())
@@ -246,7 +250,7 @@ proptest! {
         let mut bundle = s.bundle.clone();
         let mut chosen = Vec::new();
         for (h, keep) in bundle.files.iter_mut().flat_map(|f| f.hunks.iter_mut()).zip(pick.iter().cycle()) {
-            h.accepted = Some(*keep);
+            h.state = if *keep { agent_tui::review::HunkState::Accepted } else { agent_tui::review::HunkState::Rejected };
             if *keep {
                 chosen.push(h.patch.clone());
             }
@@ -289,7 +293,7 @@ mod rollback {
             let s = setup(&c, &limits);
             let mut bundle = s.bundle.clone();
             for (h, keep) in bundle.files.iter_mut().flat_map(|f| f.hunks.iter_mut()).zip(pick.iter().cycle()) {
-                h.accepted = Some(*keep);
+                h.state = if *keep { agent_tui::review::HunkState::Accepted } else { agent_tui::review::HunkState::Rejected };
             }
             let Ok(plans) = plan_apply(&s.ws, &bundle, &s.edits) else { return Ok(()) };
             let state_dir = tempfile::tempdir().unwrap();
@@ -369,4 +373,87 @@ fn oversized_hunks_are_split_then_flagged_and_ids_stay_stable() {
     let paragraph_hunks: Vec<_> = again.hunks().filter(|h| h.edit_ids == ["e_2"]).collect();
     assert!(paragraph_hunks.len() >= 2, "split at blank lines");
     assert!(paragraph_hunks.iter().all(|h| !h.oversized));
+}
+
+/// A line as a model might quote it: trailing spaces or tabs dropped or added.
+fn smudge(line: &str, how: u8) -> String {
+    match how % 4 {
+        0 => line.to_string(),
+        1 => line.trim_end_matches([' ', '\t']).to_string(),
+        2 => format!("{line}  "),
+        _ => format!("{}\t", line.trim_end()),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    /// `old_text` that differs from the file's lines only in trailing spaces,
+    /// tabs or line endings locates them: at the given lines, or (given the
+    /// wrong lines) at the one place it fits; two places that fit equally
+    /// are refused; and a located edit always names lines whose text, minus
+    /// trailing whitespace, is the quoted text.
+    #[test]
+    fn old_text_is_found_despite_trailing_whitespace(
+        idx in proptest::collection::vec(0..WORDS.len(), 2..30),
+        pads in proptest::collection::vec(0..3u8, 30),
+        smudges in proptest::collection::vec(any::<u8>(), 4),
+        crlf in any::<bool>(),
+        start in 0usize..30,
+        len in 1usize..4,
+        shift in 0usize..4,
+    ) {
+        let lines: Vec<String> = idx
+            .iter()
+            .zip(pads.iter().cycle())
+            .map(|(&i, &p)| format!("{}{}", WORDS[i], ["", " ", "\t "][p as usize]))
+            .collect();
+        let n = lines.len();
+        let start = start % n;
+        let len = len.min(n - start);
+        let eol = if crlf { "\r\n" } else { "\n" };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f.txt"), lines.join(eol) + eol).unwrap();
+        let ws = Workspace::open(dir.path()).unwrap();
+        let quoted: Vec<String> = lines[start..start + len]
+            .iter()
+            .zip(smudges.iter().cycle())
+            .map(|(l, &h)| smudge(l, h))
+            .collect();
+        let old_text: String = quoted.iter().map(|l| format!("{l}\n")).collect();
+        let loose = |l: &str| l.trim_end_matches([' ', '\t']).to_string();
+        let fits = |s: usize| {
+            lines[s..s + len].iter().map(|l| loose(l)).eq(quoted.iter().map(|l| loose(l)))
+        };
+        let request = |first: usize| EditRequest {
+            file_path: "f.txt".into(),
+            operation: EditOperation::Replace,
+            start_line: Some(first + 1),
+            end_line: Some(first + len),
+            old_text: Some(old_text.clone()),
+            new_text: Some("new\n".into()),
+            rationale: None,
+        };
+        // The right lines given: found there.
+        let found = validate_edits(&ws, &[request(start)], &[], &mut 1).unwrap();
+        prop_assert_eq!((found[0].start_line, found[0].end_line), (start + 1, start + len));
+        // Wrong lines given: the one place that fits, or a refusal.
+        let wrong = (start + shift + 1) % (n - len + 1);
+        let places: Vec<usize> = (0..=n - len).filter(|&s| fits(s)).collect();
+        match validate_edits(&ws, &[request(wrong)], &[], &mut 1) {
+            Ok(found) => {
+                let at = found[0].start_line - 1;
+                prop_assert!(fits(at), "located at {} where the text does not fit", at + 1);
+                let exact: Vec<usize> = (0..=n - len)
+                    .filter(|&s| lines[s..s + len].iter().eq(quoted.iter()))
+                    .collect();
+                prop_assert!(at == wrong || places.len() == 1 || exact == [at],
+                    "picked {} among {:?}", at + 1, places);
+            }
+            Err(errors) => {
+                prop_assert!(places.len() > 1 && !fits(wrong), "refused: {}", errors[0].reason);
+                prop_assert!(errors[0].reason.contains("times elsewhere"), "{}", errors[0].reason);
+            }
+        }
+    }
 }

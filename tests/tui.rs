@@ -68,10 +68,9 @@ fn bundle(job: &str) -> DiffBundle {
     let hunk = |id: &str, patch: &str| Hunk {
         hunk_id: id.into(),
         patch: patch.into(),
-        accepted: None,
+        state: agent_tui::review::HunkState::Pending,
         edit_ids: vec!["e_1".into()],
         oversized: false,
-        applied: false,
         origin: agent_tui::review::HunkOrigin::Agent,
         changes: vec![],
     };
@@ -349,8 +348,11 @@ fn streamed_answer_tool_lines_and_review_flow() {
     // Then an apply succeeds; Ctrl+Z offers to roll it back.
     let mut applied = bundle(j);
     for h in applied.files.iter_mut().flat_map(|f| f.hunks.iter_mut()) {
-        h.applied = h.hunk_id == "h_1";
-        h.accepted = Some(h.hunk_id == "h_1");
+        h.state = if h.hunk_id == "h_1" {
+            agent_tui::review::HunkState::Applied
+        } else {
+            agent_tui::review::HunkState::Rejected
+        };
     }
     app.on_event(&ev(
         j,
@@ -369,6 +371,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
             files: vec!["src/main.rs".into()],
             hunk_ids: vec!["h_1".into()],
             bundle: applied,
+            edits: Vec::new(),
         },
     ));
     assert!(!app.reviewing, "nothing left to review");
@@ -866,10 +869,9 @@ fn review_toggles_the_whole_file_with_changes_inline() {
         hunks: vec![Hunk {
             hunk_id: "h_1".into(),
             patch: "@@ -2,1 +2,1 @@\n-two\n+TWO\n".into(),
-            accepted: None,
+            state: agent_tui::review::HunkState::Pending,
             edit_ids: vec![],
             oversized: false,
-            applied: false,
             origin: agent_tui::review::HunkOrigin::Agent,
             changes: vec![agent_tui::review::Change {
                 old_start: 1,
@@ -981,7 +983,7 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     let mut edited = bundle(j);
     let h = &mut edited.files[0].hunks[0];
     h.origin = agent_tui::review::HunkOrigin::User;
-    h.accepted = Some(true);
+    h.state = agent_tui::review::HunkState::Accepted;
     h.patch =
         "@@ -1,1 +1,2 @@\n-fn main() {}\n+fn main() { run(); } // y j ?\n+fn two() {}\n".into();
     app.on_event(&ev(
@@ -1015,8 +1017,7 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
 
     // An applied hunk cannot be edited.
     let mut applied = bundle(j);
-    applied.files[0].hunks[0].applied = true;
-    applied.files[0].hunks[0].accepted = Some(true);
+    applied.files[0].hunks[0].state = agent_tui::review::HunkState::Applied;
     app.on_event(&ev(
         j,
         4,
@@ -1207,4 +1208,29 @@ fn compact_command_context_gauge_and_compaction_notices() {
     assert!(
         matches!(app.transcript.last(), Some(Entry::Notice(t)) if t.contains("tool budget was spent"))
     );
+}
+
+#[test]
+fn the_hunk_editor_numbers_lines_as_the_file_does() {
+    let (_d, mut app) = app();
+    let j = "job_1";
+    let mut b = bundle(j);
+    let h = &mut b.files[0].hunks[0];
+    h.patch = "@@ -30,2 +30,3 @@\n-fn main() {}\n-// end\n+fn main() {\n+    run();\n+}\n".into();
+    h.changes = vec![agent_tui::review::Change {
+        old_start: 29,
+        old_len: 2,
+        new_lines: vec!["fn main() {\n".into(), "    run();\n".into(), "}\n".into()],
+    }];
+    app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: b }));
+    app.on_key(ctrl('r'));
+    app.on_key(key(KeyCode::Char('e')));
+    let s = screen(&app, 100, 30);
+    for (n, text) in [(30, "fn main() {"), (31, "    run();"), (32, "}")] {
+        assert!(
+            s.lines().any(|l| l.contains(&format!("{n} {text}"))),
+            "line {n} is not numbered as in the file:\n{s}"
+        );
+    }
+    assert!(!s.lines().any(|l| l.contains(" 1 fn main() {")), "{s}");
 }

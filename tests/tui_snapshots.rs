@@ -70,10 +70,9 @@ fn bundle() -> DiffBundle {
     let hunk = |id: &str, patch: &str| Hunk {
         hunk_id: id.into(),
         patch: patch.into(),
-        accepted: None,
+        state: agent_tui::review::HunkState::Pending,
         edit_ids: vec!["e_1".into()],
         oversized: false,
-        applied: false,
         origin: agent_tui::review::HunkOrigin::Agent,
         changes: vec![],
     };

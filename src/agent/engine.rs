@@ -464,8 +464,15 @@ impl Engine {
             EventBody::UsageUpdated { .. } => {
                 self.answered.insert(job_id.to_string());
             }
-            EventBody::ReviewUpdated { bundle, .. } | EventBody::ApplyCompleted { bundle, .. } => {
+            EventBody::ReviewUpdated { bundle, .. } => {
                 self.reviews.entry(job_id.to_string()).or_default().bundle = Some(bundle.clone());
+            }
+            EventBody::ApplyCompleted { bundle, edits, .. } => {
+                let review = self.reviews.entry(job_id.to_string()).or_default();
+                review.bundle = Some(bundle.clone());
+                if !edits.is_empty() {
+                    review.edits = edits.clone();
+                }
             }
             EventBody::ProviderFallback { from, to, reason } => {
                 let target = format!("{from} -> {to}");

@@ -89,16 +89,20 @@ pub fn review_state(bundle: &DiffBundle, counter: &TokenCounter) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::review::{FileDiff, Hunk, HunkOrigin};
+    use crate::review::{FileDiff, Hunk, HunkOrigin, HunkState};
 
     fn hunk(id: &str, accepted: Option<bool>, applied: bool, origin: HunkOrigin) -> Hunk {
         Hunk {
             hunk_id: id.into(),
             patch: format!("@@ -1 +1 @@\n-old {id}\n+new {id}\n"),
-            accepted,
+            state: match (applied, accepted) {
+                (true, _) => HunkState::Applied,
+                (false, Some(true)) => HunkState::Accepted,
+                (false, Some(false)) => HunkState::Rejected,
+                (false, None) => HunkState::Pending,
+            },
             edit_ids: vec![],
             oversized: false,
-            applied,
             origin,
             changes: vec![],
         }
@@ -139,7 +143,7 @@ mod tests {
         assert!(review_feedback([("j1", &b)].into_iter(), &fates, &counter).is_none());
         // Only the hunk that changed is reported again.
         let mut later = b.clone();
-        later.files[0].hunks[3].accepted = Some(false);
+        later.files[0].hunks[3].state = HunkState::Rejected;
         let (text, _) = review_feedback([("j1", &later)].into_iter(), &fates, &counter).unwrap();
         assert!(text.contains("h_4") && !text.contains("h_1"), "{text}");
     }

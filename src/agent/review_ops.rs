@@ -9,7 +9,7 @@ use crate::checkpoint::{
     CheckpointKind, FileChange, RollbackError, files_rollback, scoped_rollback,
 };
 use crate::protocol::EventBody;
-use crate::review::{ApplyError, edit_hunk, load_base, plan_apply};
+use crate::review::{ApplyError, HunkState, edit_hunk, load_base, plan_apply, rebase_after_apply};
 
 impl Engine {
     pub(super) fn decide(
@@ -29,13 +29,20 @@ impl Engine {
             for hunk in bundle.hunks() {
                 let decided =
                     accept.contains(&hunk.hunk_id) || reject.contains(&hunk.hunk_id) || accept_all;
-                if decided && !hunk.applied {
-                    let outcome = if hunk.accepted == Some(true) {
-                        "accepted"
-                    } else {
-                        "rejected"
-                    };
-                    self.audit(job_id, "decision", &hunk.hunk_id, hunk.accepted, outcome);
+                let outcome = match &hunk.state {
+                    HunkState::Accepted => "accepted",
+                    HunkState::Rejected => "rejected",
+                    HunkState::Conflicted { .. } => "conflict",
+                    HunkState::Pending | HunkState::Applied => continue,
+                };
+                if decided {
+                    self.audit(
+                        job_id,
+                        "decision",
+                        &hunk.hunk_id,
+                        hunk.state.accepted(),
+                        outcome,
+                    );
                 }
             }
         }
@@ -122,7 +129,7 @@ impl Engine {
         let edits = review.edits.clone();
         let accepted: Vec<String> = bundle
             .hunks()
-            .filter(|h| h.accepted == Some(true) && !h.applied)
+            .filter(|h| h.state.is_to_apply())
             .map(|h| h.hunk_id.clone())
             .collect();
         self.publish(
@@ -227,19 +234,17 @@ impl Engine {
                 files: files.clone(),
             },
         );
-        // Written files are final: their undecided hunks no longer apply.
+        // The other hunks of written files stay in the review, moved onto
+        // the written text (or marked conflicted, with the reason).
         let mut bundle = bundle;
-        for file in bundle
-            .files
-            .iter_mut()
-            .filter(|f| files.contains(&f.file_path))
-        {
-            for hunk in &mut file.hunks {
-                if accepted.contains(&hunk.hunk_id) {
-                    hunk.applied = true;
-                } else if hunk.accepted.is_none() {
-                    hunk.accepted = Some(false);
-                }
+        let mut edits = edits;
+        for plan in &plans {
+            if let Some(file) = bundle
+                .files
+                .iter_mut()
+                .find(|f| f.file_path == plan.file_path)
+            {
+                rebase_after_apply(file, &mut edits, &accepted, &plan.after);
             }
         }
         self.audit(
@@ -256,6 +261,7 @@ impl Engine {
                 files,
                 hunk_ids: accepted,
                 bundle,
+                edits,
             },
         );
     }

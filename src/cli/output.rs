@@ -5,6 +5,7 @@ use std::io::{IsTerminal, Write};
 
 use crate::protocol::{Event, EventBody, JobStatus};
 use crate::review::DiffBundle;
+use crate::review::HunkState;
 
 /// Whether to colour stdout: a terminal, and `NO_COLOR` unset.
 pub fn colour() -> bool {
@@ -30,11 +31,12 @@ pub fn render_bundle(bundle: &DiffBundle, colour: bool) -> String {
         };
         out.push_str(&paint(colour, "1", &format!("{}{state}\n", file.file_path)));
         for hunk in &file.hunks {
-            let decision = match (hunk.applied, hunk.accepted) {
-                (true, _) => "applied",
-                (false, Some(true)) => "accepted",
-                (false, Some(false)) => "rejected",
-                (false, None) => "pending",
+            let decision = match &hunk.state {
+                HunkState::Applied => "applied".to_string(),
+                HunkState::Accepted => "accepted".to_string(),
+                HunkState::Rejected => "rejected".to_string(),
+                HunkState::Pending => "pending".to_string(),
+                HunkState::Conflicted { reason } => format!("conflict: {reason}"),
             };
             let big = if hunk.oversized { ", oversized" } else { "" };
             out.push_str(&paint(

@@ -240,7 +240,7 @@ pub fn decide(bundle: &DiffBundle, reject_paths: &[String]) -> (Vec<String>, Vec
         let rejected = reject_paths
             .iter()
             .any(|p| file.file_path.starts_with(p.as_str()));
-        for h in file.hunks.iter().filter(|h| !h.applied) {
+        for h in file.hunks.iter().filter(|h| !h.state.is_applied()) {
             if rejected {
                 reject.push(h.hunk_id.clone());
             } else {

@@ -107,7 +107,7 @@ fn plan_file(
     let accepted: Vec<_> = file
         .hunks
         .iter()
-        .filter(|h| h.accepted == Some(true) && !h.applied)
+        .filter(|h| h.state.is_to_apply())
         .collect();
     if accepted.is_empty() {
         return;

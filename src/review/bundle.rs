@@ -10,7 +10,7 @@ use similar::{Algorithm, DiffOp, DiffTag, capture_diff_slices_deadline, group_di
 use thiserror::Error;
 
 use super::doc::{Doc, lines_of, terminate_inner};
-use super::{Change, DiffBundle, EditOperation, FileDiff, Hunk, ProposedEdit};
+use super::{Change, DiffBundle, EditOperation, FileDiff, Hunk, HunkState, ProposedEdit};
 use crate::config::Limits;
 use crate::workspace::{Workspace, sha256_hex};
 
@@ -70,21 +70,20 @@ pub fn build_bundle(
             .into_iter()
             .map(|(changes, edit_ids, oversized, patch)| {
                 let same = old_ids.iter().find(|h| h.changes == changes);
-                let (hunk_id, accepted) = match same {
-                    Some(h) => (h.hunk_id.clone(), h.accepted),
+                let (hunk_id, state) = match same {
+                    Some(h) => (h.hunk_id.clone(), h.state.clone()),
                     None => {
                         let id = format!("h_{next_hunk}");
                         *next_hunk += 1;
-                        (id, None)
+                        (id, HunkState::Pending)
                     }
                 };
                 Hunk {
                     hunk_id,
                     patch,
-                    accepted,
+                    state,
                     edit_ids,
                     oversized,
-                    applied: false,
                     origin: super::HunkOrigin::Agent,
                     changes,
                 }

@@ -4,7 +4,7 @@
 use thiserror::Error;
 
 use super::doc::{Doc, lines_of};
-use super::{Change, FileDiff, Hunk, HunkOrigin, patch_text};
+use super::{Change, FileDiff, Hunk, HunkOrigin, HunkState, patch_text};
 use crate::workspace::{Workspace, sha256_hex};
 
 #[derive(Debug, Error, PartialEq, Eq)]
@@ -83,7 +83,7 @@ fn span_side(hunk: &Hunk, side: char) -> String {
 /// proposed against) and marks it accepted and `origin=user`. Line endings
 /// follow the file; a span that ended without one still does.
 pub fn edit_hunk(doc: &Doc, hunk: &mut Hunk, new_text: &str) -> Result<(), EditHunkError> {
-    if hunk.applied {
+    if hunk.state.is_applied() {
         return Err(EditHunkError::Applied(hunk.hunk_id.clone()));
     }
     let (Some(start), Some(end)) = (
@@ -130,7 +130,7 @@ pub fn edit_hunk(doc: &Doc, hunk: &mut Hunk, new_text: &str) -> Result<(), EditH
     };
     hunk.patch = patch_text(&doc.lines, std::slice::from_ref(&change));
     hunk.changes = vec![change];
-    hunk.accepted = Some(true);
+    hunk.state = HunkState::Accepted;
     hunk.origin = HunkOrigin::User;
     Ok(())
 }
@@ -144,10 +144,9 @@ mod tests {
         Hunk {
             hunk_id: "h_1".into(),
             patch: patch_text(&doc.lines, &changes),
-            accepted: None,
+            state: HunkState::Pending,
             edit_ids: vec!["e_1".into()],
             oversized: false,
-            applied: false,
             origin: HunkOrigin::Agent,
             changes,
         }
@@ -207,7 +206,7 @@ mod tests {
         edit_hunk(&doc, &mut h, "mine\n").unwrap();
         assert_eq!(result(&doc, &h), "a\nmine\ne\n");
         assert_eq!(h.origin, HunkOrigin::User);
-        assert_eq!(h.accepted, Some(true));
+        assert_eq!(h.state, HunkState::Accepted);
         assert_eq!(h.edit_ids, vec!["e_1".to_string()]);
         assert_eq!(h.patch, "@@ -1,5 +1,3 @@\n a\n-b\n-c\n-d\n+mine\n e\n");
     }
@@ -241,7 +240,7 @@ mod tests {
         );
         edit_hunk(&doc, &mut h, "").unwrap();
         assert_eq!(result(&doc, &h), "a\nc\n");
-        h.applied = true;
+        h.state = HunkState::Applied;
         assert_eq!(
             edit_hunk(&doc, &mut h, "z\n"),
             Err(EditHunkError::Applied("h_1".into()))

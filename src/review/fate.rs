@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Hunk, HunkOrigin};
+use super::{Hunk, HunkOrigin, HunkState};
 
 /// Where a hunk stands, as last told to the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,18 +18,22 @@ pub enum Fate {
     /// The user's own text replaced the hunk (then accepted or applied).
     RewrittenAccepted,
     RewrittenApplied,
+    /// Another hunk of the file was applied over its edit: it cannot be
+    /// placed any more.
+    Conflicted,
 }
 
 impl Fate {
     pub fn of(hunk: &Hunk) -> Fate {
         let rewritten = hunk.origin == HunkOrigin::User;
-        match (hunk.applied, hunk.accepted, rewritten) {
-            (true, _, true) => Fate::RewrittenApplied,
-            (true, _, false) => Fate::Applied,
-            (false, Some(true), true) => Fate::RewrittenAccepted,
-            (false, Some(true), false) => Fate::Accepted,
-            (false, Some(false), _) => Fate::Rejected,
-            (false, None, _) => Fate::Waiting,
+        match (&hunk.state, rewritten) {
+            (HunkState::Applied, true) => Fate::RewrittenApplied,
+            (HunkState::Applied, false) => Fate::Applied,
+            (HunkState::Accepted, true) => Fate::RewrittenAccepted,
+            (HunkState::Accepted, false) => Fate::Accepted,
+            (HunkState::Rejected, _) => Fate::Rejected,
+            (HunkState::Pending, _) => Fate::Waiting,
+            (HunkState::Conflicted { .. }, _) => Fate::Conflicted,
         }
     }
 
@@ -42,6 +46,10 @@ impl Fate {
             Fate::RewrittenAccepted => "rewritten by the user and accepted, not applied yet",
             Fate::RewrittenApplied => {
                 "rewritten by the user and applied: the file now contains the user's version"
+            }
+            Fate::Conflicted => {
+                "in conflict: another hunk applied over its edit, so it can no longer be placed; \
+                 read the file and propose it again if it is still wanted"
             }
         }
     }

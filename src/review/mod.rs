@@ -6,7 +6,9 @@ mod bundle;
 mod doc;
 mod edit;
 mod fate;
+mod rebase;
 mod validate;
+mod wire;
 
 pub use apply::{
     ApplyError, FileConflict, FilePlan, HunkRegion, apply_changes, plan_apply, write_plans,
@@ -15,6 +17,7 @@ pub use bundle::{BuildError, build_bundle, patch_text, patch_text_at};
 pub use doc::{Doc, DocError, render_lines, text_of};
 pub use edit::{EditHunkError, edit_hunk, load_base, proposed_text, replaced_text};
 pub use fate::{Fate, Reported, merge as merge_fates, note_proposed};
+pub use rebase::rebase_after_apply;
 
 /// A fresh id with a sortable time part: `<prefix>_<millis>_<4 hex>`.
 pub fn new_id(prefix: &str) -> String {
@@ -82,24 +85,69 @@ pub struct FileDiff {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "wire::HunkWire", into = "wire::HunkWire")]
 pub struct Hunk {
     pub hunk_id: String,
     /// Unified-diff text of this hunk (`@@ ... @@` and its lines).
     pub patch: String,
-    /// `null` undecided, `true` accepted, `false` rejected.
-    pub accepted: Option<bool>,
+    /// Where the hunk stands (on the wire: `accepted`, `applied`, `conflict`).
+    pub state: HunkState,
     pub edit_ids: Vec<String>,
     /// Still larger than `max_hunk_lines`/`max_hunk_bytes` after splitting.
-    #[serde(default)]
     pub oversized: bool,
-    /// Written to disk by an apply.
-    #[serde(default)]
-    pub applied: bool,
     /// `agent` as proposed, `user` once the reviewer edited it (`e`).
-    #[serde(default)]
     pub origin: HunkOrigin,
     /// What the hunk does, in old-file line indices (0-based).
     pub changes: Vec<Change>,
+}
+
+/// Where a hunk stands in its review.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HunkState {
+    /// Not decided yet.
+    #[default]
+    Pending,
+    Accepted,
+    Rejected,
+    /// Written to disk by an apply.
+    Applied,
+    /// It can no longer be placed on the file as it is now (another hunk
+    /// of the file was applied over its edit); never applied, never
+    /// silently rejected: the reviewer sees why.
+    Conflicted {
+        reason: String,
+    },
+}
+
+impl HunkState {
+    /// SPEC's `accepted`: `null` undecided (or conflicted), `true`, `false`.
+    pub fn accepted(&self) -> Option<bool> {
+        match self {
+            HunkState::Pending | HunkState::Conflicted { .. } => None,
+            HunkState::Accepted | HunkState::Applied => Some(true),
+            HunkState::Rejected => Some(false),
+        }
+    }
+
+    pub fn is_applied(&self) -> bool {
+        matches!(self, HunkState::Applied)
+    }
+
+    /// Accepted and not written yet: what the next apply writes.
+    pub fn is_to_apply(&self) -> bool {
+        matches!(self, HunkState::Accepted)
+    }
+
+    pub fn is_undecided(&self) -> bool {
+        matches!(self, HunkState::Pending)
+    }
+
+    pub fn conflict(&self) -> Option<&str> {
+        match self {
+            HunkState::Conflicted { reason } => Some(reason),
+            _ => None,
+        }
+    }
 }
 
 /// Who wrote a hunk's new text.
@@ -125,10 +173,11 @@ impl DiffBundle {
         self.files.iter().flat_map(|f| f.hunks.iter())
     }
 
-    /// Hunks still waiting: not applied and not rejected.
+    /// Hunks still waiting: not applied and not rejected (a conflicted
+    /// hunk waits for the reviewer to see it).
     pub fn is_pending(&self) -> bool {
         self.hunks()
-            .any(|h| !h.applied && h.accepted != Some(false))
+            .any(|h| !matches!(h.state, HunkState::Applied | HunkState::Rejected))
     }
 
     /// Records decisions; returns the ids that name no hunk of the bundle.
@@ -150,13 +199,15 @@ impl DiffBundle {
             return unknown;
         }
         for hunk in self.files.iter_mut().flat_map(|f| f.hunks.iter_mut()) {
-            if hunk.applied {
+            if hunk.state.is_applied() {
                 continue;
             }
             if reject.contains(&hunk.hunk_id) {
-                hunk.accepted = Some(false);
-            } else if accept.contains(&hunk.hunk_id) || (accept_all && hunk.accepted.is_none()) {
-                hunk.accepted = Some(true);
+                hunk.state = HunkState::Rejected;
+            } else if matches!(hunk.state, HunkState::Conflicted { .. }) {
+                // Only a new proposal can place it again.
+            } else if accept.contains(&hunk.hunk_id) || (accept_all && hunk.state.is_undecided()) {
+                hunk.state = HunkState::Accepted;
             }
         }
         Vec::new()
@@ -171,10 +222,9 @@ mod tests {
         Hunk {
             hunk_id: id.into(),
             patch: String::new(),
-            accepted: None,
+            state: HunkState::Pending,
             edit_ids: vec![],
             oversized: false,
-            applied: false,
             origin: HunkOrigin::Agent,
             changes: vec![],
         }
@@ -192,14 +242,14 @@ mod tests {
         };
         assert_eq!(b.decide(&["h_9".into()], &[], false), ["h_9"]);
         assert!(
-            b.hunks().all(|h| h.accepted.is_none()),
+            b.hunks().all(|h| h.state.is_undecided()),
             "unknown ids change nothing"
         );
         b.decide(&["h_1".into()], &["h_2".into()], false);
-        let states: Vec<_> = b.hunks().map(|h| h.accepted).collect();
+        let states: Vec<_> = b.hunks().map(|h| h.state.accepted()).collect();
         assert_eq!(states, [Some(true), Some(false), None]);
         b.decide(&[], &[], true);
-        let states: Vec<_> = b.hunks().map(|h| h.accepted).collect();
+        let states: Vec<_> = b.hunks().map(|h| h.state.accepted()).collect();
         assert_eq!(states, [Some(true), Some(false), Some(true)]);
         assert!(b.is_pending());
     }

@@ -226,33 +226,43 @@ fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
     Ok((start, end))
 }
 
-/// Checks `old_text` against the lines; if they moved, a unique exact
-/// match elsewhere relocates the edit.
+/// Where an `old_text` fits the file.
+enum Fit {
+    At(usize, usize),
+    /// In several places (0-based starts), none of them the lines given;
+    /// `how` says under which comparison.
+    Ambiguous(Vec<usize>, &'static str),
+    Nowhere,
+}
+
+/// Checks `old_text` against the lines; if they moved, a unique match
+/// elsewhere relocates the edit. Exact text first; then, as a careful
+/// reader would, ignoring trailing spaces and tabs (line endings never
+/// count). Two or more equally good places: refused, with the nearby lines.
+/// The quote's final line ending ends its last line; should nothing fit,
+/// any further trailing newlines are taken as noise.
 fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, usize), String> {
-    let wanted: Vec<&str> = old
-        .trim_end_matches(['\n', '\r'])
-        .split('\n')
-        .map(|l| l.trim_end_matches('\r'))
-        .collect();
     let texts: Vec<&str> = doc.lines.iter().map(|l| text_of(l)).collect();
-    let at = |s: usize| {
-        texts
-            .get(s..s + wanted.len())
-            .is_some_and(|w| w == wanted.as_slice())
-    };
-    if end - start + 1 == wanted.len() && at(start - 1) {
-        return Ok((start, end));
+    let one = old
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(old);
+    let all = old.trim_end_matches(['\n', '\r']);
+    let mut fit = Fit::Nowhere;
+    for quote in [one, all] {
+        let wanted: Vec<&str> = quote
+            .split('\n')
+            .map(|l| l.trim_end_matches('\r'))
+            .collect();
+        fit = locate(&texts, &wanted, start, end);
+        if !matches!(fit, Fit::Nowhere) || one == all {
+            break;
+        }
     }
-    let hits: Vec<usize> = (0..texts.len()).filter(|&s| at(s)).collect();
-    match hits.as_slice() {
-        [one] => Ok((one + 1, one + wanted.len())),
-        [] => Err(format!(
-            "old_text does not match lines {start}-{end} and was not found anywhere else in the file; \
-             read the file again and resend the edit{}",
-            nearby(doc, start, end)
-        )),
-        many => Err(format!(
-            "old_text does not match lines {start}-{end} and occurs {} times elsewhere (lines {}); \
+    match fit {
+        Fit::At(s, e) => Ok((s, e)),
+        Fit::Ambiguous(many, how) => Err(format!(
+            "old_text does not match lines {start}-{end} and occurs {} times elsewhere{how} (lines {}); \
              give the right start_line and end_line{}",
             many.len(),
             many.iter()
@@ -261,7 +271,42 @@ fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, us
                 .join(", "),
             nearby(doc, start, end)
         )),
+        Fit::Nowhere => Err(format!(
+            "old_text does not match lines {start}-{end} and was not found anywhere else in the file; \
+             read the file again and resend the edit{}",
+            nearby(doc, start, end)
+        )),
     }
+}
+
+/// `wanted` among `texts`: at the lines given (1-based `start..=end`) if
+/// they hold it, trailing whitespace aside; else its one exact place; else
+/// its one place ignoring trailing whitespace.
+fn locate(texts: &[&str], wanted: &[&str], start: usize, end: usize) -> Fit {
+    let loose = |l: &str| l.trim_end_matches([' ', '\t']).len();
+    let same_loose = |a: &str, b: &str| a[..loose(a)] == b[..loose(b)];
+    let exact = |s: usize| texts.get(s..s + wanted.len()) == Some(wanted);
+    let tolerant = |s: usize| {
+        texts
+            .get(s..s + wanted.len())
+            .is_some_and(|w| w.iter().zip(wanted).all(|(a, b)| same_loose(a, b)))
+    };
+    if end + 1 - start == wanted.len() && tolerant(start - 1) {
+        return Fit::At(start, end);
+    }
+    let comparisons: [(&dyn Fn(usize) -> bool, &'static str); 2] = [
+        (&exact, ""),
+        (&tolerant, " when trailing spaces are ignored"),
+    ];
+    for (fits, how) in comparisons {
+        let hits: Vec<usize> = (0..texts.len()).filter(|&s| fits(s)).collect();
+        match hits.as_slice() {
+            [] => continue,
+            [one] => return Fit::At(one + 1, one + wanted.len()),
+            many => return Fit::Ambiguous(many.to_vec(), how),
+        }
+    }
+    Fit::Nowhere
 }
 
 /// Half-open ranges; an empty range (insert point) overlaps only ranges it
@@ -385,6 +430,66 @@ mod tests {
         )
         .unwrap();
         assert_eq!((edits[0].start_line, edits[0].end_line), (4, 4));
+    }
+
+    #[test]
+    fn old_text_tolerates_trailing_whitespace_and_line_endings_only() {
+        let file = "fn a() {  \r\n    one();\t\r\n}\r\nfn b() {\r\n    two();\r\n}\r\n";
+        let (_d, w) = ws(&[("a.rs", file), ("twice.rs", "x \ny\nx\t\ny\n")]);
+        let one = |path: &str, s: usize, e: usize, old: &str| {
+            validate_edits(
+                &w,
+                &[req(
+                    path,
+                    EditOperation::Replace,
+                    Some(s),
+                    Some(e),
+                    Some(old),
+                    Some("z\n"),
+                )],
+                &[],
+                &mut 1,
+            )
+        };
+        // The model dropped the trailing spaces and wrote LF: still lines 1-2.
+        let e = one("a.rs", 1, 2, "fn a() {\n    one();").unwrap();
+        assert_eq!((e[0].start_line, e[0].end_line), (1, 2));
+        assert_eq!(
+            e[0].expected_hash,
+            sha256_hex(b"fn a() {  \r\n    one();\t\r\n")
+        );
+        // Wrong lines given, the text (with extra trailing spaces) found once.
+        let e = one("a.rs", 1, 1, "    two();   ").unwrap();
+        assert_eq!((e[0].start_line, e[0].end_line), (5, 5));
+        // Leading whitespace is not trailing: no match.
+        let err = one("a.rs", 2, 2, "one();").unwrap_err();
+        assert!(err[0].reason.contains("was not found"), "{}", err[0].reason);
+        // Equal once trailing spaces go, in two places, neither given: refused.
+        let err = one("twice.rs", 2, 2, "x").unwrap_err();
+        assert!(
+            err[0]
+                .reason
+                .contains("occurs 2 times elsewhere when trailing spaces are ignored (lines 1, 3)"),
+            "{}",
+            err[0].reason
+        );
+        // Elsewhere, an exact match wins over loose ones.
+        let (_d2, w2) = ws(&[("b.rs", "x \ny\nx\n")]);
+        let e = validate_edits(
+            &w2,
+            &[req(
+                "b.rs",
+                EditOperation::Replace,
+                Some(2),
+                Some(2),
+                Some("x"),
+                Some("z\n"),
+            )],
+            &[],
+            &mut 1,
+        )
+        .unwrap();
+        assert_eq!(e[0].start_line, 3);
     }
 
     #[test]

@@ -234,8 +234,12 @@ pub fn replay<S: AsRef<str>>(
                 note_proposed(&mut state.reported, &bundle);
                 job.bundle = Some(bundle);
             }
-            EventBody::ReviewUpdated { bundle, .. } | EventBody::ApplyCompleted { bundle, .. } => {
-                job.bundle = Some(bundle)
+            EventBody::ReviewUpdated { bundle, .. } => job.bundle = Some(bundle),
+            EventBody::ApplyCompleted { bundle, edits, .. } => {
+                job.bundle = Some(bundle);
+                if !edits.is_empty() {
+                    job.edits = edits;
+                }
             }
             EventBody::LlmDelta { .. }
             | EventBody::LlmReasoning { .. }

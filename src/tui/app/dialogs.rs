@@ -206,7 +206,7 @@ impl App {
         };
         let file = &review.bundle.files[f];
         let hunk = &file.hunks[h];
-        if hunk.applied {
+        if hunk.state.is_applied() {
             self.review_error = Some(format!(
                 "{} is already applied; Ctrl+Z rolls it back",
                 hunk.hunk_id
@@ -221,6 +221,7 @@ impl App {
             job_id: review.job_id.clone(),
             hunk_id: hunk.hunk_id.clone(),
             file_path: file.file_path.clone(),
+            first_line: hunk.changes.iter().map(|c| c.old_start).min().unwrap_or(0) + 1,
             editor: Box::new(Editor::new(&proposed_text(hunk))),
         };
     }

@@ -178,6 +178,7 @@ impl App {
                 files,
                 hunk_ids,
                 bundle,
+                ..
             } => {
                 self.set_bundle(&event.job_id, bundle);
                 self.review_error = None;

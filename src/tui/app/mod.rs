@@ -99,6 +99,8 @@ pub enum Overlay {
         job_id: String,
         hunk_id: String,
         file_path: String,
+        /// The file's line number of the text's first line.
+        first_line: usize,
         editor: Box<Editor>,
     },
     Rollback {
@@ -117,11 +119,8 @@ pub struct Editor(pub TextArea<'static>);
 
 impl Editor {
     pub fn new(text: &str) -> Editor {
-        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
-        area.set_line_number_style(
-            ratatui::style::Style::new().fg(ratatui::style::Color::DarkGray),
-        );
-        Editor(area)
+        // Line numbers are the file's own, drawn beside it (render/review.rs).
+        Editor(TextArea::new(text.lines().map(str::to_string).collect()))
     }
 
     /// The text, each line ending in `\n`; empty when nothing is left.
@@ -284,9 +283,7 @@ impl ReviewView {
     pub fn progress(&self) -> (usize, usize) {
         let all: Vec<_> = self.bundle.hunks().collect();
         (
-            all.iter()
-                .filter(|h| h.accepted.is_some() || h.applied)
-                .count(),
+            all.iter().filter(|h| h.state.accepted().is_some()).count(),
             all.len(),
         )
     }

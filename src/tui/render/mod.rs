@@ -100,9 +100,9 @@ fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
         let review = app.review.as_ref()?;
         let file = review.bundle.files.iter().find(|f| f.file_path == rel)?;
         let hunk = |pred: &dyn Fn(&crate::review::Hunk) -> bool| file.hunks.iter().any(pred);
-        if hunk(&|h| !h.applied && h.accepted.is_none()) {
+        if hunk(&|h| h.state.accepted().is_none()) {
             Some(('●', Color::Yellow))
-        } else if hunk(&|h| h.applied) {
+        } else if hunk(&|h| h.state.is_applied()) {
             Some(('✓', Color::Green))
         } else {
             Some(('✗', Color::Red))

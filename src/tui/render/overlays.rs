@@ -16,6 +16,7 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Overlay::EditHunk {
             hunk_id,
             file_path,
+            first_line,
             editor,
             ..
         } => {
@@ -25,7 +26,15 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 .and_then(|r| r.bundle.hunks().find(|h| &h.hunk_id == hunk_id))
                 .map(crate::review::replaced_text)
                 .unwrap_or_default();
-            super::review::draw_hunk_editor(frame, area, hunk_id, file_path, &replaced, editor)
+            super::review::draw_hunk_editor(
+                frame,
+                area,
+                hunk_id,
+                file_path,
+                &replaced,
+                *first_line,
+                editor,
+            )
         }
         Overlay::Sessions { rows, cursor } => {
             let mut text: Vec<Line> = rows

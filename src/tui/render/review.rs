@@ -1,6 +1,7 @@
 //! The review view: files with hunk counts, the current hunk with line
 //! numbers and syntax colours, or the whole file with every hunk inline.
 
+use crate::review::HunkState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -28,7 +29,7 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
             let pending = f
                 .hunks
                 .iter()
-                .filter(|h| h.accepted.is_none() && !h.applied)
+                .filter(|h| h.state.accepted().is_none())
                 .count();
             let text = format!(
                 "{} ({} hunk(s), {pending} pending)",
@@ -68,11 +69,12 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some((f, h)) = current else { return };
     let file = &review.bundle.files[f];
     let hunk = &file.hunks[h];
-    let state = match (hunk.applied, hunk.accepted) {
-        (true, _) => "applied",
-        (false, Some(true)) => "accepted",
-        (false, Some(false)) => "rejected",
-        (false, None) => "pending",
+    let state = match &hunk.state {
+        HunkState::Applied => "applied".to_string(),
+        HunkState::Accepted => "accepted".to_string(),
+        HunkState::Rejected => "rejected".to_string(),
+        HunkState::Pending => "pending".to_string(),
+        HunkState::Conflicted { reason } => format!("conflict: {reason}"),
     };
     let big = if hunk.oversized { " · oversized" } else { "" };
     let edited = if hunk.origin == crate::review::HunkOrigin::User {
@@ -200,6 +202,7 @@ pub(super) fn draw_hunk_editor(
     hunk_id: &str,
     file_path: &str,
     replaced: &str,
+    first_line: usize,
     editor: &crate::tui::app::Editor,
 ) {
     let rect = Rect {
@@ -223,7 +226,7 @@ pub(super) fn draw_hunk_editor(
     let replaced: Vec<String> = replaced.lines().map(|l| format!("- {l}")).collect();
     let room = (inner.height / 3).min(replaced.len() as u16 + 1);
     if inner.height < 10 || replaced.is_empty() {
-        frame.render_widget(&editor.0, inner);
+        draw_numbered(frame, inner, first_line, editor);
         return;
     }
     let [top, bottom] =
@@ -238,5 +241,32 @@ pub(super) fn draw_hunk_editor(
         Style::new().fg(Color::DarkGray),
     )));
     frame.render_widget(Paragraph::new(lines), top);
-    frame.render_widget(&editor.0, bottom);
+    draw_numbered(frame, bottom, first_line, editor);
+}
+
+/// The editor with the file's line numbers beside it (its first line is
+/// line `first_line` of the file), following its scroll.
+fn draw_numbered(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    first_line: usize,
+    editor: &crate::tui::app::Editor,
+) {
+    let count = editor.0.lines().len().max(1);
+    let width = (first_line + count).to_string().len() as u16 + 1;
+    let [gutter, text] =
+        Layout::horizontal([Constraint::Length(width), Constraint::Min(1)]).areas(area);
+    frame.render_widget(&editor.0, text);
+    // The editor scrolled to its cursor while drawing: number what it shows.
+    let (top, _) = editor.0.scroll_offset();
+    let numbers: Vec<Line> = (top as usize..count)
+        .take(gutter.height as usize)
+        .map(|row| {
+            Line::from(Span::styled(
+                format!("{:>w$} ", first_line + row, w = width as usize - 1),
+                Style::new().fg(Color::DarkGray),
+            ))
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(numbers), gutter);
 }
