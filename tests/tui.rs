@@ -1234,3 +1234,23 @@ fn the_hunk_editor_numbers_lines_as_the_file_does() {
     }
     assert!(!s.lines().any(|l| l.contains(" 1 fn main() {")), "{s}");
 }
+
+#[test]
+fn a_recovery_at_start_is_said_in_the_transcript() {
+    let (_d, mut app) = app();
+    let recovery = agent_tui::checkpoint::Recovery {
+        checkpoint_id: "cp_9".into(),
+        job_id: "job_1".into(),
+        operation: "apply".into(),
+        outcome: agent_tui::checkpoint::Settled::Undone,
+        restored: vec!["src/a.rs".into()],
+        left_alone: Vec::new(),
+        temp_files_removed: 1,
+    };
+    app.on_event(&ev("job_1", 1, EventBody::RecoveryCompleted(recovery)));
+    let s = screen(&app, 120, 30);
+    assert!(
+        s.contains("Recovered: an interrupted apply (checkpoint cp_9) was undone: restored"),
+        "{s}"
+    );
+}

@@ -10,7 +10,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-const SIZES: [(u16, u16); 2] = [(100, 30), (60, 15)];
+/// The sizes users meet most, large screens, and the smallest we draw.
+const SIZES: [(u16, u16); 4] = [(80, 24), (120, 40), (200, 60), (60, 15)];
 
 fn app() -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
@@ -62,7 +63,19 @@ fn render(app: &App, (w, h): (u16, u16)) -> String {
 
 fn snap(name: &str, app: &App) {
     for size in SIZES {
-        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), render(app, size));
+        let screen = render(app, size);
+        borders_apart(&screen, name, size);
+        insta::assert_snapshot!(format!("{name}_{}x{}", size.0, size.1), screen);
+    }
+}
+
+/// No overlay border touches or covers a pane's: corners glued to corners
+/// or to side borders (`└└`, `│┘` ...) mean one was drawn over the other.
+fn borders_apart(screen: &str, name: &str, (w, h): (u16, u16)) {
+    for glued in ["└└", "┘┘", "┌┌", "┐┐", "│┘", "│┐", "└│", "┌│"] {
+        if let Some(row) = screen.lines().position(|l| l.contains(glued)) {
+            panic!("{name} at {w}x{h}: `{glued}` on row {row}:\n{screen}");
+        }
     }
 }
 

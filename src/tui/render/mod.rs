@@ -39,7 +39,18 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         chat::draw_input(frame, app, input);
     }
     draw_status(frame, app, status);
-    overlays::draw_overlay(frame, app, area);
+    overlays::draw_overlay(frame, app, overlay_area(body));
+}
+
+/// Where overlays go: inside the panes' borders with a margin (two columns,
+/// one row), so no overlay border touches or covers a pane's, at any size.
+pub(super) fn overlay_area(body: Rect) -> Rect {
+    Rect {
+        x: body.x + 2,
+        y: body.y + 1,
+        width: body.width.saturating_sub(4),
+        height: body.height.saturating_sub(2),
+    }
 }
 
 /// The tree, chat and input panes of the main view.

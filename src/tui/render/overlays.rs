@@ -232,12 +232,7 @@ pub(super) fn draw_preview(
     error: Option<&str>,
     pinned: bool,
 ) {
-    let rect = Rect {
-        x: area.x + 2,
-        y: area.y + 1,
-        width: area.width.saturating_sub(4),
-        height: area.height.saturating_sub(3),
-    };
+    let rect = area;
     let pin = match (pinned, mark) {
         (_, Some(m)) => format!(" · range from line {} (p pins it, v clears)", m + 1),
         (true, None) => " · pinned".to_string(),
@@ -291,12 +286,7 @@ pub(super) fn draw_checkpoints(
     three_way: Option<&[crate::checkpoint::ThreeWay]>,
     file: usize,
 ) {
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(3),
-    };
+    let rect = area;
     frame.render_widget(Clear, rect);
     let Some(views) = three_way else {
         let lines: Vec<Line> = if rows.is_empty() {
@@ -370,12 +360,7 @@ pub(super) fn draw_checkpoints(
 
 pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: usize) {
     let lines = help_lines(app);
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    };
+    let rect = area;
     // Wide terminals get columns; the lines flow down one, then the next.
     let columns = (rect.width.saturating_sub(2) / 60).max(1) as usize;
     let height = rect.height.saturating_sub(2).max(1) as usize;
@@ -424,13 +409,11 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
 }
 
 pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {
-    let width = area.width.saturating_sub(8).min(80);
+    let width = area.width.saturating_sub(4).min(80);
     // As tall as the lines once wrapped, so the last (the keys) stays seen.
     let inner = usize::from(width.saturating_sub(2)).max(1);
     let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let height = u16::try_from(rows + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height.saturating_sub(2));
+    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
     let rect = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,

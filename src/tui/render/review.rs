@@ -205,12 +205,7 @@ pub(super) fn draw_hunk_editor(
     first_line: usize,
     editor: &crate::tui::app::Editor,
 ) {
-    let rect = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
-    };
+    let rect = area;
     let block = Block::default()
         .borders(Borders::ALL)
         .border_style(Style::new().fg(Color::Yellow))
