@@ -552,3 +552,59 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
         out.status
     );
 }
+
+#[test]
+fn verbose_logs_into_the_state_home_never_a_secret() {
+    use support::jobs::{KEY, config, exec, sse};
+    use support::llm_server::openai;
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("a.txt", "alpha\n")]);
+    let log = env.home.path().join("state/logs/agent-tui.log");
+    let run = |verbose: &[&str]| {
+        let server = LlmServer::start(vec![
+            sse(openai::tool_calls(&[(
+                "c1",
+                "read_file",
+                r#"{"file_path": "a.txt"}"#,
+            )])),
+            sse(openai::text(&["It says alpha."])),
+        ]);
+        let cfg = config(&env, "openai", &server.url(), "");
+        let mut args = verbose.to_vec();
+        args.push("what does a.txt say?");
+        let r = exec(&env, &cfg, root.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(
+            !r.stderr.contains("model request"),
+            "logs stay off the screen"
+        );
+    };
+    run(&[]);
+    assert!(!log.exists(), "nothing is logged without -v");
+    run(&["-v"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    for needle in [
+        "agent-tui started",
+        "job started",
+        "model request",
+        "status=200",
+        "tool call",
+        "tool=read_file",
+        "job completed",
+    ] {
+        assert!(text.contains(needle), "{needle} missing:\n{text}");
+    }
+    assert!(
+        !text.contains("DEBUG"),
+        "-v leaves per-event lines out:\n{text}"
+    );
+    run(&["-vv"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("event=tool.call.completed"), "{text}");
+    assert!(!text.contains(KEY), "the API key reached the log:\n{text}");
+    assert!(
+        !text.contains("alpha"),
+        "file text reached the log:\n{text}"
+    );
+}

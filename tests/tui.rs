@@ -271,10 +271,22 @@ fn streamed_answer_tool_lines_and_review_flow() {
     assert!(s.contains("Let me look."), "{s}");
     assert!(s.contains("✓ read_file"), "{s}");
     assert!(s.contains("running 1/12"), "{s}");
+    // The badge sits on the file with pending hunks, and only there.
+    let tree_row = |name: &str| {
+        s.lines()
+            .find(|l| l.split('│').nth(1).is_some_and(|cell| cell.contains(name)))
+            .unwrap_or_else(|| panic!("no tree row for {name}:\n{s}"))
+            .split('│')
+            .nth(1)
+            .unwrap()
+            .trim_end()
+            .to_string()
+    };
     assert!(
-        s.contains("src ●") || s.contains("●"),
+        tree_row("README.md").ends_with("README.md ●"),
         "tree badge for pending hunks:\n{s}"
     );
+    assert!(!tree_row("src").contains('●'), "{s}");
     app.on_event(&ev(
         j,
         8,
@@ -1252,5 +1264,44 @@ fn a_recovery_at_start_is_said_in_the_transcript() {
     assert!(
         s.contains("Recovered: an interrupted apply (checkpoint cp_9) was undone: restored"),
         "{s}"
+    );
+}
+
+#[test]
+fn the_light_theme_draws_for_a_light_background() {
+    use ratatui::style::Color;
+    let colours = |app: &App| {
+        let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
+        terminal.draw(|f| draw(f, app)).unwrap();
+        let buffer = terminal.backend().buffer().clone();
+        buffer
+            .content
+            .iter()
+            .map(|c| (c.fg, c.bg))
+            .collect::<Vec<_>>()
+    };
+    let (_d, mut app) = app();
+    let j = "job_1";
+    let mut b = bundle(j);
+    b.files[0].hunks[0].patch = "@@ -1,1 +1,1 @@\n-fn main() {}\n+fn main() { run(); }\n".into();
+    app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: b }));
+    app.on_key(ctrl('r'));
+    let dark = colours(&app);
+    assert!(dark.iter().any(|(fg, _)| *fg == Color::Yellow));
+    assert!(dark.iter().any(|(_, bg)| *bg == Color::Rgb(0, 50, 0)));
+    app.theme = agent_tui::config::Theme::Light;
+    let light = colours(&app);
+    let pale_accents = [Color::Yellow, Color::LightYellow, Color::Cyan, Color::White];
+    assert!(light.iter().all(|(fg, _)| !pale_accents.contains(fg)));
+    assert!(
+        light
+            .iter()
+            .all(|(_, bg)| *bg != Color::Rgb(0, 50, 0) && *bg != Color::Rgb(60, 0, 0))
+    );
+    assert!(
+        light
+            .iter()
+            .any(|(_, bg)| *bg == Color::Rgb(0xdc, 0xf5, 0xdc)),
+        "added lines tinted pale"
     );
 }

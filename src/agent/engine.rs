@@ -449,6 +449,7 @@ impl Engine {
 
     /// Numbers, records and forwards one event; keeps review state current.
     pub fn publish(&mut self, job_id: &str, body: EventBody) {
+        log_event(job_id, &body);
         match &body {
             EventBody::EditsProposed { edits } => {
                 self.reviews
@@ -588,5 +589,59 @@ impl Engine {
                 outcome: outcome.to_string(),
             });
         }
+    }
+}
+
+/// `-v` logging of the engine's events: job ends, applies and rollbacks at
+/// info; every other event (but streamed text) at debug; by type and job,
+/// never with their text.
+fn log_event(job_id: &str, body: &EventBody) {
+    match body {
+        EventBody::JobStarted { .. } => tracing::info!(job = job_id, "job started"),
+        EventBody::JobCompleted { status, usage, .. } => tracing::info!(
+            job = job_id,
+            status = ?status,
+            input_tokens = usage.input_tokens,
+            output_tokens = usage.output_tokens,
+            requests = usage.requests,
+            "job completed"
+        ),
+        EventBody::JobFailed { code, .. } => {
+            tracing::warn!(job = job_id, code = %code, "job failed")
+        }
+        EventBody::ApplyCompleted {
+            checkpoint_id,
+            files,
+            ..
+        } => {
+            tracing::info!(job = job_id, checkpoint = %checkpoint_id, files = files.len(), "applied")
+        }
+        EventBody::ApplyFailed { code, .. } => {
+            tracing::warn!(job = job_id, code = %code, "apply failed")
+        }
+        EventBody::RollbackCompleted {
+            checkpoint_id,
+            files,
+            ..
+        } => tracing::info!(
+            job = job_id,
+            checkpoint = %checkpoint_id,
+            files = files.len(),
+            "rolled back"
+        ),
+        EventBody::RollbackFailed { code, .. } => {
+            tracing::warn!(job = job_id, code = %code, "rollback failed")
+        }
+        EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. } => {
+            tracing::trace!(job = job_id, "stream delta")
+        }
+        other if tracing::enabled!(tracing::Level::DEBUG) => {
+            let kind = serde_json::to_value(other)
+                .ok()
+                .and_then(|v| v["type"].as_str().map(str::to_string))
+                .unwrap_or_default();
+            tracing::debug!(job = job_id, event = %kind, "event");
+        }
+        _ => {}
     }
 }

@@ -16,11 +16,13 @@ pub fn settle_interrupted(
 ) -> Result<Vec<Recovery>, RecoveryError> {
     let recovered = recover(ws, &CheckpointStore::new(state))?;
     for r in &recovered {
-        log_line(&format!(
-            "{}: recovered: {}",
-            ws.root().display(),
-            r.summary()
-        ));
+        let line = format!("{}: recovered: {}", ws.root().display(), r.summary());
+        // With -v the log is open already; else one line is appended.
+        if tracing::enabled!(tracing::Level::WARN) {
+            tracing::warn!("{line}");
+        } else {
+            log_line(&line);
+        }
     }
     Ok(recovered)
 }

@@ -130,6 +130,8 @@ impl Job<'_> {
         let cancel = self.cancel.clone();
         let tracker = self.spec.tracker.clone();
         let (session_id, job_id) = (self.spec.session_id.clone(), self.emit.job_id().to_string());
+        let started = std::time::Instant::now();
+        let tool = name.clone();
         let ran = tokio::task::spawn_blocking(move || {
             let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
             tool_ctx.cancel = Some(cancel);
@@ -141,6 +143,12 @@ impl Job<'_> {
             ctx.registry.call(&name, args, &tool_ctx)
         })
         .await;
+        tracing::info!(
+            tool = %tool,
+            ok = matches!(ran, Ok(Ok(_))),
+            ms = started.elapsed().as_millis() as u64,
+            "tool call"
+        );
         match ran {
             Ok(Ok(value)) => {
                 // A command's changes were recorded: say so like an apply.

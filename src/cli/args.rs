@@ -54,7 +54,7 @@ pub struct GlobalArgs {
     #[arg(long, global = true, value_name = "MODE")]
     pub routing: Option<String>,
 
-    /// More detail on stderr (repeat for more)
+    /// Log detail into <state home>/logs/agent-tui.log (-v, -vv, -vvv)
     #[arg(short, long, global = true, action = ArgAction::Count)]
     pub verbose: u8,
 }

@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod exec;
 mod history;
+mod logging;
 mod mcp;
 mod output;
 mod review;
@@ -59,6 +60,7 @@ pub fn run(cli: Cli) -> Exit {
         );
         return Exit::Usage;
     }
+    let _logging = logging::start(cli.global.verbose);
     let Some(command) = cli.command else {
         return tui(&cli);
     };

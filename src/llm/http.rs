@@ -193,11 +193,26 @@ pub async fn send(
         url: url.to_string(),
         secs: idle.as_secs(),
     };
+    let started = std::time::Instant::now();
+    // The URL without its query: some providers take a key there.
+    let at = url.split('?').next().unwrap_or_default();
     let response = tokio::time::timeout(idle, request.send())
         .await
-        .map_err(|_| stalled())?
-        .map_err(|e| transport_error(url, &e, idle))?;
+        .map_err(|_| {
+            tracing::warn!(url = at, secs = idle.as_secs(), "model request stalled");
+            stalled()
+        })?
+        .map_err(|e| {
+            tracing::warn!(url = at, error = %e, "model request failed");
+            transport_error(url, &e, idle)
+        })?;
     let status = response.status();
+    tracing::info!(
+        url = at,
+        status = status.as_u16(),
+        ms = started.elapsed().as_millis() as u64,
+        "model request"
+    );
     if status.is_success() {
         return Ok(response);
     }

@@ -10,6 +10,7 @@ mod markdown;
 mod overrides;
 mod render;
 pub mod terminal;
+mod theme;
 mod tree;
 mod wrap;
 
@@ -97,6 +98,7 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
         start.provider_ok,
         ctx.config.agent.max_tool_calls_per_job,
     );
+    app.theme = ctx.config.ui.theme;
     if let Some(state) = &ctx.state {
         if let Some(id) = &start.resumed {
             restore_session(&mut app, state, id);

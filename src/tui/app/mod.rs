@@ -292,6 +292,8 @@ impl ReviewView {
 pub struct App {
     pub root: String,
     pub mode: Mode,
+    /// `[ui] theme`: colours for a dark or a light background.
+    pub theme: crate::config::Theme,
     pub focus: Focus,
     pub tree: Tree,
     pub transcript: Vec<Entry>,
@@ -373,6 +375,7 @@ impl App {
             "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
         );
         App {
+            theme: crate::config::Theme::Dark,
             root,
             mode,
             focus: Focus::Input,

@@ -40,6 +40,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
     }
     draw_status(frame, app, status);
     overlays::draw_overlay(frame, app, overlay_area(body));
+    crate::tui::theme::adapt(frame.buffer_mut(), app.theme);
 }
 
 /// Where overlays go: inside the panes' borders with a margin (two columns,
