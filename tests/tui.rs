@@ -1305,3 +1305,23 @@ fn the_light_theme_draws_for_a_light_background() {
         "added lines tinted pale"
     );
 }
+
+#[test]
+fn status_bar_hints_follow_rebound_keys() {
+    let (_d, mut app) = app();
+    let keys = [
+        ("apply".to_string(), "ctrl+w".to_string()),
+        ("accept".to_string(), "a".to_string()),
+    ];
+    app.keymap = agent_tui::tui::KeyMap::from_config(&keys.into_iter().collect()).unwrap();
+    let j = "job_1";
+    app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: bundle(j) }));
+    app.on_key(ctrl('r'));
+    let s = screen(&app, 160, 30);
+    let status = s.lines().last().unwrap();
+    assert!(
+        status.contains("a/n hunk · ctrl+w apply · j/k move"),
+        "{status}"
+    );
+    assert!(!status.contains("Ctrl+S"), "{status}");
+}

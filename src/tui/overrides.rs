@@ -16,6 +16,14 @@ struct Override {
     label: String,
 }
 
+/// Which pane's hints the status bar shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HintPane {
+    Review,
+    Chat,
+    Other,
+}
+
 /// The default key table plus the user's overrides.
 #[derive(Debug, Default)]
 pub struct KeyMap {
@@ -130,6 +138,90 @@ impl KeyMap {
             .map(|(_, keys)| keys.len() + 1)
             .sum::<usize>()
             + sections.len().saturating_sub(1)
+    }
+
+    /// The status bar's hints for a pane, most useful first, each with the
+    /// key that does it now (a rebound key as configured).
+    pub fn status_hints(&self, pane: HintPane) -> Vec<String> {
+        use Action as A;
+        let (context, hints): (Context, &[(&[Action], &str)]) = match pane {
+            HintPane::Review => (
+                Context::Review,
+                &[
+                    (&[A::Accept, A::Reject], "hunk"),
+                    (&[A::Apply], "apply"),
+                    (&[A::Down, A::Up], "move"),
+                    (&[A::AcceptFile, A::RejectFile], "file"),
+                    (&[A::EditHunk], "edit"),
+                    (&[A::WholeFile], "whole file"),
+                    (&[A::Cancel], "back"),
+                    (&[A::Help], "help"),
+                ],
+            ),
+            HintPane::Chat => (
+                Context::Chat,
+                &[
+                    (&[A::CopyMessage], "copy message"),
+                    (&[A::CopyCode], "copy code"),
+                    (&[A::ToggleDetails], "details"),
+                    (&[A::ScrollDown, A::ScrollUp], "scroll"),
+                    (&[A::Help], "help"),
+                ],
+            ),
+            HintPane::Other => (
+                Context::Global,
+                &[
+                    (&[A::Help], "help"),
+                    (&[A::FocusNext], "focus"),
+                    (&[A::CycleMode], "mode"),
+                    (&[A::OpenReview], "review"),
+                    (&[A::Rollback], "undo"),
+                ],
+            ),
+        };
+        hints
+            .iter()
+            .filter_map(|(actions, text)| {
+                let keys: Vec<String> = actions
+                    .iter()
+                    .filter_map(|a| self.key_of(context, *a))
+                    .collect();
+                (!keys.is_empty()).then(|| format!("{} {text}", keys.join("/")))
+            })
+            .collect()
+    }
+
+    /// The key that does `action` in `context`, written short: a rebound
+    /// key as configured, else the default's function key, letter (with
+    /// Ctrl+) or first spelling.
+    fn key_of(&self, context: Context, action: Action) -> Option<String> {
+        if let Some(o) = self.overrides.iter().find(|o| o.action == action) {
+            return Some(o.label.clone());
+        }
+        let bound: Vec<&super::keymap::Binding> = BINDINGS
+            .iter()
+            .filter(|b| {
+                b.action == action && (b.context == context || b.context == Context::Global)
+            })
+            .collect();
+        let pick = bound
+            .iter()
+            .find(|b| matches!(b.code, KeyCode::F(_)))
+            .or_else(|| bound.iter().find(|b| matches!(b.code, KeyCode::Char(_))))
+            .or_else(|| bound.first())?;
+        Some(match pick.code {
+            KeyCode::Char(c) if pick.mods.contains(KeyModifiers::CONTROL) => {
+                format!("Ctrl+{}", c.to_ascii_uppercase())
+            }
+            KeyCode::Char(c) => c.to_string(),
+            _ => pick
+                .label
+                .split(" / ")
+                .next()
+                .unwrap_or(pick.label)
+                .trim_end_matches(" ×2")
+                .to_string(),
+        })
     }
 
     /// Help rows with rebound keys shown as configured.

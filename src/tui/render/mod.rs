@@ -2,6 +2,7 @@
 //! is laid out from the bottom up, so its cost follows the visible rows, not
 //! the session's length.
 
+use crate::tui::overrides::HintPane;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -232,35 +233,16 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         spans.push(Span::raw(" "));
     }
     let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
-    // Hints for the focused pane, most useful first, as many as fit.
-    let hints: &[&str] = if app.reviewing {
-        &[
-            "y/n hunk",
-            "Ctrl+S apply",
-            "j/k move",
-            "Y/N file",
-            "e edit",
-            "f file",
-            "Esc back",
-            "F1 help",
-        ]
+    // Hints for the focused pane, most useful first, as many as fit, with
+    // the keys the keymap has now.
+    let pane = if app.reviewing {
+        HintPane::Review
     } else if app.focus == Focus::Chat {
-        &[
-            "y copy message",
-            "Y copy code",
-            "Enter details",
-            "j/k scroll",
-            "F1 help",
-        ]
+        HintPane::Chat
     } else {
-        &[
-            "F1 help",
-            "Tab focus",
-            "Ctrl+T mode",
-            "Ctrl+R review",
-            "Ctrl+Z undo",
-        ]
+        HintPane::Other
     };
+    let hints = app.keymap.status_hints(pane);
     let mut room = room;
     let mut text = String::new();
     for hint in hints {
