@@ -38,12 +38,122 @@ pub enum Tier {
     Exec,
 }
 
+/// Why a job failed: `job.failed`'s `data.code`. Front ends and routing
+/// act on it (an unreachable server, a trigger to fall back ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JobFailure {
+    MissingApiKey,
+    ClientSetup,
+    ConnectFailed,
+    Timeout,
+    HttpStatus,
+    StreamCut,
+    StreamError,
+    BadResponse,
+    ContextOverflow,
+    NoProvider,
+    EmptyAnswer,
+    RequestLimit,
+    MalformedToolCalls,
+    SessionFull,
+    InternalError,
+}
+
+impl JobFailure {
+    /// The model server could not be reached at all.
+    pub fn unreachable(self) -> bool {
+        matches!(self, JobFailure::ConnectFailed | JobFailure::Timeout)
+    }
+
+    /// The server answered, but badly (an error status, a broken stream).
+    pub fn degraded(self) -> bool {
+        matches!(
+            self,
+            JobFailure::HttpStatus | JobFailure::StreamCut | JobFailure::StreamError
+        )
+    }
+
+    /// The provider's fault (not the job's or the session's).
+    pub fn from_provider(self) -> bool {
+        matches!(
+            self,
+            JobFailure::Timeout
+                | JobFailure::ConnectFailed
+                | JobFailure::HttpStatus
+                | JobFailure::StreamCut
+                | JobFailure::StreamError
+                | JobFailure::BadResponse
+                | JobFailure::MissingApiKey
+                | JobFailure::ClientSetup
+                | JobFailure::EmptyAnswer
+        )
+    }
+}
+
+/// Why an apply wrote nothing: `apply.failed`'s `data.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplyFailure {
+    /// A file or an edit's lines changed since the proposal (exit 3).
+    Conflict,
+    NothingAccepted,
+    NoReview,
+    CheckpointFailed,
+    IoError,
+}
+
+/// Why a rollback wrote nothing: `checkpoint.rollback.failed`'s `data.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RollbackFailure {
+    NotFound,
+    /// A hunk's region changed since (exit 3).
+    Conflict,
+    UnknownHunk,
+    UnknownFile,
+    IoError,
+}
+
+impl ApplyFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApplyFailure::Conflict => "conflict",
+            ApplyFailure::NothingAccepted => "nothing_accepted",
+            ApplyFailure::NoReview => "no_review",
+            ApplyFailure::CheckpointFailed => "checkpoint_failed",
+            ApplyFailure::IoError => "io_error",
+        }
+    }
+}
+
+impl RollbackFailure {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RollbackFailure::NotFound => "not_found",
+            RollbackFailure::Conflict => "conflict",
+            RollbackFailure::UnknownHunk => "unknown_hunk",
+            RollbackFailure::UnknownFile => "unknown_file",
+            RollbackFailure::IoError => "io_error",
+        }
+    }
+}
+
+/// Where an MCP server is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum McpState {
+    Stopped,
+    Running,
+    Failed,
+    Disabled,
+}
+
 /// An MCP server as a job found it (`mcp.servers`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct McpServerStatus {
     pub name: String,
-    /// `stopped`, `running`, `failed` or `disabled`.
-    pub state: String,
+    pub state: McpState,
     pub tools: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -258,7 +368,7 @@ pub enum EventBody {
     #[serde(rename = "apply.failed")]
     ApplyFailed {
         error: String,
-        code: String,
+        code: ApplyFailure,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         conflicts: Vec<Value>,
     },
@@ -274,7 +384,7 @@ pub enum EventBody {
     #[serde(rename = "checkpoint.created")]
     CheckpointCreated {
         checkpoint_id: String,
-        kind: String,
+        kind: crate::checkpoint::CheckpointKind,
         files: Vec<String>,
     },
     #[serde(rename = "checkpoint.rollback.started")]
@@ -293,7 +403,7 @@ pub enum EventBody {
     RollbackFailed {
         checkpoint_id: String,
         error: String,
-        code: String,
+        code: RollbackFailure,
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         conflicts: Vec<String>,
     },
@@ -346,7 +456,7 @@ pub enum EventBody {
         messages_summarized: usize,
     },
     #[serde(rename = "job.failed")]
-    JobFailed { error: String, code: String },
+    JobFailed { error: String, code: JobFailure },
     #[serde(rename = "job.cancelled")]
     JobCancelled {},
 }

@@ -385,7 +385,7 @@ async fn a_panicking_job_still_ends_with_job_failed() {
     let events = job(&mut engine, "j1", "hello").await;
     match &events.last().unwrap().body {
         EventBody::JobFailed { code, error } => {
-            assert_eq!(code, "internal_error");
+            assert_eq!(*code, agent_tui::protocol::JobFailure::InternalError);
             assert!(error.contains("internal error"), "{error}");
         }
         other => panic!("{other:?}"),

@@ -166,9 +166,9 @@ fn multi_line_input_and_history() {
 fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
     let (_d, mut app) = app();
     app.on_key(ctrl('c'));
-    assert!(!app.should_quit);
+    assert_ne!(app.quit, agent_tui::tui::Quit::Now);
     app.on_key(ctrl('c'));
-    assert!(app.should_quit);
+    assert_eq!(app.quit, agent_tui::tui::Quit::Now);
     let (_d, mut app) = self::app();
     app.on_key(key(KeyCode::Char('?')));
     assert_eq!(app.overlay, Overlay::Help { scroll: 0 });
@@ -303,7 +303,10 @@ fn streamed_answer_tool_lines_and_review_flow() {
             fallback_reason: None,
         },
     ));
-    assert!(app.reviewing, "the review opens by itself");
+    assert!(
+        (app.view == agent_tui::tui::View::Review),
+        "the review opens by itself"
+    );
     let s = screen(&app, 100, 30);
     assert!(s.contains("src/main.rs · h_1 [pending]"), "{s}");
     assert!(s.contains("+fn main() { run(); }"), "{s}");
@@ -349,11 +352,11 @@ fn streamed_answer_tool_lines_and_review_flow() {
         9,
         EventBody::ApplyFailed {
             error: "conflict: src/main.rs (it changed since the edits were proposed)".into(),
-            code: "conflict".into(),
+            code: agent_tui::protocol::ApplyFailure::Conflict,
             conflicts: vec![],
         },
     ));
-    assert!(app.reviewing);
+    assert!((app.view == agent_tui::tui::View::Review));
     assert!(
         matches!(app.transcript.last(), Some(Entry::Error(e)) if e.contains("nothing was written"))
     );
@@ -371,7 +374,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
         10,
         EventBody::CheckpointCreated {
             checkpoint_id: "cp_1".into(),
-            kind: "apply".into(),
+            kind: agent_tui::checkpoint::CheckpointKind::Apply,
             files: vec!["src/main.rs".into()],
         },
     ));
@@ -386,7 +389,10 @@ fn streamed_answer_tool_lines_and_review_flow() {
             edits: Vec::new(),
         },
     ));
-    assert!(!app.reviewing, "nothing left to review");
+    assert!(
+        !(app.view == agent_tui::tui::View::Review),
+        "nothing left to review"
+    );
     app.on_key(ctrl('z'));
     assert!(
         matches!(&app.overlay, Overlay::Rollback { checkpoint_id, .. } if checkpoint_id == "cp_1")
@@ -445,7 +451,7 @@ fn a_failed_job_shows_its_error_and_the_app_stays_usable() {
         1,
         EventBody::JobFailed {
             error: "cannot connect to http://x".into(),
-            code: "connect_failed".into(),
+            code: agent_tui::protocol::JobFailure::ConnectFailed,
         },
     ));
     let s = screen(&app, 80, 20);
@@ -593,7 +599,9 @@ fn preview_loads_off_the_ui_task_by_generation_and_pins_context() {
     app.on_key(key(KeyCode::BackTab));
     app.on_key(key(KeyCode::Char('r')));
     app.on_key(key(KeyCode::Enter));
-    let (generation, path) = app.preview_request.take().expect("a preview is requested");
+    let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {
+        panic!("a preview is requested")
+    };
     assert_eq!(path, "README.md");
     assert!(screen(&app, 100, 30).contains("loading…"));
     // A stale result is dropped; the current one shows, highlighted.
@@ -707,7 +715,7 @@ fn checkpoints_list_and_three_way_view() {
     let (_d, mut app) = app();
     app.on_key(ctrl('k'));
     assert!(
-        app.checkpoints_request,
+        app.loads == [agent_tui::tui::Load::Checkpoints],
         "the list is loaded off the UI task"
     );
     app.checkpoints_loaded(vec![
@@ -731,7 +739,10 @@ fn checkpoints_list_and_three_way_view() {
     );
     app.on_key(key(KeyCode::Char('j')));
     app.on_key(key(KeyCode::Enter));
-    assert_eq!(app.three_way_request.take().as_deref(), Some("cp_1"));
+    assert_eq!(
+        app.loads.pop(),
+        Some(agent_tui::tui::Load::ThreeWay("cp_1".into()))
+    );
     let view = |f: &str, cur: &str| agent_tui::checkpoint::ThreeWay {
         file_path: f.into(),
         current: Some(cur.into()),
@@ -815,9 +826,9 @@ fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
     for (keys, expected) in [
         (
             vec![KeyCode::Char('j'), KeyCode::Enter],
-            Some(Some("s_old".to_string())),
+            agent_tui::tui::SessionPick::Resume("s_old".to_string()),
         ),
-        (vec![KeyCode::Esc], Some(None)),
+        (vec![KeyCode::Esc], agent_tui::tui::SessionPick::New),
     ] {
         let (_d, mut app) = app();
         app.overlay = Overlay::Sessions {
@@ -832,7 +843,7 @@ fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
         for k in keys {
             assert!(app.on_key(key(k)).is_empty());
         }
-        assert_eq!(app.session_choice, expected);
+        assert_eq!(app.loads, [agent_tui::tui::Load::Session(expected)]);
         assert_eq!(app.overlay, Overlay::None);
     }
 }
@@ -855,7 +866,7 @@ fn status_bar_shows_provider_online_degraded_offline() {
         2,
         EventBody::JobFailed {
             error: "cannot connect".into(),
-            code: "connect_failed".into(),
+            code: agent_tui::protocol::JobFailure::ConnectFailed,
         },
     ));
     assert!(screen(&app, 100, 30).contains("test m1 ○ offline"));
@@ -909,10 +920,9 @@ fn review_toggles_the_whole_file_with_changes_inline() {
     ));
     app.on_key(ctrl('r'));
     app.on_key(key(KeyCode::Char('f')));
-    let request = app
-        .whole_file_request
-        .take()
-        .expect("the file is loaded off the UI task");
+    let Some(agent_tui::tui::Load::WholeFile(request)) = app.loads.pop() else {
+        panic!("the file is loaded off the UI task")
+    };
     assert_eq!(request.file_path, "a.rs");
     app.whole_file_loaded("a.rs".into(), rows);
     let s = screen(&app, 100, 30);
@@ -937,7 +947,9 @@ fn a_line_range_of_the_preview_can_be_pinned() {
     app.on_key(key(KeyCode::BackTab));
     app.on_key(key(KeyCode::Char('r')));
     app.on_key(key(KeyCode::Enter));
-    let (generation, path) = app.preview_request.take().unwrap();
+    let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {
+        panic!("a preview is requested")
+    };
     let text: String = (1..=10).map(|i| format!("line {i}\n")).collect();
     app.preview_loaded(generation, Ok(agent_tui::tui::highlight(&path, &text, 100)));
     app.on_key(key(KeyCode::Char('j')));
@@ -969,7 +981,7 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     // Esc drops the edit and sends nothing.
     assert!(app.on_key(key(KeyCode::Esc)).is_empty());
     assert_eq!(app.overlay, Overlay::None);
-    assert!(app.reviewing);
+    assert!((app.view == agent_tui::tui::View::Review));
 
     app.on_key(key(KeyCode::Char('e')));
     app.on_key(key(KeyCode::End));

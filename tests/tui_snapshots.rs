@@ -196,7 +196,7 @@ fn hunk_editor_and_a_refusal_in_the_review() {
         6,
         EventBody::ApplyFailed {
             error: "conflict: src/main.rs (it changed since the edits were proposed)".into(),
-            code: "conflict".into(),
+            code: agent_tui::protocol::ApplyFailure::Conflict,
             conflicts: vec![],
         },
     ));
@@ -295,7 +295,9 @@ fn file_preview() {
     app.on_key(key(KeyCode::Enter));
     app.on_key(key(KeyCode::Char('j')));
     app.on_key(key(KeyCode::Enter));
-    let (generation, path) = app.preview_request.take().unwrap();
+    let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {
+        panic!("a preview is requested")
+    };
     app.preview_loaded(
         generation,
         Ok(agent_tui::tui::highlight(&path, "fn main() {}\n", 100)),
@@ -321,7 +323,7 @@ fn checkpoints_view() {
     }]);
     snap("checkpoints", &app);
     app.on_key(key(KeyCode::Enter));
-    app.three_way_request.take();
+    app.loads.clear();
     app.three_way_loaded(
         "cp_1",
         vec![agent_tui::checkpoint::ThreeWay {

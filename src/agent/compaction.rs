@@ -10,7 +10,7 @@ use super::prompt::system_prompt;
 use crate::context::compact::{self, Split};
 use crate::context::{ContextWindow, WindowSource, cap, message_tokens};
 use crate::llm::{Message, Overflow};
-use crate::protocol::{CompactReason, EventBody, JobStatus};
+use crate::protocol::{CompactReason, EventBody, JobFailure, JobStatus};
 
 /// Summary requests one compaction may make; older parts beyond them are
 /// kept as a plain list instead.
@@ -311,7 +311,7 @@ impl Job<'_> {
                 self.reserve(),
                 self.window.source,
             ),
-            "context_overflow",
+            JobFailure::ContextOverflow,
         )
     }
 

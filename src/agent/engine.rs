@@ -19,7 +19,7 @@ use crate::checkpoint::{CheckpointStore, ExecTracker};
 use crate::context::{ContextWindow, TokenCounter};
 use crate::llm::Message;
 use crate::mcp::McpHub;
-use crate::protocol::{Event, EventBody, Mode, Op};
+use crate::protocol::{Event, EventBody, JobFailure, Mode, Op};
 use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
 use crate::store::SessionWriter;
 use crate::store::StateDirs;
@@ -77,11 +77,21 @@ pub(super) struct Engine {
     internal_rx: mpsc::UnboundedReceiver<(String, JobMsg)>,
 }
 
+/// Why the engine could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("cannot read session {id}: {source}")]
+    Session {
+        id: String,
+        source: crate::store::StoreError,
+    },
+}
+
 impl Engine {
     pub fn new(
         ctx: Arc<EngineContext>,
         out: mpsc::UnboundedSender<Event>,
-    ) -> Result<Engine, String> {
+    ) -> Result<Engine, EngineError> {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
         let mut engine = Engine {
             checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
@@ -124,10 +134,17 @@ impl Engine {
     }
 
     /// Rebuilds conversation, cursors and reviews from a session's events.
-    fn load_session(&mut self, root: &crate::store::RootStore, id: &str) -> Result<(), String> {
+    fn load_session(
+        &mut self,
+        root: &crate::store::RootStore,
+        id: &str,
+    ) -> Result<(), EngineError> {
         let state = root
             .load_session(id)
-            .map_err(|e| format!("cannot read session {id}: {e}"))?;
+            .map_err(|source| EngineError::Session {
+                id: id.to_string(),
+                source,
+            })?;
         self.history = state.conversation;
         self.window = state.window;
         self.factor = state.factor;
@@ -261,7 +278,7 @@ impl Engine {
                 &job_id,
                 EventBody::JobFailed {
                     error,
-                    code: "session_full".into(),
+                    code: JobFailure::SessionFull,
                 },
             );
             return;
@@ -306,7 +323,7 @@ impl Engine {
                     .to_string();
                 let body = EventBody::JobFailed {
                     error,
-                    code: "internal_error".into(),
+                    code: JobFailure::InternalError,
                 };
                 let _ = tx.send((id, JobMsg::Event(body)));
             }
@@ -607,7 +624,7 @@ fn log_event(job_id: &str, body: &EventBody) {
             "job completed"
         ),
         EventBody::JobFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = %code, "job failed")
+            tracing::warn!(job = job_id, code = ?code, "job failed")
         }
         EventBody::ApplyCompleted {
             checkpoint_id,
@@ -617,7 +634,7 @@ fn log_event(job_id: &str, body: &EventBody) {
             tracing::info!(job = job_id, checkpoint = %checkpoint_id, files = files.len(), "applied")
         }
         EventBody::ApplyFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = %code, "apply failed")
+            tracing::warn!(job = job_id, code = ?code, "apply failed")
         }
         EventBody::RollbackCompleted {
             checkpoint_id,
@@ -630,7 +647,7 @@ fn log_event(job_id: &str, body: &EventBody) {
             "rolled back"
         ),
         EventBody::RollbackFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = %code, "rollback failed")
+            tracing::warn!(job = job_id, code = ?code, "rollback failed")
         }
         EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. } => {
             tracing::trace!(job = job_id, "stream delta")

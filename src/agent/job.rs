@@ -18,7 +18,9 @@ use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
 use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolCall, ToolDef, Turn};
-use crate::protocol::{CompactReason, EventBody, FallbackReason, JobStatus, Mode, Tier, Usage};
+use crate::protocol::{
+    CompactReason, EventBody, FallbackReason, JobFailure, JobStatus, Mode, Tier, Usage,
+};
 use crate::review::{DiffBundle, ProposedEdit};
 
 /// The answer given to `clarify_user` when nobody answers.
@@ -71,22 +73,22 @@ pub(super) enum Outcome {
     },
     Failed {
         error: String,
-        code: String,
+        code: JobFailure,
     },
 }
 
 impl Outcome {
-    pub(super) fn failed(error: impl Into<String>, code: &str) -> Outcome {
+    pub(super) fn failed(error: impl Into<String>, code: JobFailure) -> Outcome {
         Outcome::Failed {
             error: error.into(),
-            code: code.to_string(),
+            code,
         }
     }
 }
 
 impl From<LlmError> for Outcome {
     fn from(e: LlmError) -> Outcome {
-        Outcome::failed(e.to_string(), e.code())
+        Outcome::failed(e.to_string(), e.failure())
     }
 }
 
@@ -233,7 +235,7 @@ pub(super) struct Job<'a> {
 impl Job<'_> {
     async fn drive(&mut self) -> Outcome {
         if self.ctx.provider.is_none() {
-            return Outcome::failed(SETUP_HINT, "no_provider");
+            return Outcome::failed(SETUP_HINT, JobFailure::NoProvider);
         }
         self.open_context().await;
         if self.spec.kind == JobKind::Compact {
@@ -296,7 +298,7 @@ impl Job<'_> {
                 if turn.text.trim().is_empty() {
                     return Outcome::failed(
                         "the model ended its turn without an answer; try again or rephrase",
-                        "empty_answer",
+                        JobFailure::EmptyAnswer,
                     );
                 }
                 return self.answer(turn.text, false);
@@ -325,7 +327,7 @@ impl Job<'_> {
         }
         Outcome::failed(
             format!("the job did not finish within {max_requests} model requests"),
-            "request_limit",
+            JobFailure::RequestLimit,
         )
     }
 
@@ -403,7 +405,7 @@ impl Job<'_> {
                      try again, or use a model with better tool support",
                     self.malformed
                 ),
-                "malformed_tool_calls",
+                JobFailure::MalformedToolCalls,
             )
         })
     }

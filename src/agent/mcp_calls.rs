@@ -12,7 +12,7 @@ use super::tool_calls::error_value;
 use crate::config::ApprovalPolicy;
 use crate::llm::{ToolCall, ToolDef};
 use crate::mcp::{McpHub, ServerState};
-use crate::protocol::{EventBody, McpServerStatus, Mode};
+use crate::protocol::{EventBody, McpServerStatus, McpState, Mode};
 
 impl Job<'_> {
     /// Starts the servers (agent mode, MCP not switched off) and returns
@@ -46,14 +46,14 @@ impl Job<'_> {
             .iter()
             .map(|(name, state)| {
                 let (label, tools, error) = match state {
-                    ServerState::Stopped => ("stopped", 0, None),
-                    ServerState::Running { tools } => ("running", *tools, None),
-                    ServerState::Failed { error } => ("failed", 0, Some(error.clone())),
-                    ServerState::Disabled => ("disabled", 0, None),
+                    ServerState::Stopped => (McpState::Stopped, 0, None),
+                    ServerState::Running { tools } => (McpState::Running, *tools, None),
+                    ServerState::Failed { error } => (McpState::Failed, 0, Some(error.clone())),
+                    ServerState::Disabled => (McpState::Disabled, 0, None),
                 };
                 McpServerStatus {
                     name: name.clone(),
-                    state: label.into(),
+                    state: label,
                     tools,
                     error,
                 }

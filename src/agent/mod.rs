@@ -7,6 +7,7 @@ mod compaction;
 mod counting;
 mod emit;
 mod engine;
+pub use engine::EngineError;
 mod feedback;
 mod job;
 mod mcp_calls;
@@ -69,7 +70,7 @@ pub struct EngineHandle {
 
 /// Starts the engine on the current tokio runtime. Fails only if the
 /// session to resume cannot be read.
-pub fn spawn(ctx: EngineContext) -> Result<EngineHandle, String> {
+pub fn spawn(ctx: EngineContext) -> Result<EngineHandle, EngineError> {
     let (op_tx, op_rx) = mpsc::unbounded_channel();
     let (event_tx, event_rx) = mpsc::unbounded_channel();
     let engine = engine::Engine::new(Arc::new(ctx), event_tx)?;

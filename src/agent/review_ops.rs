@@ -8,7 +8,7 @@ use super::engine::Engine;
 use crate::checkpoint::{
     CheckpointKind, FileChange, RollbackError, files_rollback, scoped_rollback,
 };
-use crate::protocol::EventBody;
+use crate::protocol::{ApplyFailure, EventBody, RollbackFailure};
 use crate::review::{ApplyError, HunkState, edit_hunk, load_base, plan_apply, rebase_after_apply};
 
 impl Engine {
@@ -111,7 +111,7 @@ impl Engine {
             job_id,
             EventBody::ApplyFailed {
                 error: format!("job {job_id} has no diff to review"),
-                code: "no_review".into(),
+                code: ApplyFailure::NoReview,
                 conflicts: Vec::new(),
             },
         );
@@ -147,26 +147,26 @@ impl Engine {
             Err(e) => {
                 let (code, conflicts) = match &e {
                     ApplyError::Conflict(list) => (
-                        "conflict",
+                        ApplyFailure::Conflict,
                         list.iter()
                             .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
                             .collect(),
                     ),
-                    ApplyError::NothingAccepted => ("nothing_accepted", Vec::new()),
-                    ApplyError::Io { .. } => ("io_error", Vec::new()),
+                    ApplyError::NothingAccepted => (ApplyFailure::NothingAccepted, Vec::new()),
+                    ApplyError::Io { .. } => (ApplyFailure::IoError, Vec::new()),
                 };
                 self.audit(
                     job_id,
                     "apply",
                     &accepted.join(","),
                     Some(true),
-                    &format!("{code}: {e}"),
+                    &format!("{}: {e}", code.as_str()),
                 );
                 self.publish(
                     job_id,
                     EventBody::ApplyFailed {
                         error: e.to_string(),
-                        code: code.into(),
+                        code,
                         conflicts,
                     },
                 );
@@ -196,7 +196,7 @@ impl Engine {
                     job_id,
                     EventBody::ApplyFailed {
                         error,
-                        code: "checkpoint_failed".into(),
+                        code: ApplyFailure::CheckpointFailed,
                         conflicts: Vec::new(),
                     },
                 );
@@ -220,7 +220,7 @@ impl Engine {
                 job_id,
                 EventBody::ApplyFailed {
                     error,
-                    code: "io_error".into(),
+                    code: ApplyFailure::IoError,
                     conflicts: Vec::new(),
                 },
             );
@@ -230,7 +230,7 @@ impl Engine {
             job_id,
             EventBody::CheckpointCreated {
                 checkpoint_id: checkpoint.checkpoint_id.clone(),
-                kind: "apply".into(),
+                kind: CheckpointKind::Apply,
                 files: files.clone(),
             },
         );
@@ -285,7 +285,7 @@ impl Engine {
                     EventBody::RollbackFailed {
                         checkpoint_id: checkpoint_id.to_string(),
                         error,
-                        code: "not_found".into(),
+                        code: RollbackFailure::NotFound,
                         conflicts: Vec::new(),
                     },
                 );
@@ -332,7 +332,7 @@ impl Engine {
                     &job_id,
                     EventBody::CheckpointCreated {
                         checkpoint_id: record.checkpoint_id.clone(),
-                        kind: "rollback".into(),
+                        kind: CheckpointKind::Rollback,
                         files: files.clone(),
                     },
                 );
@@ -362,24 +362,26 @@ impl Engine {
             }
             Err(e) => {
                 let (code, conflicts) = match &e {
-                    RollbackError::Conflict(list) => ("conflict", list.clone()),
-                    RollbackError::UnknownHunk(..) => ("unknown_hunk", Vec::new()),
-                    RollbackError::UnknownFile(..) => ("unknown_file", Vec::new()),
-                    RollbackError::Path(_) | RollbackError::Io(_) => ("io_error", Vec::new()),
+                    RollbackError::Conflict(list) => (RollbackFailure::Conflict, list.clone()),
+                    RollbackError::UnknownHunk(..) => (RollbackFailure::UnknownHunk, Vec::new()),
+                    RollbackError::UnknownFile(..) => (RollbackFailure::UnknownFile, Vec::new()),
+                    RollbackError::Path(_) | RollbackError::Io(_) => {
+                        (RollbackFailure::IoError, Vec::new())
+                    }
                 };
                 self.audit(
                     &job_id,
                     "rollback",
                     &target,
                     Some(true),
-                    &format!("{code}: {e}"),
+                    &format!("{}: {e}", code.as_str()),
                 );
                 self.publish(
                     &job_id,
                     EventBody::RollbackFailed {
                         checkpoint_id: checkpoint_id.to_string(),
                         error: e.to_string(),
-                        code: code.into(),
+                        code,
                         conflicts,
                     },
                 );

@@ -10,7 +10,7 @@ use super::EngineContext;
 use super::job::{Job, Outcome};
 use crate::context::ContextWindow;
 use crate::llm::Provider;
-use crate::protocol::{EventBody, FallbackReason, Mode};
+use crate::protocol::{EventBody, FallbackReason, JobFailure, Mode};
 
 /// Which provider a job is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,14 +80,11 @@ impl Job<'_> {
             return None;
         };
         let timeouts = self.ctx.config.routing.hybrid_remote_on_timeout_ms > 0;
-        let reason = match code.as_str() {
-            "timeout" if timeouts => FallbackReason::Timeout,
-            "context_overflow" => FallbackReason::ContextOverflow,
-            "malformed_tool_calls" => FallbackReason::SchemaFailures,
-            "timeout" | "connect_failed" | "http_status" | "stream_cut" | "stream_error"
-            | "bad_response" | "missing_api_key" | "client_setup" | "empty_answer" => {
-                FallbackReason::ProviderError
-            }
+        let reason = match code {
+            JobFailure::Timeout if timeouts => FallbackReason::Timeout,
+            JobFailure::ContextOverflow => FallbackReason::ContextOverflow,
+            JobFailure::MalformedToolCalls => FallbackReason::SchemaFailures,
+            code if code.from_provider() => FallbackReason::ProviderError,
             _ => return None,
         };
         self.triggers(reason).then_some(reason)

@@ -163,7 +163,7 @@ impl Job<'_> {
                         .unwrap_or_default();
                     self.emit.emit(EventBody::CheckpointCreated {
                         checkpoint_id: id.to_string(),
-                        kind: "exec".into(),
+                        kind: crate::checkpoint::CheckpointKind::Exec,
                         files,
                     });
                 }

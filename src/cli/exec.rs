@@ -10,7 +10,7 @@ use super::context::{engine_context, failed, open_root, runtime, store_error, us
 use super::output::Printer;
 use super::{Exit, load_config};
 use crate::agent::{self, EngineContext, NO_USER_ANSWER, SessionChoice};
-use crate::protocol::{EventBody, JobStatus, Op};
+use crate::protocol::{ApplyFailure, EventBody, JobStatus, Op};
 use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
@@ -122,7 +122,7 @@ async fn drive(ctx: EngineContext, prompt: String, args: &ExecArgs) -> Exit {
                     }
                     EventBody::JobCompleted { .. } | EventBody::ApplyCompleted { .. } => return Exit::Ok,
                     EventBody::ApplyFailed { code, .. } => {
-                        return if code == "conflict" { Exit::Conflict } else { Exit::Failed };
+                        return if *code == ApplyFailure::Conflict { Exit::Conflict } else { Exit::Failed };
                     }
                     EventBody::JobFailed { .. } => return Exit::Failed,
                     EventBody::JobCancelled {} => return Exit::Interrupted,

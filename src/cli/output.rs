@@ -267,7 +267,10 @@ impl Printer {
             }
             EventBody::McpServers { servers } => {
                 // Only trouble is worth a line.
-                for s in servers.iter().filter(|s| s.state == "failed") {
+                for s in servers
+                    .iter()
+                    .filter(|s| s.state == crate::protocol::McpState::Failed)
+                {
                     self.end_line();
                     eprintln!(
                         "! MCP server {} failed: {}",

@@ -78,11 +78,13 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
                 latest = Some(bundle.clone());
                 Some(Exit::Ok)
             }
-            EventBody::ApplyFailed { code, .. } => Some(if code == "conflict" {
-                Exit::Conflict
-            } else {
-                Exit::Failed
-            }),
+            EventBody::ApplyFailed { code, .. } => {
+                Some(if *code == crate::protocol::ApplyFailure::Conflict {
+                    Exit::Conflict
+                } else {
+                    Exit::Failed
+                })
+            }
             _ => None,
         });
         if let Some(b) = latest {

@@ -12,7 +12,7 @@ use super::suite::{Check, Task};
 use crate::agent::{self, EngineContext, NO_USER_ANSWER, SessionChoice};
 use crate::config::Config;
 use crate::llm::Provider;
-use crate::protocol::{EventBody, FallbackReason, JobStatus, Op};
+use crate::protocol::{ApplyFailure, EventBody, FallbackReason, JobStatus, Op};
 use crate::review::DiffBundle;
 use crate::store::{Store, Target};
 use crate::tools::Registry;
@@ -121,7 +121,7 @@ fn failed(mut result: TaskResult, error: String) -> TaskResult {
 /// a conflict. Returns the final answer.
 async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<String, String> {
     let root = ctx.workspace.root().to_path_buf();
-    let mut engine = agent::spawn(ctx)?;
+    let mut engine = agent::spawn(ctx).map_err(|e| e.to_string())?;
     let mut answers = task.answers.iter();
     let mut runs = 0;
     let mut drifted = false;
@@ -215,7 +215,7 @@ async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<St
             }
             EventBody::ApplyCompleted { .. } => return Ok(answer),
             EventBody::ApplyFailed { code, error, .. } => {
-                if code != "conflict" {
+                if code != ApplyFailure::Conflict {
                     return Err(format!("apply failed: {error}"));
                 }
                 r.conflicts += 1;

@@ -1,6 +1,7 @@
 //! Everything a model request can fail with; each error knows whether it is
 //! worth retrying and says what the user can do about it.
 
+use crate::protocol::JobFailure;
 use std::time::Duration;
 
 use thiserror::Error;
@@ -80,18 +81,18 @@ impl LlmError {
         }
     }
 
-    /// Stable code for `job.failed`.
-    pub fn code(&self) -> &'static str {
+    /// What `job.failed` says of it.
+    pub fn failure(&self) -> JobFailure {
         match self {
-            LlmError::MissingKey { .. } => "missing_api_key",
-            LlmError::Client(_) => "client_setup",
-            LlmError::Connect { .. } => "connect_failed",
-            LlmError::Timeout { .. } => "timeout",
-            LlmError::Status { .. } => "http_status",
-            LlmError::StreamCut { .. } => "stream_cut",
-            LlmError::StreamError { .. } => "stream_error",
-            LlmError::Protocol { .. } => "bad_response",
-            LlmError::ContextOverflow { .. } => "context_overflow",
+            LlmError::MissingKey { .. } => JobFailure::MissingApiKey,
+            LlmError::Client(_) => JobFailure::ClientSetup,
+            LlmError::Connect { .. } => JobFailure::ConnectFailed,
+            LlmError::Timeout { .. } => JobFailure::Timeout,
+            LlmError::Status { .. } => JobFailure::HttpStatus,
+            LlmError::StreamCut { .. } => JobFailure::StreamCut,
+            LlmError::StreamError { .. } => JobFailure::StreamError,
+            LlmError::Protocol { .. } => JobFailure::BadResponse,
+            LlmError::ContextOverflow { .. } => JobFailure::ContextOverflow,
         }
     }
 

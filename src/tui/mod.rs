@@ -14,7 +14,10 @@ mod theme;
 mod tree;
 mod wrap;
 
-pub use app::{App, CheckpointRow, Entry, Focus, LatestCheckpoint, Overlay, WholeFileRow};
+pub use app::{
+    App, CheckpointRow, Details, Entry, Focus, LatestCheckpoint, Load, Overlay, Quit, SessionPick,
+    View, WholeFileRow,
+};
 pub use highlight::{StyledLine, highlight, highlight_code};
 pub use overrides::KeyMap;
 pub use render::{draw, focused_message, max_scroll};
@@ -173,7 +176,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             app.overlay = Overlay::Sessions { rows, cursor: 0 };
             (None, Some(ctx))
         } else {
-            (Some(agent::spawn(ctx)?), None)
+            (Some(agent::spawn(ctx).map_err(|e| e.to_string())?), None)
         };
         let mut terminal = terminal::enter();
         let result = event_loop(
@@ -330,54 +333,63 @@ async fn event_loop(
     // the last, anything else (a streaming answer) within FRAME, so bursts
     // coalesce and nothing is drawn while idle.
     let mut frames = FrameClock::new();
-    while !app.should_quit {
-        if let Some(choice) = app.session_choice.take()
-            && let Some(mut ctx) = waiting.take()
-        {
-            if let (Some(id), Some(state)) = (&choice, &state) {
-                restore_session(app, state, id);
+    while app.quit != Quit::Now {
+        for load in std::mem::take(&mut app.loads) {
+            match load {
+                Load::Session(pick) => {
+                    let Some(mut ctx) = waiting.take() else {
+                        continue;
+                    };
+                    if let (SessionPick::Resume(id), Some(state)) = (&pick, &state) {
+                        restore_session(app, state, id);
+                    }
+                    ctx.session = match pick {
+                        SessionPick::New => agent::SessionChoice::New,
+                        SessionPick::Resume(id) => agent::SessionChoice::Resume(id),
+                    };
+                    *engine = Some(agent::spawn(ctx).map_err(|e| e.to_string())?);
+                    frames.want(FRAME);
+                }
+                Load::WholeFile(file) => {
+                    let (tx, workspace) = (history_tx.clone(), workspace.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(History::WholeFile(
+                            file.file_path.clone(),
+                            whole_file_rows(&workspace, &file),
+                        ));
+                    });
+                }
+                Load::Checkpoints => {
+                    let (state, tx) = (state.clone(), history_tx.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send(History::List(checkpoint_rows(state.as_ref())));
+                    });
+                }
+                Load::ThreeWay(id) => {
+                    let (state, tx, workspace) =
+                        (state.clone(), history_tx.clone(), workspace.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let views = state
+                            .as_ref()
+                            .map(CheckpointStore::new)
+                            .and_then(|store| {
+                                let cp = store.get(&id).ok().flatten()?;
+                                crate::checkpoint::three_way(&workspace, &store, &cp).ok()
+                            })
+                            .unwrap_or_default();
+                        let _ = tx.send(History::ThreeWay(id, views));
+                    });
+                }
+                Load::Preview { generation, path } => {
+                    let workspace = workspace.clone();
+                    let tx = preview_tx.clone();
+                    // Reading and highlighting run off the UI task; the result
+                    // comes back tagged with its generation so a stale one is dropped.
+                    tokio::task::spawn_blocking(move || {
+                        let _ = tx.send((generation, load_preview(&workspace, &path)));
+                    });
+                }
             }
-            ctx.session = choice.map_or(agent::SessionChoice::New, agent::SessionChoice::Resume);
-            *engine = Some(agent::spawn(ctx)?);
-            frames.want(FRAME);
-        }
-        if let Some(file) = app.whole_file_request.take() {
-            let (tx, workspace) = (history_tx.clone(), workspace.clone());
-            tokio::task::spawn_blocking(move || {
-                let _ = tx.send(History::WholeFile(
-                    file.file_path.clone(),
-                    whole_file_rows(&workspace, &file),
-                ));
-            });
-        }
-        if std::mem::take(&mut app.checkpoints_request) {
-            let (state, tx) = (state.clone(), history_tx.clone());
-            tokio::task::spawn_blocking(move || {
-                let _ = tx.send(History::List(checkpoint_rows(state.as_ref())));
-            });
-        }
-        if let Some(id) = app.three_way_request.take() {
-            let (state, tx, workspace) = (state.clone(), history_tx.clone(), workspace.clone());
-            tokio::task::spawn_blocking(move || {
-                let views = state
-                    .as_ref()
-                    .map(CheckpointStore::new)
-                    .and_then(|store| {
-                        let cp = store.get(&id).ok().flatten()?;
-                        crate::checkpoint::three_way(&workspace, &store, &cp).ok()
-                    })
-                    .unwrap_or_default();
-                let _ = tx.send(History::ThreeWay(id, views));
-            });
-        }
-        if let Some((generation, path)) = app.preview_request.take() {
-            let workspace = workspace.clone();
-            let tx = preview_tx.clone();
-            // Reading and highlighting run off the UI task; the result comes
-            // back tagged with its generation so a stale one is dropped.
-            tokio::task::spawn_blocking(move || {
-                let _ = tx.send((generation, load_preview(&workspace, &path)));
-            });
         }
         for (key, lang, code) in app.highlight_requests.drain(..) {
             let tx = colours_tx.clone();

@@ -3,7 +3,7 @@
 
 use super::{
     App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Overlay, ProviderState, ReviewView,
-    Streaming,
+    Streaming, View,
 };
 use crate::protocol::{Event, EventBody, JobStatus};
 use crate::review::DiffBundle;
@@ -201,7 +201,7 @@ impl App {
                     files.join(", ")
                 )));
                 if !bundle.is_pending() {
-                    self.reviewing = false;
+                    self.view = View::Chat;
                     self.review = None;
                 }
             }
@@ -215,7 +215,10 @@ impl App {
                     .push(Entry::Notice(format!("Recovered: {}.", r.summary())));
             }
             EventBody::McpServers { servers } => {
-                for s in servers.iter().filter(|s| s.state == "failed") {
+                for s in servers
+                    .iter()
+                    .filter(|s| s.state == crate::protocol::McpState::Failed)
+                {
                     self.transcript.push(Entry::Error(format!(
                         "MCP server {} failed: {}",
                         s.name,
@@ -229,7 +232,7 @@ impl App {
                 files,
                 kind,
             } => {
-                if kind == "exec" {
+                if *kind == crate::checkpoint::CheckpointKind::Exec {
                     self.transcript.push(Entry::Notice(format!(
                         "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
                         files.join(", ")
@@ -284,13 +287,13 @@ impl App {
                 }
                 self.tokens.add(*usage);
                 if *status == JobStatus::AwaitingReview && self.review.is_some() {
-                    self.reviewing = true;
+                    self.view = View::Review;
                 }
             }
             EventBody::JobFailed { error, code } => {
-                if matches!(code.as_str(), "connect_failed" | "timeout") {
+                if code.unreachable() {
                     self.provider_state = ProviderState::Offline;
-                } else if matches!(code.as_str(), "http_status" | "stream_cut" | "stream_error") {
+                } else if code.degraded() {
                     self.provider_state = ProviderState::Degraded;
                 }
                 self.transcript.push(Entry::Error(error.clone()));
@@ -340,7 +343,7 @@ impl App {
 
     /// A streamed piece of attempt `attempt` arrived.
     fn delta(&mut self, attempt: u32) {
-        if self.provider_ok {
+        if self.provider_state != ProviderState::Missing {
             self.provider_state = if attempt > 1 {
                 ProviderState::Degraded
             } else {

@@ -3,7 +3,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Entry, Focus, JobPurpose, JobView, Overlay};
+use super::{
+    App, Details, Entry, Focus, JobPurpose, JobView, Load, Overlay, Quit, SessionPick, View,
+};
 use crate::protocol::{JobStatus, Mode, Op};
 use crate::tui::keymap::{Action, Context};
 
@@ -13,16 +15,16 @@ impl App {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl_c {
-            if self.quit_armed {
-                self.should_quit = true;
+            if self.quit == Quit::Armed {
+                self.quit = Quit::Now;
             } else {
-                self.quit_armed = true;
+                self.quit = Quit::Armed;
                 self.transcript
                     .push(Entry::Notice("Press Ctrl+C again to quit.".into()));
             }
             return Vec::new();
         }
-        self.quit_armed = false;
+        self.quit = Quit::No;
         self.status_note = None;
         if let Some(ops) = self.dialog_key(key) {
             return ops;
@@ -68,12 +70,13 @@ impl App {
                     && review.whole_file.take().is_none()
                     && let Some((f, _)) = review.current()
                 {
-                    self.whole_file_request = Some(review.bundle.files[f].clone());
+                    self.loads
+                        .push(Load::WholeFile(review.bundle.files[f].clone()));
                 }
                 Vec::new()
             }
             Action::Checkpoints => {
-                self.checkpoints_request = true;
+                self.loads.push(Load::Checkpoints);
                 self.overlay = Overlay::Checkpoints {
                     rows: Vec::new(),
                     cursor: 0,
@@ -84,7 +87,11 @@ impl App {
             }
             Action::Confirm => {
                 if let Overlay::Sessions { rows, cursor } = &self.overlay {
-                    self.session_choice = Some(rows.get(*cursor).map(|r| r.session_id.clone()));
+                    let pick = match rows.get(*cursor) {
+                        Some(r) => SessionPick::Resume(r.session_id.clone()),
+                        None => SessionPick::New,
+                    };
+                    self.loads.push(Load::Session(pick));
                     self.overlay = Overlay::None;
                     return Vec::new();
                 }
@@ -96,12 +103,15 @@ impl App {
                 } = &self.overlay
                     && let Some(row) = rows.get(*cursor)
                 {
-                    self.three_way_request = Some(row.id.clone());
+                    self.loads.push(Load::ThreeWay(row.id.clone()));
                 }
                 Vec::new()
             }
             Action::ToggleDetails => {
-                self.tool_details = !self.tool_details;
+                self.details = match self.details {
+                    Details::Folded => Details::Shown,
+                    Details::Shown => Details::Folded,
+                };
                 Vec::new()
             }
             Action::CopyMessage => {
@@ -140,7 +150,7 @@ impl App {
             }
             Action::Cancel => {
                 if matches!(self.overlay, Overlay::Sessions { .. }) {
-                    self.session_choice = Some(None);
+                    self.loads.push(Load::Session(SessionPick::New));
                     self.overlay = Overlay::None;
                     return Vec::new();
                 }
@@ -158,8 +168,8 @@ impl App {
                     self.overlay = Overlay::None;
                     return Vec::new();
                 }
-                if self.reviewing {
-                    self.reviewing = false;
+                if self.view == View::Review {
+                    self.view = View::Chat;
                     return Vec::new();
                 }
                 match &self.job {
@@ -171,7 +181,7 @@ impl App {
             }
             Action::OpenReview => {
                 if self.review.is_some() {
-                    self.reviewing = true;
+                    self.view = View::Review;
                 } else {
                     self.transcript
                         .push(Entry::Notice("Nothing to review.".into()));
@@ -201,7 +211,7 @@ impl App {
                         (*slot as isize + delta).clamp(0, len.saturating_sub(1) as isize) as usize;
                     return Vec::new();
                 }
-                if self.reviewing {
+                if self.view == View::Review {
                     if let Some(r) = &mut self.review {
                         let n = r.positions().len();
                         r.cursor = (r.cursor as isize + delta)

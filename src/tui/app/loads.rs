@@ -1,7 +1,7 @@
 //! Scrolling and the results of work done off the UI task: previews,
 //! the whole-file view, the checkpoints list and its three-way view.
 
-use super::{App, CheckpointRow, Overlay, WholeFileRow};
+use super::{App, CheckpointRow, Load, Overlay, WholeFileRow};
 use crate::checkpoint::ThreeWay;
 use crate::protocol::Op;
 use crate::tui::highlight::StyledLine;
@@ -21,7 +21,10 @@ impl App {
 
     pub(super) fn open_preview(&mut self, path: String) {
         self.preview_generation += 1;
-        self.preview_request = Some((self.preview_generation, path.clone()));
+        self.loads.push(Load::Preview {
+            generation: self.preview_generation,
+            path: path.clone(),
+        });
         self.overlay = Overlay::Preview {
             path,
             lines: Vec::new(),

@@ -161,11 +161,65 @@ pub enum CopyRequest {
 /// The provider as the status bar shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderState {
+    /// No provider is configured (the status bar says so in red).
+    Missing,
     Online,
     /// Requests needed retries (rate limits, 5xx, cut streams).
     Degraded,
     /// The last request could not reach it, or none is configured.
     Offline,
+}
+
+/// Which view fills the screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    /// Tree, chat and input.
+    Chat,
+    /// The pending diff, hunk by hunk.
+    Review,
+}
+
+/// How tool calls and thinking show in the chat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Details {
+    /// One line each.
+    Folded,
+    /// Full arguments and outcome.
+    Shown,
+}
+
+/// Where quitting stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Quit {
+    No,
+    /// Ctrl+C once: the next one quits.
+    Armed,
+    Now,
+}
+
+/// The session picked in the picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SessionPick {
+    New,
+    Resume(String),
+}
+
+/// Work the app asks of the event loop, which does it off the UI task and
+/// hands the result back (`*_loaded`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// Start the engine on the picked session.
+    Session(SessionPick),
+    Checkpoints,
+    /// A checkpoint's three-way view.
+    ThreeWay(String),
+    /// A review file with its hunks inline.
+    WholeFile(crate::review::FileDiff),
+    /// A file preview, tagged so a stale one is dropped.
+    Preview {
+        generation: u64,
+        path: String,
+    },
 }
 
 /// One line of the checkpoints list.
@@ -302,7 +356,6 @@ pub struct App {
     history_pos: Option<usize>,
     pub job: Option<JobView>,
     pub provider_label: String,
-    pub provider_ok: bool,
     /// How the provider behaved lately: requests retried or failing.
     pub provider_state: ProviderState,
     pub tokens: Usage,
@@ -311,7 +364,8 @@ pub struct App {
     /// `ctx NN%` in the status bar; unknown until the first response.
     pub context: Option<ContextGauge>,
     pub review: Option<ReviewView>,
-    pub reviewing: bool,
+    /// Which view fills the screen.
+    pub view: View,
     pub overlay: Overlay,
     /// The last refusal of the review (a conflict on apply, a refused
     /// edit), shown in the review until the next decision.
@@ -321,25 +375,18 @@ pub struct App {
     pub mcp: Vec<crate::protocol::McpServerStatus>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
-    /// Tool-call lines show their full arguments and outcome (Enter in the chat).
-    pub tool_details: bool,
+    /// Whether tool-call lines show their full arguments and outcome
+    /// (Enter in the chat).
+    pub details: Details,
     /// The key table with the user's `[keys]` overrides.
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: Vec<String>,
-    /// The event loop should load this file of the review for the whole-file view.
-    pub whole_file_request: Option<crate::review::FileDiff>,
-    /// The session the user picked (`Some(None)`: a new one).
-    pub session_choice: Option<Option<String>>,
-    /// The event loop should load the checkpoints list.
-    pub checkpoints_request: bool,
-    /// The event loop should load this checkpoint's three-way view.
-    pub three_way_request: Option<String>,
-    /// A preview the event loop should load: (generation, path).
-    pub preview_request: Option<(u64, String)>,
+    /// Work asked of the event loop (loads off the UI task), oldest first.
+    pub loads: Vec<Load>,
     preview_generation: u64,
-    quit_armed: bool,
-    pub should_quit: bool,
+    /// Ctrl+C once arms, twice quits.
+    pub quit: Quit,
     /// Rows scrolled up from the bottom of the transcript.
     pub scroll: usize,
     /// The retry attempt whose text the last assistant entry holds.
@@ -386,17 +433,16 @@ impl App {
             history_pos: None,
             job: None,
             provider_label,
-            provider_ok,
             provider_state: if provider_ok {
                 ProviderState::Online
             } else {
-                ProviderState::Offline
+                ProviderState::Missing
             },
             tokens: Usage::default(),
             tokens_estimated: false,
             context: None,
             review: None,
-            reviewing: false,
+            view: View::Chat,
             overlay: Overlay::None,
             review_error: None,
             latest_checkpoint: None,
@@ -404,15 +450,10 @@ impl App {
             pinned: Vec::new(),
             paths: Vec::new(),
             keymap: crate::tui::KeyMap::default(),
-            tool_details: false,
-            preview_request: None,
-            checkpoints_request: false,
-            session_choice: None,
-            whole_file_request: None,
-            three_way_request: None,
+            details: Details::Folded,
+            loads: Vec::new(),
             preview_generation: 0,
-            quit_armed: false,
-            should_quit: false,
+            quit: Quit::No,
             scroll: 0,
             attempt: 1,
             streaming: Streaming::Nothing,
@@ -485,7 +526,7 @@ impl App {
         if matches!(self.overlay, Overlay::EditHunk { .. }) {
             return Context::HunkEditor;
         }
-        if self.reviewing {
+        if self.view == View::Review {
             return Context::Review;
         }
         match self.focus {

@@ -13,7 +13,7 @@ use ratatui::widgets::Paragraph;
 
 use super::pane;
 use crate::protocol::Mode;
-use crate::tui::app::{App, Entry, Focus};
+use crate::tui::app::{App, Details, Entry, Focus};
 use crate::tui::markdown::Laid;
 use crate::tui::wrap::{Run, runs_width, wrap};
 
@@ -147,7 +147,7 @@ pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView
             Entry::Assistant(a) => {
                 Rows::Answer(a.lines(width, &app.code_colours, app.colours_generation))
             }
-            other => Rows::Owned(entry_lines(other, width, app.tool_details)),
+            other => Rows::Owned(entry_lines(other, width, app.details == Details::Shown)),
         };
         total += rows.len() + gap(entry);
         taken.push((i, rows));

@@ -13,7 +13,7 @@ mod chat;
 mod overlays;
 mod review;
 
-use super::app::{App, Focus, ProviderState};
+use super::app::{App, Focus, ProviderState, View};
 use super::tree::NodeKind;
 use crate::protocol::JobStatus;
 
@@ -31,7 +31,7 @@ pub fn draw(frame: &mut Frame<'_>, app: &App) {
         return;
     }
     let [body, status] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    if app.reviewing {
+    if app.view == View::Review {
         review::draw_review(frame, app, body);
     } else {
         let [tree, chat, input] = panes(app, body);
@@ -67,7 +67,7 @@ fn panes(app: &App, body: Rect) -> [Rect; 3] {
 }
 
 fn transcript_view(app: &App, area: Rect) -> Option<chat::TranscriptView> {
-    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT || app.reviewing {
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT || app.view == View::Review {
         return None;
     }
     let [body, _] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
@@ -155,11 +155,11 @@ fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
 
 fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mode = format!(" {} ", app.mode.as_str().to_uppercase());
-    let (state, colour) = match (app.provider_ok, app.provider_state) {
-        (false, _) => ("", Color::Red),
-        (true, ProviderState::Online) => ("● online", Color::Green),
-        (true, ProviderState::Degraded) => ("◐ degraded", Color::Yellow),
-        (true, ProviderState::Offline) => ("○ offline", Color::Red),
+    let (state, colour) = match app.provider_state {
+        ProviderState::Missing => ("", Color::Red),
+        ProviderState::Online => ("● online", Color::Green),
+        ProviderState::Degraded => ("◐ degraded", Color::Yellow),
+        ProviderState::Offline => ("○ offline", Color::Red),
     };
     let provider = Span::styled(
         format!(" {} {state} ", app.provider_label),
@@ -220,10 +220,12 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     if !app.mcp.is_empty() {
         spans.push(Span::raw(" mcp"));
         for server in &app.mcp {
-            let (mark, colour) = match server.state.as_str() {
-                "running" => ("●", Color::Green),
-                "failed" => ("✗", Color::Red),
-                _ => ("○", Color::DarkGray),
+            let (mark, colour) = match server.state {
+                crate::protocol::McpState::Running => ("●", Color::Green),
+                crate::protocol::McpState::Failed => ("✗", Color::Red),
+                crate::protocol::McpState::Stopped | crate::protocol::McpState::Disabled => {
+                    ("○", Color::DarkGray)
+                }
             };
             spans.push(Span::styled(
                 format!(" {mark}{}", server.name),
@@ -235,7 +237,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
     // Hints for the focused pane, most useful first, as many as fit, with
     // the keys the keymap has now.
-    let pane = if app.reviewing {
+    let pane = if app.view == View::Review {
         HintPane::Review
     } else if app.focus == Focus::Chat {
         HintPane::Chat
