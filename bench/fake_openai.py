@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """A loopback OpenAI-compatible server for benchmarks: every chat completion
 streams N tokens as fast as the socket takes them (one SSE event each).
-Usage: fake_openai.py PORT [TOKENS] [burst]. By default each event is its own
-write (and HTTP chunk); with `burst` the whole reply goes out in one write,
-as a fast server behind any buffering sends it. GET requests get 404."""
-import json, sys
+Usage: fake_openai.py PORT [TOKENS] [burst | RATE]. By default each event is
+its own write (and HTTP chunk); with `burst` the whole reply goes out in one
+write, as a fast server behind any buffering sends it; with a number, tokens
+go out at that many per second, as a real model streams. GET requests get 404."""
+import json, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOKENS = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
 BURST = len(sys.argv) > 3 and sys.argv[3] == "burst"
+RATE = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[3].replace(".", "").isdigit() else 0
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -38,8 +40,15 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.wfile.write(chunk)
 
+        start = time.monotonic()
         for i in range(TOKENS):
+            if RATE:
+                delay = start + i / RATE - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
             send({"choices": [{"index": 0, "delta": {"content": f" tok{i}"}}]})
+            if RATE:
+                self.wfile.flush()
         send({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
         send({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": TOKENS}})
         send("[DONE]")

@@ -27,6 +27,15 @@ fn app() -> (tempfile::TempDir, App) {
     (dir, app)
 }
 
+/// What the event loop does with a `Load::HunkColours` (off the UI task).
+fn colour_hunks(app: &mut App) {
+    for load in std::mem::take(&mut app.loads) {
+        if let agent_tui::tui::Load::HunkColours { job_id, hunks } = load {
+            app.hunks_coloured(&job_id, agent_tui::tui::highlight_hunks(hunks));
+        }
+    }
+}
+
 fn key(code: KeyCode) -> KeyEvent {
     KeyEvent::new(code, KeyModifiers::NONE)
 }
@@ -787,6 +796,9 @@ fn review_lines_carry_syntax_colours_on_a_tinted_background() {
         },
     ));
     app.on_key(ctrl('r'));
+    // Highlighting is asked of the event loop, never done on the UI task.
+    assert!(app.review.as_ref().unwrap().colours.is_empty());
+    colour_hunks(&mut app);
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     terminal.draw(|f| draw(f, &app)).unwrap();
     let buffer = terminal.backend().buffer().clone();
@@ -1298,6 +1310,7 @@ fn the_light_theme_draws_for_a_light_background() {
     b.files[0].hunks[0].patch = "@@ -1,1 +1,1 @@\n-fn main() {}\n+fn main() { run(); }\n".into();
     app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: b }));
     app.on_key(ctrl('r'));
+    colour_hunks(&mut app);
     let dark = colours(&app);
     assert!(dark.iter().any(|(fg, _)| *fg == Color::Yellow));
     assert!(dark.iter().any(|(_, bg)| *bg == Color::Rgb(0, 50, 0)));

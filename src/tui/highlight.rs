@@ -33,6 +33,18 @@ pub fn highlight(path: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {
     lines_of(syntax, text, max_lines)
 }
 
+/// Highlights a review's hunks, each as the language of its file: (hunk
+/// id, file path, code) in, (hunk id, coloured lines) out.
+pub fn highlight_hunks(hunks: Vec<(String, String, String)>) -> Vec<(String, Vec<StyledLine>)> {
+    hunks
+        .into_iter()
+        .map(|(id, path, code)| {
+            let n = code.lines().count().max(1);
+            (id, highlight(&path, &code, n))
+        })
+        .collect()
+}
+
 /// Highlights a code block by its fence's language tag (`rust`, `py`,
 /// `shell` ...); an unknown or missing tag comes back uncoloured.
 pub fn highlight_code(lang: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {

@@ -2,8 +2,8 @@
 //! the review bundle, apply and rollback outcomes.
 
 use super::{
-    App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Overlay, ProviderState, ReviewView,
-    Streaming, View,
+    App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Load, Overlay, ProviderState,
+    ReviewView, Streaming, View,
 };
 use crate::protocol::{Event, EventBody, JobStatus};
 use crate::review::DiffBundle;
@@ -408,12 +408,36 @@ impl App {
             .as_ref()
             .filter(|r| r.job_id == job_id)
             .map_or(0, |r| r.cursor);
-        let review = ReviewView::new(job_id.to_string(), bundle.clone(), cursor);
+        let before = self.review.as_ref().filter(|r| r.job_id == job_id);
+        let review = ReviewView::new(job_id.to_string(), bundle.clone(), cursor, before);
         let n = review.positions().len();
-        self.review = Some(ReviewView {
+        self.show_review(ReviewView {
             cursor: cursor.min(n.saturating_sub(1)),
             ..review
         });
+    }
+
+    /// Puts `review` up and asks the event loop to colour its new hunks.
+    pub fn show_review(&mut self, review: ReviewView) {
+        let hunks = review.uncoloured();
+        if !hunks.is_empty() {
+            self.loads.push(Load::HunkColours {
+                job_id: review.job_id.clone(),
+                hunks,
+            });
+        }
+        self.review = Some(review);
+    }
+
+    /// Colours of a review's hunks, computed off the UI task.
+    pub fn hunks_coloured(
+        &mut self,
+        job_id: &str,
+        colours: Vec<(String, Vec<crate::tui::highlight::StyledLine>)>,
+    ) {
+        if let Some(review) = self.review.as_mut().filter(|r| r.job_id == job_id) {
+            review.colours.extend(colours);
+        }
     }
 }
 

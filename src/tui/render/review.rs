@@ -86,60 +86,46 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
         " {} · {} [{state}{big}{edited}] ",
         file.file_path, hunk.hunk_id
     );
-    // Line numbers follow the @@ header: old on the left, new on the right.
-    let (mut old_no, mut new_no) = header_numbers(&hunk.patch);
     if let Some((path, rows)) = &review.whole_file
         && path == &file.file_path
     {
         draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
         return;
     }
+    // Parsed once when the bundle arrived: old numbers left, new right.
     let colours = review.colours.get(&hunk.hunk_id);
-    let lines: Vec<Line> = hunk
-        .patch
-        .lines()
+    let rows = review
+        .rows
+        .get(&hunk.hunk_id)
+        .map_or(&[][..], Vec::as_slice);
+    let number = |n: Option<usize>| n.map_or_else(|| "    ".to_string(), |n| format!("{n:>4}"));
+    let lines: Vec<Line> = rows
+        .iter()
         .enumerate()
-        .map(|(i, l)| {
-            let l = l.trim_end_matches('\r');
-            let (style, nums) = match l.chars().next() {
-                Some('@') => (Style::new().fg(Color::Cyan), String::from("         ")),
-                Some('+') => {
-                    new_no += 1;
-                    (
-                        Style::new().fg(Color::Green),
-                        format!("    {:>4} ", new_no - 1),
-                    )
-                }
-                Some('-') => {
-                    old_no += 1;
-                    (
-                        Style::new().fg(Color::Red),
-                        format!("{:>4}     ", old_no - 1),
-                    )
-                }
-                Some('\\') => (Style::new().fg(Color::DarkGray), String::from("         ")),
-                _ => {
-                    old_no += 1;
-                    new_no += 1;
-                    (Style::new(), format!("{:>4}{:>4} ", old_no - 1, new_no - 1))
-                }
+        .map(|(i, row)| {
+            let style = match row.marker {
+                '@' => Style::new().fg(Color::Cyan),
+                '+' => Style::new().fg(Color::Green),
+                '-' => Style::new().fg(Color::Red),
+                '\\' => Style::new().fg(Color::DarkGray),
+                _ => Style::new(),
             };
+            let nums = format!("{}{} ", number(row.old), number(row.new));
             let mut spans = vec![Span::styled(nums, Style::new().fg(Color::DarkGray))];
-            let tint = match l.chars().next() {
-                Some('+') => Some(Color::Rgb(0, 50, 0)),
-                Some('-') => Some(Color::Rgb(60, 0, 0)),
+            let tint = match row.marker {
+                '+' => Some(Color::Rgb(0, 50, 0)),
+                '-' => Some(Color::Rgb(60, 0, 0)),
                 _ => None,
             };
-            match (colours.and_then(|c| c.get(i)), l.chars().next()) {
-                (Some(runs), Some('+' | '-' | ' ')) if !runs.is_empty() => {
-                    let prefix = l.chars().next().map(String::from).unwrap_or_default();
-                    spans.push(Span::styled(prefix, style));
+            match (colours.and_then(|c| c.get(i)), row.marker) {
+                (Some(runs), '+' | '-' | ' ') if !runs.is_empty() => {
+                    spans.push(Span::styled(row.marker.to_string(), style));
                     for (c, t) in runs {
                         let s = Style::new().fg(*c);
                         spans.push(Span::styled(t.clone(), tint.map_or(s, |bg| s.bg(bg))));
                     }
                 }
-                _ => spans.push(Span::styled(l.to_string(), style)),
+                _ => spans.push(Span::styled(row.text.clone(), style)),
             }
             Line::from(spans)
         })
@@ -180,19 +166,6 @@ pub(super) fn draw_whole_file(
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
-}
-
-pub(super) fn header_numbers(patch: &str) -> (usize, usize) {
-    let header = patch.lines().next().unwrap_or_default();
-    let num = |sign: char| -> usize {
-        header
-            .split_whitespace()
-            .find(|w| w.starts_with(sign))
-            .and_then(|w| w[1..].split(',').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(1)
-    };
-    (num('-').max(1), num('+').max(1))
 }
 
 /// The in-app editor of a hunk's new text, over the review.
