@@ -27,6 +27,8 @@ pub enum JobMsg {
     /// must survive a crash (a pending review) is durable before the job
     /// goes on.
     Durable(tokio::sync::oneshot::Sender<()>),
+    /// The engine's own apply or rollback, done off its task.
+    Review(Box<super::review_work::ReviewDone>),
 }
 
 pub struct Emitter {

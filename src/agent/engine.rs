@@ -23,7 +23,6 @@ use crate::protocol::{Event, EventBody, JobFailure, Mode, Op};
 use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
 use crate::store::SessionWriter;
 use crate::store::StateDirs;
-use crate::store::audit::AuditEntry;
 use crate::store::session::Record;
 
 /// How long a closing engine waits for cancelled jobs to report.
@@ -45,7 +44,7 @@ pub(super) struct Engine {
     pub ctx: Arc<EngineContext>,
     jobs: HashMap<String, JobHandle>,
     cursors: HashMap<String, u64>,
-    recorded: HashMap<String, usize>,
+    pub(super) recorded: HashMap<String, usize>,
     /// The session's job ids, oldest first.
     order: Vec<String>,
     pub reviews: HashMap<String, Review>,
@@ -63,7 +62,7 @@ pub(super) struct Engine {
     /// Hunk fates the model has been told.
     reported: Reported,
     /// The session recorded into, once it exists.
-    session: Option<String>,
+    pub(super) session: Option<String>,
     resume: Option<String>,
     pub checkpoints: Option<CheckpointStore>,
     /// The root's file index, for checkpoints of what commands change.
@@ -71,10 +70,14 @@ pub(super) struct Engine {
     /// The session's MCP servers (started by the first agent job).
     mcp: Option<Arc<McpHub>>,
     /// Sessions and the audit chain go to the store through this queue.
-    writer: Option<SessionWriter>,
+    pub(super) writer: Option<SessionWriter>,
     out: mpsc::UnboundedSender<Event>,
-    internal_tx: mpsc::UnboundedSender<(String, JobMsg)>,
+    pub(super) internal_tx: mpsc::UnboundedSender<(String, JobMsg)>,
     internal_rx: mpsc::UnboundedReceiver<(String, JobMsg)>,
+    /// An apply or rollback is running off the task; review ops wait.
+    pub(super) review_busy: bool,
+    /// Review ops that came while one was running, in order.
+    pub(super) deferred: std::collections::VecDeque<Op>,
 }
 
 /// Why the engine could not start.
@@ -126,6 +129,8 @@ impl Engine {
             out,
             internal_tx,
             internal_rx,
+            review_busy: false,
+            deferred: std::collections::VecDeque::new(),
         };
         if let (Some(state), SessionChoice::Resume(id)) = (&ctx.state, &ctx.session) {
             engine.load_session(state, id)?;
@@ -187,7 +192,9 @@ impl Engine {
         for job in self.jobs.values() {
             job.cancel.cancel();
         }
-        while !self.jobs.is_empty() {
+        // Jobs end, and an apply or rollback under way is finished and
+        // reported before the engine stops.
+        while !self.jobs.is_empty() || self.review_busy {
             match tokio::time::timeout(DRAIN_TIMEOUT, self.internal_rx.recv()).await {
                 Ok(Some((job_id, msg))) => self.take_job_msg(&job_id, msg),
                 Ok(None) | Err(_) => break,
@@ -198,7 +205,15 @@ impl Engine {
         }
     }
 
-    fn handle(&mut self, op: Op) {
+    pub(super) fn handle(&mut self, op: Op) {
+        let review_op = matches!(
+            op,
+            Op::Decide { .. } | Op::EditHunk { .. } | Op::Apply { .. } | Op::Rollback { .. }
+        );
+        if review_op && self.review_busy {
+            self.deferred.push_back(op);
+            return;
+        }
         match op {
             Op::StartJob {
                 job_id,
@@ -395,6 +410,7 @@ impl Engine {
                 self.window = Some(window.clone());
                 self.write(&Record::Window { window });
             }
+            JobMsg::Review(done) => self.finish_review(*done),
             JobMsg::Calibrated(factor) => {
                 self.factor = Some(factor);
                 self.write(&Record::Calibration { factor });
@@ -466,7 +482,7 @@ impl Engine {
 
     /// Numbers, records and forwards one event; keeps review state current.
     pub fn publish(&mut self, job_id: &str, body: EventBody) {
-        log_event(job_id, &body);
+        super::event_log::log_event(job_id, &body);
         match &body {
             EventBody::EditsProposed { edits } => {
                 self.reviews
@@ -559,106 +575,5 @@ impl Engine {
         };
         self.record(&event);
         let _ = self.out.send(event);
-    }
-
-    /// Streamed text is not recorded (the completed message is, in the
-    /// conversation); past `max_events_per_job`, neither are tool-call and
-    /// usage events. Everything else always is.
-    fn record(&mut self, event: &Event) {
-        let (Some(writer), Some(id)) = (&self.writer, &self.session) else {
-            return;
-        };
-        let count = self.recorded.entry(event.job_id.clone()).or_insert(0);
-        let optional = matches!(
-            event.body,
-            EventBody::ToolCallRequested { .. }
-                | EventBody::ToolCallCompleted { .. }
-                | EventBody::UsageUpdated { .. }
-        );
-        if matches!(
-            event.body,
-            EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
-        ) || (optional && *count >= self.ctx.config.sessions.max_events_per_job)
-        {
-            return;
-        }
-        *count += 1;
-        writer.event(id, event);
-    }
-
-    /// Appends to the audit log (if the engine keeps state).
-    pub fn audit(
-        &mut self,
-        job_id: &str,
-        action: &str,
-        target: &str,
-        approved: Option<bool>,
-        outcome: &str,
-    ) {
-        let session = self.session_id();
-        if let Some(writer) = &self.writer {
-            writer.audit(AuditEntry {
-                session,
-                job: Some(job_id.to_string()),
-                action: action.to_string(),
-                target: target.to_string(),
-                approved,
-                outcome: outcome.to_string(),
-            });
-        }
-    }
-}
-
-/// `-v` logging of the engine's events: job ends, applies and rollbacks at
-/// info; every other event (but streamed text) at debug; by type and job,
-/// never with their text.
-fn log_event(job_id: &str, body: &EventBody) {
-    match body {
-        EventBody::JobStarted { .. } => tracing::info!(job = job_id, "job started"),
-        EventBody::JobCompleted { status, usage, .. } => tracing::info!(
-            job = job_id,
-            status = ?status,
-            input_tokens = usage.input_tokens,
-            output_tokens = usage.output_tokens,
-            requests = usage.requests,
-            "job completed"
-        ),
-        EventBody::JobFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = ?code, "job failed")
-        }
-        EventBody::ApplyCompleted {
-            checkpoint_id,
-            files,
-            ..
-        } => {
-            tracing::info!(job = job_id, checkpoint = %checkpoint_id, files = files.len(), "applied")
-        }
-        EventBody::ApplyFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = ?code, "apply failed")
-        }
-        EventBody::RollbackCompleted {
-            checkpoint_id,
-            files,
-            ..
-        } => tracing::info!(
-            job = job_id,
-            checkpoint = %checkpoint_id,
-            files = files.len(),
-            "rolled back"
-        ),
-        EventBody::RollbackFailed { code, .. } => {
-            tracing::warn!(job = job_id, code = ?code, "rollback failed")
-        }
-        EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. } => {
-            tracing::trace!(job = job_id, "stream delta")
-        }
-        other if tracing::enabled!(tracing::Level::DEBUG) => {
-            let kind = serde_json::to_value(other)
-                .ok()
-                .and_then(|v| v["type"].as_str().map(str::to_string))
-                .unwrap_or_default();
-            tracing::debug!(job = job_id, event = %kind, "event");
-        }
-        _ => {}
     }
 }

@@ -7,13 +7,16 @@ mod compaction;
 mod counting;
 mod emit;
 mod engine;
+mod event_log;
 pub use engine::EngineError;
 mod feedback;
 mod job;
 mod mcp_calls;
 mod prompt;
+mod recording;
 mod recovery;
 mod review_ops;
+mod review_work;
 mod routing;
 mod tool_calls;
 

@@ -1,15 +1,18 @@
 //! Review operations the engine performs for a front end: record hunk
 //! decisions, apply accepted hunks behind a checkpoint, roll back a
-//! checkpoint. Each reports through events and the audit log.
+//! checkpoint (their file work off the engine task, `review_work.rs`).
+//! Each reports through events and the audit log.
 
-use serde_json::json;
-
+use super::emit::JobMsg;
 use super::engine::Engine;
-use crate::checkpoint::{
-    CheckpointKind, FileChange, RollbackError, files_rollback, scoped_rollback,
+use super::review_work::{
+    ApplyDone, ReviewDone, RollbackDone, apply_files, rollback_failure, rollback_files,
 };
+use crate::checkpoint::CheckpointKind;
 use crate::protocol::{ApplyFailure, EventBody, RollbackFailure};
-use crate::review::{ApplyError, HunkState, edit_hunk, load_base, plan_apply, rebase_after_apply};
+use crate::review::{
+    DiffBundle, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
+};
 
 impl Engine {
     pub(super) fn decide(
@@ -117,6 +120,8 @@ impl Engine {
         );
     }
 
+    /// Starts an apply: the file work runs on the blocking pool; its
+    /// result comes back as `JobMsg::Review` (`finish_review`).
     pub(super) fn apply(&mut self, job_id: &str) {
         let Some(review) = self.reviews.get(job_id) else {
             self.no_review(job_id);
@@ -138,34 +143,107 @@ impl Engine {
                 hunk_ids: accepted.clone(),
             },
         );
-        // Held from the checks to the last write: another process's apply
-        // or rollback of this root waits, and recovery never mistakes this
-        // one for an interrupted one.
-        let _lock = self.checkpoints.as_ref().map(|s| s.lock()).transpose();
-        let plans = match plan_apply(&self.ctx.workspace, &bundle, &edits) {
-            Ok(plans) => plans,
-            Err(e) => {
-                let (code, conflicts) = match &e {
-                    ApplyError::Conflict(list) => (
-                        ApplyFailure::Conflict,
-                        list.iter()
-                            .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
-                            .collect(),
-                    ),
-                    ApplyError::NothingAccepted => (ApplyFailure::NothingAccepted, Vec::new()),
-                    ApplyError::Io { .. } => (ApplyFailure::IoError, Vec::new()),
-                };
-                self.audit(
-                    job_id,
-                    "apply",
-                    &accepted.join(","),
-                    Some(true),
-                    &format!("{}: {e}", code.as_str()),
-                );
+        let ws = self.ctx.workspace.clone();
+        let store = self.checkpoints.clone();
+        let session = self.session_id();
+        let job = job_id.to_string();
+        self.off_task(job_id, move || {
+            let done = apply_files(
+                &ws,
+                store.as_ref(),
+                session.as_deref(),
+                &job,
+                &bundle,
+                &edits,
+            );
+            ReviewDone::Apply {
+                accepted,
+                bundle,
+                edits,
+                done,
+            }
+        });
+    }
+
+    /// Starts a rollback, off the engine task like an apply.
+    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String], only: &[String]) {
+        let ws = self.ctx.workspace.clone();
+        let store = self.checkpoints.clone();
+        let (id, hunks, only) = (checkpoint_id.to_string(), hunks.to_vec(), only.to_vec());
+        self.off_task(checkpoint_id, move || {
+            let done = rollback_files(&ws, store.as_ref(), &id, &hunks, &only);
+            ReviewDone::Rollback {
+                checkpoint_id: id,
+                hunks,
+                only,
+                done,
+            }
+        });
+    }
+
+    /// Runs `work` on the blocking pool; review ops that come meanwhile
+    /// wait their turn (`deferred`), so they see its outcome.
+    fn off_task(&mut self, key: &str, work: impl FnOnce() -> ReviewDone + Send + 'static) {
+        self.review_busy = true;
+        let tx = self.internal_tx.clone();
+        let key = key.to_string();
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send((key, JobMsg::Review(Box::new(work()))));
+        });
+    }
+
+    /// Publishes and audits what an apply or rollback did, then runs the
+    /// review ops that waited for it.
+    pub(super) fn finish_review(&mut self, done: ReviewDone) {
+        match done {
+            ReviewDone::Apply {
+                accepted,
+                bundle,
+                edits,
+                done,
+            } => {
+                let job_id = bundle.job_id.clone();
+                self.applied(&job_id, accepted, bundle, edits, done);
+            }
+            ReviewDone::Rollback {
+                checkpoint_id,
+                hunks,
+                only,
+                done,
+            } => self.rolled_back(&checkpoint_id, &hunks, &only, done),
+        }
+        self.review_busy = false;
+        while !self.review_busy
+            && let Some(op) = self.deferred.pop_front()
+        {
+            self.handle(op);
+        }
+    }
+
+    fn applied(
+        &mut self,
+        job_id: &str,
+        accepted: Vec<String>,
+        bundle: DiffBundle,
+        edits: Vec<ProposedEdit>,
+        done: ApplyDone,
+    ) {
+        let (checkpoint, plans) = match done {
+            ApplyDone::Written { checkpoint, plans } => (checkpoint, plans),
+            ApplyDone::Refused {
+                code,
+                error,
+                conflicts,
+                audited,
+            } => {
+                if audited {
+                    let outcome = format!("{}: {error}", code.as_str());
+                    self.audit(job_id, "apply", &accepted.join(","), Some(true), &outcome);
+                }
                 self.publish(
                     job_id,
                     EventBody::ApplyFailed {
-                        error: e.to_string(),
+                        error,
                         code,
                         conflicts,
                     },
@@ -173,59 +251,7 @@ impl Engine {
                 return;
             }
         };
-        let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
         let files: Vec<String> = plans.iter().map(|p| p.file_path.clone()).collect();
-        let session = self.session_id();
-        let recorded = match &self.checkpoints {
-            Some(store) => store.record(
-                session.as_deref(),
-                job_id,
-                CheckpointKind::Apply,
-                None,
-                &changes,
-            ),
-            None => Err(std::io::Error::other(
-                "no state directory to keep checkpoints in",
-            )),
-        };
-        let checkpoint = match recorded {
-            Ok(cp) => cp,
-            Err(e) => {
-                let error = format!("cannot record the checkpoint, so nothing was written: {e}");
-                self.publish(
-                    job_id,
-                    EventBody::ApplyFailed {
-                        error,
-                        code: ApplyFailure::CheckpointFailed,
-                        conflicts: Vec::new(),
-                    },
-                );
-                return;
-            }
-        };
-        let written = match &self.checkpoints {
-            Some(store) => store.write_journaled(&self.ctx.workspace, &checkpoint, &changes),
-            None => Ok(()),
-        };
-        if let Err(e) = written {
-            self.audit(
-                job_id,
-                "apply",
-                &accepted.join(","),
-                Some(true),
-                &format!("io_error: {e}"),
-            );
-            let error = format!("cannot write the files: {e}");
-            self.publish(
-                job_id,
-                EventBody::ApplyFailed {
-                    error,
-                    code: ApplyFailure::IoError,
-                    conflicts: Vec::new(),
-                },
-            );
-            return;
-        }
         self.publish(
             job_id,
             EventBody::CheckpointCreated {
@@ -236,8 +262,7 @@ impl Engine {
         );
         // The other hunks of written files stay in the review, moved onto
         // the written text (or marked conflicted, with the reason).
-        let mut bundle = bundle;
-        let mut edits = edits;
+        let (mut bundle, mut edits) = (bundle, edits);
         for plan in &plans {
             if let Some(file) = bundle
                 .files
@@ -247,13 +272,8 @@ impl Engine {
                 rebase_after_apply(file, &mut edits, &accepted, &plan.after);
             }
         }
-        self.audit(
-            job_id,
-            "apply",
-            &accepted.join(","),
-            Some(true),
-            &format!("ok: {}", checkpoint.checkpoint_id),
-        );
+        let outcome = format!("ok: {}", checkpoint.checkpoint_id);
+        self.audit(job_id, "apply", &accepted.join(","), Some(true), &outcome);
         self.publish(
             job_id,
             EventBody::ApplyCompleted {
@@ -266,20 +286,16 @@ impl Engine {
         );
     }
 
-    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String], only: &[String]) {
-        let found = match &self.checkpoints {
-            Some(store) => store.get(checkpoint_id).map_err(|e| e.to_string()),
-            None => Err("no state directory: there are no checkpoints".into()),
-        };
-        let checkpoint = match found {
-            Ok(Some(cp)) => cp,
-            Ok(None) | Err(_) => {
-                let error = match found {
-                    Err(e) => e,
-                    Ok(_) => {
-                        format!("no checkpoint {checkpoint_id}; see `agent-tui checkpoints list`")
-                    }
-                };
+    fn rolled_back(
+        &mut self,
+        checkpoint_id: &str,
+        hunks: &[String],
+        only: &[String],
+        done: RollbackDone,
+    ) {
+        let (target, result) = match done {
+            RollbackDone::Ran { target, result } => (target, result),
+            RollbackDone::Missing(error) => {
                 self.publish(
                     checkpoint_id,
                     EventBody::RollbackFailed {
@@ -292,7 +308,7 @@ impl Engine {
                 return;
             }
         };
-        let job_id = checkpoint.job_id.clone();
+        let job_id = target.job_id.clone();
         self.publish(
             &job_id,
             EventBody::RollbackStarted {
@@ -300,16 +316,7 @@ impl Engine {
                 hunks: hunks.to_vec(),
             },
         );
-        let Some(store) = &self.checkpoints else {
-            return;
-        };
-        let _lock = store.lock();
-        let result = if hunks.is_empty() {
-            files_rollback(&self.ctx.workspace, store, &checkpoint, only)
-        } else {
-            scoped_rollback(&self.ctx.workspace, store, &checkpoint, hunks)
-        };
-        let target = match (hunks.is_empty(), only.is_empty()) {
+        let what = match (hunks.is_empty(), only.is_empty()) {
             (true, true) => checkpoint_id.to_string(),
             (true, false) => format!("{checkpoint_id} {}", only.join(",")),
             (false, _) => format!("{checkpoint_id} {}", hunks.join(",")),
@@ -321,13 +328,8 @@ impl Engine {
                     .iter()
                     .map(|f| f.file_path.clone())
                     .collect();
-                self.audit(
-                    &job_id,
-                    "rollback",
-                    &target,
-                    Some(true),
-                    &format!("ok: {}", record.checkpoint_id),
-                );
+                let outcome = format!("ok: {}", record.checkpoint_id);
+                self.audit(&job_id, "rollback", &what, Some(true), &outcome);
                 self.publish(
                     &job_id,
                     EventBody::CheckpointCreated {
@@ -336,7 +338,7 @@ impl Engine {
                         files: files.clone(),
                     },
                 );
-                let what = if !only.is_empty() {
+                let said = if !only.is_empty() {
                     format!("{} of checkpoint {checkpoint_id}", only.join(", "))
                 } else if hunks.is_empty() {
                     format!("every change of checkpoint {checkpoint_id}")
@@ -346,7 +348,7 @@ impl Engine {
                 self.note(
                     None,
                     format!(
-                        "[agent-tui: the user rolled back {what}; {} now hold what they held \
+                        "[agent-tui: the user rolled back {said}; {} now hold what they held \
                          before (read them again before building on them)]",
                         files.join(", ")
                     ),
@@ -361,21 +363,9 @@ impl Engine {
                 );
             }
             Err(e) => {
-                let (code, conflicts) = match &e {
-                    RollbackError::Conflict(list) => (RollbackFailure::Conflict, list.clone()),
-                    RollbackError::UnknownHunk(..) => (RollbackFailure::UnknownHunk, Vec::new()),
-                    RollbackError::UnknownFile(..) => (RollbackFailure::UnknownFile, Vec::new()),
-                    RollbackError::Path(_) | RollbackError::Io(_) => {
-                        (RollbackFailure::IoError, Vec::new())
-                    }
-                };
-                self.audit(
-                    &job_id,
-                    "rollback",
-                    &target,
-                    Some(true),
-                    &format!("{}: {e}", code.as_str()),
-                );
+                let (code, conflicts) = rollback_failure(&e);
+                let outcome = format!("{}: {e}", code.as_str());
+                self.audit(&job_id, "rollback", &what, Some(true), &outcome);
                 self.publish(
                     &job_id,
                     EventBody::RollbackFailed {

@@ -1,0 +1,171 @@
+//! The file work of an apply or a rollback, done on the blocking pool and
+//! never on the engine task: checks against the disk, the checkpoint (with
+//! its journal entry), the journaled writes. The engine publishes and
+//! audits what came of it (`review_ops.rs`).
+
+use serde_json::{Value, json};
+
+use crate::checkpoint::{
+    Checkpoint, CheckpointKind, CheckpointStore, FileChange, RollbackError, files_rollback,
+    scoped_rollback,
+};
+use crate::protocol::{ApplyFailure, RollbackFailure};
+use crate::review::{ApplyError, DiffBundle, FilePlan, ProposedEdit, plan_apply};
+use crate::workspace::Workspace;
+
+/// What an apply did.
+#[derive(Debug)]
+pub enum ApplyDone {
+    Written {
+        checkpoint: Checkpoint,
+        plans: Vec<FilePlan>,
+    },
+    /// Nothing was written.
+    Refused {
+        code: ApplyFailure,
+        error: String,
+        conflicts: Vec<Value>,
+        /// Whether the refusal goes to the audit log (a checkpoint that
+        /// could not be recorded never reached the files: it does not).
+        audited: bool,
+    },
+}
+
+/// What a rollback did.
+#[derive(Debug)]
+pub enum RollbackDone {
+    /// No such checkpoint (or no store).
+    Missing(String),
+    Ran {
+        /// The checkpoint rolled back.
+        target: Box<Checkpoint>,
+        /// The rollback's own checkpoint, or why nothing was written.
+        result: Result<Box<Checkpoint>, RollbackError>,
+    },
+}
+
+/// Work handed back to the engine.
+#[derive(Debug)]
+pub enum ReviewDone {
+    Apply {
+        accepted: Vec<String>,
+        bundle: DiffBundle,
+        edits: Vec<ProposedEdit>,
+        done: ApplyDone,
+    },
+    Rollback {
+        checkpoint_id: String,
+        hunks: Vec<String>,
+        only: Vec<String>,
+        done: RollbackDone,
+    },
+}
+
+/// Checks, records the checkpoint, writes (under the root's lock).
+pub fn apply_files(
+    ws: &Workspace,
+    store: Option<&CheckpointStore>,
+    session: Option<&str>,
+    job_id: &str,
+    bundle: &DiffBundle,
+    edits: &[ProposedEdit],
+) -> ApplyDone {
+    // Held from the checks to the last write: another process's apply or
+    // rollback of this root waits, and recovery never mistakes this one
+    // for an interrupted one.
+    let _lock = store.map(CheckpointStore::lock).transpose();
+    let plans = match plan_apply(ws, bundle, edits) {
+        Ok(plans) => plans,
+        Err(e) => {
+            let (code, conflicts) = match &e {
+                ApplyError::Conflict(list) => (
+                    ApplyFailure::Conflict,
+                    list.iter()
+                        .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
+                        .collect(),
+                ),
+                ApplyError::NothingAccepted => (ApplyFailure::NothingAccepted, Vec::new()),
+                ApplyError::Io { .. } => (ApplyFailure::IoError, Vec::new()),
+            };
+            return ApplyDone::Refused {
+                code,
+                error: e.to_string(),
+                conflicts,
+                audited: true,
+            };
+        }
+    };
+    let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
+    let Some(store) = store else {
+        return ApplyDone::Refused {
+            code: ApplyFailure::CheckpointFailed,
+            error: "cannot record the checkpoint, so nothing was written: no state directory \
+                    to keep checkpoints in"
+                .into(),
+            conflicts: Vec::new(),
+            audited: false,
+        };
+    };
+    let checkpoint = match store.record(session, job_id, CheckpointKind::Apply, None, &changes) {
+        Ok(cp) => cp,
+        Err(e) => {
+            return ApplyDone::Refused {
+                code: ApplyFailure::CheckpointFailed,
+                error: format!("cannot record the checkpoint, so nothing was written: {e}"),
+                conflicts: Vec::new(),
+                audited: false,
+            };
+        }
+    };
+    if let Err(e) = store.write_journaled(ws, &checkpoint, &changes) {
+        return ApplyDone::Refused {
+            code: ApplyFailure::IoError,
+            error: format!("cannot write the files: {e}"),
+            conflicts: Vec::new(),
+            audited: true,
+        };
+    }
+    ApplyDone::Written { checkpoint, plans }
+}
+
+/// Finds the checkpoint and rolls it back (hard, by file or by hunk).
+pub fn rollback_files(
+    ws: &Workspace,
+    store: Option<&CheckpointStore>,
+    checkpoint_id: &str,
+    hunks: &[String],
+    only: &[String],
+) -> RollbackDone {
+    let Some(store) = store else {
+        return RollbackDone::Missing("no state directory: there are no checkpoints".into());
+    };
+    let _lock = store.lock();
+    let target = match store.get(checkpoint_id) {
+        Ok(Some(cp)) => cp,
+        Ok(None) => {
+            return RollbackDone::Missing(format!(
+                "no checkpoint {checkpoint_id}; see `agent-tui checkpoints list`"
+            ));
+        }
+        Err(e) => return RollbackDone::Missing(e.to_string()),
+    };
+    let result = if hunks.is_empty() {
+        files_rollback(ws, store, &target, only)
+    } else {
+        scoped_rollback(ws, store, &target, hunks)
+    };
+    RollbackDone::Ran {
+        target: Box::new(target),
+        result: result.map(Box::new),
+    }
+}
+
+/// `checkpoint.rollback.failed`'s code for a rollback error.
+pub fn rollback_failure(e: &RollbackError) -> (RollbackFailure, Vec<String>) {
+    match e {
+        RollbackError::Conflict(list) => (RollbackFailure::Conflict, list.clone()),
+        RollbackError::UnknownHunk(..) => (RollbackFailure::UnknownHunk, Vec::new()),
+        RollbackError::UnknownFile(..) => (RollbackFailure::UnknownFile, Vec::new()),
+        RollbackError::Path(_) | RollbackError::Io(_) => (RollbackFailure::IoError, Vec::new()),
+    }
+}
