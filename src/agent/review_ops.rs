@@ -11,7 +11,7 @@ use super::review_work::{
 use crate::checkpoint::CheckpointKind;
 use crate::protocol::{ApplyFailure, EventBody, RollbackFailure};
 use crate::review::{
-    DiffBundle, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
+    DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
 };
 
 impl Engine {
@@ -60,50 +60,90 @@ impl Engine {
     }
 
     /// The reviewer's own text for a hunk: it replaces the proposal and is
-    /// accepted (`origin=user`). Refused if the file changed since.
+    /// accepted (`origin=user`). Refused if the file changed since. The file
+    /// is read off the engine task.
     pub(super) fn edit_hunk(&mut self, job_id: &str, hunk_id: &str, new_text: &str) {
-        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+        let Some(bundle) = self.reviews.get(job_id).and_then(|r| r.bundle.as_ref()) else {
             self.no_review(job_id);
             return;
         };
-        let mut unknown = Vec::new();
-        let mut error = None;
-        match bundle
+        let Some(file) = bundle
             .files
-            .iter_mut()
+            .iter()
             .find(|f| f.hunks.iter().any(|h| h.hunk_id == hunk_id))
-        {
-            None => unknown.push(hunk_id.to_string()),
-            Some(file) => {
-                let edited = load_base(&self.ctx.workspace, file).and_then(|doc| {
-                    let hunk = file.hunks.iter_mut().find(|h| h.hunk_id == hunk_id);
-                    match hunk {
-                        Some(hunk) => edit_hunk(&doc, hunk, new_text),
-                        None => Ok(()),
-                    }
-                });
-                error = edited.err().map(|e| e.to_string());
-            }
-        }
-        let bundle = bundle.clone();
-        if unknown.is_empty() {
-            let outcome = match &error {
-                None => "ok: origin=user".to_string(),
-                Some(e) => format!("refused: {e}"),
-            };
-            self.audit(
+            .cloned()
+        else {
+            let bundle = bundle.clone();
+            self.publish(
                 job_id,
-                "edit_hunk",
-                hunk_id,
-                Some(error.is_none()),
-                &outcome,
+                EventBody::ReviewUpdated {
+                    bundle,
+                    unknown: vec![hunk_id.to_string()],
+                    error: None,
+                },
             );
-        }
+            return;
+        };
+        let ws = self.ctx.workspace.clone();
+        let (job, hunk, text) = (
+            job_id.to_string(),
+            hunk_id.to_string(),
+            new_text.to_string(),
+        );
+        self.off_task(job_id, move || {
+            let mut edited = file;
+            let result = load_base(&ws, &edited)
+                .and_then(
+                    |doc| match edited.hunks.iter_mut().find(|h| h.hunk_id == hunk) {
+                        Some(h) => edit_hunk(&doc, h, &text),
+                        None => Ok(()),
+                    },
+                )
+                .map(|()| edited)
+                .map_err(|e| e.to_string());
+            ReviewDone::EditHunk {
+                job_id: job,
+                hunk_id: hunk,
+                result,
+            }
+        });
+    }
+
+    /// The edited hunk's file goes into the review (or the refusal is said).
+    fn hunk_edited(&mut self, job_id: &str, hunk_id: &str, result: Result<FileDiff, String>) {
+        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+            return;
+        };
+        let error = match result {
+            Ok(file) => {
+                if let Some(slot) = bundle
+                    .files
+                    .iter_mut()
+                    .find(|f| f.file_path == file.file_path)
+                {
+                    *slot = file;
+                }
+                None
+            }
+            Err(e) => Some(e),
+        };
+        let bundle = bundle.clone();
+        let outcome = match &error {
+            None => "ok: origin=user".to_string(),
+            Some(e) => format!("refused: {e}"),
+        };
+        self.audit(
+            job_id,
+            "edit_hunk",
+            hunk_id,
+            Some(error.is_none()),
+            &outcome,
+        );
         self.publish(
             job_id,
             EventBody::ReviewUpdated {
                 bundle,
-                unknown,
+                unknown: Vec::new(),
                 error,
             },
         );
@@ -211,6 +251,11 @@ impl Engine {
                 only,
                 done,
             } => self.rolled_back(&checkpoint_id, &hunks, &only, done),
+            ReviewDone::EditHunk {
+                job_id,
+                hunk_id,
+                result,
+            } => self.hunk_edited(&job_id, &hunk_id, result),
         }
         self.review_busy = false;
         while !self.review_busy

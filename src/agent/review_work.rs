@@ -59,6 +59,12 @@ pub enum ReviewDone {
         only: Vec<String>,
         done: RollbackDone,
     },
+    /// A reviewer's own text for a hunk: its file as edited, or why not.
+    EditHunk {
+        job_id: String,
+        hunk_id: String,
+        result: Result<crate::review::FileDiff, String>,
+    },
 }
 
 /// Checks, records the checkpoint, writes (under the root's lock).
