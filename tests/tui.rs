@@ -501,6 +501,17 @@ fn tree_keys_move_expand_and_jump() {
     app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
     assert_eq!(app.focus, agent_tui::tui::Focus::Tree);
     app.on_key(key(KeyCode::Enter));
+    // The folder is read off the UI task; the event loop hands it back.
+    assert_eq!(
+        app.loads,
+        [agent_tui::tui::Load::TreeDir {
+            rel: "src".into(),
+            depth: 1
+        }]
+    );
+    app.loads.clear();
+    let ws = agent_tui::workspace::Workspace::open(_d.path()).unwrap();
+    app.tree_loaded("src", agent_tui::tui::tree_children(&ws, "src", 1));
     let s = screen(&app, 100, 30);
     assert!(s.contains("▾ src") && s.contains("main.rs"), "{s}");
     app.on_key(key(KeyCode::Char('r')));

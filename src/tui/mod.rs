@@ -21,7 +21,7 @@ pub use app::{
 pub use highlight::{StyledLine, highlight, highlight_code, highlight_hunks};
 pub use overrides::KeyMap;
 pub use render::{draw, focused_message, max_scroll};
-pub use tree::Tree;
+pub use tree::{Node as TreeNode, Tree, children as tree_children};
 
 use std::time::Duration;
 
@@ -333,6 +333,7 @@ async fn event_loop(
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
     let (colours_tx, mut colours) = tokio::sync::mpsc::unbounded_channel();
     let (hunk_colours_tx, mut hunk_colours) = tokio::sync::mpsc::unbounded_channel();
+    let (tree_tx, mut tree_dirs) = tokio::sync::mpsc::unbounded_channel();
     let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -393,6 +394,13 @@ async fn event_loop(
                         let _ = tx.send(History::ThreeWay(id, views));
                     });
                 }
+                Load::TreeDir { rel, depth } => {
+                    let (tx, workspace) = (tree_tx.clone(), workspace.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let nodes = tree::children(&workspace, &rel, depth);
+                        let _ = tx.send((rel, nodes));
+                    });
+                }
                 Load::HunkColours { job_id, hunks } => {
                     let tx = hunk_colours_tx.clone();
                     tokio::task::spawn_blocking(move || {
@@ -432,6 +440,10 @@ async fn event_loop(
             frames.want(KEY_FRAME);
         }
         tokio::select! {
+            Some((rel, nodes)) = tree_dirs.recv() => {
+                app.tree_loaded(&rel, nodes);
+                frames.want(FRAME);
+            }
             Some((job_id, coloured)) = hunk_colours.recv() => {
                 app.hunks_coloured(&job_id, coloured);
                 frames.want(FRAME);

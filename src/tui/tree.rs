@@ -21,15 +21,15 @@ pub struct Node {
 
 #[derive(Debug, Clone)]
 pub struct Tree {
-    ws: Workspace,
     nodes: Vec<Node>,
     selected: usize,
 }
 
 /// The entries of one directory: directories first, then files, by name.
 /// Read through the root's directory handle (a folder swapped for a link
-/// shows nothing from outside).
-fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
+/// shows nothing from outside). File I/O: the event loop runs it on the
+/// blocking pool (`Load::TreeDir`), the model only places the result.
+pub fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
     let mut out: Vec<Node> = Vec::new();
     if let Ok(start) = ws.resolve(rel) {
         let _ = walk_beneath(ws, &start, true, 1, &mut |met| {
@@ -60,7 +60,6 @@ impl Tree {
     /// The root's top level (one directory read).
     pub fn open(ws: &Workspace) -> Tree {
         Tree {
-            ws: ws.clone(),
             nodes: children(ws, "", 0),
             selected: 0,
         }
@@ -86,26 +85,34 @@ impl Tree {
         self.selected = (self.selected as isize + delta).clamp(0, last as isize) as usize;
     }
 
-    /// Expands a collapsed directory (reading it now) or collapses it.
-    pub fn toggle(&mut self) {
-        let Some(node) = self.nodes.get(self.selected).cloned() else {
-            return;
-        };
+    /// Collapses the selected directory, or expands it: then its entries
+    /// are to be loaded, `Some((rel, depth))`, and given to `children_loaded`.
+    pub fn toggle(&mut self) -> Option<(String, usize)> {
+        let node = self.nodes.get(self.selected).cloned()?;
         let NodeKind::Dir { expanded } = node.kind else {
-            return;
+            return None;
         };
         if expanded {
             let end = self.subtree_end(self.selected);
             self.nodes.drain(self.selected + 1..end);
-        } else {
-            let kids = children(&self.ws, &node.rel, node.depth + 1);
-            self.nodes
-                .splice(self.selected + 1..self.selected + 1, kids);
         }
         if let Some(n) = self.nodes.get_mut(self.selected) {
             n.kind = NodeKind::Dir {
                 expanded: !expanded,
             };
+        }
+        (!expanded).then(|| (node.rel, node.depth + 1))
+    }
+
+    /// A directory's entries, loaded: shown under it if it is still
+    /// expanded and not filled already.
+    pub fn children_loaded(&mut self, rel: &str, kids: Vec<Node>) {
+        let Some(i) = self.nodes.iter().position(|n| n.rel == rel) else {
+            return;
+        };
+        let filled = self.subtree_end(i) > i + 1;
+        if self.nodes[i].kind == (NodeKind::Dir { expanded: true }) && !filled {
+            self.nodes.splice(i + 1..i + 1, kids);
         }
     }
 
@@ -179,13 +186,21 @@ mod tests {
         assert_eq!(names(&t), [".github", "src", ".gitignore", "README.md"]);
     }
 
+    /// What the event loop does with a toggle's load.
+    fn toggle(t: &mut Tree, ws: &Workspace) {
+        if let Some((rel, depth)) = t.toggle() {
+            t.children_loaded(&rel, children(ws, &rel, depth));
+        }
+    }
+
     #[test]
     fn expand_collapse_and_jump() {
         let dir = fixture();
-        let mut t = Tree::open(&Workspace::open(dir.path()).unwrap());
+        let ws = Workspace::open(dir.path()).unwrap();
+        let mut t = Tree::open(&ws);
         t.jump("s");
         assert_eq!(t.selected().unwrap().name, "src");
-        t.toggle();
+        toggle(&mut t, &ws);
         assert_eq!(
             names(&t),
             [
@@ -199,10 +214,10 @@ mod tests {
             ]
         );
         t.move_by(1);
-        t.toggle();
+        toggle(&mut t, &ws);
         assert_eq!(t.nodes()[3].rel, "src/deep/x.rs");
         t.move_by(-1);
-        t.toggle();
+        toggle(&mut t, &ws);
         assert_eq!(names(&t), [".github", "src", ".gitignore", "README.md"]);
         t.jump("r");
         assert_eq!(t.selected().unwrap().name, "README.md");

@@ -226,7 +226,11 @@ impl App {
             Action::Open => {
                 match self.tree.selected().map(|n| (n.kind, n.rel.clone())) {
                     Some((crate::tui::tree::NodeKind::File, rel)) => self.open_preview(rel),
-                    Some((crate::tui::tree::NodeKind::Dir { .. }, _)) | None => self.tree.toggle(),
+                    Some((crate::tui::tree::NodeKind::Dir { .. }, _)) | None => {
+                        if let Some((rel, depth)) = self.tree.toggle() {
+                            self.loads.push(Load::TreeDir { rel, depth });
+                        }
+                    }
                 }
                 Vec::new()
             }

@@ -19,6 +19,11 @@ impl App {
         Vec::new()
     }
 
+    /// A folder's entries, read off the UI task, go under it in the tree.
+    pub fn tree_loaded(&mut self, rel: &str, nodes: Vec<crate::tui::tree::Node>) {
+        self.tree.children_loaded(rel, nodes);
+    }
+
     pub(super) fn open_preview(&mut self, path: String) {
         self.preview_generation += 1;
         self.loads.push(Load::Preview {

@@ -225,6 +225,11 @@ pub enum Load {
         job_id: String,
         hunks: Vec<HunkCode>,
     },
+    /// The entries of a folder the tree expanded.
+    TreeDir {
+        rel: String,
+        depth: usize,
+    },
 }
 
 /// One line of the checkpoints list.
