@@ -26,3 +26,13 @@ context_window = ${WINDOW:-32768}
 TOML
   sleep 0.5
 }
+
+# start_tui SOCK ROOT: the release TUI on ROOT in a 120x36 tmux pane on
+# socket SOCK (state in $WORK/state), once its input is up; sets $pid.
+start_tui() {
+  local sock=$1 root=$2
+  tmux -L "$sock" new-session -d -s s -x 120 -y 36 \
+    "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $root"
+  until tmux -L "$sock" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done
+  pid=$(pgrep -n -x agent-tui)
+}

@@ -14,10 +14,7 @@ echo "hello" > "$WORK/root/a.txt"
 for run in 1 2 3; do
   tmux -L "$SOCK" kill-server 2>/dev/null || true
   rm -rf "$WORK/state"
-  tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 \
-    "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $WORK/root"
-  until tmux -L "$SOCK" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done
-  pid=$(pgrep -n -x agent-tui)
+  start_tui "$SOCK" "$WORK/root"
   ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
   before=$(ticks)
   start=$(date +%s%N)

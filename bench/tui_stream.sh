@@ -10,10 +10,7 @@ trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $SERVER 2>/dev/null ||
 start_model fake_openai.py 20000
 mkdir -p "$WORK/root"
 echo "hello" > "$WORK/root/a.txt"
-tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 \
-  "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $WORK/root"
-until tmux -L "$SOCK" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done
-pid=$(pgrep -n -x agent-tui)
+start_tui "$SOCK" "$WORK/root"
 ticks() { awk '{print $14 + $15}' "/proc/$pid/stat"; }
 before=$(ticks)
 start=$(date +%s%N)

@@ -78,6 +78,11 @@ fn injected(env: &Env, inject: &str, args: &[&str], root: &Path) -> std::process
         .unwrap()
 }
 
+/// `review --accept-all --apply` with `inject` on its renames.
+fn apply_injected(env: &Env, inject: &str, root: &Path) -> std::process::Output {
+    injected(env, inject, &["review", "--accept-all", "--apply"], root)
+}
+
 fn checkpoints(env: &Env, root: &Path) -> (Vec<Value>, String) {
     let out = env
         .cmd()
@@ -98,12 +103,7 @@ fn a_kill_mid_apply_is_undone_at_the_next_start_and_the_review_stays() {
     let env = Env::new();
     let (_dir, root) = proposed(&env);
     // Killed as it makes its second rename: one file new, two old.
-    let out = injected(
-        &env,
-        "signal=SIGKILL:when=2",
-        &["review", "--accept-all", "--apply"],
-        &root,
-    );
+    let out = apply_injected(&env, "signal=SIGKILL:when=2", &root);
     assert_ne!(code(&out), 0);
     let now = contents(&root);
     assert_eq!(now.iter().filter(|t| texts(&NEW).contains(t)).count(), 1);
@@ -158,14 +158,7 @@ fn doctor_and_exec_report_the_recovery_first() {
     }
     let env = Env::new();
     let (_dir, root) = proposed(&env);
-    let crash = |when: &str| {
-        injected(
-            &env,
-            &format!("signal=SIGKILL:when={when}"),
-            &["review", "--accept-all", "--apply"],
-            &root,
-        )
-    };
+    let crash = |when: &str| apply_injected(&env, &format!("signal=SIGKILL:when={when}"), &root);
     let llm = LlmServer::start(vec![sse(openai::text(&["hello"]))]);
     let cfg = config_with(&env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
     let doctor = || {
@@ -221,12 +214,7 @@ fn a_write_failing_mid_apply_changes_nothing() {
     let env = Env::new();
     let (_dir, root) = proposed(&env);
     // The second rename fails with EIO: the first file is put back.
-    let out = injected(
-        &env,
-        "error=EIO:when=2",
-        &["review", "--accept-all", "--apply"],
-        &root,
-    );
+    let out = apply_injected(&env, "error=EIO:when=2", &root);
     assert_ne!(code(&out), 0);
     assert!(
         stderr(&out).contains("nothing was changed"),

@@ -1,0 +1,160 @@
+//! The review as the TUI holds it: the bundle, where the reviewer is, each
+//! hunk's patch parsed once and its colours (computed off the UI task).
+
+use crate::review::DiffBundle;
+use crate::tui::highlight::StyledLine;
+
+/// The pending diff and where the reviewer is in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewView {
+    pub job_id: String,
+    pub bundle: DiffBundle,
+    /// Index into the flattened hunks.
+    pub cursor: usize,
+    /// Each hunk's patch, parsed once when the bundle arrives (not per frame).
+    pub rows: std::collections::HashMap<String, Vec<PatchRow>>,
+    /// Syntax colours of each hunk's patch lines, computed off the UI task
+    /// (`Load::HunkColours`); a hunk without them yet is drawn plain.
+    pub colours: std::collections::HashMap<String, Vec<StyledLine>>,
+    /// The whole file with every hunk inline: (path, rows of (marker, text, hunk)).
+    pub whole_file: Option<(String, Vec<WholeFileRow>)>,
+}
+
+/// A row of the whole-file view: ' ' unchanged, '-' removed, '+' added.
+pub type WholeFileRow = (char, String, Option<String>);
+
+/// One line of a hunk's patch: its marker (`@`, `+`, `-`, ` `, `\`), its
+/// old and new line numbers where it has them, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchRow {
+    pub marker: char,
+    pub old: Option<usize>,
+    pub new: Option<usize>,
+    pub text: String,
+}
+
+/// Parses a hunk's unified-diff text; numbers follow its `@@` header.
+pub fn patch_rows(patch: &str) -> Vec<PatchRow> {
+    let header = patch.lines().next().unwrap_or_default();
+    let num = |sign: char| -> usize {
+        header
+            .split_whitespace()
+            .find(|w| w.starts_with(sign))
+            .and_then(|w| w[1..].split(',').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(1)
+    };
+    let (mut old, mut new) = (num('-').max(1), num('+').max(1));
+    patch
+        .lines()
+        .map(|l| {
+            let text = l.trim_end_matches('\r').to_string();
+            let marker = text.chars().next().unwrap_or(' ');
+            let (o, n) = match marker {
+                '@' | '\\' => (None, None),
+                '+' => {
+                    new += 1;
+                    (None, Some(new - 1))
+                }
+                '-' => {
+                    old += 1;
+                    (Some(old - 1), None)
+                }
+                _ => {
+                    old += 1;
+                    new += 1;
+                    (Some(old - 1), Some(new - 1))
+                }
+            };
+            PatchRow {
+                marker,
+                old: o,
+                new: n,
+                text,
+            }
+        })
+        .collect()
+}
+
+/// What to highlight for a hunk: (hunk id, file path, its lines' code).
+pub type HunkCode = (String, String, String);
+
+impl ReviewView {
+    /// The review of `bundle`; colours of hunks unchanged since `before`
+    /// are kept (a decision does not highlight anything again).
+    pub fn new(
+        job_id: String,
+        bundle: DiffBundle,
+        cursor: usize,
+        before: Option<&ReviewView>,
+    ) -> ReviewView {
+        let mut rows = std::collections::HashMap::new();
+        let mut colours = std::collections::HashMap::new();
+        for hunk in bundle.hunks() {
+            rows.insert(hunk.hunk_id.clone(), patch_rows(&hunk.patch));
+            let same = before.and_then(|b| {
+                let old = b.bundle.hunks().find(|h| h.hunk_id == hunk.hunk_id)?;
+                (old.patch == hunk.patch).then(|| b.colours.get(&hunk.hunk_id))?
+            });
+            if let Some(c) = same {
+                colours.insert(hunk.hunk_id.clone(), c.clone());
+            }
+        }
+        ReviewView {
+            job_id,
+            bundle,
+            cursor,
+            rows,
+            colours,
+            whole_file: None,
+        }
+    }
+
+    /// The hunks still to highlight, each as its code without the
+    /// `+`/`-`/space prefixes (headers as empty lines).
+    pub fn uncoloured(&self) -> Vec<HunkCode> {
+        self.bundle
+            .files
+            .iter()
+            .flat_map(|f| f.hunks.iter().map(move |h| (f, h)))
+            .filter(|(_, h)| !self.colours.contains_key(&h.hunk_id))
+            .map(|(f, h)| {
+                let code: Vec<&str> = h
+                    .patch
+                    .lines()
+                    .map(|l| {
+                        if l.starts_with('@') || l.starts_with('\\') {
+                            ""
+                        } else {
+                            l.get(1..).unwrap_or_default()
+                        }
+                    })
+                    .collect();
+                (h.hunk_id.clone(), f.file_path.clone(), code.join("\n"))
+            })
+            .collect()
+    }
+
+    /// (file index, hunk index) of every hunk, in order.
+    pub fn positions(&self) -> Vec<(usize, usize)> {
+        self.bundle
+            .files
+            .iter()
+            .enumerate()
+            .flat_map(|(f, file)| (0..file.hunks.len()).map(move |h| (f, h)))
+            .collect()
+    }
+
+    pub fn current(&self) -> Option<(usize, usize)> {
+        self.positions().get(self.cursor).copied()
+    }
+
+    /// Hunks decided (accepted, rejected or applied) / all hunks.
+    pub fn progress(&self) -> (usize, usize) {
+        let all: Vec<_> = self.bundle.hunks().collect();
+        (
+            all.iter().filter(|h| h.state.accepted().is_some()).count(),
+            all.len(),
+        )
+    }
+}
