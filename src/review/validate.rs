@@ -137,7 +137,7 @@ fn check(
     }
     if !exists {
         let root = workspace.resolve("").map_err(|e| e.to_string())?;
-        let near = close_matches(&root, &path, 3);
+        let near = close_matches(workspace, &root, &path, 3);
         let hint = if near.is_empty() {
             String::new()
         } else {

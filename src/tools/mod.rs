@@ -90,7 +90,7 @@ pub(crate) fn glob_filter(glob: Option<&str>) -> Result<Option<PathFilter>, Tool
 /// `not_found` for `missing`, with the closest existing paths as suggestions.
 pub(crate) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError {
     let suggestions = match ctx.workspace.resolve("") {
-        Ok(root) => close_matches(&root, &missing.rel, 3),
+        Ok(root) => close_matches(ctx.workspace, &root, &missing.rel, 3),
         Err(_) => Vec::new(),
     };
     ToolError::NotFound {

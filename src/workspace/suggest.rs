@@ -1,41 +1,36 @@
 //! "Did you mean" for paths that do not exist: the closest existing paths by
 //! file name first, then by whole path.
 
-use super::Resolved;
-use super::walk::{rel_of, walker};
+use super::{Resolved, Workspace};
 
 /// Files looked at when guessing, at most; keeps a miss cheap on huge trees.
 const MAX_CANDIDATES: usize = 50_000;
 /// Below this similarity a path is not worth suggesting.
 const MIN_SCORE: f64 = 0.6;
 
-/// Up to `max` existing paths under `root` that look like `missing`.
-pub fn close_matches(root: &Resolved, missing: &str, max: usize) -> Vec<String> {
+/// Up to `max` existing paths under `root` that look like `missing` (the
+/// walk goes through the root's directory handles, like a listing).
+pub fn close_matches(ws: &Workspace, root: &Resolved, missing: &str, max: usize) -> Vec<String> {
     let missing_name = file_name(missing).to_lowercase();
     let missing_lower = missing.to_lowercase();
     let mut scored: Vec<(f64, String)> = Vec::new();
-    let walk = walker(&root.abs, true).build();
-    for item in walk.take(MAX_CANDIDATES) {
-        let Ok(entry) = item else { continue };
-        if entry.depth() == 0 {
-            continue;
-        }
-        let Some(rel) = rel_of(root, entry.path()) else {
-            continue;
-        };
-        let name = file_name(&rel).to_lowercase();
+    let mut seen = 0;
+    let _ = super::handle_walk::walk(ws, root, true, usize::MAX, &mut |met| {
+        seen += 1;
+        let name = file_name(&met.rel).to_lowercase();
         let by_name = if name == missing_name {
             1.0
         } else {
             // Damerau counts a swap (`mian`/`main`) as one edit.
             strsim::normalized_damerau_levenshtein(&missing_name, &name)
         };
-        let by_path = strsim::jaro_winkler(&missing_lower, &rel.to_lowercase());
+        let by_path = strsim::jaro_winkler(&missing_lower, &met.rel.to_lowercase());
         let score = 0.7 * by_name + 0.3 * by_path;
         if score >= MIN_SCORE {
-            scored.push((score, rel));
+            scored.push((score, met.rel));
         }
-    }
+        seen < MAX_CANDIDATES
+    });
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     scored.into_iter().take(max).map(|(_, rel)| rel).collect()
 }
@@ -60,16 +55,17 @@ mod tests {
         for f in ["src/main.rs", "src/deep/config.rs", "README.md", "docs.txt"] {
             fs::write(root.join(f), "x").unwrap();
         }
-        let r = Resolved {
-            rel: String::new(),
-            abs: root,
-        };
+        let ws = Workspace::open(&root).unwrap();
+        let r = ws.resolve("").unwrap();
         assert_eq!(
-            close_matches(&r, "scr", 3).first().map(String::as_str),
+            close_matches(&ws, &r, "scr", 3).first().map(String::as_str),
             Some("src")
         );
-        assert_eq!(close_matches(&r, "src/mian.rs", 3)[0], "src/main.rs");
-        assert_eq!(close_matches(&r, "config.rs", 3)[0], "src/deep/config.rs");
-        assert!(close_matches(&r, "zzzzzz", 3).is_empty());
+        assert_eq!(close_matches(&ws, &r, "src/mian.rs", 3)[0], "src/main.rs");
+        assert_eq!(
+            close_matches(&ws, &r, "config.rs", 3)[0],
+            "src/deep/config.rs"
+        );
+        assert!(close_matches(&ws, &r, "zzzzzz", 3).is_empty());
     }
 }
