@@ -22,9 +22,14 @@ fn read(root: &Path, p: &str) -> String {
 /// Runs the installed-style binary in a fresh tmux server (120x36) on `root`,
 /// with a clean environment: only the test key, state and config dirs.
 fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
+    start_tui_with(env, cfg, root, name, "")
+}
+
+/// `start_tui` with more arguments after the root (`--resume` ...).
+fn start_tui_with(env: &Env, cfg: &Path, root: &Path, name: &str, extra: &str) -> Tmux {
     let home = env.home.path();
     let command = format!(
-        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root} {extra}",
         h = home.display(),
         bin = env!("CARGO_BIN_EXE_agent-tui"),
         cfg = cfg.display(),
@@ -559,4 +564,48 @@ fn an_mcp_call_is_approved_in_a_dialog_that_names_the_server() {
     tmux.wait_for("Echoed.");
     let results = server.requests()[1].body["messages"].to_string();
     assert!(results.contains("echo: from the model"), "{results}");
+}
+
+#[test]
+fn a_session_picked_at_start_is_restored_and_goes_on() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let llm = LlmServer::start(vec![
+        sse(openai::text(&["The first answer."])),
+        sse(openai::text(&["The second answer."])),
+        sse(openai::text(&["Going on from the first."])),
+    ]);
+    let cfg = config(&env, "openai", &llm.url(), "");
+    for prompt in ["first question", "second question"] {
+        let out = env
+            .cmd()
+            .env("TEST_LLM_KEY", KEY)
+            .args([
+                "--config",
+                cfg.to_str().unwrap(),
+                "exec",
+                "--mode",
+                "ask",
+                "--root",
+            ])
+            .arg(root)
+            .arg(prompt)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+    let t = start_tui_with(&env, &cfg, root, "picker", "--resume");
+    // The picker lists the newest first; the older one is picked.
+    t.wait_for("second question");
+    t.keys(&["Down", "Enter"]);
+    // Read off the UI task, then shown, and the engine goes on with it.
+    let s = t.wait_for("The first answer.");
+    assert!(
+        s.contains("first question") && !s.contains("The second answer."),
+        "{s}"
+    );
+    t.keys(&["and then?", "Enter"]);
+    t.wait_for("Going on from the first.");
 }

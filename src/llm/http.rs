@@ -345,14 +345,16 @@ impl SseBatches {
 
 /// Groups a stream's items into batches: each batch is one item waited
 /// for plus every item already there, so a burst becomes one batch (and
-/// one delta). Batches are at least `BATCH_NAP` apart: a streaming model's
-/// tokens reach the engine and the screen ~20 times a second, not once per
-/// token (the first token after a pause goes at once), which is what a
-/// reader sees anyway and a fraction of the wake-ups.
+/// one delta). Batches are spaced by a nap that grows with the stream's age
+/// (a tenth of it, from `MIN_NAP` to `MAX_NAP`): a long answer reaches the
+/// engine and the screen ~20 times a second, not once per token (a fraction
+/// of the wake-ups), while a short reply, a tool call, is not held back.
 /// A stream silent for `idle` is stalled.
 #[derive(Debug)]
 struct Batcher {
     last: Option<std::time::Instant>,
+    /// When the stream's first item came.
+    first: Option<std::time::Instant>,
     idle: Duration,
 }
 
@@ -366,12 +368,18 @@ enum Batch {
     Stalled,
 }
 
-/// The least time between two batches (~20 a second).
-const BATCH_NAP: Duration = Duration::from_millis(50);
+/// The least time between two batches of a young stream.
+const MIN_NAP: Duration = Duration::from_millis(4);
+/// ... and of a long one (~20 batches a second).
+const MAX_NAP: Duration = Duration::from_millis(50);
 
 impl Batcher {
     fn new(idle: Duration) -> Batcher {
-        Batcher { last: None, idle }
+        Batcher {
+            last: None,
+            first: None,
+            idle,
+        }
     }
 
     /// The next batch into `batch`.
@@ -380,10 +388,13 @@ impl Batcher {
         S: Stream + Unpin,
     {
         batch.clear();
+        let nap = self
+            .first
+            .map_or(MIN_NAP, |t| (t.elapsed() / 10).clamp(MIN_NAP, MAX_NAP));
         if let Some(last) = self.last
-            && last.elapsed() < BATCH_NAP
+            && last.elapsed() < nap
         {
-            tokio::time::sleep_until((last + BATCH_NAP).into()).await;
+            tokio::time::sleep_until((last + nap).into()).await;
         }
         match tokio::time::timeout(self.idle, stream.next()).await {
             Ok(Some(item)) => batch.push(item),
@@ -406,7 +417,9 @@ impl Batcher {
                 Some(None) | None => break,
             }
         }
-        self.last = Some(std::time::Instant::now());
+        let now = std::time::Instant::now();
+        self.first.get_or_insert(now);
+        self.last = Some(now);
         Batch::Items
     }
 }

@@ -139,9 +139,13 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
 
 /// Puts a session's conversation and pending review back into the app.
 fn restore_session(app: &mut App, state: &RootStore, id: &str) {
-    let Ok(s) = state.load_session(id) else {
-        return;
-    };
+    if let Ok(s) = state.load_session(id) {
+        show_session(app, &s);
+    }
+}
+
+/// Shows a session read from the store: its conversation and pending review.
+fn show_session(app: &mut App, s: &crate::store::session::SessionState) {
     for job in &s.jobs {
         app.transcript.push(Entry::User(job.prompt.clone()));
         if let Some(answer) = &job.answer {
@@ -334,6 +338,7 @@ async fn event_loop(
     let (colours_tx, mut colours) = tokio::sync::mpsc::unbounded_channel();
     let (hunk_colours_tx, mut hunk_colours) = tokio::sync::mpsc::unbounded_channel();
     let (tree_tx, mut tree_dirs) = tokio::sync::mpsc::unbounded_channel();
+    let (session_tx, mut sessions) = tokio::sync::mpsc::unbounded_channel();
     let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
@@ -354,15 +359,20 @@ async fn event_loop(
                     let Some(mut ctx) = waiting.take() else {
                         continue;
                     };
-                    if let (SessionPick::Resume(id), Some(state)) = (&pick, &state) {
-                        restore_session(app, state, id);
-                    }
-                    ctx.session = match pick {
-                        SessionPick::New => agent::SessionChoice::New,
-                        SessionPick::Resume(id) => agent::SessionChoice::Resume(id),
-                    };
-                    *engine = Some(agent::spawn(ctx).map_err(|e| e.to_string())?);
-                    frames.want(FRAME);
+                    // Reading the session and the engine's replay of it run
+                    // on the blocking pool; the result comes back below.
+                    let (tx, state) = (session_tx.clone(), state.clone());
+                    tokio::task::spawn_blocking(move || {
+                        let shown = match (&pick, &state) {
+                            (SessionPick::Resume(id), Some(state)) => state.load_session(id).ok(),
+                            _ => None,
+                        };
+                        ctx.session = match pick {
+                            SessionPick::New => agent::SessionChoice::New,
+                            SessionPick::Resume(id) => agent::SessionChoice::Resume(id),
+                        };
+                        let _ = tx.send((shown, agent::spawn(ctx)));
+                    });
                 }
                 Load::WholeFile(file) => {
                     let (tx, workspace) = (history_tx.clone(), workspace.clone());
@@ -440,6 +450,13 @@ async fn event_loop(
             frames.want(KEY_FRAME);
         }
         tokio::select! {
+            Some((shown, started)) = sessions.recv() => {
+                if let Some(s) = shown {
+                    show_session(app, &s);
+                }
+                *engine = Some(started.map_err(|e| e.to_string())?);
+                frames.want(FRAME);
+            }
             Some((rel, nodes)) = tree_dirs.recv() => {
                 app.tree_loaded(&rel, nodes);
                 frames.want(FRAME);
