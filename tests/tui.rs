@@ -27,13 +27,10 @@ fn app() -> (tempfile::TempDir, App) {
     (dir, app)
 }
 
-/// What the event loop does with a `Load::HunkColours` (off the UI task).
-fn colour_hunks(app: &mut App) {
-    for load in std::mem::take(&mut app.loads) {
-        if let agent_tui::tui::Load::HunkColours { job_id, hunks } = load {
-            app.hunks_coloured(&job_id, agent_tui::tui::highlight_hunks(hunks));
-        }
-    }
+/// What the event loop does with the app's workspace-only loads.
+fn plain_loads(app: &mut App, root: &std::path::Path) {
+    let ws = agent_tui::workspace::Workspace::open(root).unwrap();
+    agent_tui::tui::do_plain_loads(app, &ws);
 }
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -509,9 +506,7 @@ fn tree_keys_move_expand_and_jump() {
             depth: 1
         }]
     );
-    app.loads.clear();
-    let ws = agent_tui::workspace::Workspace::open(_d.path()).unwrap();
-    app.tree_loaded("src", agent_tui::tui::tree_children(&ws, "src", 1));
+    plain_loads(&mut app, _d.path());
     let s = screen(&app, 100, 30);
     assert!(s.contains("▾ src") && s.contains("main.rs"), "{s}");
     app.on_key(key(KeyCode::Char('r')));
@@ -809,7 +804,7 @@ fn review_lines_carry_syntax_colours_on_a_tinted_background() {
     app.on_key(ctrl('r'));
     // Highlighting is asked of the event loop, never done on the UI task.
     assert!(app.review.as_ref().unwrap().colours.is_empty());
-    colour_hunks(&mut app);
+    plain_loads(&mut app, _d.path());
     let mut terminal = Terminal::new(TestBackend::new(100, 30)).unwrap();
     terminal.draw(|f| draw(f, &app)).unwrap();
     let buffer = terminal.backend().buffer().clone();
@@ -1321,7 +1316,7 @@ fn the_light_theme_draws_for_a_light_background() {
     b.files[0].hunks[0].patch = "@@ -1,1 +1,1 @@\n-fn main() {}\n+fn main() { run(); }\n".into();
     app.on_event(&ev(j, 1, EventBody::DiffGenerated { bundle: b }));
     app.on_key(ctrl('r'));
-    colour_hunks(&mut app);
+    plain_loads(&mut app, _d.path());
     let dark = colours(&app);
     assert!(dark.iter().any(|(fg, _)| *fg == Color::Yellow));
     assert!(dark.iter().any(|(_, bg)| *bg == Color::Rgb(0, 50, 0)));

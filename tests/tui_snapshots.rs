@@ -295,11 +295,7 @@ fn file_preview() {
     app.on_key(key(KeyCode::Enter));
     // The event loop reads the expanded folder off the UI task.
     let ws = agent_tui::workspace::Workspace::open(_d.path()).unwrap();
-    for load in std::mem::take(&mut app.loads) {
-        if let agent_tui::tui::Load::TreeDir { rel, depth } = load {
-            app.tree_loaded(&rel, agent_tui::tui::tree_children(&ws, &rel, depth));
-        }
-    }
+    agent_tui::tui::do_plain_loads(&mut app, &ws);
     app.on_key(key(KeyCode::Char('j')));
     app.on_key(key(KeyCode::Enter));
     let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {

@@ -18,10 +18,10 @@ pub use app::{
     App, CheckpointRow, Details, Entry, Focus, LatestCheckpoint, Load, Overlay, Quit, SessionPick,
     View, WholeFileRow,
 };
-pub use highlight::{StyledLine, highlight, highlight_code, highlight_hunks};
+pub use highlight::{StyledLine, highlight, highlight_code};
 pub use overrides::KeyMap;
 pub use render::{draw, focused_message, max_scroll};
-pub use tree::{Node as TreeNode, Tree, children as tree_children};
+pub use tree::Tree;
 
 use std::time::Duration;
 
@@ -135,6 +135,55 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
     }
     app.keymap = start.keymap;
     app
+}
+
+/// What a load that needs only the workspace gave.
+pub enum Loaded {
+    TreeDir {
+        rel: String,
+        nodes: Vec<tree::Node>,
+    },
+    HunkColours {
+        job_id: String,
+        colours: Vec<(String, Vec<StyledLine>)>,
+    },
+}
+
+/// Does `load` if it needs only the workspace (the tree's folders, hunk
+/// colours); blocking, so the event loop runs it on the blocking pool.
+/// `None` for the loads that need more (the event loop's own).
+pub fn load_plain(workspace: &Workspace, load: Load) -> Option<Loaded> {
+    match load {
+        Load::TreeDir { rel, depth } => {
+            let nodes = tree::children(workspace, &rel, depth);
+            Some(Loaded::TreeDir { rel, nodes })
+        }
+        Load::HunkColours { job_id, hunks } => Some(Loaded::HunkColours {
+            job_id,
+            colours: highlight::highlight_hunks(hunks),
+        }),
+        Load::Session(_)
+        | Load::Checkpoints
+        | Load::ThreeWay(_)
+        | Load::WholeFile(_)
+        | Load::Preview { .. } => None,
+    }
+}
+
+/// Does the app's workspace-only loads here and now, blocking, and hands
+/// them back (for tests and benches; the event loop does the same on the
+/// blocking pool). Other loads stay queued.
+pub fn do_plain_loads(app: &mut App, workspace: &Workspace) {
+    for load in std::mem::take(&mut app.loads) {
+        match load {
+            load @ (Load::TreeDir { .. } | Load::HunkColours { .. }) => {
+                if let Some(done) = load_plain(workspace, load) {
+                    app.loaded(done);
+                }
+            }
+            other => app.loads.push(other),
+        }
+    }
 }
 
 /// Puts a session's conversation and pending review back into the app.
@@ -336,8 +385,7 @@ async fn event_loop(
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (preview_tx, mut previews) = tokio::sync::mpsc::unbounded_channel();
     let (colours_tx, mut colours) = tokio::sync::mpsc::unbounded_channel();
-    let (hunk_colours_tx, mut hunk_colours) = tokio::sync::mpsc::unbounded_channel();
-    let (tree_tx, mut tree_dirs) = tokio::sync::mpsc::unbounded_channel();
+    let (plain_tx, mut plain) = tokio::sync::mpsc::unbounded_channel();
     let (session_tx, mut sessions) = tokio::sync::mpsc::unbounded_channel();
     let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
     // The file list for @path completion is walked off the UI task.
@@ -404,17 +452,12 @@ async fn event_loop(
                         let _ = tx.send(History::ThreeWay(id, views));
                     });
                 }
-                Load::TreeDir { rel, depth } => {
-                    let (tx, workspace) = (tree_tx.clone(), workspace.clone());
+                load @ (Load::TreeDir { .. } | Load::HunkColours { .. }) => {
+                    let (tx, workspace) = (plain_tx.clone(), workspace.clone());
                     tokio::task::spawn_blocking(move || {
-                        let nodes = tree::children(&workspace, &rel, depth);
-                        let _ = tx.send((rel, nodes));
-                    });
-                }
-                Load::HunkColours { job_id, hunks } => {
-                    let tx = hunk_colours_tx.clone();
-                    tokio::task::spawn_blocking(move || {
-                        let _ = tx.send((job_id, highlight::highlight_hunks(hunks)));
+                        if let Some(done) = load_plain(&workspace, load) {
+                            let _ = tx.send(done);
+                        }
                     });
                 }
                 Load::Preview { generation, path } => {
@@ -457,12 +500,8 @@ async fn event_loop(
                 *engine = Some(started.map_err(|e| e.to_string())?);
                 frames.want(FRAME);
             }
-            Some((rel, nodes)) = tree_dirs.recv() => {
-                app.tree_loaded(&rel, nodes);
-                frames.want(FRAME);
-            }
-            Some((job_id, coloured)) = hunk_colours.recv() => {
-                app.hunks_coloured(&job_id, coloured);
+            Some(done) = plain.recv() => {
+                app.loaded(done);
                 frames.want(FRAME);
             }
             Some((key, lines)) = colours.recv() => {

@@ -430,7 +430,7 @@ impl App {
     }
 
     /// Colours of a review's hunks, computed off the UI task.
-    pub fn hunks_coloured(
+    pub(super) fn hunks_coloured(
         &mut self,
         job_id: &str,
         colours: Vec<(String, Vec<crate::tui::highlight::StyledLine>)>,

@@ -19,9 +19,15 @@ impl App {
         Vec::new()
     }
 
-    /// A folder's entries, read off the UI task, go under it in the tree.
-    pub fn tree_loaded(&mut self, rel: &str, nodes: Vec<crate::tui::tree::Node>) {
-        self.tree.children_loaded(rel, nodes);
+    /// What a workspace-only load gave: a folder's entries go under it in
+    /// the tree, hunk colours into the review.
+    pub fn loaded(&mut self, done: crate::tui::Loaded) {
+        match done {
+            crate::tui::Loaded::TreeDir { rel, nodes } => self.tree.children_loaded(&rel, nodes),
+            crate::tui::Loaded::HunkColours { job_id, colours } => {
+                self.hunks_coloured(&job_id, colours)
+            }
+        }
     }
 
     pub(super) fn open_preview(&mut self, path: String) {
