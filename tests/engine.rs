@@ -374,3 +374,65 @@ async fn an_allowed_command_runs_and_cancel_kills_it() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }
+
+/// Review ops sent while an apply's file work runs off the engine task
+/// wait for it, in order: the reviewer's next decision comes after the
+/// apply's outcome, never before it (nor lost under it).
+#[tokio::test]
+async fn review_ops_wait_for_an_apply_under_way() {
+    let edits = json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
+        "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["ready"])),
+    ]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Agent);
+    until(&mut engine, EventBody::is_terminal).await;
+    let decide = |accept: bool| Op::Decide {
+        job_id: "j1".into(),
+        accept: if accept {
+            vec!["h_1".into()]
+        } else {
+            Vec::new()
+        },
+        reject: if accept {
+            Vec::new()
+        } else {
+            vec!["h_1".into()]
+        },
+        accept_all: false,
+    };
+    engine.ops.send(decide(true)).unwrap();
+    engine
+        .ops
+        .send(Op::Apply {
+            job_id: "j1".into(),
+        })
+        .unwrap();
+    engine.ops.send(decide(false)).unwrap();
+    let mut kinds = Vec::new();
+    while kinds.len() < 4 {
+        let e = next(&mut engine).await;
+        kinds.push(match &e.body {
+            EventBody::ReviewUpdated { bundle, .. } => {
+                format!("review {:?}", bundle.files[0].hunks[0].state.accepted())
+            }
+            EventBody::ApplyStarted { .. } => "apply started".into(),
+            // No store in this engine: the apply ends refused.
+            EventBody::ApplyFailed { .. } => "apply ended".into(),
+            other => format!("{other:?}"),
+        });
+    }
+    assert_eq!(
+        kinds,
+        [
+            "review Some(true)",
+            "apply started",
+            "apply ended",
+            "review Some(false)"
+        ]
+    );
+}

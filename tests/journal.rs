@@ -24,6 +24,17 @@ const NEW: [(&str, &str); 3] = [
     ("sub/c.txt", "five\nSIX\n"),
 ];
 
+/// With strace here: a fresh state home and a project with a pending
+/// proposal (`None`, the test skipped, without strace).
+fn arena() -> Option<(Env, tempfile::TempDir, std::path::PathBuf)> {
+    if !support::strace::available() {
+        return None;
+    }
+    let env = Env::new();
+    let (dir, root) = proposed(&env);
+    Some((env, dir, root))
+}
+
 /// A project whose three files have a pending proposal (one edit each).
 fn proposed(env: &Env) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
@@ -97,11 +108,9 @@ fn checkpoints(env: &Env, root: &Path) -> (Vec<Value>, String) {
 
 #[test]
 fn a_kill_mid_apply_is_undone_at_the_next_start_and_the_review_stays() {
-    if !support::strace::available() {
+    let Some((env, _dir, root)) = arena() else {
         return;
-    }
-    let env = Env::new();
-    let (_dir, root) = proposed(&env);
+    };
     // Killed as it makes its second rename: one file new, two old.
     let out = apply_injected(&env, "signal=SIGKILL:when=2", &root);
     assert_ne!(code(&out), 0);
@@ -153,11 +162,9 @@ fn a_kill_mid_apply_is_undone_at_the_next_start_and_the_review_stays() {
 
 #[test]
 fn doctor_and_exec_report_the_recovery_first() {
-    if !support::strace::available() {
+    let Some((env, _dir, root)) = arena() else {
         return;
-    }
-    let env = Env::new();
-    let (_dir, root) = proposed(&env);
+    };
     let crash = |when: &str| apply_injected(&env, &format!("signal=SIGKILL:when={when}"), &root);
     let llm = LlmServer::start(vec![sse(openai::text(&["hello"]))]);
     let cfg = config_with(&env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
@@ -208,11 +215,9 @@ fn doctor_and_exec_report_the_recovery_first() {
 
 #[test]
 fn a_write_failing_mid_apply_changes_nothing() {
-    if !support::strace::available() {
+    let Some((env, _dir, root)) = arena() else {
         return;
-    }
-    let env = Env::new();
-    let (_dir, root) = proposed(&env);
+    };
     // The second rename fails with EIO: the first file is put back.
     let out = apply_injected(&env, "error=EIO:when=2", &root);
     assert_ne!(code(&out), 0);
@@ -229,11 +234,9 @@ fn a_write_failing_mid_apply_changes_nothing() {
 
 #[test]
 fn a_kill_mid_rollback_is_undone_and_the_apply_stands() {
-    if !support::strace::available() {
+    let Some((env, _dir, root)) = arena() else {
         return;
-    }
-    let env = Env::new();
-    let (_dir, root) = proposed(&env);
+    };
     let out = env
         .cmd()
         .args(["review", "--accept-all", "--apply", "--root"])
@@ -327,4 +330,49 @@ fn an_operation_that_wrote_every_file_before_dying_stands() {
         "edited by hand\n"
     );
     assert!(checkpoints.get(&cp.checkpoint_id).unwrap().is_none());
+}
+
+#[test]
+fn a_live_apply_is_waited_for_never_taken_for_an_interrupted_one() {
+    use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange, recover};
+    use agent_tui::store::{Store, Target};
+    use agent_tui::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path(), &OLD);
+    let ws = Workspace::open(dir.path()).unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
+    let checkpoints = CheckpointStore::new(&store.root(ws.root()));
+    let changes: Vec<FileChange> = OLD
+        .iter()
+        .zip(NEW)
+        .map(|((path, old), (_, new))| FileChange {
+            file_path: path.to_string(),
+            abs: ws.root().join(path),
+            before: Some(old.as_bytes().to_vec()),
+            after: Some(new.as_bytes().to_vec()),
+            regions: Vec::new(),
+        })
+        .collect();
+    // An apply under way: the root's lock held, its journal entry open.
+    let lock = checkpoints.lock().unwrap();
+    let cp = checkpoints
+        .record(None, "j1", CheckpointKind::Apply, None, &changes)
+        .unwrap();
+    // Another start meanwhile (a second process would do the same).
+    let (ws2, store2) = (ws.clone(), checkpoints.clone());
+    let starting = std::thread::spawn(move || recover(&ws2, &store2).unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        !starting.is_finished(),
+        "recovery went ahead of a live apply"
+    );
+    checkpoints.write_journaled(&ws, &cp, &changes).unwrap();
+    drop(lock);
+    assert!(
+        starting.join().unwrap().is_empty(),
+        "nothing was interrupted"
+    );
+    assert_eq!(contents(dir.path()), texts(&NEW));
+    assert!(checkpoints.get(&cp.checkpoint_id).unwrap().is_some());
 }

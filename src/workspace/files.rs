@@ -110,25 +110,26 @@ impl RootDir {
             discard(&dirs, &staged);
             return Err(e);
         }
+        // `staged[left..]`: the temp files not renamed yet (in write order).
+        let mut left = 0;
         for (i, w) in writes.iter().enumerate() {
             let (parent, name) = split(w.beneath)?;
             let dir = dirs
                 .get(&parent)
                 .ok_or_else(|| io::Error::other("folder handle missing"))?;
-            let renamed = match staged.iter().find(|s| s.index == i) {
+            let temp = staged.get(left).filter(|s| s.index == i);
+            let done = match temp {
                 Some(s) => dir.rename(&s.temp, dir, name),
                 None => match dir.remove_file(name) {
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
                     other => other,
                 },
             };
-            if let Err(e) = renamed {
-                discard(
-                    &dirs,
-                    &staged[staged.iter().take_while(|s| s.index < i).count()..],
-                );
+            if let Err(e) = done {
+                discard(&dirs, &staged[left..]);
                 return Err(e);
             }
+            left += usize::from(temp.is_some());
         }
         for dir in dirs.values() {
             sync_dir(dir)?;
