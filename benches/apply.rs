@@ -62,7 +62,7 @@ fn main() {
         let tp = Instant::now();
         let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
         let cp = store
-            .record(None, "bench", CheckpointKind::Apply, None, &changes)
+            .record(&ws, None, "bench", CheckpointKind::Apply, None, &changes)
             .unwrap();
         let tr = Instant::now();
         store.write_journaled(&ws, &cp, &changes).unwrap();

@@ -141,6 +141,7 @@ fn main() {
         })
         .collect();
     let cps = CheckpointStore::new(&store.root(Path::new("/bench/checkpoints")));
+    let ws = agent_tui::workspace::Workspace::open(dir.path()).unwrap();
     let records: Vec<Duration> = (0..7)
         .map(|i| {
             // New bytes each run, so nothing is deduplicated away.
@@ -151,7 +152,7 @@ fn main() {
                 }
             }
             let t = Instant::now();
-            cps.record(None, "bench", CheckpointKind::Apply, None, &files)
+            cps.record(&ws, None, "bench", CheckpointKind::Apply, None, &files)
                 .unwrap();
             t.elapsed()
         })

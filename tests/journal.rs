@@ -288,7 +288,7 @@ fn an_operation_that_wrote_every_file_before_dying_stands() {
         })
         .collect();
     let cp = checkpoints
-        .record(None, "j1", CheckpointKind::Apply, None, &changes)
+        .record(&ws, None, "j1", CheckpointKind::Apply, None, &changes)
         .unwrap();
     // Every file written, the journal never closed (the process died).
     write_files(dir.path(), &NEW);
@@ -311,7 +311,7 @@ fn an_operation_that_wrote_every_file_before_dying_stands() {
         })
         .collect();
     let cp = checkpoints
-        .record(None, "j2", CheckpointKind::Rollback, None, &back)
+        .record(&ws, None, "j2", CheckpointKind::Rollback, None, &back)
         .unwrap();
     write_files(
         dir.path(),
@@ -357,7 +357,7 @@ fn a_live_apply_is_waited_for_never_taken_for_an_interrupted_one() {
     // An apply under way: the root's lock held, its journal entry open.
     let lock = checkpoints.lock().unwrap();
     let cp = checkpoints
-        .record(None, "j1", CheckpointKind::Apply, None, &changes)
+        .record(&ws, None, "j1", CheckpointKind::Apply, None, &changes)
         .unwrap();
     // Another start meanwhile (a second process would do the same).
     let (ws2, store2) = (ws.clone(), checkpoints.clone());

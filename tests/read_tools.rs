@@ -572,6 +572,7 @@ fn tool_list_describes_every_tool() {
             "list_files",
             "read_file",
             "search_project",
+            "list_scopes",
             "clarify_user",
             "propose_edits",
             "run_command"

@@ -300,7 +300,7 @@ mod rollback {
             let opened = Store::open_target(&Target::Sqlite(state_dir.path().join("state.db"))).unwrap();
             let store = CheckpointStore::new(&opened.root(s.ws.root()));
             let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
-            let cp = store.record(None, "j", CheckpointKind::Apply, None, &changes).unwrap();
+            let cp = store.record(&s.ws, None, "j", CheckpointKind::Apply, None, &changes).unwrap();
             write_plans(&s.ws, &plans).unwrap();
             let path = s.ws.root().join("f.txt");
             let applied = std::fs::read(&path).unwrap();

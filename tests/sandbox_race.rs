@@ -1,7 +1,8 @@
 //! The sandbox against a swapping adversary (issue 13): while a thread
 //! exchanges a folder inside the root with a symlink to a folder outside
 //! (renameat2 RENAME_EXCHANGE, in a loop), reads, listings, searches and
-//! writes under that folder must never reach the outside one.
+//! writes under that folder must never reach the outside one: in the
+//! agent root, and in a scope added beside it (issue 15).
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -11,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use agent_tui::workspace::Workspace;
+use agent_tui::workspace::{Access, ScopeSpec, Workspace};
 use rustix::fs::{CWD, RenameFlags, renameat_with};
 use support::Env;
 
@@ -55,28 +56,51 @@ impl Drop for Swapper {
     }
 }
 
-/// A root with `sub/` (a real folder) and `link` (a symlink to a folder
-/// outside holding the secret), and that outside folder.
-fn arena() -> (tempfile::TempDir, PathBuf, PathBuf) {
+/// Where the swapped folders live: the agent root itself, or a scope
+/// `@docs` (read-write) beside it.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    Root,
+    Scope,
+}
+
+/// A root; in the place's folder `sub/` (a real folder) and `link` (a
+/// symlink to a folder outside holding the secret); that outside folder.
+/// Returns (guard, agent root, the place's folder, outside).
+fn arena(place: Place) -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let base = dir.path().canonicalize().unwrap();
     let root = base.join("root");
+    let area = match place {
+        Place::Root => root.clone(),
+        Place::Scope => base.join("docs"),
+    };
     let outside = base.join("outside");
-    std::fs::create_dir_all(root.join("sub")).unwrap();
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::create_dir_all(area.join("sub")).unwrap();
     std::fs::create_dir_all(&outside).unwrap();
-    std::fs::write(root.join("sub/secret.txt"), "inside\n").unwrap();
-    std::fs::write(root.join("sub/inside.txt"), "inside\n").unwrap();
+    std::fs::write(area.join("sub/secret.txt"), "inside\n").unwrap();
+    std::fs::write(area.join("sub/inside.txt"), "inside\n").unwrap();
     std::fs::write(outside.join("secret.txt"), format!("{SECRET}\n")).unwrap();
     std::fs::write(outside.join("only-outside.txt"), format!("{SECRET}\n")).unwrap();
-    std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
-    (dir, root, outside)
+    std::os::unix::fs::symlink(&outside, area.join("link")).unwrap();
+    (dir, root, area, outside)
 }
 
 #[test]
 fn reads_listings_and_searches_never_reach_outside_while_a_folder_is_swapped() {
-    let (_dir, root, _outside) = arena();
+    reads_stay_inside(Place::Root);
+}
+
+#[test]
+fn reads_through_a_scope_never_reach_outside_while_a_folder_is_swapped() {
+    reads_stay_inside(Place::Scope);
+}
+
+fn reads_stay_inside(place: Place) {
+    let (_dir, root, area, _outside) = arena(place);
     let env = Env::new();
-    let swapper = Swapper::start(root.join("sub"), root.join("link"));
+    let swapper = Swapper::start(area.join("sub"), area.join("link"));
     let mut answered = 0;
     let mut leaks = Vec::new();
     let calls = [
@@ -88,7 +112,21 @@ fn reads_listings_and_searches_never_reach_outside_while_a_folder_is_swapped() {
     ];
     for i in 0..400 {
         let (tool, args) = calls[i % calls.len()];
-        let (code, out) = env.tool(&root, tool, args);
+        let (code, out) = match place {
+            Place::Root => env.tool(&root, tool, args),
+            Place::Scope => {
+                let args = args.replace("\"sub", "\"@docs/sub");
+                let out = env
+                    .cmd()
+                    .args(["tool", tool, &args, "--root"])
+                    .arg(&root)
+                    .arg("--add-dir")
+                    .arg(format!("{}:rw", area.display()))
+                    .output()
+                    .unwrap();
+                (support::code(&out), support::json_of(&out))
+            }
+        };
         let text = out.to_string();
         if code == 0 {
             answered += 1;
@@ -117,10 +155,26 @@ fn reads_listings_and_searches_never_reach_outside_while_a_folder_is_swapped() {
 
 #[test]
 fn writes_and_removals_never_land_outside_while_a_folder_is_swapped() {
-    let (_dir, root, outside) = arena();
-    let ws = Workspace::open(&root).unwrap();
+    writes_stay_inside(Place::Root);
+}
+
+#[test]
+fn writes_in_a_scope_never_land_outside_while_a_folder_is_swapped() {
+    writes_stay_inside(Place::Scope);
+}
+
+fn writes_stay_inside(place: Place) {
+    let (_dir, root, area, outside) = arena(place);
+    let extra = match place {
+        Place::Root => Vec::new(),
+        Place::Scope => vec![ScopeSpec {
+            path: area.clone(),
+            access: Access::ReadWrite,
+        }],
+    };
+    let ws = Workspace::open_scoped(&root, &extra).unwrap();
     let before: Vec<_> = listing(&outside);
-    let swapper = Swapper::start(root.join("sub"), root.join("link"));
+    let swapper = Swapper::start(area.join("sub"), area.join("link"));
     let mut written = 0;
     let mut attempts = 0;
     // Until 200 writes went through (most attempts fail closed), at most 20,000.
@@ -129,8 +183,8 @@ fn writes_and_removals_never_land_outside_while_a_folder_is_swapped() {
             break;
         }
         attempts += 1;
-        let target = ws.root().join("sub/written.txt");
-        let removed = ws.root().join("sub/secret.txt");
+        let target = area.join("sub/written.txt");
+        let removed = area.join("sub/secret.txt");
         let bytes = format!("write {i}\n");
         let writes: Vec<(&Path, Option<&[u8]>)> = if i % 2 == 0 {
             vec![(target.as_path(), Some(bytes.as_bytes()))]

@@ -677,6 +677,14 @@ fn at_path_completion_from_the_file_list() {
         ["look at @src/main.rs and @docs/guide.md"],
         "by file name"
     );
+    // A scope's file keeps one `@`: `@lib/ut` is `@lib/util.rs`.
+    app.paths.push("@lib/util.rs".into());
+    type_text(&mut app, " @lib/ut");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(
+        app.input.lines(),
+        ["look at @src/main.rs and @docs/guide.md @lib/util.rs"]
+    );
     type_text(&mut app, " x");
     app.on_key(key(KeyCode::Tab));
     assert_eq!(
@@ -1355,4 +1363,63 @@ fn status_bar_hints_follow_rebound_keys() {
         "{status}"
     );
     assert!(!status.contains("Ctrl+S"), "{status}");
+}
+
+#[test]
+fn ctrl_o_waits_for_a_running_job_and_its_dialog_picks_or_types_a_root() {
+    use agent_tui::tui::Load;
+    let (_d, mut app) = app();
+    type_text(&mut app, "fix it");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Op::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    let j = job_id.clone();
+    // A job runs: the dialog does not open, the user is told why.
+    assert!(app.on_key(ctrl('o')).is_empty());
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(
+        matches!(app.transcript.last(), Some(Entry::Notice(n)) if n.contains("job is running"))
+    );
+    app.on_event(&ev(
+        &j,
+        1,
+        EventBody::JobCompleted {
+            answer: "done".into(),
+            usage: Usage::default(),
+            status: JobStatus::Completed,
+            budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
+        },
+    ));
+    app.loads.clear();
+    app.on_key(ctrl('o'));
+    assert!(matches!(app.overlay, Overlay::OpenRoot { .. }));
+    assert_eq!(app.loads, [Load::RecentRoots]);
+    app.loads.clear();
+    app.recent_roots_loaded(vec!["/work/b".into(), "/work/a".into()]);
+    // ↓ picks a recent root; Enter opens it.
+    app.on_key(key(KeyCode::Down));
+    app.on_key(key(KeyCode::Down));
+    assert!(screen(&app, 100, 30).contains("> /work/a"));
+    app.on_key(key(KeyCode::Enter));
+    assert_eq!(app.loads, [Load::OpenRoot("/work/a".into())]);
+    app.loads.clear();
+    // A failure keeps the dialog with the reason; typing edits the path.
+    app.root_open_failed("agent root `/work/a` does not exist".into());
+    assert!(screen(&app, 100, 30).contains("does not exist"));
+    app.on_key(key(KeyCode::Backspace));
+    type_text(&mut app, "c");
+    app.on_key(key(KeyCode::Tab));
+    assert_eq!(app.loads, [Load::RootCompletion("/work/c".into())]);
+    app.loads.clear();
+    app.root_completions_loaded("/work/c", vec!["/work/code/".into(), "/work/cold/".into()]);
+    assert!(
+        screen(&app, 100, 30).contains("> /work/co"),
+        "the shared prefix is filled in"
+    );
+    app.on_key(key(KeyCode::Esc));
+    assert_eq!(app.overlay, Overlay::None);
+    assert!(app.loads.is_empty());
 }

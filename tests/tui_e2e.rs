@@ -609,3 +609,106 @@ fn a_session_picked_at_start_is_restored_and_goes_on() {
     t.keys(&["and then?", "Enter"]);
     t.wait_for("Going on from the first.");
 }
+
+/// Issue 15: scopes in the tree, and Ctrl+O opens another folder as the
+/// agent root in place (recent roots offered, Tab completes the path); the
+/// prompt, tools, tree, status and sessions follow the new root.
+#[test]
+fn ctrl_o_opens_another_root_in_place_and_the_tree_shows_scopes() {
+    let env = Env::new();
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let first = base.join("first-proj");
+    let second = base.join("second-proj");
+    let docs = base.join("docs");
+    for (dir, file) in [(&first, "a.txt"), (&second, "b.txt"), (&docs, "guide.md")] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join(file), "text\n").unwrap();
+    }
+    let server = LlmServer::start(vec![sse(openai::text(&["Hello from the second root."]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui_with(
+        &env,
+        &cfg,
+        &first,
+        "open-root",
+        &format!("--add-dir {}", docs.display()),
+    );
+    let s = tmux.wait_for("@docs read-only");
+    assert!(s.contains("@root") && s.contains("a.txt"), "{s}");
+
+    tmux.keys(&["C-o"]);
+    let s = tmux.wait_for("Open a folder as the agent root");
+    // The root it started in is the first recent one.
+    tmux.wait_for(&format!("  {}", first.display()));
+    assert!(s.contains("Tab: complete"), "{s}");
+    // Tab completes the one folder that starts with `sec`.
+    tmux.keys(&["-l", &format!("{}/sec", base.display())]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for(&format!("> {}/", second.display()));
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("as the agent root: a new session.");
+    assert!(
+        s.contains("b.txt") && !s.contains("a.txt"),
+        "the tree follows: {s}"
+    );
+    assert!(s.contains(&second.display().to_string()), "{s}");
+
+    tmux.keys(&["-l", "hello"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Hello from the second root.");
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains(&format!("The agent root is `{}`", second.display())),
+        "the prompt follows: {system}"
+    );
+
+    // Both roots are recent now, the newest first.
+    tmux.keys(&["C-o"]);
+    tmux.wait_for("Open a folder as the agent root");
+    let s = tmux.wait_for(&format!("  {}", first.display()));
+    let (at_second, at_first) = (
+        s.find(&format!("  {}", second.display())),
+        s.find(&format!("  {}", first.display())),
+    );
+    assert!(
+        matches!((at_second, at_first), (Some(a), Some(b)) if a < b),
+        "{s}"
+    );
+    // Back to the first root (no sessions: straight in), then to the
+    // second again: its session is offered and resumed.
+    tmux.keys(&["Down", "Down", "Enter"]);
+    let s = tmux.wait_for(&format!(
+        "Opened {} as the agent root: a new session.",
+        first.display()
+    ));
+    assert!(s.contains("a.txt") && !s.contains("Hello from"), "{s}");
+    tmux.keys(&["C-o"]);
+    tmux.wait_for(&format!("  {}", first.display()));
+    tmux.keys(&["Down", "Down", "Enter"]);
+    tmux.wait_for("Resume a session");
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("Hello from the second root.");
+    assert!(s.contains("you › hello") && s.contains("b.txt"), "{s}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    // The job was recorded in the second root's sessions, not the first's.
+    let sessions = |root: &Path| {
+        let out = env
+            .cmd()
+            .args(["sessions", "list", "--json", "--root"])
+            .arg(root)
+            .output()
+            .unwrap();
+        support::json_of(&out).as_array().map_or(0, Vec::len)
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sessions(&second) == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(sessions(&second), 1);
+    assert_eq!(sessions(&first), 0);
+}

@@ -338,3 +338,34 @@ fn checkpoints_view() {
     );
     snap("three_way", &app);
 }
+
+#[test]
+fn scopes_in_the_tree_and_the_open_root_dialog() {
+    let dir = tempfile::tempdir().unwrap();
+    let (proj, docs) = (dir.path().join("proj"), dir.path().join("docs"));
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    std::fs::write(proj.join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::write(docs.join("guide.md"), "# Guide\n").unwrap();
+    let ws = agent_tui::workspace::Workspace::open_scoped(
+        &proj,
+        &[agent_tui::workspace::ScopeSpec {
+            path: docs,
+            access: agent_tui::workspace::Access::ReadOnly,
+        }],
+    )
+    .unwrap();
+    let mut app = App::new(
+        "/demo".into(),
+        Tree::open(&ws),
+        Mode::Agent,
+        "openai gpt-4.1".into(),
+        true,
+        12,
+    );
+    snap("scopes_tree", &app);
+    app.on_key(KeyEvent::new(KeyCode::Char('o'), KeyModifiers::CONTROL));
+    app.recent_roots_loaded(vec!["/work/service".into(), "/work/shared-lib".into()]);
+    app.on_key(key(KeyCode::Down));
+    snap("open_root_dialog", &app);
+}

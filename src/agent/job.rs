@@ -331,8 +331,10 @@ impl Job<'_> {
         )
     }
 
-    /// The tools this job's mode offers (commands switched off are not).
+    /// The tools this job's mode offers (commands switched off are not;
+    /// `list_scopes` only when there are folders beside the agent root).
     fn offered_tools(&self) -> Vec<ToolDef> {
+        let scoped = self.ctx.workspace.scopes().len() > 1;
         self.ctx
             .registry
             .specs_for(self.spec.mode)
@@ -341,6 +343,7 @@ impl Job<'_> {
                     || super::approval::policy_of(&self.ctx.config, s.name).0
                         != ApprovalPolicy::Never
             })
+            .filter(|s| scoped || s.name != crate::tools::LIST_SCOPES)
             .map(|s| ToolDef {
                 name: s.name.to_string(),
                 description: s.description.to_string(),

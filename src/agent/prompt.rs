@@ -2,7 +2,7 @@
 //! (bounded, with truncation noted).
 
 use crate::protocol::Mode;
-use crate::workspace::{ReadRange, Workspace, read_text_range};
+use crate::workspace::{Access, ReadRange, Workspace, read_text_range};
 
 const TEMPLATE: &str = include_str!("../../assets/prompts/system.md");
 /// Most bytes of AGENTS.md included in the prompt.
@@ -34,11 +34,36 @@ pub fn system_prompt(workspace: &Workspace, mode: Mode) -> String {
         .replace("{root}", &workspace.root().display().to_string())
         .replace("{mode}", mode.as_str())
         .replace("{mode_rules}", mode_rules(mode));
+    if workspace.scopes().len() > 1 {
+        prompt.push('\n');
+        prompt.push_str(&scopes_section(workspace));
+    }
     if let Some(section) = agents_md(workspace) {
         prompt.push('\n');
         prompt.push_str(&section);
     }
     prompt
+}
+
+/// The folders beside the agent root, each with its prefix and access.
+fn scopes_section(workspace: &Workspace) -> String {
+    let mut section = String::from(
+        "Scopes: besides the agent root (`@root`; plain paths mean it), the tools reach these \
+         folders. Name a file in one as `@<id>/<path>`, e.g. `@docs/README.md`; list_files and \
+         search_project cover them all and list_scopes lists them. Nothing outside a scope can \
+         be reached.\n",
+    );
+    for scope in workspace.scopes() {
+        let access = match scope.access {
+            Access::ReadWrite => "read-write",
+            Access::ReadOnly => "read-only: read and search it, never propose edits to it",
+        };
+        section.push_str(&format!(
+            "- `{scope}`: {} ({access})\n",
+            scope.root.display()
+        ));
+    }
+    section
 }
 
 /// The AGENTS.md section, if the root has a readable one.

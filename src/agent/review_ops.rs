@@ -318,7 +318,9 @@ impl Engine {
             }
         }
         let outcome = format!("ok: {}", checkpoint.checkpoint_id);
-        self.audit(job_id, "apply", &accepted.join(","), Some(true), &outcome);
+        // The files by their scoped paths (`src/x.rs`, `@lib/y.rs`).
+        let target = format!("{} in {}", accepted.join(","), files.join(", "));
+        self.audit(job_id, "apply", &target, Some(true), &outcome);
         self.publish(
             job_id,
             EventBody::ApplyCompleted {
@@ -374,7 +376,8 @@ impl Engine {
                     .map(|f| f.file_path.clone())
                     .collect();
                 let outcome = format!("ok: {}", record.checkpoint_id);
-                self.audit(&job_id, "rollback", &what, Some(true), &outcome);
+                let target = format!("{what} in {}", files.join(", "));
+                self.audit(&job_id, "rollback", &target, Some(true), &outcome);
                 self.publish(
                     &job_id,
                     EventBody::CheckpointCreated {

@@ -112,7 +112,8 @@ pub fn apply_files(
             audited: false,
         };
     };
-    let checkpoint = match store.record(session, job_id, CheckpointKind::Apply, None, &changes) {
+    let checkpoint = match store.record(ws, session, job_id, CheckpointKind::Apply, None, &changes)
+    {
         Ok(cp) => cp,
         Err(e) => {
             return ApplyDone::Refused {

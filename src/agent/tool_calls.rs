@@ -193,11 +193,17 @@ impl Job<'_> {
         let work = tokio::task::spawn_blocking(move || {
             let new = validate_edits(&ctx.workspace, &requests, &existing, &mut next_edit)
                 .map_err(|errors| {
-                    errors
+                    // One code for the call: the errors' own when they agree.
+                    let code = match errors.first() {
+                        Some(first) if errors.iter().all(|e| e.code == first.code) => first.code,
+                        _ => "invalid_edits",
+                    };
+                    let text = errors
                         .iter()
                         .map(ToString::to_string)
                         .collect::<Vec<_>>()
-                        .join("\n")
+                        .join("\n");
+                    (code, text)
                 })?;
             let all: Vec<ProposedEdit> = existing.iter().chain(&new).cloned().collect();
             let bundle = build_bundle(
@@ -208,16 +214,16 @@ impl Job<'_> {
                 previous.as_ref(),
                 &mut next_hunk,
             )
-            .map_err(|e| e.to_string())?;
-            Ok::<_, String>((new, bundle, next_edit, next_hunk))
+            .map_err(|e| ("invalid_edits", e.to_string()))?;
+            Ok::<_, (&str, String)>((new, bundle, next_edit, next_hunk))
         })
         .await;
         let (new, bundle, next_edit, next_hunk) = match work {
             Ok(Ok(done)) => done,
-            Ok(Err(reasons)) => {
+            Ok(Err((code, reasons))) => {
                 self.malformed += 1;
                 return Err(error_value(
-                    "invalid_edits",
+                    code,
                     format!(
                         "nothing from this call was proposed; fix these edits and send them all again:\n{reasons}"
                     ),

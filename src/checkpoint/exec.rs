@@ -196,9 +196,14 @@ impl ExecTracker {
             return Ok(recorded);
         }
         // The record stores the new bytes too: the index may point at them.
-        let checkpoint =
-            self.checkpoints
-                .record(session_id, job_id, CheckpointKind::Exec, None, &files)?;
+        let checkpoint = self.checkpoints.record(
+            &self.ws,
+            session_id,
+            job_id,
+            CheckpointKind::Exec,
+            None,
+            &files,
+        )?;
         self.commit(index, update)?;
         recorded.checkpoint = Some(checkpoint);
         Ok(recorded)

@@ -154,11 +154,11 @@ fn settle(ws: &Workspace, store: &CheckpointStore, cp: &Checkpoint) -> io::Resul
     let mut found = Vec::new();
     for f in &cp.affected_files {
         let resolved = ws
-            .resolve(&f.file_path)
+            .resolve_recorded(&f.file_path, f.scope_root.as_deref())
             .map_err(|e| io::Error::other(e.to_string()))?;
         let beneath = ws.beneath(&resolved.abs);
         let folder = beneath.parent().unwrap_or(std::path::Path::new("."));
-        temp_files_removed += ws.dir().remove_temps(folder)?;
+        temp_files_removed += ws.scope_dir(resolved.scope).remove_temps(folder)?;
         let now = ws.read_opt(&resolved)?;
         let hash = now.as_deref().map(sha256_hex);
         let state = if hash == f.after_snapshot_hash {

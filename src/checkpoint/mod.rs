@@ -49,6 +49,10 @@ pub struct Checkpoint {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AffectedFile {
     pub file_path: String,
+    /// For a file outside the agent root: the folder of its scope, so that
+    /// `@id/…` means the same folder whatever the scope is called later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_root: Option<String>,
     /// The file's bytes before (`null`: it did not exist).
     pub base_snapshot_hash: Option<String>,
     /// The file's bytes after (`null`: it was deleted).
@@ -107,6 +111,7 @@ impl CheckpointStore {
     /// may files be written.
     pub fn record(
         &self,
+        ws: &Workspace,
         session_id: Option<&str>,
         job_id: &str,
         kind: CheckpointKind,
@@ -116,8 +121,8 @@ impl CheckpointStore {
         // Hashing and compressing are independent per file: two threads.
         let (first, second) = files.split_at(files.len() / 2);
         let (a, b) = std::thread::scope(|scope| {
-            let other = scope.spawn(|| affected(second));
-            (affected(first), other.join())
+            let other = scope.spawn(|| affected(ws, second));
+            (affected(ws, first), other.join())
         });
         let (mut affected, mut snapshots) = a;
         let (more, more_snapshots) = b.map_err(|_| io::Error::other("snapshot thread panicked"))?;
@@ -155,7 +160,7 @@ impl CheckpointStore {
 }
 
 /// Describes `files` and encodes the snapshots they need.
-fn affected(files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Encoded>) {
+fn affected(ws: &Workspace, files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Encoded>) {
     let mut affected = Vec::with_capacity(files.len());
     let mut snapshots = Vec::new();
     for f in files {
@@ -180,6 +185,7 @@ fn affected(files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Encoded>) {
         let hunks = f.regions.iter().map(reverse_hunk).collect();
         affected.push(AffectedFile {
             file_path: f.file_path.clone(),
+            scope_root: ws.recorded_root(&f.abs),
             base_snapshot_hash: base,
             after_snapshot_hash: after,
             hunks,

@@ -36,10 +36,15 @@ pub struct ThreeWay {
 
 fn read_current(
     ws: &Workspace,
-    file_path: &str,
+    file: &super::AffectedFile,
+    to_write: bool,
 ) -> Result<(std::path::PathBuf, Option<Vec<u8>>), RollbackError> {
     let resolved = ws
-        .resolve(file_path)
+        .resolve_recorded(&file.file_path, file.scope_root.as_deref())
+        .and_then(|r| match to_write {
+            true => ws.check_writable(&r).map(|()| r),
+            false => Ok(r),
+        })
         .map_err(|e| RollbackError::Path(e.to_string()))?;
     let bytes = ws.read_opt(&resolved)?;
     Ok((resolved.abs, bytes))
@@ -59,7 +64,7 @@ pub fn three_way(
     };
     let mut out = Vec::new();
     for f in &checkpoint.affected_files {
-        let (_, current) = read_current(ws, &f.file_path)?;
+        let (_, current) = read_current(ws, f, false)?;
         let base = text(&f.base_snapshot_hash)?;
         let proposed = match (&f.after_snapshot_hash, f.hunks.is_empty()) {
             (None, _) => None,
@@ -129,7 +134,7 @@ pub fn files_rollback(
         .iter()
         .filter(|f| only.is_empty() || only.contains(&f.file_path))
     {
-        let (abs, current) = read_current(ws, &f.file_path)?;
+        let (abs, current) = read_current(ws, f, true)?;
         let target = match &f.base_snapshot_hash {
             Some(h) => Some(store.snapshot(h)?),
             None => None,
@@ -179,7 +184,7 @@ pub fn scoped_rollback(
         if chosen.is_empty() {
             continue;
         }
-        let (abs, current) = read_current(ws, &f.file_path)?;
+        let (abs, current) = read_current(ws, f, true)?;
         let Some(bytes) = current.clone() else {
             conflicts.push(format!("{} no longer exists", f.file_path));
             continue;
@@ -260,6 +265,7 @@ fn finish(
     changes: Vec<FileChange>,
 ) -> Result<Checkpoint, RollbackError> {
     let record = store.record(
+        ws,
         checkpoint.session_id.as_deref(),
         &checkpoint.job_id,
         CheckpointKind::Rollback,

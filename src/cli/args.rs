@@ -36,7 +36,7 @@ pub struct Cli {
     pub resume: Option<String>,
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// Config file to use (else $AGENT_TUI_CONFIG, else ~/.config/agent-tui/config.toml)
     #[arg(long, global = true, value_name = "FILE")]
@@ -53,6 +53,11 @@ pub struct GlobalArgs {
     /// Routing: remote, local or hybrid_auto (overrides [routing] mode)
     #[arg(long, global = true, value_name = "MODE")]
     pub routing: Option<String>,
+
+    /// Another folder beside the agent root, reached as @<folder name>/...;
+    /// read-only unless DIR:rw (repeatable; adds to [workspace] extra_roots)
+    #[arg(long = "add-dir", global = true, value_name = "DIR[:rw]")]
+    pub add_dir: Vec<String>,
 
     /// Log detail into <state home>/logs/agent-tui.log (-v, -vv, -vvv)
     #[arg(short, long, global = true, action = ArgAction::Count)]

@@ -12,7 +12,7 @@ use crate::config::{Config, RoutingConfig, RoutingMode, SETUP_HINT, ollama_answe
 use crate::llm::{Provider, build_provider};
 use crate::store::{RootStore, StateDirs, Store, StoreError};
 use crate::tools::Registry;
-use crate::workspace::Workspace;
+use crate::workspace::{ScopeSpec, Workspace};
 
 /// Prints `message` as a usage/configuration error.
 pub fn usage(message: impl std::fmt::Display) -> Exit {
@@ -26,8 +26,29 @@ pub fn failed(message: impl std::fmt::Display) -> Exit {
     Exit::Failed
 }
 
-pub fn open_workspace(root: &Path) -> Result<Workspace, Exit> {
-    Workspace::open(root).map_err(usage)
+/// The agent root `root` with its scopes: `[workspace] extra_roots`
+/// (relative to the root) and `--add-dir` (relative to the current folder).
+pub fn open_workspace(
+    global: &GlobalArgs,
+    config: &Config,
+    root: &Path,
+) -> Result<Workspace, Exit> {
+    workspace(global, config, root).map_err(usage)
+}
+
+/// `open_workspace` without printing: the reason it cannot be opened.
+pub fn workspace(global: &GlobalArgs, config: &Config, root: &Path) -> Result<Workspace, String> {
+    let mut specs = Vec::new();
+    for text in &config.workspace.extra_roots {
+        let spec =
+            ScopeSpec::parse(text, root).map_err(|e| format!("[workspace] extra_roots: {e}"))?;
+        specs.push(spec);
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    for text in &global.add_dir {
+        specs.push(ScopeSpec::parse(text, &here).map_err(|e| format!("--add-dir: {e}"))?);
+    }
+    Workspace::open_scoped(root, &specs).map_err(|e| e.to_string())
 }
 
 /// The store of the state home, as `[storage]` says: opened once by each
@@ -173,7 +194,7 @@ pub fn engine_context(
     (state, recovered): (RootStore, Vec<Recovery>),
 ) -> Result<EngineContext, Exit> {
     let config = load_config(global)?.config;
-    let workspace = open_workspace(root)?;
+    let workspace = open_workspace(global, &config, root)?;
     let routed = if with_provider {
         Some(providers(global, &config)?)
     } else {
@@ -205,7 +226,8 @@ pub fn engine_context_for(
     root: &Path,
     session: SessionChoice,
 ) -> Result<EngineContext, Exit> {
-    let state = open_root(&load_config(global)?.config, &open_workspace(root)?)?;
+    let config = load_config(global)?.config;
+    let state = open_root(&config, &open_workspace(global, &config, root)?)?;
     engine_context(global, root, session, false, state)
 }
 

@@ -55,9 +55,19 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
         "commands",
         crate::tools::confine::probe().describe(loaded.config.exec.network),
     );
-    match Workspace::open(&args.root) {
+    match super::context::workspace(global, &loaded.config, &args.root) {
         Ok(ws) => {
             line("agent root", ws.root().display().to_string());
+            for scope in &ws.scopes()[1..] {
+                line(
+                    "scope",
+                    format!(
+                        "{scope} {} ({})",
+                        scope.root.display(),
+                        scope.access.as_str()
+                    ),
+                );
+            }
             // Doctor creates no state: with no store yet, nothing was interrupted.
             if store_exists {
                 healthy &= recovery_line(&loaded.config, &ws);

@@ -11,7 +11,6 @@ use super::output::Printer;
 use super::{Exit, load_config};
 use crate::agent::{self, EngineContext, NO_USER_ANSWER, SessionChoice};
 use crate::protocol::{ApplyFailure, EventBody, JobStatus, Op};
-use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
     match prepare(global, &args) {
@@ -34,7 +33,7 @@ pub fn run(global: &GlobalArgs, args: ExecArgs) -> Exit {
 /// Everything that can be wrong before the job starts: exit 2 with a reason.
 fn prepare(global: &GlobalArgs, args: &ExecArgs) -> Result<(EngineContext, String), Exit> {
     let config = load_config(global)?.config;
-    let workspace = Workspace::open(&args.root).map_err(usage)?;
+    let workspace = super::context::open_workspace(global, &config, &args.root)?;
     let (state, recovered) = open_root(&config, &workspace)?;
     let choice = match (&args.session, args.continue_session) {
         (Some(id), _) => {

@@ -12,8 +12,9 @@ use crate::store::audit::Verification;
 use crate::workspace::Workspace;
 
 fn open(global: &GlobalArgs, root: &std::path::Path) -> Result<(Workspace, RootStore), Exit> {
-    let ws = open_workspace(root)?;
-    let state = open_root_reported(&super::load_config(global)?.config, &ws)?;
+    let config = super::load_config(global)?.config;
+    let ws = open_workspace(global, &config, root)?;
+    let state = open_root_reported(&config, &ws)?;
     Ok((ws, state))
 }
 

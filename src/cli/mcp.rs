@@ -9,7 +9,6 @@ use super::context::runtime;
 use super::load_config;
 use crate::mcp::{McpHub, ServerState};
 use crate::store::StateDirs;
-use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: &McpArgs) -> Exit {
     let McpAction::List { json, root } = &args.action;
@@ -17,12 +16,9 @@ pub fn run(global: &GlobalArgs, args: &McpArgs) -> Exit {
         Ok(c) => c.config,
         Err(exit) => return exit,
     };
-    let workspace = match Workspace::open(root) {
+    let workspace = match super::context::open_workspace(global, &config, root) {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("agent-tui: {e}");
-            return Exit::Usage;
-        }
+        Err(exit) => return exit,
     };
     let runtime = match runtime() {
         Ok(r) => r,

@@ -10,6 +10,7 @@ mod history;
 mod logging;
 mod mcp;
 mod output;
+mod reopen;
 mod review;
 mod store;
 mod tool;
@@ -139,7 +140,7 @@ fn tui(cli: &Cli) -> Exit {
         );
         return Exit::Usage;
     }
-    let workspace = match context::open_workspace(&root) {
+    let workspace = match context::open_workspace(&cli.global, &loaded.config, &root) {
         Ok(w) => w,
         Err(exit) => return exit,
     };
@@ -194,6 +195,10 @@ fn tui(cli: &Cli) -> Exit {
         resumed: resume,
         pick_session,
         keymap,
+        opener: ctx.state.as_ref().map(|s| {
+            let _ = s.store.remember_root(s.path());
+            reopen::CliOpener::shared(&cli.global, &loaded.config, &s.store)
+        }),
     };
     let store = ctx.state.as_ref().map(|s| s.store.clone());
     let exit = match crate::tui::run(ctx, start) {

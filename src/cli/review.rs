@@ -13,15 +13,18 @@ use crate::protocol::{EventBody, Op};
 use crate::review::DiffBundle;
 
 pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
-    let workspace = match open_workspace(&args.root) {
+    let config = match super::load_config(global) {
+        Ok(c) => c.config,
+        Err(exit) => return exit,
+    };
+    let workspace = match open_workspace(global, &config, &args.root) {
         Ok(w) => w,
         Err(exit) => return exit,
     };
-    let root =
-        match super::load_config(global).and_then(|c| open_root_reported(&c.config, &workspace)) {
-            Ok(s) => s,
-            Err(exit) => return exit,
-        };
+    let root = match open_root_reported(&config, &workspace) {
+        Ok(s) => s,
+        Err(exit) => return exit,
+    };
     let id = match &args.session {
         Some(id) => id.clone(),
         None => match root.latest_session() {

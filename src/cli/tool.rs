@@ -7,19 +7,15 @@ use serde_json::Value;
 use super::args::{GlobalArgs, ToolArgs};
 use super::{Exit, load_config};
 use crate::tools::{Registry, ToolContext, ToolError};
-use crate::workspace::Workspace;
 
 pub fn run(global: &GlobalArgs, args: ToolArgs) -> Exit {
     let loaded = match load_config(global) {
         Ok(c) => c,
         Err(exit) => return exit,
     };
-    let workspace = match Workspace::open(&args.root) {
+    let workspace = match super::context::open_workspace(global, &loaded.config, &args.root) {
         Ok(w) => w,
-        Err(e) => {
-            eprintln!("agent-tui: {e}");
-            return Exit::Usage;
-        }
+        Err(exit) => return exit,
     };
     // The tools this root offers: the git tools only inside a work tree.
     let registry = match Registry::for_root(workspace.root(), &loaded.config) {

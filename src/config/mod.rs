@@ -39,6 +39,7 @@ pub struct Config {
     pub limits: Limits,
     pub exec: ExecConfig,
     pub ui: UiConfig,
+    pub workspace: WorkspaceConfig,
     pub git: GitConfig,
     pub approvals: ApprovalsConfig,
     pub sessions: SessionLimits,
@@ -70,6 +71,7 @@ impl Default for Config {
             limits: Limits::default(),
             exec: ExecConfig::default(),
             ui: UiConfig::default(),
+            workspace: WorkspaceConfig::default(),
             git: GitConfig::default(),
             approvals: ApprovalsConfig::default(),
             sessions: SessionLimits::default(),
@@ -333,6 +335,15 @@ impl Default for UiConfig {
             theme: Theme::Dark,
         }
     }
+}
+
+/// `[workspace]`: folders beside the agent root (SPEC 14).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkspaceConfig {
+    /// `DIR`, `DIR:ro` or `DIR:rw`; a relative `DIR` is relative to the
+    /// agent root, `~/` is the home folder. Read-only unless `:rw`.
+    pub extra_roots: Vec<String>,
 }
 
 /// How the conversation is kept inside the model's context window

@@ -116,7 +116,7 @@ fn plan_file(
         file_path: file.file_path.clone(),
         reason,
     };
-    let resolved = match workspace.resolve(&file.file_path) {
+    let resolved = match workspace.resolve_writable(&file.file_path) {
         Ok(r) => r,
         Err(e) => {
             conflicts.push(conflict(e.to_string()));

@@ -30,6 +30,9 @@ pub struct EditError {
     pub index: usize,
     pub summary: String,
     pub reason: String,
+    /// The path's own error code (`read_only_scope`, `outside_root` …), or
+    /// `invalid_edits`.
+    pub code: &'static str,
 }
 
 impl std::fmt::Display for EditError {
@@ -51,7 +54,11 @@ pub fn validate_edits(
     for (i, request) in requests.iter().enumerate() {
         let summary = summary_of(request);
         let earlier: Vec<&ProposedEdit> = existing.iter().chain(accepted.iter()).collect();
-        match check(workspace, request, &earlier) {
+        let checked = workspace
+            .resolve_writable(&request.file_path)
+            .map_err(|e| (e.code(), e.to_string()))
+            .and_then(|at| check(workspace, at, request, &earlier).map_err(|e| (INVALID, e)));
+        match checked {
             Ok((start_line, end_line, expected_hash, file_path)) => {
                 let edit = ProposedEdit {
                     edit_id: format!("e_{}", *next_id + accepted.len() as u32),
@@ -65,10 +72,11 @@ pub fn validate_edits(
                 };
                 accepted.push(edit);
             }
-            Err(reason) => errors.push(EditError {
+            Err((code, reason)) => errors.push(EditError {
                 index: i + 1,
                 summary,
                 reason,
+                code,
             }),
         }
     }
@@ -96,14 +104,22 @@ fn summary_of(r: &EditRequest) -> String {
 
 type Checked = (usize, usize, String, String);
 
+/// The code of an edit refused for anything but its path.
+pub const INVALID: &str = "invalid_edits";
+
 fn check(
     workspace: &Workspace,
+    resolved: crate::workspace::Resolved,
     r: &EditRequest,
     earlier: &[&ProposedEdit],
 ) -> Result<Checked, String> {
-    let resolved = workspace.resolve(&r.file_path).map_err(|e| e.to_string())?;
-    if resolved.rel.is_empty() {
-        return Err("file_path names the agent root, not a file".into());
+    if resolved.inner.is_empty() {
+        let scope = workspace.scope_of(&resolved);
+        return Err(if scope.primary() {
+            "file_path names the agent root, not a file".into()
+        } else {
+            format!("file_path names the folder of the scope `{scope}`, not a file")
+        });
     }
     let path = resolved.rel.clone();
     let same_file: Vec<&&ProposedEdit> = earlier.iter().filter(|e| e.file_path == path).collect();
@@ -136,8 +152,7 @@ fn check(
         return Ok((1, 0, sha256_hex(b""), path));
     }
     if !exists {
-        let root = workspace.resolve("").map_err(|e| e.to_string())?;
-        let near = close_matches(workspace, &root, &path, 3);
+        let near = close_matches(workspace, &path, 3);
         let hint = if near.is_empty() {
             String::new()
         } else {

@@ -13,6 +13,7 @@ mod import;
 mod journal;
 mod maintenance;
 mod paths;
+mod recent;
 mod schema;
 pub mod session;
 mod sessions;

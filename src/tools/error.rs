@@ -21,13 +21,16 @@ pub enum ToolError {
     InvalidArgument { field: String, message: String },
     #[error(transparent)]
     Path(#[from] SandboxError),
-    #[error("`{path}` does not exist{}; use list_files to see what exists",
+    #[error("`{path}` does not exist{}; use list_files to see what exists{}",
         if suggestions.is_empty() { String::new() } else {
             format!(" (did you mean {}?)", suggestions.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", "))
-        })]
+        },
+        if *scoped { ", and list_scopes for the folders beside the agent root (`@name/…`)" } else { "" })]
     NotFound {
         path: String,
         suggestions: Vec<String>,
+        /// Whether there are scopes beside the agent root.
+        scoped: bool,
     },
     #[error("`{path}` is a directory; use list_files with prefix `{path}` to see its files")]
     IsADirectory { path: String },

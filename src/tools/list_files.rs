@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, not_found, parse_args};
-use crate::workspace::{Resolved, list};
+use crate::workspace::{ListOutcome, PathFilter, list};
 
 pub struct ListFiles;
 
@@ -19,7 +19,7 @@ impl Tool for ListFiles {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             "list_files",
-            "List files and directories under the agent root (or under `prefix`), \
+            "List files and directories under the agent root and every other scope (or under `prefix`, e.g. \"src\" or \"@docs\"), \
                 sorted by path, skipping .gitignored files and .git/. Each entry has path, size, \
                 modified (RFC 3339) and kind (file, dir, symlink).",
             json!({
@@ -44,16 +44,20 @@ impl Tool for ListFiles {
         );
         let filter = glob_filter(args.glob.as_deref())?;
         let prefix = args.prefix.unwrap_or_default();
+        if matches!(prefix.as_str(), "" | "." | "./") && ctx.workspace.scopes().len() > 1 {
+            return Ok(every_scope(ctx, filter.as_ref(), limit));
+        }
         let resolved = ctx.workspace.resolve(&prefix)?;
         let (start, name_prefix) = match ctx.workspace.metadata(&resolved) {
-            Ok(_) => (resolved, None),
+            Ok(_) => (resolved.clone(), None),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 // `src/ma` lists what starts with it inside `src/`.
-                let parent = match resolved.rel.rsplit_once('/') {
-                    Some((parent, _)) => parent,
-                    None => "",
+                let scope = ctx.workspace.scope_of(&resolved);
+                let parent = match resolved.inner.rsplit_once('/') {
+                    Some((parent, _)) => scope.spell(parent),
+                    None => scope.spell(""),
                 };
-                let parent = ctx.workspace.resolve(parent)?;
+                let parent = ctx.workspace.resolve(&parent)?;
                 if prefix.ends_with('/')
                     || !ctx.workspace.metadata(&parent).is_ok_and(|m| m.is_dir())
                 {
@@ -70,29 +74,50 @@ impl Tool for ListFiles {
             filter.as_ref(),
             limit,
         );
-        if outcome.entries.is_empty()
-            && let Some(missing) = &name_prefix
-        {
-            return Err(not_found(
-                ctx,
-                &Resolved {
-                    rel: missing.clone(),
-                    abs: start.abs.join(missing),
-                },
-            ));
+        if outcome.entries.is_empty() && name_prefix.is_some() {
+            return Err(not_found(ctx, &resolved));
         }
-        let files: Vec<Value> = outcome
-            .entries
-            .iter()
-            .map(|e| {
-                json!({
-                    "path": e.path,
-                    "size": e.size,
-                    "modified": e.modified.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
-                    "kind": e.kind,
-                })
-            })
-            .collect();
-        Ok(json!({"files": files, "truncated": outcome.truncated}))
+        Ok(listing(&outcome))
     }
+}
+
+/// Every scope's listing, the agent root's first, within one limit.
+fn every_scope(ctx: &ToolContext<'_>, filter: Option<&PathFilter>, limit: usize) -> Value {
+    let mut all = ListOutcome {
+        entries: Vec::new(),
+        truncated: false,
+    };
+    for scope in ctx.workspace.scopes() {
+        let Ok(start) = ctx.workspace.resolve(&scope.spell("")) else {
+            continue;
+        };
+        let left = limit - all.entries.len();
+        if left == 0 {
+            all.truncated = true;
+            break;
+        }
+        let outcome = list(ctx.workspace, &start, None, filter, left);
+        all.entries.extend(outcome.entries);
+        if outcome.truncated {
+            all.truncated = true;
+            break;
+        }
+    }
+    listing(&all)
+}
+
+fn listing(outcome: &ListOutcome) -> Value {
+    let files: Vec<Value> = outcome
+        .entries
+        .iter()
+        .map(|e| {
+            json!({
+                "path": e.path,
+                "size": e.size,
+                "modified": e.modified.map(|t| humantime::format_rfc3339_seconds(t).to_string()),
+                "kind": e.kind,
+            })
+        })
+        .collect();
+    json!({"files": files, "truncated": outcome.truncated})
 }

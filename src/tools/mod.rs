@@ -7,6 +7,7 @@ mod error;
 mod git;
 mod inline_code;
 mod list_files;
+mod list_scopes;
 mod propose_edits;
 mod read_file;
 mod registry;
@@ -18,6 +19,7 @@ pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;
 pub use git::{GIT_ADD, GIT_BRANCH, GIT_COMMIT, GIT_DIFF, GIT_LOG, GIT_PUSH, GIT_STATUS};
 pub use inline_code::inline_code;
+pub use list_scopes::LIST_SCOPES;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
@@ -89,12 +91,9 @@ pub(crate) fn glob_filter(glob: Option<&str>) -> Result<Option<PathFilter>, Tool
 
 /// `not_found` for `missing`, with the closest existing paths as suggestions.
 pub(crate) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError {
-    let suggestions = match ctx.workspace.resolve("") {
-        Ok(root) => close_matches(ctx.workspace, &root, &missing.rel, 3),
-        Err(_) => Vec::new(),
-    };
     ToolError::NotFound {
         path: missing.display().to_string(),
-        suggestions,
+        suggestions: close_matches(ctx.workspace, &missing.rel, 3),
+        scoped: ctx.workspace.scopes().len() > 1,
     }
 }

@@ -59,6 +59,7 @@ impl Registry {
         registry.register(Box::new(super::list_files::ListFiles))?;
         registry.register(Box::new(super::read_file::ReadFile))?;
         registry.register(Box::new(super::search_project::SearchProject))?;
+        registry.register(Box::new(super::list_scopes::ListScopes))?;
         registry.register(Box::new(super::clarify_user::ClarifyUser))?;
         registry.register(Box::new(super::propose_edits::ProposeEdits))?;
         registry.register(Box::new(super::run_command::RunCommand))?;
@@ -252,7 +253,13 @@ mod tests {
         let ask: Vec<_> = registry.specs_for(Mode::Ask).map(|s| s.name).collect();
         assert_eq!(
             ask,
-            ["list_files", "read_file", "search_project", "clarify_user"]
+            [
+                "list_files",
+                "read_file",
+                "search_project",
+                "list_scopes",
+                "clarify_user"
+            ]
         );
         let agent: Vec<_> = registry.specs_for(Mode::Agent).map(|s| s.name).collect();
         assert!(agent.contains(&"probe"));

@@ -61,12 +61,34 @@ impl Tool for SearchProject {
             context_lines: CONTEXT_LINES,
             max_snippet_lines: limits.max_search_snippet_lines,
         };
-        let root = ctx.workspace.resolve("")?;
-        let outcome = search(ctx.workspace, &root, &options).map_err(|e| {
-            ToolError::invalid("query", format!("not a valid regular expression: {e}"))
-        })?;
-        let results: Vec<Value> = outcome
-            .hits
+        // Every scope, the agent root's hits first, within one limit.
+        let mut hits = Vec::new();
+        let mut truncated = false;
+        for scope in ctx.workspace.scopes() {
+            let start = ctx.workspace.resolve(&scope.spell(""))?;
+            let left = options.limit - hits.len();
+            if left == 0 {
+                truncated = true;
+                break;
+            }
+            let outcome = search(
+                ctx.workspace,
+                &start,
+                &SearchOptions {
+                    limit: left,
+                    ..options
+                },
+            )
+            .map_err(|e| {
+                ToolError::invalid("query", format!("not a valid regular expression: {e}"))
+            })?;
+            hits.extend(outcome.hits);
+            if outcome.truncated {
+                truncated = true;
+                break;
+            }
+        }
+        let results: Vec<Value> = hits
             .into_iter()
             .map(|h| {
                 json!({
@@ -77,6 +99,6 @@ impl Tool for SearchProject {
                 })
             })
             .collect();
-        Ok(json!({"results": results, "truncated": outcome.truncated}))
+        Ok(json!({"results": results, "truncated": truncated}))
     }
 }

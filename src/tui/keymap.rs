@@ -43,6 +43,7 @@ pub enum Action {
     PageUp,
     PageDown,
     Help,
+    OpenRoot,
     Quit,
 }
 
@@ -87,6 +88,7 @@ impl Action {
             Action::PageUp => "page_up",
             Action::PageDown => "page_down",
             Action::Help => "help",
+            Action::OpenRoot => "open_root",
             Action::Quit => "quit",
         }
     }
@@ -220,6 +222,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(Context::Global, KeyCode::Char('t'), CTRL, "Ctrl+T", Action::CycleMode, "mode Ask → Plan → Agent"),
     bind(Context::Global, KeyCode::Char('r'), CTRL, "Ctrl+R", Action::OpenReview, "review the pending diff"),
     bind(Context::Global, KeyCode::Char('z'), CTRL, "Ctrl+Z", Action::Rollback, "roll back the latest checkpoint"),
+    bind(Context::Global, KeyCode::Char('o'), CTRL, "Ctrl+O", Action::OpenRoot, "open another folder as the agent root"),
     bind(Context::Global, KeyCode::Esc, NONE, "Esc", Action::Cancel, "cancel the job / close a dialog"),
     bind(Context::Global, KeyCode::F(1), NONE, "F1 / ?", Action::Help, "this help"),
     bind(Context::Global, KeyCode::Char('c'), CTRL, "Ctrl+C ×2", Action::Quit, "quit"),

@@ -9,6 +9,7 @@ mod keymap;
 mod markdown;
 mod overrides;
 mod render;
+mod reopen;
 pub mod terminal;
 mod theme;
 mod tree;
@@ -21,6 +22,7 @@ pub use app::{
 pub use highlight::{StyledLine, highlight, highlight_code};
 pub use overrides::KeyMap;
 pub use render::{draw, focused_message, max_scroll};
+pub use reopen::{Reopened, RootOpener};
 pub use tree::Tree;
 
 use std::time::Duration;
@@ -92,6 +94,8 @@ pub struct TuiStart {
     /// Let the user pick the session first (`--resume` without an id).
     pub pick_session: bool,
     pub keymap: KeyMap,
+    /// Opens another folder as the agent root (`Ctrl+O`).
+    pub opener: Option<std::sync::Arc<dyn RootOpener>>,
 }
 
 /// Builds the app state for `ctx` (tree, restored transcript, review).
@@ -163,6 +167,9 @@ pub fn load_plain(workspace: &Workspace, load: Load) -> Option<Loaded> {
             colours: highlight::highlight_hunks(hunks),
         }),
         Load::Session(_)
+        | Load::RecentRoots
+        | Load::RootCompletion(_)
+        | Load::OpenRoot(_)
         | Load::Checkpoints
         | Load::ThreeWay(_)
         | Load::WholeFile(_)
@@ -228,6 +235,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
         .map_err(|e| format!("cannot start the async runtime: {e}"))?;
     runtime.block_on(async move {
         let pick = start.pick_session;
+        let opener = start.opener.clone();
         let mut app = initial_app(&ctx, start);
         let workspace = ctx.workspace.clone();
         let state = ctx.state.clone();
@@ -249,8 +257,11 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             &mut app,
             &mut engine,
             &mut waiting,
-            workspace,
-            state,
+            Roots {
+                workspace,
+                state,
+                opener,
+            },
         )
         .await;
         terminal::leave();
@@ -334,16 +345,23 @@ fn checkpoint_rows(state: Option<&RootStore>) -> Vec<app::CheckpointRow> {
 /// Files offered for `@path` completion, at most.
 const MAX_COMPLETION_PATHS: usize = 100_000;
 
+/// Every file of every scope (`@docs/…` for those beside the root).
 fn all_files(workspace: &Workspace) -> Vec<String> {
-    let Ok(root) = workspace.resolve("") else {
-        return Vec::new();
-    };
-    crate::workspace::list(workspace, &root, None, None, MAX_COMPLETION_PATHS)
-        .entries
-        .into_iter()
-        .filter(|e| e.kind == crate::workspace::EntryKind::File)
-        .map(|e| e.path)
-        .collect()
+    let mut out = Vec::new();
+    for scope in workspace.scopes() {
+        let Ok(start) = workspace.resolve(&scope.spell("")) else {
+            continue;
+        };
+        let left = MAX_COMPLETION_PATHS.saturating_sub(out.len());
+        out.extend(
+            crate::workspace::list(workspace, &start, None, None, left)
+                .entries
+                .into_iter()
+                .filter(|e| e.kind == crate::workspace::EntryKind::File)
+                .map(|e| e.path),
+        );
+    }
+    out
 }
 
 /// Most lines of a code block that get colours.
@@ -370,13 +388,69 @@ fn load_preview(workspace: &Workspace, path: &str) -> Result<Vec<highlight::Styl
     Ok(highlight::highlight(path, &slice.content, PREVIEW_LINES))
 }
 
+/// The agent root the event loop serves, and how to open another.
+struct Roots {
+    workspace: Workspace,
+    state: Option<RootStore>,
+    opener: Option<std::sync::Arc<dyn RootOpener>>,
+}
+
+/// Every file of `workspace`, walked on the blocking pool, sent to `tx`.
+fn list_paths(workspace: &Workspace, tx: &tokio::sync::mpsc::UnboundedSender<Vec<String>>) {
+    let (workspace, tx) = (workspace.clone(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.send(all_files(&workspace));
+    });
+}
+
+/// Makes `opened` the agent root: the old engine is let go (it finishes
+/// and stops), the app starts afresh on the new root in the same mode.
+/// With earlier sessions there, the picker offers them first.
+fn switch_root(
+    app: &mut App,
+    engine: &mut Option<agent::EngineHandle>,
+    waiting: &mut Option<EngineContext>,
+    roots: &mut Roots,
+    opened: Reopened,
+) -> Result<(), String> {
+    let root = opened.ctx.workspace.root().display().to_string();
+    *engine = None;
+    let start = TuiStart {
+        mode: app.mode,
+        provider_label: opened.provider_label,
+        provider_ok: opened.provider_ok,
+        notice: opened.notice,
+        resumed: None,
+        pick_session: false,
+        keymap: std::mem::take(&mut app.keymap),
+        opener: None,
+    };
+    *app = initial_app(&opened.ctx, start);
+    roots.workspace = opened.ctx.workspace.clone();
+    roots.state = opened.ctx.state.clone();
+    if opened.sessions.is_empty() {
+        app.transcript.push(Entry::Notice(format!(
+            "Opened {root} as the agent root: a new session."
+        )));
+        *engine = Some(agent::spawn(opened.ctx).map_err(|e| e.to_string())?);
+    } else {
+        app.transcript
+            .push(Entry::Notice(format!("Opened {root} as the agent root.")));
+        app.overlay = Overlay::Sessions {
+            rows: opened.sessions,
+            cursor: 0,
+        };
+        *waiting = Some(opened.ctx);
+    }
+    Ok(())
+}
+
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     engine: &mut Option<agent::EngineHandle>,
     waiting: &mut Option<EngineContext>,
-    workspace: Workspace,
-    state: Option<RootStore>,
+    mut roots: Roots,
 ) -> Result<(), String> {
     // Load the syntax definitions once, off the UI task, before they are needed.
     tokio::task::spawn_blocking(|| highlight::highlight("warm.rs", "", 1));
@@ -388,21 +462,29 @@ async fn event_loop(
     let (plain_tx, mut plain) = tokio::sync::mpsc::unbounded_channel();
     let (session_tx, mut sessions) = tokio::sync::mpsc::unbounded_channel();
     let (history_tx, mut history) = tokio::sync::mpsc::unbounded_channel::<History>();
+    let (roots_tx, mut root_msgs) = tokio::sync::mpsc::unbounded_channel();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
-    {
-        let workspace = workspace.clone();
-        tokio::task::spawn_blocking(move || {
-            let _ = paths_tx.send(all_files(&workspace));
-        });
-    }
+    list_paths(&roots.workspace, &paths_tx);
     // When the next frame is due: a key asks for one within KEY_FRAME of
     // the last, anything else (a streaming answer) within FRAME, so bursts
     // coalesce and nothing is drawn while idle.
     let mut frames = FrameClock::new();
     while app.quit != Quit::Now {
+        let (workspace, state) = (roots.workspace.clone(), roots.state.clone());
         for load in std::mem::take(&mut app.loads) {
+            let root_load = match &load {
+                Load::RecentRoots => Some(reopen::RootLoad::Recent),
+                Load::RootCompletion(typed) => Some(reopen::RootLoad::Complete(typed.clone())),
+                Load::OpenRoot(path) => Some(reopen::RootLoad::Open(path.clone())),
+                _ => None,
+            };
+            if let Some(root_load) = root_load {
+                reopen::start(root_load, roots.opener.clone(), roots_tx.clone());
+                continue;
+            }
             match load {
+                Load::RecentRoots | Load::RootCompletion(_) | Load::OpenRoot(_) => {}
                 Load::Session(pick) => {
                     let Some(mut ctx) = waiting.take() else {
                         continue;
@@ -536,6 +618,24 @@ async fn event_loop(
                 frames.want(KEY_FRAME);
             }
             Some(paths) = paths_rx.recv() => app.paths = paths,
+            Some(msg) = root_msgs.recv() => {
+                match msg {
+                    reopen::RootMsg::Recent(recent) => app.recent_roots_loaded(recent),
+                    reopen::RootMsg::Completions(typed, found) => {
+                        app.root_completions_loaded(&typed, found);
+                    }
+                    reopen::RootMsg::Failed(why) => app.root_open_failed(why),
+                    reopen::RootMsg::Opened(opened) => {
+                        if app.job_running() {
+                            app.root_open_failed("a job started meanwhile: let it finish or cancel it first".into());
+                        } else {
+                            switch_root(app, engine, waiting, &mut roots, *opened)?;
+                            list_paths(&roots.workspace, &paths_tx);
+                        }
+                    }
+                }
+                frames.want(KEY_FRAME);
+            }
             Some(loaded) = history.recv() => {
                 match loaded {
                     History::List(rows) => app.checkpoints_loaded(rows),

@@ -2,7 +2,7 @@
 //! that expands directories lazily, honours `.gitignore`, never enters
 //! `.git/`, and keeps a selection. No rendering here.
 
-use crate::workspace::{EntryKind, Workspace, walk_beneath};
+use crate::workspace::{Access, EntryKind, Workspace, walk_beneath};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
@@ -12,11 +12,13 @@ pub enum NodeKind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
-    /// Relative to the root, `/`-separated.
+    /// As tools spell it: relative to the agent root, or `@scope/…`.
     pub rel: String,
     pub name: String,
     pub depth: usize,
     pub kind: NodeKind,
+    /// Shown dimmed after the name (a read-only scope says so).
+    pub note: Option<&'static str>,
 }
 
 #[derive(Debug, Clone)]
@@ -38,6 +40,7 @@ pub fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
                 rel: met.rel,
                 name,
                 depth,
+                note: None,
                 kind: if met.kind == EntryKind::Dir {
                     NodeKind::Dir { expanded: false }
                 } else {
@@ -57,12 +60,32 @@ pub fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
 }
 
 impl Tree {
-    /// The root's top level (one directory read).
+    /// The root's top level (one directory read). With folders added
+    /// beside the root, each scope is a top-level node and the root's is
+    /// open.
     pub fn open(ws: &Workspace) -> Tree {
-        Tree {
-            nodes: children(ws, "", 0),
-            selected: 0,
+        if ws.scopes().len() == 1 {
+            return Tree {
+                nodes: children(ws, "", 0),
+                selected: 0,
+            };
         }
+        let mut nodes = Vec::new();
+        for scope in ws.scopes() {
+            nodes.push(Node {
+                rel: scope.spell(""),
+                name: scope.to_string(),
+                depth: 0,
+                kind: NodeKind::Dir {
+                    expanded: scope.primary(),
+                },
+                note: (scope.access == Access::ReadOnly).then_some("read-only"),
+            });
+            if scope.primary() {
+                nodes.extend(children(ws, "", 1));
+            }
+        }
+        Tree { nodes, selected: 0 }
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -224,5 +247,38 @@ mod tests {
         t.move_by(10);
         assert_eq!(t.selected_index(), 3);
         assert_eq!(t.offset(2), 2);
+    }
+
+    #[test]
+    fn scopes_are_top_level_nodes_and_read_only_ones_say_so() {
+        let dir = fixture();
+        let docs = tempfile::tempdir().unwrap();
+        std::fs::write(docs.path().join("guide.md"), "x").unwrap();
+        let ws = Workspace::open_scoped(
+            dir.path(),
+            &[crate::workspace::ScopeSpec {
+                path: docs.path().to_path_buf(),
+                access: Access::ReadOnly,
+            }],
+        )
+        .unwrap();
+        let mut t = Tree::open(&ws);
+        let docs_id = format!("@{}", ws.scopes()[1].id);
+        assert_eq!(
+            names(&t),
+            [
+                "@root".to_string(),
+                "  .github".into(),
+                "  src".into(),
+                "  .gitignore".into(),
+                "  README.md".into(),
+                docs_id.clone()
+            ]
+        );
+        assert_eq!(t.nodes()[5].note, Some("read-only"));
+        t.move_by(5);
+        toggle(&mut t, &ws);
+        assert_eq!(t.nodes()[6].rel, format!("{docs_id}/guide.md"));
+        assert_eq!(t.nodes()[6].depth, 1);
     }
 }

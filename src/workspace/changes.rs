@@ -126,30 +126,33 @@ pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
 /// folder, by path relative to `root`; the tools' walk rules.
 pub(crate) fn scan_under(root: &Path, dir: &Path) -> (Vec<(String, Stat)>, Vec<String>) {
     let found = Mutex::new((Vec::new(), Vec::new()));
-    walker(dir, true).threads(2).build_parallel().run(|| {
-        let found = &found;
-        Box::new(move |item| {
-            let Ok(entry) = item else {
-                return ignore::WalkState::Continue;
-            };
-            let Some(rel) = entry.path().strip_prefix(root).ok().and_then(Path::to_str) else {
-                return ignore::WalkState::Continue;
-            };
-            if entry.file_type().is_some_and(|t| t.is_dir()) {
-                if let Ok(mut f) = found.lock() {
-                    f.1.push(rel.to_string());
+    walker(dir, true, Vec::new())
+        .threads(2)
+        .build_parallel()
+        .run(|| {
+            let found = &found;
+            Box::new(move |item| {
+                let Ok(entry) = item else {
+                    return ignore::WalkState::Continue;
+                };
+                let Some(rel) = entry.path().strip_prefix(root).ok().and_then(Path::to_str) else {
+                    return ignore::WalkState::Continue;
+                };
+                if entry.file_type().is_some_and(|t| t.is_dir()) {
+                    if let Ok(mut f) = found.lock() {
+                        f.1.push(rel.to_string());
+                    }
+                    return ignore::WalkState::Continue;
                 }
-                return ignore::WalkState::Continue;
-            }
-            let Ok(meta) = entry.metadata() else {
-                return ignore::WalkState::Continue;
-            };
-            if let Ok(mut f) = found.lock() {
-                f.0.push((rel.to_string(), stat_of(&meta)));
-            }
-            ignore::WalkState::Continue
-        })
-    });
+                let Ok(meta) = entry.metadata() else {
+                    return ignore::WalkState::Continue;
+                };
+                if let Ok(mut f) = found.lock() {
+                    f.0.push((rel.to_string(), stat_of(&meta)));
+                }
+                ignore::WalkState::Continue
+            })
+        });
     found.into_inner().unwrap_or_default()
 }
 

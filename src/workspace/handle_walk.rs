@@ -17,12 +17,12 @@ use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 use super::walk::EntryKind;
-use super::{Resolved, Workspace};
+use super::{Resolved, RootDir, Scope, Workspace};
 
 /// One entry the walk met.
 #[derive(Debug, Clone)]
 pub struct Met {
-    /// Relative to the agent root, `/`-separated.
+    /// As tools spell it: relative to the agent root, or `@scope/…`.
     pub rel: String,
     pub kind: EntryKind,
     pub size: u64,
@@ -88,11 +88,11 @@ fn read_in(dir: &Dir, name: &str) -> Option<Vec<u8>> {
     dir.read(name).ok()
 }
 
-/// The rules in force at the root: the folders above it up to the
-/// repository's top (their files are outside the root: read by path), the
-/// root's own, `info/exclude` and the global excludes.
-fn root_rules(ws: &Workspace) -> io::Result<Rules> {
-    let root = ws.root();
+/// The rules in force at a scope's folder: the folders above it up to the
+/// repository's top (their files are outside the scope: read by path), the
+/// folder's own, `info/exclude` and the global excludes.
+fn root_rules(scope: &Scope, dir: &RootDir) -> io::Result<Rules> {
+    let root = scope.root.as_path();
     let mut above: Vec<&Path> = Vec::new();
     let mut top = None;
     for folder in root.ancestors() {
@@ -114,7 +114,7 @@ fn root_rules(ws: &Workspace) -> io::Result<Rules> {
             ))
         })
         .collect();
-    let dir = ws.dir().open_dir(Path::new("."))?;
+    let dir = dir.open_dir(Path::new("."))?;
     layers.push(Arc::new(layer(
         root,
         read_in(&dir, ".ignore"),
@@ -150,8 +150,10 @@ pub fn walk(
     max_depth: usize,
     visit: &mut dyn FnMut(Met) -> bool,
 ) -> io::Result<()> {
+    let scope = ws.scope_of(start);
+    let handle = ws.scope_dir(start.scope);
     let beneath = ws.beneath(&start.abs).to_path_buf();
-    let meta = ws.dir().metadata(&beneath)?;
+    let meta = handle.metadata(&beneath)?;
     if !meta.is_dir() {
         visit(Met {
             rel: start.rel.clone(),
@@ -162,7 +164,7 @@ pub fn walk(
         });
         return Ok(());
     }
-    let mut rules = root_rules(ws)?;
+    let mut rules = root_rules(scope, handle)?;
     // Folders between the root and the start add their rules too.
     let mut folder = PathBuf::new();
     for part in beneath.components() {
@@ -171,27 +173,38 @@ pub fn walk(
             continue;
         }
         folder.push(part);
-        let dir = ws.dir().open_dir(&folder)?;
+        let dir = handle.open_dir(&folder)?;
         rules.layers.push(Arc::new(layer(
-            &ws.root().join(&folder),
+            &scope.root.join(&folder),
             read_in(&dir, ".ignore"),
             read_in(&dir, ".gitignore"),
         )));
     }
-    let dir = ws.dir().open_dir(&beneath)?;
+    let dir = handle.open_dir(&beneath)?;
     let mut walker = Walker {
-        root: ws.root().to_path_buf(),
+        root: scope.root.clone(),
+        prefix: scope.prefix(),
+        // Scopes nested in this one are walked as themselves, not twice.
+        nested: ws
+            .scopes()
+            .iter()
+            .filter(|s| s.root != scope.root && s.root.starts_with(&scope.root))
+            .map(|s| s.root.clone())
+            .collect(),
         include_hidden,
         max_depth,
         visit,
         stopped: false,
     };
-    walker.folder(&dir, &start.rel, &rules, 1);
+    walker.folder(&dir, &start.inner, &rules, 1);
     Ok(())
 }
 
 struct Walker<'v> {
+    /// The scope's folder, and how its paths are spelled (`""`, `@id/`).
     root: PathBuf,
+    prefix: String,
+    nested: Vec<PathBuf>,
     include_hidden: bool,
     max_depth: usize,
     visit: &'v mut dyn FnMut(Met) -> bool,
@@ -231,11 +244,12 @@ impl Walker<'_> {
             } else {
                 format!("{rel}/{text}")
             };
-            if rules.ignored(&self.root.join(&child), kind == EntryKind::Dir) {
+            let abs = self.root.join(&child);
+            if rules.ignored(&abs, kind == EntryKind::Dir) || self.nested.contains(&abs) {
                 continue;
             }
             let keep_going = (self.visit)(Met {
-                rel: child.clone(),
+                rel: format!("{}{child}", self.prefix),
                 kind,
                 size: if kind == EntryKind::File {
                     meta.len()

@@ -16,10 +16,16 @@ pub const MAX_COMPONENT_BYTES: usize = 255;
 /// A path that passed the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
-    /// Normalized path relative to the root, `/`-separated; `""` is the root.
+    /// The path as tools spell it, `/`-separated: relative to the agent
+    /// root (`""` is the root), or `@scope/…` in another scope.
     pub rel: String,
-    /// Where it really lives on disk (symlinks inside the root followed).
+    /// Where it really lives on disk (symlinks inside its scope followed).
     pub abs: PathBuf,
+    /// The scope it belongs to (an index into `Workspace::scopes`; 0 is
+    /// the agent root): the innermost one holding `abs`.
+    pub scope: usize,
+    /// Relative to that scope's folder; `""` is the scope's folder.
+    pub inner: String,
 }
 
 impl Resolved {
@@ -60,13 +66,37 @@ pub enum SandboxError {
     #[error("`{0}` leaves the agent root through `..`; only files inside the root can be used")]
     Escapes(String),
     #[error(
+        "`{input}` leaves the scope `@{scope}` through `..`; only files inside a scope can be used (list_scopes shows them)"
+    )]
+    EscapesScope { input: String, scope: String },
+    #[error(
+        "`{id}` is not a scope; the scopes are {known} (list_scopes shows each with its folder and access)"
+    )]
+    UnknownScope { id: String, known: String },
+    #[error(
+        "`{path}` lives in `{root}`, which is not a scope of this run; start agent-tui with `--add-dir {root}:rw` to reach it"
+    )]
+    ScopeGone { path: String, root: String },
+    #[error(
+        "`{path}` is in the read-only scope `@{scope}` ({root}); nothing there may be written. Propose the change in a writable scope, or ask the user to add the folder with `--add-dir {root}:rw`"
+    )]
+    ReadOnly {
+        path: String,
+        scope: String,
+        root: String,
+    },
+    #[error(
         "`{0}` is inside `.git/`, which tools may not touch; use git_status, git_diff or git_log for repository state"
     )]
     GitInternal(String),
     #[error(
-        "`{link}` is a symbolic link to `{target}`, outside the agent root; only files inside the root can be used"
+        "`{link}` is a symbolic link to `{target}`, outside {within}; only files inside it can be used"
     )]
-    SymlinkOutside { link: String, target: String },
+    SymlinkOutside {
+        link: String,
+        target: String,
+        within: String,
+    },
     #[error(
         "`{link}` is a symbolic link that cannot be followed (its target is missing or it loops); use list_files to see what exists"
     )]
@@ -87,7 +117,10 @@ impl SandboxError {
             | SandboxError::Url(_) => "invalid_path",
             SandboxError::Absolute { .. }
             | SandboxError::Escapes(_)
+            | SandboxError::EscapesScope { .. }
             | SandboxError::SymlinkOutside { .. } => "outside_root",
+            SandboxError::UnknownScope { .. } | SandboxError::ScopeGone { .. } => "unknown_scope",
+            SandboxError::ReadOnly { .. } => "read_only_scope",
             SandboxError::GitInternal(_) => "forbidden_path",
             SandboxError::SymlinkBroken { .. } => "broken_symlink",
             SandboxError::Io { .. } => "io_error",
@@ -95,8 +128,9 @@ impl SandboxError {
     }
 }
 
-/// Resolves `input` against the canonical `root`. `""` and `.` are the root.
-pub fn resolve(root: &Path, input: &str) -> Result<Resolved, SandboxError> {
+/// Resolves `input` against the canonical `root` (a scope's folder): the
+/// normalized relative path and where it lives. `""` and `.` are the root.
+pub(super) fn resolve(root: &Path, input: &str) -> Result<(String, PathBuf), SandboxError> {
     let parts = lexical(root, input)?;
     let mut abs = root.to_path_buf();
     let mut walked: Vec<&str> = Vec::with_capacity(parts.len());
@@ -113,6 +147,7 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, SandboxError> {
                     return Err(SandboxError::SymlinkOutside {
                         link,
                         target: target.display().to_string(),
+                        within: "the agent root".to_string(),
                     });
                 }
                 abs = target;
@@ -142,10 +177,7 @@ pub fn resolve(root: &Path, input: &str) -> Result<Resolved, SandboxError> {
     {
         return Err(SandboxError::GitInternal(parts.join("/")));
     }
-    Ok(Resolved {
-        rel: parts.join("/"),
-        abs,
-    })
+    Ok((parts.join("/"), abs))
 }
 
 fn is_absent(e: &io::Error) -> bool {

@@ -17,6 +17,7 @@ use super::walk::{PathFilter, rel_of, walker};
 /// Longest line kept in a snippet; longer ones (minified code) are cut.
 const MAX_SNIPPET_LINE_CHARS: usize = 400;
 
+#[derive(Clone, Copy)]
 pub struct SearchOptions<'a> {
     pub query: &'a str,
     /// `false`: `query` is a literal string.
@@ -64,7 +65,15 @@ pub fn search(
     let keep = opts.limit.saturating_add(1);
     let best = Best::new(keep);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    walker(&start.abs, false)
+    let scope = ws.scope_of(start);
+    let nested: Vec<std::path::PathBuf> = ws
+        .scopes()
+        .iter()
+        .filter(|s| s.root != scope.root && s.root.starts_with(&scope.root))
+        .map(|s| s.root.clone())
+        .collect();
+    let handle = ws.scope_dir(start.scope);
+    walker(&start.abs, false, nested)
         .threads(threads)
         .build_parallel()
         .run(|| {
@@ -89,7 +98,7 @@ pub fn search(
                 if opts.filter.is_some_and(|f| !f.matches(&rel)) || best.sorts_after_all(&rel) {
                     return WalkState::Continue;
                 }
-                let Ok(file) = ws.dir().open_file(ws.beneath(entry.path())) else {
+                let Ok(file) = handle.open_file(ws.beneath(entry.path())) else {
                     return WalkState::Continue;
                 };
                 if !file.metadata().is_ok_and(|m| m.is_file()) {

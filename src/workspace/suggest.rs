@@ -1,21 +1,21 @@
 //! "Did you mean" for paths that do not exist: the closest existing paths by
 //! file name first, then by whole path.
 
-use super::{Resolved, Workspace};
+use super::Workspace;
 
 /// Files looked at when guessing, at most; keeps a miss cheap on huge trees.
 const MAX_CANDIDATES: usize = 50_000;
 /// Below this similarity a path is not worth suggesting.
 const MIN_SCORE: f64 = 0.6;
 
-/// Up to `max` existing paths under `root` that look like `missing` (the
-/// walk goes through the root's directory handles, like a listing).
-pub fn close_matches(ws: &Workspace, root: &Resolved, missing: &str, max: usize) -> Vec<String> {
+/// Up to `max` existing paths in any scope that look like `missing` (the
+/// walks go through the scopes' directory handles, like a listing).
+pub fn close_matches(ws: &Workspace, missing: &str, max: usize) -> Vec<String> {
     let missing_name = file_name(missing).to_lowercase();
     let missing_lower = missing.to_lowercase();
     let mut scored: Vec<(f64, String)> = Vec::new();
     let mut seen = 0;
-    let _ = super::handle_walk::walk(ws, root, true, usize::MAX, &mut |met| {
+    let mut visit = |met: super::Met| {
         seen += 1;
         let name = file_name(&met.rel).to_lowercase();
         let by_name = if name == missing_name {
@@ -30,7 +30,13 @@ pub fn close_matches(ws: &Workspace, root: &Resolved, missing: &str, max: usize)
             scored.push((score, met.rel));
         }
         seen < MAX_CANDIDATES
-    });
+    };
+    for scope in ws.scopes() {
+        let Ok(start) = ws.resolve(&scope.spell("")) else {
+            continue;
+        };
+        let _ = super::handle_walk::walk(ws, &start, true, usize::MAX, &mut visit);
+    }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
     scored.into_iter().take(max).map(|(_, rel)| rel).collect()
 }
@@ -56,16 +62,12 @@ mod tests {
             fs::write(root.join(f), "x").unwrap();
         }
         let ws = Workspace::open(&root).unwrap();
-        let r = ws.resolve("").unwrap();
         assert_eq!(
-            close_matches(&ws, &r, "scr", 3).first().map(String::as_str),
+            close_matches(&ws, "scr", 3).first().map(String::as_str),
             Some("src")
         );
-        assert_eq!(close_matches(&ws, &r, "src/mian.rs", 3)[0], "src/main.rs");
-        assert_eq!(
-            close_matches(&ws, &r, "config.rs", 3)[0],
-            "src/deep/config.rs"
-        );
-        assert!(close_matches(&ws, &r, "zzzzzz", 3).is_empty());
+        assert_eq!(close_matches(&ws, "src/mian.rs", 3)[0], "src/main.rs");
+        assert_eq!(close_matches(&ws, "config.rs", 3)[0], "src/deep/config.rs");
+        assert!(close_matches(&ws, "zzzzzz", 3).is_empty());
     }
 }

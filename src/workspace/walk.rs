@@ -1,7 +1,7 @@
 //! Listing the agent root: a sorted, `.gitignore`-aware walk that never
 //! follows links and never enters `.git/`, plus the glob filter shared with search.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use globset::{GlobBuilder, GlobMatcher};
@@ -68,14 +68,19 @@ impl PathFilter {
 }
 
 /// A walker over `dir` with the rules every tool shares: `.gitignore` honoured
-/// even outside a git repository, links not followed, `.git/` never entered.
-pub(crate) fn walker(dir: &Path, include_hidden: bool) -> WalkBuilder {
+/// even outside a git repository, links not followed, `.git/` never entered,
+/// nor the folders of `skip` (scopes nested in this one, walked as themselves).
+pub(crate) fn walker(dir: &Path, include_hidden: bool, skip: Vec<PathBuf>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
     builder
         .hidden(!include_hidden)
         .require_git(false)
         .follow_links(false)
-        .filter_entry(|e| !e.file_name().eq_ignore_ascii_case(".git"));
+        .filter_entry(move |e| {
+            let git = e.file_name().eq_ignore_ascii_case(".git");
+            let nested = e.depth() > 0 && skip.iter().any(|s| s == e.path());
+            !git && !nested
+        });
     builder
 }
 

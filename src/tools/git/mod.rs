@@ -20,6 +20,30 @@ pub const GIT_ADD: &str = "git_add";
 pub const GIT_COMMIT: &str = "git_commit";
 pub const GIT_PUSH: &str = "git_push";
 
+/// A tool path as the agent root's repository sees it (relative to the
+/// root); a path in a scope outside the root is not in this repository.
+pub(crate) fn root_relative(ctx: &ToolContext<'_>, path: &str) -> Result<String, ToolError> {
+    let resolved = ctx.workspace.resolve(path)?;
+    if resolved.scope == 0 {
+        return Ok(resolved.rel);
+    }
+    match resolved.abs.strip_prefix(ctx.workspace.root()) {
+        Ok(inside) => Ok(inside
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy())
+            .collect::<Vec<_>>()
+            .join("/")),
+        Err(_) => Err(ToolError::invalid(
+            "path",
+            format!(
+                "`{}` is in the scope `{}`, outside the agent root; the git tools work on the agent root's repository",
+                resolved.rel,
+                ctx.workspace.scope_of(&resolved)
+            ),
+        )),
+    }
+}
+
 /// Adds the git tools when `root` is inside a git work tree (`git_push`
 /// only when `allow_push`).
 pub fn register(registry: &mut Registry, root: &Path, allow_push: bool) -> Result<(), String> {

@@ -249,7 +249,7 @@ impl Tool for Diff {
         let args: DiffArgs = parse_args(args)?;
         Repo::open(ctx.workspace.root())?;
         let path = match &args.path {
-            Some(p) => Some(ctx.workspace.resolve(p)?.rel),
+            Some(p) => Some(super::root_relative(ctx, p)?),
             None => None,
         };
         let mut argv = vec!["diff", "--no-color", "--no-ext-diff", "--no-textconv"];
@@ -309,7 +309,7 @@ impl Tool for Log {
         let limit = bounded(args.limit, 20, 200);
         let mut repo = Repo::open(ctx.workspace.root())?;
         let path = match &args.path {
-            Some(p) => Some(format!("{}{}", repo.prefix, ctx.workspace.resolve(p)?.rel)),
+            Some(p) => Some(format!("{}{}", repo.prefix, super::root_relative(ctx, p)?)),
             None => None,
         };
         repo.repo.object_cache_size_if_unset(8 * 1024 * 1024);

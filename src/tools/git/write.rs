@@ -62,12 +62,8 @@ impl Tool for Add {
         let repo = Repo::open(ctx.workspace.root())?;
         let mut specs = Vec::new();
         for path in &args.paths {
-            let resolved = ctx.workspace.resolve(path)?;
-            let rel = if resolved.rel.is_empty() {
-                ".".to_string()
-            } else {
-                resolved.rel.clone()
-            };
+            let rel = super::root_relative(ctx, path)?;
+            let rel = if rel.is_empty() { ".".to_string() } else { rel };
             // Literal: `*` or `:` in a name is a name, not a pattern.
             specs.push(format!(":(literal){rel}"));
         }

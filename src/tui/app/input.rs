@@ -51,6 +51,16 @@ impl App {
     pub fn paste(&mut self, text: &str) {
         match &mut self.overlay {
             Overlay::Clarify { answer, .. } => answer.push_str(text),
+            Overlay::OpenRoot {
+                input,
+                cursor,
+                status,
+                ..
+            } => {
+                input.push_str(text.trim_end_matches(['\n', '\r']));
+                *cursor = None;
+                *status = super::RootDialog::Editing;
+            }
             Overlay::EditHunk { editor, .. } => {
                 editor.0.insert_str(text);
             }
@@ -78,10 +88,14 @@ impl App {
             return false;
         };
         let partial = &token[1..];
+        // A scope's files are `@docs/…`: `@docs/gu` completes to them.
         let by_path = self
             .paths
             .iter()
-            .filter(|p| p.starts_with(partial))
+            .filter(|p| {
+                p.starts_with(partial)
+                    || p.strip_prefix('@').is_some_and(|s| s.starts_with(partial))
+            })
             .min_by_key(|p| p.len());
         let by_name = || {
             self.paths
@@ -95,7 +109,9 @@ impl App {
         if found == partial {
             return false;
         }
-        for _ in 0..partial.chars().count() {
+        // The token's own `@` goes too when the path brings one.
+        let own_at = usize::from(found.starts_with('@') && !partial.starts_with('@'));
+        for _ in 0..partial.chars().count() + own_at {
             self.input.delete_char();
         }
         self.input.insert_str(&found);

@@ -144,6 +144,10 @@ impl App {
                 Vec::new()
             }
             Action::Send => self.send(),
+            Action::OpenRoot => {
+                self.open_root_dialog();
+                Vec::new()
+            }
             Action::Newline => {
                 self.input.insert_newline();
                 Vec::new()

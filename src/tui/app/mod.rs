@@ -8,10 +8,12 @@ mod events;
 mod input;
 mod keys;
 mod loads;
+mod open_root;
 mod review;
 
 use ratatui_textarea::TextArea;
 
+pub use open_root::{RootDialog, complete_folder};
 pub use review::{HunkCode, ReviewView, WholeFileRow};
 
 use super::highlight::StyledLine;
@@ -104,6 +106,14 @@ pub enum Overlay {
         /// The file's line number of the text's first line.
         first_line: usize,
         editor: Box<Editor>,
+    },
+    /// `Ctrl+O`: another folder to open as the agent root.
+    OpenRoot {
+        input: String,
+        /// Recent roots, or the folders Tab found.
+        choices: Vec<String>,
+        cursor: Option<usize>,
+        status: RootDialog,
     },
     Rollback {
         checkpoint_id: String,
@@ -232,6 +242,12 @@ pub enum Load {
         rel: String,
         depth: usize,
     },
+    /// The roots opened lately (`Ctrl+O`).
+    RecentRoots,
+    /// Folders the typed path can complete to.
+    RootCompletion(String),
+    /// Open this folder as the agent root.
+    OpenRoot(String),
 }
 
 /// One line of the checkpoints list.

@@ -139,6 +139,12 @@ fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 "  ".repeat(n.depth),
                 n.name
             ))];
+            if let Some(note) = n.note {
+                spans.push(Span::styled(
+                    format!(" {note}"),
+                    Style::new().add_modifier(Modifier::DIM),
+                ));
+            }
             if let Some((c, color)) = badge(&n.rel) {
                 spans.push(Span::styled(format!(" {c}"), Style::new().fg(color)));
             }

@@ -7,7 +7,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
-use crate::tui::app::{App, Overlay};
+use crate::tui::app::{App, Overlay, RootDialog};
 
 pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
     match &app.overlay {
@@ -97,6 +97,12 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             error.as_deref(),
             app.pinned.contains(path),
         ),
+        Overlay::OpenRoot {
+            input,
+            choices,
+            cursor,
+            status,
+        } => draw_open_root(frame, area, input, choices, *cursor, status),
         Overlay::Clarify {
             question, answer, ..
         } => {
@@ -433,4 +439,47 @@ pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<
             ),
         rect,
     );
+}
+
+/// `Ctrl+O`: the path being typed, the recent roots or completions, and
+/// where the opening stands.
+fn draw_open_root(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    input: &str,
+    choices: &[String],
+    cursor: Option<usize>,
+    status: &RootDialog,
+) {
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut text = vec![Line::from(vec![
+        Span::styled("> ", Style::new().fg(Color::Cyan)),
+        Span::raw(input),
+    ])];
+    match status {
+        RootDialog::Editing => {}
+        RootDialog::Opening => text.push(Line::from(Span::styled("opening…", dim))),
+        RootDialog::Failed(why) => text.push(Line::from(Span::styled(
+            why.as_str(),
+            Style::new().fg(Color::Red),
+        ))),
+    }
+    text.push(Line::from(""));
+    if choices.is_empty() {
+        text.push(Line::from(Span::styled("no recent roots", dim)));
+    }
+    for (i, choice) in choices.iter().enumerate().take(12) {
+        let line = Line::from(format!("  {choice}"));
+        text.push(if Some(i) == cursor {
+            line.style(Style::new().add_modifier(Modifier::REVERSED))
+        } else {
+            line
+        });
+    }
+    text.push(Line::from(""));
+    text.push(Line::from(Span::styled(
+        "Enter: open · Tab: complete · ↑/↓: recent roots · Esc: cancel",
+        dim,
+    )));
+    dialog(frame, area, "Open a folder as the agent root", text);
 }
