@@ -355,7 +355,7 @@ fn a_live_apply_is_waited_for_never_taken_for_an_interrupted_one() {
         })
         .collect();
     // An apply under way: the root's lock held, its journal entry open.
-    let lock = checkpoints.lock().unwrap();
+    let lock = checkpoints.lock(&ws).unwrap();
     let cp = checkpoints
         .record(&ws, None, "j1", CheckpointKind::Apply, None, &changes)
         .unwrap();

@@ -79,7 +79,7 @@ pub fn apply_files(
     // Held from the checks to the last write: another process's apply or
     // rollback of this root waits, and recovery never mistakes this one
     // for an interrupted one.
-    let _lock = store.map(CheckpointStore::lock).transpose();
+    let _lock = store.map(|s| s.lock(ws)).transpose();
     let plans = match plan_apply(ws, bundle, edits) {
         Ok(plans) => plans,
         Err(e) => {
@@ -146,7 +146,7 @@ pub fn rollback_files(
     let Some(store) = store else {
         return RollbackDone::Missing("no state directory: there are no checkpoints".into());
     };
-    let _lock = store.lock();
+    let _lock = store.lock(ws);
     let target = match store.get(checkpoint_id) {
         Ok(Some(cp)) => cp,
         Ok(None) => {

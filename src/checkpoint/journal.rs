@@ -86,10 +86,11 @@ pub enum RecoveryError {
 }
 
 impl CheckpointStore {
-    /// The root's write lock: held from the checks before an apply or
-    /// rollback to the journal's close, and by recovery.
-    pub fn lock(&self) -> io::Result<RootLock> {
-        Ok(self.root.lock()?)
+    /// The write lock of the root and of its writable scopes: held from
+    /// the checks before an apply or rollback to the journal's close, and
+    /// by recovery.
+    pub fn lock(&self, ws: &Workspace) -> io::Result<RootLock> {
+        Ok(self.root.lock_with(&writable_folders(ws))?)
     }
 
     /// Writes the files of `checkpoint` (recorded, its journal open) and
@@ -117,6 +118,15 @@ impl CheckpointStore {
     }
 }
 
+/// The folders of the writable scopes beside the agent root.
+fn writable_folders(ws: &Workspace) -> Vec<&std::path::Path> {
+    ws.scopes()[1..]
+        .iter()
+        .filter(|s| s.access == crate::workspace::Access::ReadWrite)
+        .map(|s| s.root.as_path())
+        .collect()
+}
+
 /// Settles every interrupted apply or rollback of the root, oldest first,
 /// under the root's lock (an operation another process is running now is
 /// waited for, never mistaken for an interrupted one).
@@ -125,7 +135,7 @@ pub fn recover(ws: &Workspace, store: &CheckpointStore) -> Result<Vec<Recovery>,
     if open.is_empty() {
         return Ok(Vec::new());
     }
-    let _lock = store.root.lock()?;
+    let _lock = store.root.lock_with(&writable_folders(ws))?;
     let mut out = Vec::new();
     for entry in store.root.open_journal()? {
         let Some(checkpoint) = store.root.checkpoint(&entry.checkpoint_id)? else {

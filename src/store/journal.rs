@@ -5,12 +5,12 @@
 //! live operation of another process from looking like one.
 
 use std::fs::File;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use sqlx::Row;
 
-use super::RootStore;
 use super::error::StoreError;
+use super::{RootStore, root_key};
 
 /// An operation whose writes had started and not been seen to end.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,7 +27,7 @@ pub struct JournalEntry {
 /// repaired; released when dropped (or when the process dies).
 #[derive(Debug)]
 pub struct RootLock {
-    _file: Option<File>,
+    _files: Vec<File>,
 }
 
 impl RootStore {
@@ -35,24 +35,40 @@ impl RootStore {
     /// rollback to end. Without a state home on local disk there is nothing
     /// to lock (a no-op lock).
     pub fn lock(&self) -> Result<RootLock, StoreError> {
+        self.lock_with(&[])
+    }
+
+    /// The root's write lock and those of `folders` (writable scopes beside
+    /// it, which another agent root may write too, or be): each folder's
+    /// lock file is its root key's, taken in key order so two processes
+    /// never wait on each other.
+    pub fn lock_with(&self, folders: &[&Path]) -> Result<RootLock, StoreError> {
         let Some(dir) = &self.store.locks else {
-            return Ok(RootLock { _file: None });
+            return Ok(RootLock { _files: Vec::new() });
         };
         let failed = |e: std::io::Error| StoreError::Query {
             store: dir.display().to_string(),
             reason: format!("cannot take the root's write lock: {e}"),
         };
         std::fs::create_dir_all(dir).map_err(failed)?;
-        let path: PathBuf = dir.join(format!("{}.lock", self.key));
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(failed)?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| failed(e.into()))?;
-        Ok(RootLock { _file: Some(file) })
+        let mut keys: Vec<String> = folders.iter().map(|f| root_key(f)).collect();
+        keys.push(self.key.clone());
+        keys.sort();
+        keys.dedup();
+        let mut files = Vec::with_capacity(keys.len());
+        for key in keys {
+            let path: PathBuf = dir.join(format!("{key}.lock"));
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .map_err(failed)?;
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+                .map_err(|e| failed(e.into()))?;
+            files.push(file);
+        }
+        Ok(RootLock { _files: files })
     }
 
     /// The root's open journal entries, oldest first.
@@ -146,4 +162,35 @@ pub(super) async fn insert(
     .execute(&mut *conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Store, Target};
+    use std::path::Path;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_writable_scope_is_locked_with_the_root_so_its_own_root_waits() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open_target(&Target::Sqlite(dir.path().join("s.db"))).unwrap();
+        let (service, lib) = (Path::new("/work/service"), Path::new("/work/lib"));
+        // An apply in `service` that writes `@lib` holds both locks.
+        let held = store.root(service).lock_with(&[lib]).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let other = store.clone();
+        let waiter = std::thread::spawn(move || {
+            // `lib` opened as an agent root of its own.
+            let _lock = other.root(Path::new("/work/lib")).lock().unwrap();
+            tx.send(()).unwrap();
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(300)).is_err(),
+            "the other root's apply waits"
+        );
+        drop(held);
+        rx.recv_timeout(Duration::from_secs(5)).unwrap();
+        waiter.join().unwrap();
+    }
 }
