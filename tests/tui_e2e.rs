@@ -642,6 +642,13 @@ fn ctrl_o_opens_another_root_in_place_and_the_tree_shows_scopes() {
     // The root it started in is the first recent one.
     tmux.wait_for(&format!("  {}", first.display()));
     assert!(s.contains("Tab: complete"), "{s}");
+    // A folder that is not there: the dialog says so and stays.
+    tmux.keys(&["-l", &format!("{}/no-such-folder", base.display())]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("does not exist");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["C-o"]);
+    tmux.wait_for(&format!("  {}", first.display()));
     // Tab completes the one folder that starts with `sec`.
     tmux.keys(&["-l", &format!("{}/sec", base.display())]);
     tmux.keys(&["Tab"]);

@@ -191,7 +191,7 @@ pub fn engine_context(
     root: &Path,
     session: SessionChoice,
     with_provider: bool,
-    (state, recovered): (RootStore, Vec<Recovery>),
+    state: (RootStore, Vec<Recovery>),
 ) -> Result<EngineContext, Exit> {
     let config = load_config(global)?.config;
     let workspace = open_workspace(global, &config, root)?;
@@ -200,14 +200,26 @@ pub fn engine_context(
     } else {
         None
     };
+    assemble(global, config, workspace, session, routed, state).map_err(usage)
+}
+
+/// An engine context from its parts: `[routing]` with `--routing`, the
+/// tools of the root.
+pub fn assemble(
+    global: &GlobalArgs,
+    mut config: Config,
+    workspace: Workspace,
+    session: SessionChoice,
+    routed: Option<Routed>,
+    (state, recovered): (RootStore, Vec<Recovery>),
+) -> Result<EngineContext, String> {
+    config.routing = routing(global, &config)?;
+    let registry = Registry::for_root(workspace.root(), &config)
+        .map_err(|e| format!("internal error: {e}"))?;
     let (provider, fallback) = match routed {
         Some(r) => (Some(r.primary), r.fallback),
         None => (None, None),
     };
-    let mut config = config;
-    config.routing = routing(global, &config).map_err(usage)?;
-    let registry = Registry::for_root(workspace.root(), &config)
-        .map_err(|e| failed(format!("internal error: {e}")))?;
     Ok(EngineContext {
         workspace,
         config,
@@ -218,6 +230,29 @@ pub fn engine_context(
         session,
         recovered,
     })
+}
+
+/// The TUI's providers: none is not fatal (the tree and review still
+/// work); the status bar's label, and why there is none.
+pub struct TuiProviders {
+    pub routed: Option<Routed>,
+    pub label: String,
+    pub notice: Option<String>,
+}
+
+pub fn tui_providers(global: &GlobalArgs, config: &Config) -> TuiProviders {
+    match quiet_providers(global, config) {
+        Ok(routed) => TuiProviders {
+            label: format!("{} {}", routed.primary.name(), routed.primary.model()),
+            routed: Some(routed),
+            notice: None,
+        },
+        Err(why) => TuiProviders {
+            routed: None,
+            label: "no provider".to_string(),
+            notice: Some(why),
+        },
+    }
 }
 
 /// `engine_context` for `root`, opening its store here.

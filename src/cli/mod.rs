@@ -177,21 +177,17 @@ fn tui(cli: &Cli) -> Exit {
             Ok(c) => c,
             Err(exit) => return exit,
         };
-    // No provider is not fatal: the tree and review still work.
-    let (label, ok, notice) = match context::quiet_providers(&cli.global, &loaded.config) {
-        Ok(routed) => {
-            let label = format!("{} {}", routed.primary.name(), routed.primary.model());
-            ctx.provider = Some(routed.primary);
-            ctx.fallback = routed.fallback;
-            (label, true, None)
-        }
-        Err(message) => ("no provider".to_string(), false, Some(message)),
-    };
+    let providers = context::tui_providers(&cli.global, &loaded.config);
+    let ok = providers.routed.is_some();
+    if let Some(routed) = providers.routed {
+        ctx.provider = Some(routed.primary);
+        ctx.fallback = routed.fallback;
+    }
     let start = crate::tui::TuiStart {
         mode: loaded.config.ui.default_mode,
-        provider_label: label,
+        provider_label: providers.label,
         provider_ok: ok,
-        notice,
+        notice: providers.notice,
         resumed: resume,
         pick_session,
         keymap,

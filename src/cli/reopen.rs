@@ -7,10 +7,9 @@ use std::sync::Arc;
 
 use super::args::GlobalArgs;
 use super::context;
-use crate::agent::{EngineContext, SessionChoice, settle_interrupted};
+use crate::agent::{SessionChoice, settle_interrupted};
 use crate::config::Config;
 use crate::store::Store;
-use crate::tools::Registry;
 use crate::tui::{Reopened, RootOpener};
 
 pub struct CliOpener {
@@ -48,36 +47,25 @@ impl RootOpener for CliOpener {
         let workspace = context::workspace(&self.global, &self.config, &expand(path))?;
         let state = self.store.root(workspace.root());
         let recovered = settle_interrupted(&workspace, &state).map_err(|e| e.to_string())?;
-        let mut config = self.config.clone();
-        config.routing = context::routing(&self.global, &config)?;
-        let registry = Registry::for_root(workspace.root(), &config)
-            .map_err(|e| format!("internal error: {e}"))?;
-        let (provider, fallback, label, ok, notice) =
-            match context::quiet_providers(&self.global, &self.config) {
-                Ok(r) => {
-                    let label = format!("{} {}", r.primary.name(), r.primary.model());
-                    (Some(r.primary), r.fallback, label, true, None)
-                }
-                Err(why) => (None, None, "no provider".to_string(), false, Some(why)),
-            };
+        let providers = context::tui_providers(&self.global, &self.config);
+        let ok = providers.routed.is_some();
         // Only a hint for the next time: failing to note it changes nothing.
         let _ = self.store.remember_root(state.path());
         let mut sessions = state.sessions().unwrap_or_default();
         sessions.reverse();
+        let ctx = context::assemble(
+            &self.global,
+            self.config.clone(),
+            workspace,
+            SessionChoice::New,
+            providers.routed,
+            (state, recovered),
+        )?;
         Ok(Reopened {
-            ctx: EngineContext {
-                workspace,
-                config,
-                registry,
-                provider,
-                fallback,
-                state: Some(state),
-                session: SessionChoice::New,
-                recovered,
-            },
-            provider_label: label,
+            ctx,
+            provider_label: providers.label,
             provider_ok: ok,
-            notice,
+            notice: providers.notice,
             sessions,
         })
     }
