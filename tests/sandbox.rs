@@ -8,7 +8,7 @@ mod support;
 use std::os::unix::fs::symlink;
 use std::path::Path;
 
-use agent_tui::workspace::Workspace;
+use agent_tui::workspace::{Access, ScopeSpec, Workspace};
 use support::{Env, write_files};
 
 /// `base/root` is the agent root; `base/outside` holds what must stay unreachable.
@@ -228,6 +228,47 @@ fn hostile_paths_are_refused_and_safe_ones_resolve() {
     );
 }
 
+/// The same corpus through a scope beside the agent root (issue 15): the
+/// fixture's `root/` is added as `@root-2` (its name repeats the agent
+/// root's id), every case spelled `@root-2/<case>`.
+#[test]
+fn hostile_paths_through_a_scope_prefix_are_refused_and_safe_ones_resolve() {
+    let fx = Fixture::new();
+    let agent = fx.base.path().join("agent");
+    std::fs::create_dir_all(&agent).unwrap();
+    let ws = Workspace::open_scoped(
+        &agent,
+        &[ScopeSpec {
+            path: fx.root(),
+            access: Access::ReadWrite,
+        }],
+    )
+    .unwrap();
+    let scope = ws.scopes()[1].clone();
+    assert_eq!(scope.id, "root-2");
+    let mut failures = Vec::new();
+    for (input, want) in &hostile_cases() {
+        let spelled = format!("@root-2/{input}");
+        let got = ws.resolve(&spelled);
+        match (want, &got) {
+            (Inside(rel), Ok(r)) if r.rel == scope.spell(rel) && r.scope == 1 => {
+                assert!(r.abs.starts_with(&scope.root), "{spelled:?}");
+            }
+            (Refused(code), Err(e)) if e.code() == *code => {}
+            _ => failures.push(format!(
+                "{spelled:?}: wanted {}, got {got:?}",
+                describe(want)
+            )),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
 fn describe(w: &Want) -> String {
     match w {
         Inside(rel) => format!("Ok({rel:?})"),
@@ -437,6 +478,32 @@ mod property {
                     "{input:?} reaches {}", real.display()
                 );
                 prop_assert!(!r.rel.starts_with('/') && !r.rel.split('/').any(|c| c == ".."));
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1000))]
+
+        /// Through a scope's prefix: refused, or really inside that scope.
+        #[test]
+        fn resolution_through_a_scope_never_leaves_it(input in hostile_path()) {
+            let root = FIXTURE.with(|f| f.root());
+            let agent = root.parent().unwrap().join("agent");
+            std::fs::create_dir_all(&agent).unwrap();
+            let ws = Workspace::open_scoped(
+                &agent,
+                &[ScopeSpec { path: root.clone(), access: Access::ReadOnly }],
+            )
+            .unwrap();
+            let scope = ws.scopes()[1].root.clone();
+            let spelled = format!("@root-2/{input}");
+            if let Ok(r) = ws.resolve(&spelled) {
+                let real = deepest_existing(&r.abs).canonicalize().unwrap();
+                prop_assert!(real.starts_with(&scope), "{input:?} really is {}", real.display());
+                prop_assert!(r.rel.starts_with("@root-2"), "{input:?} -> {}", r.rel);
+                let writable = ws.resolve_writable(&spelled);
+                prop_assert!(writable.is_err(), "{input:?}: a read-only scope took a write");
             }
         }
     }
