@@ -257,7 +257,7 @@ pub fn run(ctx: EngineContext, start: TuiStart) -> Result<(), String> {
             &mut app,
             &mut engine,
             &mut waiting,
-            Roots {
+            reopen::Roots {
                 workspace,
                 state,
                 opener,
@@ -342,28 +342,6 @@ fn checkpoint_rows(state: Option<&RootStore>) -> Vec<app::CheckpointRow> {
         .collect()
 }
 
-/// Files offered for `@path` completion, at most.
-const MAX_COMPLETION_PATHS: usize = 100_000;
-
-/// Every file of every scope (`@docs/…` for those beside the root).
-fn all_files(workspace: &Workspace) -> Vec<String> {
-    let mut out = Vec::new();
-    for scope in workspace.scopes() {
-        let Ok(start) = workspace.resolve(&scope.spell("")) else {
-            continue;
-        };
-        let left = MAX_COMPLETION_PATHS.saturating_sub(out.len());
-        out.extend(
-            crate::workspace::list(workspace, &start, None, None, left)
-                .entries
-                .into_iter()
-                .filter(|e| e.kind == crate::workspace::EntryKind::File)
-                .map(|e| e.path),
-        );
-    }
-    out
-}
-
 /// Most lines of a code block that get colours.
 const CODE_LINES: usize = 2_000;
 
@@ -388,69 +366,12 @@ fn load_preview(workspace: &Workspace, path: &str) -> Result<Vec<highlight::Styl
     Ok(highlight::highlight(path, &slice.content, PREVIEW_LINES))
 }
 
-/// The agent root the event loop serves, and how to open another.
-struct Roots {
-    workspace: Workspace,
-    state: Option<RootStore>,
-    opener: Option<std::sync::Arc<dyn RootOpener>>,
-}
-
-/// Every file of `workspace`, walked on the blocking pool, sent to `tx`.
-fn list_paths(workspace: &Workspace, tx: &tokio::sync::mpsc::UnboundedSender<Vec<String>>) {
-    let (workspace, tx) = (workspace.clone(), tx.clone());
-    tokio::task::spawn_blocking(move || {
-        let _ = tx.send(all_files(&workspace));
-    });
-}
-
-/// Makes `opened` the agent root: the old engine is let go (it finishes
-/// and stops), the app starts afresh on the new root in the same mode.
-/// With earlier sessions there, the picker offers them first.
-fn switch_root(
-    app: &mut App,
-    engine: &mut Option<agent::EngineHandle>,
-    waiting: &mut Option<EngineContext>,
-    roots: &mut Roots,
-    opened: Reopened,
-) -> Result<(), String> {
-    let root = opened.ctx.workspace.root().display().to_string();
-    *engine = None;
-    let start = TuiStart {
-        mode: app.mode,
-        provider_label: opened.provider_label,
-        provider_ok: opened.provider_ok,
-        notice: opened.notice,
-        resumed: None,
-        pick_session: false,
-        keymap: std::mem::take(&mut app.keymap),
-        opener: None,
-    };
-    *app = initial_app(&opened.ctx, start);
-    roots.workspace = opened.ctx.workspace.clone();
-    roots.state = opened.ctx.state.clone();
-    if opened.sessions.is_empty() {
-        app.transcript.push(Entry::Notice(format!(
-            "Opened {root} as the agent root: a new session."
-        )));
-        *engine = Some(agent::spawn(opened.ctx).map_err(|e| e.to_string())?);
-    } else {
-        app.transcript
-            .push(Entry::Notice(format!("Opened {root} as the agent root.")));
-        app.overlay = Overlay::Sessions {
-            rows: opened.sessions,
-            cursor: 0,
-        };
-        *waiting = Some(opened.ctx);
-    }
-    Ok(())
-}
-
 async fn event_loop(
     terminal: &mut ratatui::DefaultTerminal,
     app: &mut App,
     engine: &mut Option<agent::EngineHandle>,
     waiting: &mut Option<EngineContext>,
-    mut roots: Roots,
+    mut roots: reopen::Roots,
 ) -> Result<(), String> {
     // Load the syntax definitions once, off the UI task, before they are needed.
     tokio::task::spawn_blocking(|| highlight::highlight("warm.rs", "", 1));
@@ -465,7 +386,7 @@ async fn event_loop(
     let (roots_tx, mut root_msgs) = tokio::sync::mpsc::unbounded_channel();
     // The file list for @path completion is walked off the UI task.
     let (paths_tx, mut paths_rx) = tokio::sync::mpsc::unbounded_channel();
-    list_paths(&roots.workspace, &paths_tx);
+    reopen::list_paths(&roots.workspace, &paths_tx);
     // When the next frame is due: a key asks for one within KEY_FRAME of
     // the last, anything else (a streaming answer) within FRAME, so bursts
     // coalesce and nothing is drawn while idle.
@@ -629,8 +550,8 @@ async fn event_loop(
                         if app.job_running() {
                             app.root_open_failed("a job started meanwhile: let it finish or cancel it first".into());
                         } else {
-                            switch_root(app, engine, waiting, &mut roots, *opened)?;
-                            list_paths(&roots.workspace, &paths_tx);
+                            reopen::switch_root(app, engine, waiting, &mut roots, *opened)?;
+                            reopen::list_paths(&roots.workspace, &paths_tx);
                         }
                     }
                 }

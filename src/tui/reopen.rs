@@ -1,12 +1,16 @@
 //! Switching the agent root in place (`Ctrl+O`): the command line supplies
 //! a `RootOpener` (opening a root means its config, store and provider);
 //! the event loop asks it off the UI task, then swaps engine and app.
+//! Also the root's file list for `@path` completion, walked off the UI task.
 
 use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::agent::EngineContext;
+use super::{App, Entry, Overlay, TuiStart, initial_app};
+use crate::agent::{self, EngineContext};
+use crate::store::RootStore;
+use crate::workspace::Workspace;
 
 /// Opens folders as the agent root for the TUI.
 pub trait RootOpener: Send + Sync {
@@ -64,4 +68,93 @@ pub fn start(load: RootLoad, opener: Option<Arc<dyn RootOpener>>, tx: UnboundedS
         };
         let _ = tx.send(msg);
     });
+}
+
+/// The agent root the event loop serves, and how to open another.
+pub struct Roots {
+    pub workspace: Workspace,
+    pub state: Option<RootStore>,
+    pub opener: Option<Arc<dyn RootOpener>>,
+}
+
+/// Every file of `workspace`, walked on the blocking pool, sent to `tx`.
+pub fn list_paths(workspace: &Workspace, tx: &tokio::sync::mpsc::UnboundedSender<Vec<String>>) {
+    let (workspace, tx) = (workspace.clone(), tx.clone());
+    tokio::task::spawn_blocking(move || {
+        let _ = tx.send(all_files(&workspace));
+    });
+}
+
+/// Makes `opened` the agent root: the old engine is let go (it finishes
+/// and stops), the app starts afresh on the new root in the same mode.
+/// With earlier sessions there, the picker offers them first.
+pub fn switch_root(
+    app: &mut App,
+    engine: &mut Option<agent::EngineHandle>,
+    waiting: &mut Option<EngineContext>,
+    roots: &mut Roots,
+    opened: Reopened,
+) -> Result<(), String> {
+    let root = opened.ctx.workspace.root().display().to_string();
+    // A review left open stays pending in the folder it belongs to.
+    let left = app.review.as_ref().map(|_| {
+        format!(
+            "The review pending in {} stays there (agent-tui --continue in that folder).",
+            app.root
+        )
+    });
+    *engine = None;
+    let start = TuiStart {
+        mode: app.mode,
+        provider_label: opened.provider_label,
+        provider_ok: opened.provider_ok,
+        notice: opened.notice,
+        resumed: None,
+        pick_session: false,
+        keymap: std::mem::take(&mut app.keymap),
+        opener: None,
+    };
+    *app = initial_app(&opened.ctx, start);
+    if let Some(left) = left {
+        app.transcript.push(Entry::Notice(left));
+    }
+    roots.workspace = opened.ctx.workspace.clone();
+    roots.state = opened.ctx.state.clone();
+    if opened.sessions.is_empty() {
+        app.transcript.push(Entry::Notice(format!(
+            "Opened {root} as the agent root: a new session."
+        )));
+        *engine = Some(agent::spawn(opened.ctx).map_err(|e| e.to_string())?);
+    } else {
+        app.transcript
+            .push(Entry::Notice(format!("Opened {root} as the agent root.")));
+        app.overlay = Overlay::Sessions {
+            rows: opened.sessions,
+            cursor: 0,
+        };
+        *waiting = Some(opened.ctx);
+    }
+    Ok(())
+}
+
+/// Files offered for `@path` completion, at most.
+const MAX_COMPLETION_PATHS: usize = 100_000;
+
+/// Every file of every scope (`@docs/…` for those beside the root).
+fn all_files(workspace: &Workspace) -> Vec<String> {
+    let mut out = Vec::new();
+    for scope in workspace.scopes() {
+        let Ok(start) = workspace.resolve(&scope.spell("")) else {
+            continue;
+        };
+        let left = MAX_COMPLETION_PATHS.saturating_sub(out.len());
+        out.extend(
+            crate::workspace::list(workspace, &start, None, None, left)
+                .entries
+                .into_iter()
+                .filter(|e| e.kind == crate::workspace::EntryKind::File)
+                .map(|e| e.path),
+        );
+    }
+    out
 }

@@ -465,9 +465,6 @@ fn draw_open_root(
         ))),
     }
     text.push(Line::from(""));
-    if choices.is_empty() {
-        text.push(Line::from(Span::styled("no recent roots", dim)));
-    }
     for (i, choice) in choices.iter().enumerate().take(12) {
         let line = Line::from(format!("  {choice}"));
         text.push(if Some(i) == cursor {
