@@ -376,3 +376,96 @@ fn a_live_apply_is_waited_for_never_taken_for_an_interrupted_one() {
     assert_eq!(contents(dir.path()), texts(&NEW));
     assert!(checkpoints.get(&cp.checkpoint_id).unwrap().is_some());
 }
+
+/// Issue 15: a bundle across the agent root and a `:rw` scope is one
+/// apply. Killed after the root's files and before the scope's, the next
+/// start (with the scope) puts the root's back; without the scope it
+/// refuses to go on and names the folder it needs.
+#[test]
+fn a_kill_between_the_root_and_a_scope_is_undone_across_both() {
+    if !support::strace::available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (root, lib) = (base.join("proj"), base.join("lib"));
+    write_files(&root, &OLD[..2]);
+    write_files(&lib, &[("c.txt", "five\nsix\n")]);
+    let add = format!("{}:rw", lib.display());
+    let edits = json!([
+        {"file_path": "a.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "TWO\n"},
+        {"file_path": "b.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "FOUR\n"},
+        {"file_path": "@lib/c.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "SIX\n"}
+    ]);
+    let llm = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &json!({ "edits": edits }).to_string(),
+        )])),
+        sse(openai::text(&["proposed"])),
+    ]);
+    let cfg = config_with(&env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
+    let out = env
+        .cmd()
+        .args([
+            "--config",
+            cfg.to_str().unwrap(),
+            "exec",
+            "edit",
+            "--add-dir",
+            &add,
+            "--root",
+        ])
+        .arg(&root)
+        .env("TEST_LLM_KEY", support::jobs::KEY)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // The root's batch is written first (two renames); killed at the scope's.
+    let out = injected(
+        &env,
+        "signal=SIGKILL:when=3",
+        &["review", "--accept-all", "--apply", "--add-dir", &add],
+        &root,
+    );
+    assert_ne!(code(&out), 0);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap();
+    assert_eq!(read(&root.join("a.txt")), "one\nTWO\n");
+    assert_eq!(read(&lib.join("c.txt")), "five\nsix\n");
+
+    // Without the scope the start cannot settle it: it says what it needs.
+    let out = env
+        .cmd()
+        .args(["checkpoints", "--json", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_ne!(code(&out), 0);
+    let err = stderr(&out);
+    assert!(
+        err.contains(&lib.display().to_string()) && err.contains("--add-dir"),
+        "{err}"
+    );
+    assert_eq!(read(&root.join("a.txt")), "one\nTWO\n", "nothing guessed");
+
+    // With it, the apply is undone in both folders.
+    let out = env
+        .cmd()
+        .args(["checkpoints", "--json", "--add-dir", &add, "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("was undone"), "{}", stderr(&out));
+    assert_eq!(read(&root.join("a.txt")), "one\ntwo\n");
+    assert_eq!(read(&root.join("b.txt")), "three\nfour\n");
+    assert_eq!(read(&lib.join("c.txt")), "five\nsix\n");
+    assert!(
+        support::walk(&lib)
+            .iter()
+            .all(|p| !p.to_string_lossy().contains(".agent-tui-")),
+        "temp files left in the scope"
+    );
+}

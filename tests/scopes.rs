@@ -390,6 +390,19 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
         "--add-dir".to_string(),
         format!("{}:rw", a.base.join("lib").display()),
     ];
+    // First only the scope's hunk (a scoped rollback), then the rest.
+    let lib_hunk = bundle["files"][0]["hunks"][0]["hunk_id"].as_str().unwrap();
+    let (c, _, err) = cli(&["rollback", id, "--hunks", lib_hunk], &renamed);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(&lib).unwrap(),
+        "pub fn one() -> u32 {\n    1\n}\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
+        "fn main() { lib(); }\n",
+        "the root's hunk stays"
+    );
     let (c, _, err) = cli(&["rollback", id], &renamed);
     assert_eq!(c, 0, "{err}");
     assert_eq!(
