@@ -47,6 +47,12 @@ fn proposed(env: &Env) -> (tempfile::TempDir, std::path::PathBuf) {
                    "new_text": text.lines().nth(1).unwrap().to_string() + "\n"})
         })
         .collect();
+    propose_in(env, &root, &Value::Array(edits), &[]);
+    (dir, root)
+}
+
+/// A job in `root` (with `extra` arguments) whose model proposes `edits`.
+fn propose_in(env: &Env, root: &Path, edits: &Value, extra: &[&str]) {
     let llm = LlmServer::start(vec![
         sse(openai::tool_calls(&[(
             "c1",
@@ -59,12 +65,12 @@ fn proposed(env: &Env) -> (tempfile::TempDir, std::path::PathBuf) {
     let out = env
         .cmd()
         .args(["--config", cfg.to_str().unwrap(), "exec", "edit", "--root"])
-        .arg(&root)
+        .arg(root)
+        .args(extra)
         .env("TEST_LLM_KEY", support::jobs::KEY)
         .output()
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
-    (dir, root)
 }
 
 fn contents(root: &Path) -> Vec<String> {
@@ -265,14 +271,22 @@ fn a_kill_mid_rollback_is_undone_and_the_apply_stands() {
     assert_eq!(contents(&root), texts(&OLD));
 }
 
-#[test]
-fn an_operation_that_wrote_every_file_before_dying_stands() {
-    use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange, Settled, recover};
+/// The library's side of an apply of OLD -> NEW: a project, a store, and
+/// the changes (no binary, no strace).
+struct Library {
+    dir: tempfile::TempDir,
+    ws: agent_tui::workspace::Workspace,
+    _state: tempfile::TempDir,
+    checkpoints: agent_tui::checkpoint::CheckpointStore,
+    changes: Vec<agent_tui::checkpoint::FileChange>,
+}
+
+fn library() -> Library {
+    use agent_tui::checkpoint::{CheckpointStore, FileChange};
     use agent_tui::store::{Store, Target};
-    use agent_tui::workspace::Workspace;
     let dir = tempfile::tempdir().unwrap();
     write_files(dir.path(), &OLD);
-    let ws = Workspace::open(dir.path()).unwrap();
+    let ws = agent_tui::workspace::Workspace::open(dir.path()).unwrap();
     let state = tempfile::tempdir().unwrap();
     let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
     let checkpoints = CheckpointStore::new(&store.root(ws.root()));
@@ -287,6 +301,25 @@ fn an_operation_that_wrote_every_file_before_dying_stands() {
             regions: Vec::new(),
         })
         .collect();
+    Library {
+        dir,
+        ws,
+        _state: state,
+        checkpoints,
+        changes,
+    }
+}
+
+#[test]
+fn an_operation_that_wrote_every_file_before_dying_stands() {
+    use agent_tui::checkpoint::{CheckpointKind, FileChange, Settled, recover};
+    let Library {
+        dir,
+        ws,
+        _state,
+        checkpoints,
+        changes,
+    } = library();
     let cp = checkpoints
         .record(&ws, None, "j1", CheckpointKind::Apply, None, &changes)
         .unwrap();
@@ -334,26 +367,14 @@ fn an_operation_that_wrote_every_file_before_dying_stands() {
 
 #[test]
 fn a_live_apply_is_waited_for_never_taken_for_an_interrupted_one() {
-    use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange, recover};
-    use agent_tui::store::{Store, Target};
-    use agent_tui::workspace::Workspace;
-    let dir = tempfile::tempdir().unwrap();
-    write_files(dir.path(), &OLD);
-    let ws = Workspace::open(dir.path()).unwrap();
-    let state = tempfile::tempdir().unwrap();
-    let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
-    let checkpoints = CheckpointStore::new(&store.root(ws.root()));
-    let changes: Vec<FileChange> = OLD
-        .iter()
-        .zip(NEW)
-        .map(|((path, old), (_, new))| FileChange {
-            file_path: path.to_string(),
-            abs: ws.root().join(path),
-            before: Some(old.as_bytes().to_vec()),
-            after: Some(new.as_bytes().to_vec()),
-            regions: Vec::new(),
-        })
-        .collect();
+    use agent_tui::checkpoint::{CheckpointKind, recover};
+    let Library {
+        dir,
+        ws,
+        _state,
+        checkpoints,
+        changes,
+    } = library();
     // An apply under way: the root's lock held, its journal entry open.
     let lock = checkpoints.lock(&ws).unwrap();
     let cp = checkpoints
@@ -398,31 +419,7 @@ fn a_kill_between_the_root_and_a_scope_is_undone_across_both() {
         {"file_path": "b.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "FOUR\n"},
         {"file_path": "@lib/c.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "SIX\n"}
     ]);
-    let llm = LlmServer::start(vec![
-        sse(openai::tool_calls(&[(
-            "c1",
-            "propose_edits",
-            &json!({ "edits": edits }).to_string(),
-        )])),
-        sse(openai::text(&["proposed"])),
-    ]);
-    let cfg = config_with(&env, "openai", &llm.url(), "", support::jobs::NO_RETRY);
-    let out = env
-        .cmd()
-        .args([
-            "--config",
-            cfg.to_str().unwrap(),
-            "exec",
-            "edit",
-            "--add-dir",
-            &add,
-            "--root",
-        ])
-        .arg(&root)
-        .env("TEST_LLM_KEY", support::jobs::KEY)
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    propose_in(&env, &root, &edits, &["--add-dir", &add]);
     // The root's batch is written first (two renames); killed at the scope's.
     let out = injected(
         &env,

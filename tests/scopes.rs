@@ -342,10 +342,12 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
     let (c, _, err) = cli(&["review", "--accept-all", "--apply"], &dirs);
     assert_eq!(c, 0, "{err}");
     let lib = a.base.join("lib/lib.rs");
-    assert_eq!(
-        std::fs::read_to_string(&lib).unwrap(),
-        "pub fn one() -> u32 {\n    2\n}\n"
+    let (one, two) = (
+        "pub fn one() -> u32 {\n    1\n}\n",
+        "pub fn one() -> u32 {\n    2\n}\n",
     );
+    let lib_text = || std::fs::read_to_string(&lib).unwrap();
+    assert_eq!(lib_text(), two);
     // The checkpoint names the file by scope and keeps the scope's folder.
     let (_, list, _) = cli(&["checkpoints", "list", "--json"], &[]);
     let list: Value = serde_json::from_str(&list).unwrap();
@@ -376,11 +378,7 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
         err.contains("not a scope of this run") && err.contains("--add-dir"),
         "{err}"
     );
-    assert_eq!(
-        std::fs::read_to_string(&lib).unwrap(),
-        "pub fn one() -> u32 {\n    2\n}\n",
-        "a refused rollback changes nothing"
-    );
+    assert_eq!(lib_text(), two, "a refused rollback changes nothing");
     // With the folder under another id (another `lib` comes first), the
     // rollback still finds it by its folder.
     write_files(&a.base, &[("vendor/lib/x.rs", "x\n")]);
@@ -394,10 +392,7 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
     let lib_hunk = bundle["files"][0]["hunks"][0]["hunk_id"].as_str().unwrap();
     let (c, _, err) = cli(&["rollback", id, "--hunks", lib_hunk], &renamed);
     assert_eq!(c, 0, "{err}");
-    assert_eq!(
-        std::fs::read_to_string(&lib).unwrap(),
-        "pub fn one() -> u32 {\n    1\n}\n"
-    );
+    assert_eq!(lib_text(), one);
     assert_eq!(
         std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
         "fn main() { lib(); }\n",
@@ -405,10 +400,7 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
     );
     let (c, _, err) = cli(&["rollback", id], &renamed);
     assert_eq!(c, 0, "{err}");
-    assert_eq!(
-        std::fs::read_to_string(&lib).unwrap(),
-        "pub fn one() -> u32 {\n    1\n}\n"
-    );
+    assert_eq!(lib_text(), one);
     assert_eq!(
         std::fs::read_to_string(root.join("src/main.rs")).unwrap(),
         "fn main() {}\n"

@@ -284,11 +284,6 @@ impl Workspace {
         self.locate(abs).1
     }
 
-    /// The agent root's directory handle.
-    pub fn dir(&self) -> &RootDir {
-        &self.scopes[0].dir
-    }
-
     /// The directory handle of a scope.
     pub fn scope_dir(&self, index: usize) -> &RootDir {
         &self.scopes.get(index).unwrap_or(&self.scopes[0]).dir
