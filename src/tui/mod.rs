@@ -394,18 +394,10 @@ async fn event_loop(
     while app.quit != Quit::Now {
         let (workspace, state) = (roots.workspace.clone(), roots.state.clone());
         for load in std::mem::take(&mut app.loads) {
-            let root_load = match &load {
-                Load::RecentRoots => Some(reopen::RootLoad::Recent),
-                Load::RootCompletion(typed) => Some(reopen::RootLoad::Complete(typed.clone())),
-                Load::OpenRoot(path) => Some(reopen::RootLoad::Open(path.clone())),
-                _ => None,
-            };
-            if let Some(root_load) = root_load {
-                reopen::start(root_load, roots.opener.clone(), roots_tx.clone());
-                continue;
-            }
             match load {
-                Load::RecentRoots | Load::RootCompletion(_) | Load::OpenRoot(_) => {}
+                load @ (Load::RecentRoots | Load::RootCompletion(_) | Load::OpenRoot(_)) => {
+                    reopen::start(load, roots.opener.clone(), roots_tx.clone());
+                }
                 Load::Session(pick) => {
                     let Some(mut ctx) = waiting.take() else {
                         continue;

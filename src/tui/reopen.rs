@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{App, Entry, Overlay, TuiStart, initial_app};
+use super::{App, Entry, Load, Overlay, TuiStart, initial_app};
 use crate::agent::{self, EngineContext};
 use crate::store::RootStore;
 use crate::workspace::Workspace;
@@ -41,30 +41,26 @@ pub enum RootMsg {
     Failed(String),
 }
 
-/// The root loads of the app, started on the blocking pool.
-pub enum RootLoad {
-    Recent,
-    Complete(String),
-    Open(String),
-}
-
-/// Runs `load` on the blocking pool; its outcome comes back on `tx`.
-pub fn start(load: RootLoad, opener: Option<Arc<dyn RootOpener>>, tx: UnboundedSender<RootMsg>) {
+/// Runs a root load of the app (recent roots, folder completion, opening
+/// a folder) on the blocking pool; its outcome comes back on `tx`.
+pub fn start(load: Load, opener: Option<Arc<dyn RootOpener>>, tx: UnboundedSender<RootMsg>) {
     tokio::task::spawn_blocking(move || {
         let msg = match (load, opener) {
-            (RootLoad::Recent, Some(o)) => RootMsg::Recent(o.recent()),
-            (RootLoad::Recent, None) => RootMsg::Recent(Vec::new()),
-            (RootLoad::Complete(typed), _) => {
+            (Load::RecentRoots, Some(o)) => RootMsg::Recent(o.recent()),
+            (Load::RecentRoots, None) => RootMsg::Recent(Vec::new()),
+            (Load::RootCompletion(typed), _) => {
                 let found = super::app::complete_folder(&typed);
                 RootMsg::Completions(typed, found)
             }
-            (RootLoad::Open(path), Some(o)) => match o.open(&path) {
+            (Load::OpenRoot(path), Some(o)) => match o.open(&path) {
                 Ok(r) => RootMsg::Opened(Box::new(r)),
                 Err(e) => RootMsg::Failed(e),
             },
-            (RootLoad::Open(_), None) => {
+            (Load::OpenRoot(_), None) => {
                 RootMsg::Failed("another folder cannot be opened here".into())
             }
+            // Not a root load: nothing to do here.
+            _ => return,
         };
         let _ = tx.send(msg);
     });

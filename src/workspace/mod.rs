@@ -17,7 +17,7 @@ pub use files::{FileWrite, RootDir, TEMP_PREFIX};
 pub use handle_walk::{Met, walk as walk_beneath};
 pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
-pub use scope::{Access, PRIMARY as PRIMARY_SCOPE, Scope, ScopeError, ScopeSpec};
+pub use scope::{Access, Scope, ScopeError, ScopeSpec};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
@@ -106,17 +106,6 @@ impl Workspace {
     /// The scope a resolved path belongs to.
     pub fn scope_of(&self, at: &Resolved) -> &Scope {
         self.scopes.get(at.scope).unwrap_or(&self.scopes[0])
-    }
-
-    /// The extra roots as specs, to open the same scopes again elsewhere.
-    pub fn extra_specs(&self) -> Vec<ScopeSpec> {
-        self.scopes[1..]
-            .iter()
-            .map(|s| ScopeSpec {
-                path: s.root.clone(),
-                access: s.access,
-            })
-            .collect()
     }
 
     /// Resolves a tool path: relative to the agent root, or `@scope/…`.
