@@ -202,6 +202,12 @@ fn bad_added_folders_are_usage_errors() {
     let (c, err) = run(&["--add-dir", ":rw"]);
     assert_eq!(c, 2);
     assert!(err.contains("names no folder"), "{err}");
+    // Git internals stay off limits, even added by hand.
+    std::fs::create_dir_all(a.root().join(".git/hooks")).unwrap();
+    let git = a.root().join(".git/hooks").display().to_string();
+    let (c, err) = run(&["--add-dir", &git]);
+    assert_eq!(c, 2);
+    assert!(err.contains("inside `.git/`"), "{err}");
 }
 
 #[test]

@@ -68,6 +68,10 @@ pub enum ScopeError {
     Missing(PathBuf),
     #[error("added folder `{0}` is not a directory")]
     NotADirectory(PathBuf),
+    #[error(
+        "added folder `{0}` is inside `.git/`, which tools may not touch; the git tools read the repository"
+    )]
+    GitInternal(PathBuf),
     #[error("cannot open added folder `{path}`: {source}")]
     Io {
         path: PathBuf,
@@ -151,6 +155,12 @@ pub(super) fn open_extras(primary: &Path, specs: &[ScopeSpec]) -> Result<Vec<Sco
         })?;
         if !canonical.is_dir() {
             return Err(ScopeError::NotADirectory(spec.path.clone()));
+        }
+        if canonical
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+        {
+            return Err(ScopeError::GitInternal(spec.path.clone()));
         }
         if canonical == primary {
             continue;
