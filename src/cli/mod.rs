@@ -192,7 +192,9 @@ fn tui(cli: &Cli) -> Exit {
         pick_session,
         keymap,
         opener: ctx.state.as_ref().map(|s| {
-            let _ = s.store.remember_root(s.path());
+            // A synced write: kept off the way to the first frame.
+            let (store, path) = (s.store.clone(), s.path().to_string());
+            std::thread::spawn(move || store.remember_root(&path));
             reopen::CliOpener::shared(&cli.global, &loaded.config, &s.store)
         }),
     };
