@@ -100,40 +100,67 @@ pub struct TuiStart {
 
 /// Builds the app state for `ctx` (tree, restored transcript, review).
 pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
-    let root = ctx.workspace.root();
+    let first = first_look(ctx, start.resumed.as_deref());
+    app_from(ctx, start, first)
+}
+
+/// What the app shows first of a root: its tree's top, its latest
+/// checkpoint and the session being resumed (file and store reads:
+/// blocking).
+pub struct FirstLook {
+    tree: Tree,
+    latest: Option<LatestCheckpoint>,
+    resumed: Option<crate::store::session::SessionState>,
+}
+
+pub fn first_look(ctx: &EngineContext, resumed: Option<&str>) -> FirstLook {
+    let latest = ctx
+        .state
+        .as_ref()
+        .and_then(|state| CheckpointStore::new(state).latest().ok().flatten())
+        .map(|cp| app::LatestCheckpoint {
+            id: cp.checkpoint_id,
+            files: cp
+                .affected_files
+                .iter()
+                .map(|f| f.file_path.clone())
+                .collect(),
+            hunks: cp
+                .affected_files
+                .iter()
+                .flat_map(|f| {
+                    f.hunks
+                        .iter()
+                        .map(move |h| (h.hunk_id.clone(), f.file_path.clone()))
+                })
+                .collect(),
+        });
+    let resumed = match (&ctx.state, resumed) {
+        (Some(state), Some(id)) => state.load_session(id).ok(),
+        _ => None,
+    };
+    FirstLook {
+        tree: Tree::open(&ctx.workspace),
+        latest,
+        resumed,
+    }
+}
+
+/// The app for `ctx` from what was read of it (no I/O).
+pub fn app_from(ctx: &EngineContext, start: TuiStart, first: FirstLook) -> App {
     let mut app = App::new(
-        root.display().to_string(),
-        Tree::open(&ctx.workspace),
+        ctx.workspace.root().display().to_string(),
+        first.tree,
         start.mode,
         start.provider_label.clone(),
         start.provider_ok,
         ctx.config.agent.max_tool_calls_per_job,
     );
     app.theme = ctx.config.ui.theme;
-    if let Some(state) = &ctx.state {
-        if let Some(id) = &start.resumed {
-            restore_session(&mut app, state, id);
-        }
-        if let Ok(Some(cp)) = CheckpointStore::new(state).latest() {
-            app.latest_checkpoint = Some(app::LatestCheckpoint {
-                id: cp.checkpoint_id,
-                files: cp
-                    .affected_files
-                    .iter()
-                    .map(|f| f.file_path.clone())
-                    .collect(),
-                hunks: cp
-                    .affected_files
-                    .iter()
-                    .flat_map(|f| {
-                        f.hunks
-                            .iter()
-                            .map(move |h| (h.hunk_id.clone(), f.file_path.clone()))
-                    })
-                    .collect(),
-            });
-        }
+    if let Some(s) = &first.resumed {
+        show_session(&mut app, s);
     }
+    app.latest_checkpoint = first.latest;
     if let Some(notice) = &start.notice {
         app.transcript.push(Entry::Notice(notice.clone()));
     }
@@ -190,13 +217,6 @@ pub fn do_plain_loads(app: &mut App, workspace: &Workspace) {
             }
             other => app.loads.push(other),
         }
-    }
-}
-
-/// Puts a session's conversation and pending review back into the app.
-fn restore_session(app: &mut App, state: &RootStore, id: &str) {
-    if let Ok(s) = state.load_session(id) {
-        show_session(app, &s);
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::{App, Entry, Load, Overlay, TuiStart, initial_app};
+use super::{App, Entry, FirstLook, Load, Overlay, TuiStart, app_from, first_look};
 use crate::agent::{self, EngineContext};
 use crate::store::RootStore;
 use crate::workspace::Workspace;
@@ -37,7 +37,8 @@ pub struct Reopened {
 pub enum RootMsg {
     Recent(Vec<String>),
     Completions(String, Vec<String>),
-    Opened(Box<Reopened>),
+    /// The root, and what the app shows first of it (read here, off the UI task).
+    Opened(Box<(Reopened, FirstLook)>),
     Failed(String),
 }
 
@@ -53,7 +54,10 @@ pub fn start(load: Load, opener: Option<Arc<dyn RootOpener>>, tx: UnboundedSende
                 RootMsg::Completions(typed, found)
             }
             (Load::OpenRoot(path), Some(o)) => match o.open(&path) {
-                Ok(r) => RootMsg::Opened(Box::new(r)),
+                Ok(r) => {
+                    let first = first_look(&r.ctx, None);
+                    RootMsg::Opened(Box::new((r, first)))
+                }
                 Err(e) => RootMsg::Failed(e),
             },
             (Load::OpenRoot(_), None) => {
@@ -89,7 +93,7 @@ pub fn switch_root(
     engine: &mut Option<agent::EngineHandle>,
     waiting: &mut Option<EngineContext>,
     roots: &mut Roots,
-    opened: Reopened,
+    (opened, first): (Reopened, FirstLook),
 ) -> Result<(), String> {
     let root = opened.ctx.workspace.root().display().to_string();
     // A review left open stays pending in the folder it belongs to.
@@ -110,7 +114,7 @@ pub fn switch_root(
         keymap: std::mem::take(&mut app.keymap),
         opener: None,
     };
-    *app = initial_app(&opened.ctx, start);
+    *app = app_from(&opened.ctx, start, first);
     if let Some(left) = left {
         app.transcript.push(Entry::Notice(left));
     }
