@@ -233,11 +233,9 @@ async fn write_tools_are_refused_outside_agent_mode() {
     }
 }
 
-/// `EditHunk`: the reviewer's text replaces the hunk (accepted,
-/// `origin: "user"`); refused once the file changed on disk; an unknown hunk
-/// id is reported as such.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
+/// An agent job (j1) that proposed one edit of `src/greet.rs` and ended,
+/// its review pending.
+async fn greet_proposed() -> (LlmServer, tempfile::TempDir, EngineHandle) {
     let edits = json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
         "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
     .to_string();
@@ -249,6 +247,15 @@ async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     let mut engine = engine(&server, root.path(), None);
     start(&engine, Mode::Agent);
     until(&mut engine, EventBody::is_terminal).await;
+    (server, root, engine)
+}
+
+/// `EditHunk`: the reviewer's text replaces the hunk (accepted,
+/// `origin: "user"`); refused once the file changed on disk; an unknown hunk
+/// id is reported as such.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
+    let (_server, root, mut engine) = greet_proposed().await;
     let edit = |hunk: &str, text: &str| Op::EditHunk {
         job_id: "j1".into(),
         hunk_id: hunk.into(),
@@ -380,17 +387,7 @@ async fn an_allowed_command_runs_and_cancel_kills_it() {
 /// apply's outcome, never before it (nor lost under it).
 #[tokio::test]
 async fn review_ops_wait_for_an_apply_under_way() {
-    let edits = json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
-        "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
-    .to_string();
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
-        sse(openai::text(&["ready"])),
-    ]);
-    let root = project();
-    let mut engine = engine(&server, root.path(), None);
-    start(&engine, Mode::Agent);
-    until(&mut engine, EventBody::is_terminal).await;
+    let (_server, _root, mut engine) = greet_proposed().await;
     let decide = |accept: bool| Op::Decide {
         job_id: "j1".into(),
         accept: if accept {
