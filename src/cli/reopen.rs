@@ -2,7 +2,6 @@
 //! as the agent root takes the same steps as a start (its scopes, its
 //! state settled, a provider), and it joins the recent roots.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::args::GlobalArgs;
@@ -11,6 +10,7 @@ use crate::agent::{SessionChoice, settle_interrupted};
 use crate::config::Config;
 use crate::store::Store;
 use crate::tui::{Reopened, RootOpener};
+use crate::workspace::expand_home;
 
 pub struct CliOpener {
     global: GlobalArgs,
@@ -28,23 +28,13 @@ impl CliOpener {
     }
 }
 
-/// `~/x` under the home folder; other paths as given (relative ones are
-/// relative to the folder agent-tui was started in).
-fn expand(path: &str) -> PathBuf {
-    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ if path == "~" => std::env::var_os("HOME").map_or_else(|| path.into(), PathBuf::from),
-        _ => PathBuf::from(path),
-    }
-}
-
 impl RootOpener for CliOpener {
     fn recent(&self) -> Vec<String> {
         self.store.recent_roots().unwrap_or_default()
     }
 
     fn open(&self, path: &str) -> Result<Reopened, String> {
-        let workspace = context::workspace(&self.global, &self.config, &expand(path))?;
+        let workspace = context::workspace(&self.global, &self.config, &expand_home(path))?;
         let state = self.store.root(workspace.root());
         let recovered = settle_interrupted(&workspace, &state).map_err(|e| e.to_string())?;
         let providers = context::tui_providers(&self.global, &self.config);

@@ -4,7 +4,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, not_found, parse_args};
-use crate::workspace::{ListOutcome, PathFilter, list};
+use crate::workspace::{ListOutcome, list, list_all};
 
 pub struct ListFiles;
 
@@ -45,7 +45,7 @@ impl Tool for ListFiles {
         let filter = glob_filter(args.glob.as_deref())?;
         let prefix = args.prefix.unwrap_or_default();
         if matches!(prefix.as_str(), "" | "." | "./") && ctx.workspace.scopes().len() > 1 {
-            return Ok(every_scope(ctx, filter.as_ref(), limit));
+            return Ok(listing(&list_all(ctx.workspace, filter.as_ref(), limit)));
         }
         let resolved = ctx.workspace.resolve(&prefix)?;
         let (start, name_prefix) = match ctx.workspace.metadata(&resolved) {
@@ -79,31 +79,6 @@ impl Tool for ListFiles {
         }
         Ok(listing(&outcome))
     }
-}
-
-/// Every scope's listing, the agent root's first, within one limit.
-fn every_scope(ctx: &ToolContext<'_>, filter: Option<&PathFilter>, limit: usize) -> Value {
-    let mut all = ListOutcome {
-        entries: Vec::new(),
-        truncated: false,
-    };
-    for scope in ctx.workspace.scopes() {
-        let Ok(start) = ctx.workspace.resolve(&scope.spell("")) else {
-            continue;
-        };
-        let left = limit - all.entries.len();
-        if left == 0 {
-            all.truncated = true;
-            break;
-        }
-        let outcome = list(ctx.workspace, &start, None, filter, left);
-        all.entries.extend(outcome.entries);
-        if outcome.truncated {
-            all.truncated = true;
-            break;
-        }
-    }
-    listing(&all)
 }
 
 fn listing(outcome: &ListOutcome) -> Value {

@@ -64,8 +64,7 @@ impl Tool for SearchProject {
         // Every scope, the agent root's hits first, within one limit.
         let mut hits = Vec::new();
         let mut truncated = false;
-        for scope in ctx.workspace.scopes() {
-            let start = ctx.workspace.resolve(&scope.spell(""))?;
+        for start in ctx.workspace.scope_starts() {
             let left = options.limit - hits.len();
             if left == 0 {
                 truncated = true;

@@ -142,19 +142,10 @@ const MAX_COMPLETION_PATHS: usize = 100_000;
 
 /// Every file of every scope (`@docs/…` for those beside the root).
 fn all_files(workspace: &Workspace) -> Vec<String> {
-    let mut out = Vec::new();
-    for scope in workspace.scopes() {
-        let Ok(start) = workspace.resolve(&scope.spell("")) else {
-            continue;
-        };
-        let left = MAX_COMPLETION_PATHS.saturating_sub(out.len());
-        out.extend(
-            crate::workspace::list(workspace, &start, None, None, left)
-                .entries
-                .into_iter()
-                .filter(|e| e.kind == crate::workspace::EntryKind::File)
-                .map(|e| e.path),
-        );
-    }
-    out
+    crate::workspace::list_all(workspace, None, MAX_COMPLETION_PATHS)
+        .entries
+        .into_iter()
+        .filter(|e| e.kind == crate::workspace::EntryKind::File)
+        .map(|e| e.path)
+        .collect()
 }

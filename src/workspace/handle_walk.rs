@@ -185,12 +185,7 @@ pub fn walk(
         root: scope.root.clone(),
         prefix: scope.prefix(),
         // Scopes nested in this one are walked as themselves, not twice.
-        nested: ws
-            .scopes()
-            .iter()
-            .filter(|s| s.root != scope.root && s.root.starts_with(&scope.root))
-            .map(|s| s.root.clone())
-            .collect(),
+        nested: ws.nested_in(start.scope),
         include_hidden,
         max_depth,
         visit,

@@ -17,11 +17,11 @@ pub use files::{FileWrite, RootDir, TEMP_PREFIX};
 pub use handle_walk::{Met, walk as walk_beneath};
 pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
-pub use scope::{Access, Scope, ScopeError, ScopeSpec};
+pub use scope::{Access, Scope, ScopeError, ScopeSpec, expand_home};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
-pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, list};
+pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, list, list_all};
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -103,9 +103,40 @@ impl Workspace {
         &self.scopes
     }
 
+    /// Each scope's own folder, resolved, the agent root's first: where
+    /// walks over every scope start.
+    pub fn scope_starts(&self) -> Vec<Resolved> {
+        self.scopes
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Resolved {
+                rel: s.spell(""),
+                abs: s.root.clone(),
+                scope: i,
+                inner: String::new(),
+            })
+            .collect()
+    }
+
+    /// The folders of the scopes nested in scope `index` (walked as
+    /// themselves, so a walk of `index` skips them).
+    pub fn nested_in(&self, index: usize) -> Vec<PathBuf> {
+        let outer = &self.scope_at(index).root;
+        self.scopes
+            .iter()
+            .filter(|s| s.root != *outer && s.root.starts_with(outer))
+            .map(|s| s.root.clone())
+            .collect()
+    }
+
+    /// Scope `index` (the agent root for an index out of range).
+    fn scope_at(&self, index: usize) -> &Scope {
+        self.scopes.get(index).unwrap_or(&self.scopes[0])
+    }
+
     /// The scope a resolved path belongs to.
     pub fn scope_of(&self, at: &Resolved) -> &Scope {
-        self.scopes.get(at.scope).unwrap_or(&self.scopes[0])
+        self.scope_at(at.scope)
     }
 
     /// Resolves a tool path: relative to the agent root, or `@scope/…`.
@@ -275,7 +306,7 @@ impl Workspace {
 
     /// The directory handle of a scope.
     pub fn scope_dir(&self, index: usize) -> &RootDir {
-        &self.scopes.get(index).unwrap_or(&self.scopes[0]).dir
+        &self.scope_at(index).dir
     }
 
     /// Opens a resolved file for reading, beneath its scope.
@@ -305,35 +336,31 @@ impl Workspace {
     /// resolved absolute path, durably and beneath its scope's handle: one
     /// batch per scope.
     pub fn write_files(&self, writes: &[(&Path, Option<&[u8]>)]) -> io::Result<()> {
-        if let Some((abs, _)) = writes.iter().find(|(abs, _)| self.owner(abs).is_none()) {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!("`{}` is outside every scope", abs.display()),
-            ));
+        // Each write's scope, checked before anything is written.
+        let mut batches: Vec<Vec<FileWrite>> = vec![Vec::new(); self.scopes.len()];
+        for (abs, bytes) in writes {
+            let Some(index) = self.owner(abs) else {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("`{}` is outside every scope", abs.display()),
+                ));
+            };
+            let scope = &self.scopes[index];
+            if scope.access == Access::ReadOnly {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("the scope `{scope}` is read-only"),
+                ));
+            }
+            let beneath = abs.strip_prefix(&scope.root).unwrap_or(Path::new("/"));
+            batches[index].push(FileWrite {
+                beneath,
+                bytes: *bytes,
+            });
         }
-        if let Some(scope) = writes
-            .iter()
-            .filter_map(|(abs, _)| self.owner(abs))
-            .map(|i| &self.scopes[i])
-            .find(|s| s.access == Access::ReadOnly)
-        {
-            return Err(io::Error::new(
-                io::ErrorKind::PermissionDenied,
-                format!("the scope `{scope}` is read-only"),
-            ));
-        }
-
-        for (index, scope) in self.scopes.iter().enumerate() {
-            let batch: Vec<FileWrite> = writes
-                .iter()
-                .filter(|(abs, _)| self.owner(abs) == Some(index))
-                .map(|(abs, bytes)| FileWrite {
-                    beneath: self.beneath(abs),
-                    bytes: *bytes,
-                })
-                .collect();
+        for (scope, batch) in self.scopes.iter().zip(&batches) {
             if !batch.is_empty() {
-                scope.dir.write_all(&batch)?;
+                scope.dir.write_all(batch)?;
             }
         }
         Ok(())

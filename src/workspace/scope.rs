@@ -49,14 +49,22 @@ impl ScopeSpec {
         if path.is_empty() {
             return Err(ScopeError::Empty(text.to_string()));
         }
-        let path = match path.strip_prefix("~/") {
-            Some(rest) => match std::env::var_os("HOME") {
-                Some(home) => PathBuf::from(home).join(rest),
-                None => PathBuf::from(path),
-            },
-            None => base.join(path),
-        };
-        Ok(ScopeSpec { path, access })
+        Ok(ScopeSpec {
+            path: base.join(expand_home(path)),
+            access,
+        })
+    }
+}
+
+/// `~` and `~/x` in the home folder (`$HOME`); any other path as given.
+pub fn expand_home(path: &str) -> PathBuf {
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty());
+    match (path.strip_prefix('~'), home) {
+        (Some(""), Some(home)) => PathBuf::from(home),
+        (Some(rest), Some(home)) if rest.starts_with('/') => {
+            PathBuf::from(home).join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(path),
     }
 }
 
@@ -194,6 +202,19 @@ pub(super) fn open_extras(primary: &Path, specs: &[ScopeSpec]) -> Result<Vec<Sco
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_home_folder_is_spelled_with_a_tilde() {
+        let home = PathBuf::from(std::env::var_os("HOME").unwrap());
+        assert_eq!(expand_home("~/src/x"), home.join("src/x"));
+        assert_eq!(expand_home("~"), home);
+        assert_eq!(expand_home("~bob/x"), Path::new("~bob/x"));
+        assert_eq!(expand_home("a/~"), Path::new("a/~"));
+        assert_eq!(
+            ScopeSpec::parse("~/sdk:rw", Path::new("/b")).unwrap().path,
+            home.join("sdk")
+        );
+    }
 
     #[test]
     fn parses_access_suffixes() {

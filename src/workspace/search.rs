@@ -65,15 +65,8 @@ pub fn search(
     let keep = opts.limit.saturating_add(1);
     let best = Best::new(keep);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let scope = ws.scope_of(start);
-    let nested: Vec<std::path::PathBuf> = ws
-        .scopes()
-        .iter()
-        .filter(|s| s.root != scope.root && s.root.starts_with(&scope.root))
-        .map(|s| s.root.clone())
-        .collect();
     let handle = ws.scope_dir(start.scope);
-    walker(&start.abs, false, nested)
+    walker(&start.abs, false, ws.nested_in(start.scope))
         .threads(threads)
         .build_parallel()
         .run(|| {

@@ -31,10 +31,7 @@ pub fn close_matches(ws: &Workspace, missing: &str, max: usize) -> Vec<String> {
         }
         seen < MAX_CANDIDATES
     };
-    for scope in ws.scopes() {
-        let Ok(start) = ws.resolve(&scope.spell("")) else {
-            continue;
-        };
+    for start in ws.scope_starts() {
         let _ = super::handle_walk::walk(ws, &start, true, usize::MAX, &mut visit);
     }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));

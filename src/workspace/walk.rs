@@ -130,6 +130,29 @@ pub fn list(
     ListOutcome { entries, truncated }
 }
 
+/// What is in every scope, the agent root's entries first, within one
+/// `limit` (a listing with no prefix, `@` completion).
+pub fn list_all(ws: &super::Workspace, filter: Option<&PathFilter>, limit: usize) -> ListOutcome {
+    let mut all = ListOutcome {
+        entries: Vec::new(),
+        truncated: false,
+    };
+    for start in ws.scope_starts() {
+        let left = limit - all.entries.len();
+        if left == 0 {
+            all.truncated = true;
+            break;
+        }
+        let outcome = list(ws, &start, None, filter, left);
+        all.entries.extend(outcome.entries);
+        if outcome.truncated {
+            all.truncated = true;
+            break;
+        }
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

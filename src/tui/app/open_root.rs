@@ -158,12 +158,12 @@ fn common_prefix(items: &[String]) -> Option<String> {
 /// ending in `/`, sorted; hidden ones only when the typed name starts
 /// with a dot. File I/O: the event loop runs it on the blocking pool.
 pub fn complete_folder(typed: &str) -> Vec<String> {
-    let home = std::env::var("HOME").unwrap_or_default();
-    let expanded = match typed.strip_prefix("~/") {
-        Some(rest) => format!("{home}/{rest}"),
-        None if typed == "~" => format!("{home}/"),
-        None => typed.to_string(),
-    };
+    let home = crate::workspace::expand_home("~").display().to_string();
+    // `~` alone completes inside the home folder, like `~/`.
+    let typed_dir = if typed == "~" { "~/" } else { typed };
+    let expanded = crate::workspace::expand_home(typed_dir)
+        .display()
+        .to_string();
     let (folder, stem) = match expanded.rfind('/') {
         Some(at) => (&expanded[..=at], &expanded[at + 1..]),
         None => ("./", expanded.as_str()),
