@@ -473,3 +473,56 @@ fn doctor_lists_the_scopes() {
         "{text}"
     );
 }
+
+#[test]
+fn commands_git_and_at_named_files_with_scopes() {
+    let env = Env::new();
+    let a = Arena::new();
+    let dirs = a.dirs();
+    let docs = a.base.join("docs");
+    // A command may run in a scope; it writes only in the agent root.
+    let (c, ran) = a.tool(
+        &env,
+        "run_command",
+        r#"{"command": "pwd", "cwd": "@docs"}"#,
+        &dirs,
+    );
+    assert_eq!(c, 0, "{ran}");
+    assert_eq!(ran["stdout"], format!("{}\n", docs.display()));
+    let (_, wrote) = a.tool(
+        &env,
+        "run_command",
+        r#"{"command": "touch made-here", "cwd": "@docs"}"#,
+        &dirs,
+    );
+    if wrote["confined"] == true {
+        assert!(!docs.join("made-here").exists(), "{wrote}");
+    }
+    // The git tools work on the agent root's repository only.
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(a.root())
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let (c, v) = a.tool(
+        &env,
+        "git_diff",
+        r#"{"path": "@docs/guide/intro.md"}"#,
+        &dirs,
+    );
+    assert_eq!(c, 1);
+    let (code, message) = error_of(&v);
+    assert_eq!(code, "invalid_arguments");
+    assert!(message.contains("outside the agent root"), "{message}");
+    // A root folder whose name starts with `@` is still the root's.
+    write_files(&a.root(), &[("@notes/todo.md", "hi\n")]);
+    let (c, v) = a.tool(
+        &env,
+        "read_file",
+        r#"{"file_path": "@notes/todo.md"}"#,
+        &dirs,
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["content"], "hi\n");
+}
