@@ -7,10 +7,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use agent_tui::agent::{SessionState, read_session};
 use agent_tui::checkpoint::{CheckpointKind, CheckpointStore, FileChange};
 use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Usage};
 use agent_tui::review::HunkRegion;
-use agent_tui::store::{Store, Target};
+use agent_tui::store::{RecordRow, Store, Target};
 
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
@@ -26,41 +27,51 @@ fn event(job: &str, cursor: u64, body: EventBody) -> Event {
     }
 }
 
+/// `event` as the engine records it (its summary rows from the session's state).
+fn row(state: &mut SessionState, event: &Event) -> RecordRow {
+    RecordRow {
+        job_id: Some(event.job_id.clone()),
+        kind: event.body.kind().to_string(),
+        cursor: Some(event.cursor as i64),
+        ts: event.ts.clone(),
+        body: serde_json::to_string(event).unwrap(),
+        index: state.apply_event(event),
+    }
+}
+
 /// `n` sessions of one job each (prompt, answer) in `root`'s part of `store`.
 fn fill(store: &Store, root: &Path, n: usize) {
     let writer = store.root(root).writer();
     for i in 0..n {
-        let id = writer.create_session();
+        let id = format!("s_{i:08}_{}", root.display().to_string().len());
+        writer.create_session(&id);
+        let mut state = SessionState::default();
         let job = format!("job_{i:08}");
-        writer.event(
-            &id,
-            &event(
-                &job,
-                1,
-                EventBody::JobStarted {
-                    prompt: format!("question number {i} about the code"),
-                    mode: Mode::Ask,
-                    root: root.display().to_string(),
-                    provider: "bench".into(),
-                    model: "bench".into(),
-                },
-            ),
+        let started = event(
+            &job,
+            1,
+            EventBody::JobStarted {
+                prompt: format!("question number {i} about the code"),
+                mode: Mode::Ask,
+                root: root.display().to_string(),
+                provider: "bench".into(),
+                model: "bench".into(),
+            },
         );
-        writer.event(
-            &id,
-            &event(
-                &job,
-                2,
-                EventBody::JobCompleted {
-                    answer: "An answer of a few sentences. ".repeat(20),
-                    usage: Usage::default(),
-                    status: JobStatus::Completed,
-                    budget_exhausted: false,
-                    provider: "bench".into(),
-                    fallback_reason: None,
-                },
-            ),
+        writer.append(&id, row(&mut state, &started));
+        let completed = event(
+            &job,
+            2,
+            EventBody::JobCompleted {
+                answer: "An answer of a few sentences. ".repeat(20),
+                usage: Usage::default(),
+                status: JobStatus::Completed,
+                budget_exhausted: false,
+                provider: "bench".into(),
+                fallback_reason: None,
+            },
         );
+        writer.append(&id, row(&mut state, &completed));
     }
     store.flush().unwrap();
 }
@@ -105,7 +116,7 @@ fn main() {
             .map(|_| {
                 let t = Instant::now();
                 let id = r.latest_session().unwrap().unwrap();
-                let s = r.load_session(&id).unwrap();
+                let s = read_session(&r, &id).unwrap();
                 assert_eq!(s.jobs.len(), 1);
                 t.elapsed()
             })

@@ -363,7 +363,7 @@ impl agent_tui::llm::Provider for Panicking {
     }
     fn discover_window(
         &self,
-    ) -> futures_util::future::BoxFuture<'_, Option<agent_tui::context::ServerWindow>> {
+    ) -> futures_util::future::BoxFuture<'_, Option<agent_tui::llm::ServerWindow>> {
         Box::pin(async { None })
     }
 }

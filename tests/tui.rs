@@ -840,7 +840,7 @@ fn review_lines_carry_syntax_colours_on_a_tinted_background() {
 
 #[test]
 fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
-    use agent_tui::store::session::SessionSummary;
+    use agent_tui::protocol::SessionSummary;
     let row = |id: &str, pending: bool| SessionSummary {
         session_id: id.into(),
         created_at: "2026-01-01".into(),

@@ -14,9 +14,9 @@ pub enum JobMsg {
     Event(EventBody),
     /// Messages added to the conversation, in order.
     Append(Vec<Message>),
-    /// The job's final answer joins the conversation; it is recorded once,
-    /// in `job.completed`, which follows.
-    Answer(Message),
+    /// The job's final answer joins the conversation here; its text is
+    /// the one `job.completed` carries, which follows (recorded once).
+    Answer,
     /// The conversation as it is after a compaction.
     Reset(Vec<Message>),
     /// The provider's context window, as found or learned.

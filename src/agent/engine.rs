@@ -14,16 +14,15 @@ use tokio_util::sync::CancellationToken;
 use super::emit::{Emitter, JobMsg};
 use super::feedback::review_feedback;
 use super::job::{self, JobKind, JobSpec, UserReply};
+use super::session_state::{Record, SessionState};
 use super::{EngineContext, SessionChoice};
 use crate::checkpoint::{CheckpointStore, ExecTracker};
-use crate::context::{ContextWindow, TokenCounter};
+use crate::context::TokenCounter;
 use crate::llm::Message;
 use crate::mcp::McpHub;
 use crate::protocol::{Event, EventBody, JobFailure, Mode, Op};
-use crate::review::{DiffBundle, ProposedEdit, Reported, merge_fates, note_proposed};
 use crate::store::SessionWriter;
 use crate::store::StateDirs;
-use crate::store::session::Record;
 
 /// How long a closing engine waits for cancelled jobs to report.
 const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
@@ -33,34 +32,17 @@ struct JobHandle {
     answers: mpsc::UnboundedSender<UserReply>,
 }
 
-/// A job's proposed edits and the bundle the user decides on.
-#[derive(Default)]
-pub(super) struct Review {
-    pub bundle: Option<DiffBundle>,
-    pub edits: Vec<ProposedEdit>,
-}
-
 pub(super) struct Engine {
     pub ctx: Arc<EngineContext>,
     jobs: HashMap<String, JobHandle>,
-    cursors: HashMap<String, u64>,
-    pub(super) recorded: HashMap<String, usize>,
-    /// The session's job ids, oldest first.
-    order: Vec<String>,
-    pub reviews: HashMap<String, Review>,
-    /// The conversation the next job continues, as the model saw it.
-    history: Vec<Message>,
-    /// The provider's context window, once found or learned.
-    window: Option<ContextWindow>,
-    /// The token-count correction learned for the provider.
-    factor: Option<f64>,
+    /// The session: its jobs with their reviews, the conversation the next
+    /// job continues, what was learned of the provider.
+    pub(super) state: SessionState,
     /// The conversation as each running job found it, to go back to if the
     /// job ends before the model ever answered it.
     started_from: HashMap<String, Vec<Message>>,
     /// Running jobs the model has answered at least once.
     answered: std::collections::HashSet<String>,
-    /// Hunk fates the model has been told.
-    reported: Reported,
     /// The session recorded into, once it exists.
     pub(super) session: Option<String>,
     resume: Option<String>,
@@ -114,16 +96,9 @@ impl Engine {
             writer: ctx.state.as_ref().map(|s| s.writer()),
             ctx: ctx.clone(),
             jobs: HashMap::new(),
-            cursors: HashMap::new(),
-            recorded: HashMap::new(),
-            order: Vec::new(),
-            reviews: HashMap::new(),
-            history: Vec::new(),
-            window: None,
-            factor: None,
+            state: SessionState::default(),
             started_from: HashMap::new(),
             answered: std::collections::HashSet::new(),
-            reported: Reported::new(),
             session: None,
             resume: None,
             out,
@@ -138,36 +113,18 @@ impl Engine {
         Ok(engine)
     }
 
-    /// Rebuilds conversation, cursors and reviews from a session's events.
+    /// Rebuilds conversation, cursors and reviews from a session's records.
     fn load_session(
         &mut self,
         root: &crate::store::RootStore,
         id: &str,
     ) -> Result<(), EngineError> {
-        let state = root
-            .load_session(id)
-            .map_err(|source| EngineError::Session {
+        self.state = super::session_state::read_session(root, id).map_err(|source| {
+            EngineError::Session {
                 id: id.to_string(),
                 source,
-            })?;
-        self.history = state.conversation;
-        self.window = state.window;
-        self.factor = state.factor;
-        self.reported = state.reported;
-        for job in &state.jobs {
-            self.cursors.insert(job.job_id.clone(), job.last_cursor);
-            self.recorded.insert(job.job_id.clone(), job.events);
-            self.order.push(job.job_id.clone());
-            if job.bundle.is_some() {
-                self.reviews.insert(
-                    job.job_id.clone(),
-                    Review {
-                        bundle: job.bundle.clone(),
-                        edits: job.edits.clone(),
-                    },
-                );
             }
-        }
+        })?;
         self.resume = Some(id.to_string());
         self.session = Some(id.to_string());
         Ok(())
@@ -280,14 +237,14 @@ impl Engine {
         mode: Mode,
         max_tool_calls: Option<u32>,
     ) {
-        if self.jobs.contains_key(&job_id) || self.cursors.contains_key(&job_id) {
+        if self.jobs.contains_key(&job_id) || self.state.job(&job_id).is_some() {
             return;
         }
         let limits = &self.ctx.config.sessions;
-        if self.order.len() >= limits.max_jobs_per_session {
+        if self.state.jobs.len() >= limits.max_jobs_per_session {
             let error = format!(
                 "this session already holds {} jobs (sessions.max_jobs_per_session); start a new session",
-                self.order.len()
+                self.state.jobs.len()
             );
             self.publish(
                 &job_id,
@@ -302,7 +259,7 @@ impl Engine {
         if kind == JobKind::Instruction {
             self.tell_review_outcomes(&job_id);
         }
-        self.order.push(job_id.clone());
+        self.state.job_mut(&job_id);
         let cancel = CancellationToken::new();
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
         let spec = JobSpec {
@@ -310,15 +267,15 @@ impl Engine {
             prompt,
             mode,
             max_tool_calls: max_tool_calls.unwrap_or(self.ctx.config.agent.max_tool_calls_per_job),
-            history: self.history.clone(),
-            window: self.window.clone(),
-            factor: self.factor,
+            history: self.state.conversation.clone(),
+            window: self.state.window.clone(),
+            factor: self.state.factor,
             session_id: self.session_id(),
             tracker: self.tracker.clone(),
             mcp: self.mcp.clone(),
         };
         self.started_from
-            .insert(job_id.clone(), self.history.clone());
+            .insert(job_id.clone(), self.state.conversation.clone());
         let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
         let running = tokio::spawn(job::run(
             self.ctx.clone(),
@@ -357,27 +314,23 @@ impl Engine {
     /// it proposed since it last heard (applied, rejected, rewritten).
     fn tell_review_outcomes(&mut self, job_id: &str) {
         let counter = TokenCounter::estimating();
-        let reviews = self.order.iter().filter_map(|id| {
-            let bundle = self.reviews.get(id)?.bundle.as_ref()?;
-            Some((id.as_str(), bundle))
-        });
-        let Some((text, fates)) = review_feedback(reviews, &self.reported, &counter) else {
+        let reviews = self
+            .state
+            .jobs
+            .iter()
+            .filter_map(|j| Some((j.job_id.as_str(), j.bundle.as_ref()?)));
+        let Some((text, fates)) = review_feedback(reviews, &self.state.reported, &counter) else {
             return;
         };
         self.note(Some(job_id), text);
-        self.write(&Record::Reported {
-            fates: fates.clone(),
-        });
-        merge_fates(&mut self.reported, fates);
+        self.commit(Record::Reported { fates });
     }
 
     /// Adds a note from agent-tui to the conversation (and the session).
     pub(super) fn note(&mut self, job_id: Option<&str>, text: String) {
-        let message = Message::User(text);
-        self.history.push(message.clone());
-        self.write(&Record::Append {
+        self.commit(Record::Append {
             job_id: job_id.map(str::to_string),
-            messages: vec![message],
+            messages: vec![Message::User(text)],
         });
     }
 
@@ -386,35 +339,20 @@ impl Engine {
     fn take_job_msg(&mut self, job_id: &str, msg: JobMsg) {
         match msg {
             JobMsg::Event(body) => self.publish(job_id, body),
-            JobMsg::Append(messages) => {
-                self.history.extend(messages.iter().cloned());
-                self.write(&Record::Append {
-                    job_id: Some(job_id.to_string()),
-                    messages,
-                });
-            }
-            JobMsg::Answer(message) => {
-                self.history.push(message);
-                self.write(&Record::Answer {
-                    job_id: job_id.to_string(),
-                });
-            }
-            JobMsg::Reset(messages) => {
-                self.history = messages.clone();
-                self.write(&Record::Reset {
-                    job_id: Some(job_id.to_string()),
-                    messages,
-                });
-            }
-            JobMsg::Window(window) => {
-                self.window = Some(window.clone());
-                self.write(&Record::Window { window });
-            }
+            JobMsg::Append(messages) => self.commit(Record::Append {
+                job_id: Some(job_id.to_string()),
+                messages,
+            }),
+            JobMsg::Answer => self.commit(Record::Answer {
+                job_id: job_id.to_string(),
+            }),
+            JobMsg::Reset(messages) => self.commit(Record::Reset {
+                job_id: Some(job_id.to_string()),
+                messages,
+            }),
+            JobMsg::Window(window) => self.commit(Record::Window { window }),
             JobMsg::Review(done) => self.finish_review(*done),
-            JobMsg::Calibrated(factor) => {
-                self.factor = Some(factor);
-                self.write(&Record::Calibration { factor });
-            }
+            JobMsg::Calibrated(factor) => self.commit(Record::Calibration { factor }),
             JobMsg::Durable(done) => match &self.writer {
                 Some(writer) => {
                     let written = writer.barrier();
@@ -441,19 +379,20 @@ impl Engine {
             end,
             EventBody::JobFailed { .. } | EventBody::JobCancelled {}
         );
-        if unanswered && !self.answered.contains(job_id) && self.history != before {
-            self.history = before;
-            self.write(&Record::Reset {
+        if unanswered && !self.answered.contains(job_id) && self.state.conversation != before {
+            self.commit(Record::Reset {
                 job_id: None,
-                messages: self.history.clone(),
+                messages: before,
             });
         }
         self.answered.remove(job_id);
     }
 
-    fn write(&mut self, record: &Record) {
+    /// Applies `record` to the session and records it.
+    fn commit(&mut self, record: Record) {
+        self.state.apply_record(&record);
         if let (Some(writer), Some(id)) = (&self.writer, &self.session) {
-            writer.record(id, record);
+            writer.append(id, super::recording::record_row(&record));
         }
     }
 
@@ -465,7 +404,11 @@ impl Engine {
         self.session = match (&self.ctx.session, &self.resume) {
             (SessionChoice::None, _) => None,
             (SessionChoice::Resume(_), Some(id)) => Some(id.clone()),
-            (SessionChoice::New | SessionChoice::Resume(_), _) => Some(writer.create_session()),
+            (SessionChoice::New | SessionChoice::Resume(_), _) => {
+                let id = crate::review::new_id("s");
+                writer.create_session(&id);
+                Some(id)
+            }
         };
     }
 
@@ -480,34 +423,34 @@ impl Engine {
         self.session.clone().or_else(|| self.resume.clone())
     }
 
-    /// Numbers, records and forwards one event; keeps review state current.
+    /// Numbers, records and forwards one event; the session's state
+    /// follows it.
     pub fn publish(&mut self, job_id: &str, body: EventBody) {
         super::event_log::log_event(job_id, &body);
-        match &body {
-            EventBody::EditsProposed { edits } => {
-                self.reviews
-                    .entry(job_id.to_string())
-                    .or_default()
-                    .edits
-                    .extend(edits.iter().cloned());
-            }
-            EventBody::DiffGenerated { bundle } => {
-                note_proposed(&mut self.reported, bundle);
-                self.reviews.entry(job_id.to_string()).or_default().bundle = Some(bundle.clone());
-            }
-            EventBody::UsageUpdated { .. } => {
-                self.answered.insert(job_id.to_string());
-            }
-            EventBody::ReviewUpdated { bundle, .. } => {
-                self.reviews.entry(job_id.to_string()).or_default().bundle = Some(bundle.clone());
-            }
-            EventBody::ApplyCompleted { bundle, edits, .. } => {
-                let review = self.reviews.entry(job_id.to_string()).or_default();
-                review.bundle = Some(bundle.clone());
-                if !edits.is_empty() {
-                    review.edits = edits.clone();
-                }
-            }
+        self.audit_event(job_id, &body);
+        if let EventBody::UsageUpdated { .. } = &body {
+            self.answered.insert(job_id.to_string());
+        }
+        let terminal = body.is_terminal();
+        let cursor = self.state.job(job_id).map_or(0, |j| j.last_cursor) + 1;
+        let event = Event {
+            cursor,
+            body,
+            ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            job_id: job_id.to_string(),
+        };
+        let index = self.state.apply_event(&event);
+        if terminal {
+            self.jobs.remove(job_id);
+            self.settle_conversation(job_id, &event.body);
+        }
+        self.record(&event, index);
+        let _ = self.out.send(event);
+    }
+
+    /// What an event puts in the audit log.
+    fn audit_event(&mut self, job_id: &str, body: &EventBody) {
+        match body {
             EventBody::ProviderFallback { from, to, reason } => {
                 let target = format!("{from} -> {to}");
                 self.audit(job_id, "provider.fallback", &target, None, reason.as_str());
@@ -561,19 +504,5 @@ impl Engine {
             }
             _ => {}
         }
-        if body.is_terminal() {
-            self.jobs.remove(job_id);
-            self.settle_conversation(job_id, &body);
-        }
-        let cursor = self.cursors.entry(job_id.to_string()).or_insert(0);
-        *cursor += 1;
-        let event = Event {
-            cursor: *cursor,
-            body,
-            ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-            job_id: job_id.to_string(),
-        };
-        self.record(&event);
-        let _ = self.out.send(event);
     }
 }

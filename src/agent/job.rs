@@ -372,8 +372,8 @@ impl Job<'_> {
             text: answer.clone(),
             tool_calls: Vec::new(),
         };
-        self.conv.push(message.clone());
-        self.emit.send(JobMsg::Answer(message));
+        self.conv.push(message);
+        self.emit.send(JobMsg::Answer);
         Outcome::Completed {
             answer,
             status: self.final_status(),

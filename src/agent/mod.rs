@@ -18,7 +18,10 @@ mod recovery;
 mod review_ops;
 mod review_work;
 mod routing;
+mod session_state;
 mod tool_calls;
+
+pub use session_state::{JobRecord, LegacySessions, Record, SessionState, read_session};
 
 pub use job::{NO_USER_ANSWER, UserReply};
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};

@@ -22,12 +22,11 @@ impl Engine {
         reject: &[String],
         accept_all: bool,
     ) {
-        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+        let Some(mut bundle) = self.bundle_of(job_id) else {
             self.no_review(job_id);
             return;
         };
         let unknown = bundle.decide(accept, reject, accept_all);
-        let bundle = bundle.clone();
         if unknown.is_empty() {
             for hunk in bundle.hunks() {
                 let decided =
@@ -63,7 +62,7 @@ impl Engine {
     /// accepted (`origin=user`). Refused if the file changed since. The file
     /// is read off the engine task.
     pub(super) fn edit_hunk(&mut self, job_id: &str, hunk_id: &str, new_text: &str) {
-        let Some(bundle) = self.reviews.get(job_id).and_then(|r| r.bundle.as_ref()) else {
+        let Some(bundle) = self.bundle_of(job_id) else {
             self.no_review(job_id);
             return;
         };
@@ -73,7 +72,6 @@ impl Engine {
             .find(|f| f.hunks.iter().any(|h| h.hunk_id == hunk_id))
             .cloned()
         else {
-            let bundle = bundle.clone();
             self.publish(
                 job_id,
                 EventBody::ReviewUpdated {
@@ -111,7 +109,7 @@ impl Engine {
 
     /// The edited hunk's file goes into the review (or the refusal is said).
     fn hunk_edited(&mut self, job_id: &str, hunk_id: &str, result: Result<FileDiff, String>) {
-        let Some(bundle) = self.reviews.get_mut(job_id).and_then(|r| r.bundle.as_mut()) else {
+        let Some(mut bundle) = self.bundle_of(job_id) else {
             return;
         };
         let error = match result {
@@ -127,7 +125,6 @@ impl Engine {
             }
             Err(e) => Some(e),
         };
-        let bundle = bundle.clone();
         let outcome = match &error {
             None => "ok: origin=user".to_string(),
             Some(e) => format!("refused: {e}"),
@@ -149,6 +146,11 @@ impl Engine {
         );
     }
 
+    /// The job's review as it stands (a copy: it changes by events only).
+    fn bundle_of(&self, job_id: &str) -> Option<DiffBundle> {
+        self.state.job(job_id)?.bundle.clone()
+    }
+
     fn no_review(&mut self, job_id: &str) {
         self.publish(
             job_id,
@@ -163,15 +165,15 @@ impl Engine {
     /// Starts an apply: the file work runs on the blocking pool; its
     /// result comes back as `JobMsg::Review` (`finish_review`).
     pub(super) fn apply(&mut self, job_id: &str) {
-        let Some(review) = self.reviews.get(job_id) else {
+        let Some(bundle) = self.bundle_of(job_id) else {
             self.no_review(job_id);
             return;
         };
-        let Some(bundle) = review.bundle.clone() else {
-            self.no_review(job_id);
-            return;
-        };
-        let edits = review.edits.clone();
+        let edits = self
+            .state
+            .job(job_id)
+            .map(|j| j.edits.clone())
+            .unwrap_or_default();
         let accepted: Vec<String> = bundle
             .hunks()
             .filter(|h| h.state.is_to_apply())

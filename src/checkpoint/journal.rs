@@ -7,72 +7,9 @@
 
 use std::io;
 
-use serde::{Deserialize, Serialize};
-
-use super::{Checkpoint, CheckpointStore, FileChange, write_changes};
+use super::{Checkpoint, CheckpointStore, FileChange, LeftAlone, Recovery, Settled, write_changes};
 use crate::store::RootLock;
 use crate::workspace::{Workspace, sha256_hex};
-
-/// How an interrupted operation was settled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Settled {
-    /// Every file had been written: the operation stands.
-    Finished,
-    /// Some had not: those written were restored, the checkpoint dropped.
-    Undone,
-}
-
-/// A file recovery did not touch because it holds neither version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LeftAlone {
-    pub file_path: String,
-    pub reason: String,
-}
-
-/// What recovery did with one interrupted apply or rollback.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Recovery {
-    pub checkpoint_id: String,
-    pub job_id: String,
-    /// `apply` or `rollback`.
-    pub operation: String,
-    pub outcome: Settled,
-    /// Files put back to their bytes before the operation.
-    pub restored: Vec<String>,
-    pub left_alone: Vec<LeftAlone>,
-    /// Temp files of the interrupted write removed.
-    pub temp_files_removed: usize,
-}
-
-impl Recovery {
-    /// One line for a log or a terminal.
-    pub fn summary(&self) -> String {
-        let mut line = match self.outcome {
-            Settled::Finished => format!(
-                "an interrupted {} (checkpoint {}) had written every file; it stands",
-                self.operation, self.checkpoint_id
-            ),
-            Settled::Undone => format!(
-                "an interrupted {} (checkpoint {}) was undone: {}",
-                self.operation,
-                self.checkpoint_id,
-                if self.restored.is_empty() {
-                    "none of its files had been written".to_string()
-                } else {
-                    format!("restored {}", self.restored.join(", "))
-                }
-            ),
-        };
-        for left in &self.left_alone {
-            line.push_str(&format!(
-                "; left {} as found ({})",
-                left.file_path, left.reason
-            ));
-        }
-        line
-    }
-}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecoveryError {

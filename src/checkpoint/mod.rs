@@ -7,67 +7,24 @@ mod journal;
 mod rollback;
 
 pub use exec::{ExecTracker, MAX_INDEXED_BYTES, Recorded};
-pub use journal::{LeftAlone, Recovery, RecoveryError, Settled, recover};
+pub use journal::{RecoveryError, recover};
 
-pub use rollback::{
-    RollbackError, ThreeWay, files_rollback, hard_rollback, scoped_rollback, three_way,
+pub use rollback::{RollbackError, files_rollback, hard_rollback, scoped_rollback, three_way};
+
+pub use crate::protocol::checkpoint::{
+    AffectedFile, Checkpoint, CheckpointHunk, CheckpointKind, LeftAlone, Recovery, Settled,
+    ThreeWay,
 };
 
 use std::io;
 use std::path::PathBuf;
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-
-use crate::review::{Change, FilePlan, HunkRegion, new_id, patch_text_at};
+use crate::protocol::checkpoint::HunkRegion;
+use crate::review::{Change, FilePlan, new_id, patch_text_at};
 use crate::store::RootStore;
 use crate::store::snapshots::{Encoded, encode};
 use crate::workspace::{Workspace, sha256_hex};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CheckpointKind {
-    Apply,
-    Rollback,
-    /// What a command (`run_command`) changed.
-    Exec,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checkpoint {
-    pub checkpoint_id: String,
-    pub session_id: Option<String>,
-    pub job_id: String,
-    pub created_at: String,
-    pub kind: CheckpointKind,
-    /// For a rollback: the checkpoint it rolled back.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rolls_back: Option<String>,
-    pub affected_files: Vec<AffectedFile>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AffectedFile {
-    pub file_path: String,
-    /// For a file outside the agent root: the folder of its scope, so that
-    /// `@id/…` means the same folder whatever the scope is called later.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope_root: Option<String>,
-    /// The file's bytes before (`null`: it did not exist).
-    pub base_snapshot_hash: Option<String>,
-    /// The file's bytes after (`null`: it was deleted).
-    pub after_snapshot_hash: Option<String>,
-    pub hunks: Vec<CheckpointHunk>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CheckpointHunk {
-    pub hunk_id: String,
-    /// Unified diff that undoes the hunk.
-    pub reverse_patch: String,
-    /// Where the hunk sits in the file after the apply.
-    pub region: HunkRegion,
-}
 
 /// One file as a checkpoint sees it: bytes before and after, hunk regions.
 #[derive(Debug, Clone)]

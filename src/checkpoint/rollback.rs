@@ -5,7 +5,7 @@
 
 use thiserror::Error;
 
-use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange};
+use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange, ThreeWay};
 use crate::review::{Doc, HunkRegion, render_lines};
 use crate::workspace::Workspace;
 
@@ -21,17 +21,6 @@ pub enum RollbackError {
     Path(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
-}
-
-/// The three versions of an affected file, as text where they exist.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct ThreeWay {
-    pub file_path: String,
-    pub current: Option<String>,
-    /// Before the checkpoint's change.
-    pub base: Option<String>,
-    /// What the change wrote (the agent's proposal as applied).
-    pub proposed: Option<String>,
 }
 
 fn read_current(

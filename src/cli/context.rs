@@ -56,7 +56,13 @@ pub fn workspace(global: &GlobalArgs, config: &Config, root: &Path) -> Result<Wo
 pub fn open_store(config: &Config) -> Result<Store, Exit> {
     let dirs = StateDirs::locate(&process_env)
         .ok_or_else(|| usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME"))?;
-    Store::open(&dirs.home, &config.storage, &process_env).map_err(store_error)
+    Store::open(
+        &dirs.home,
+        &config.storage,
+        &process_env,
+        &crate::agent::LegacySessions,
+    )
+    .map_err(store_error)
 }
 
 /// `workspace`'s part of the store `config` names, with any apply or

@@ -241,7 +241,7 @@ fn store_line(home: &std::path::Path, config: &crate::config::StorageConfig) -> 
         );
         return true;
     }
-    match Store::open(home, config, &process_env) {
+    match Store::open(home, config, &process_env, &crate::agent::LegacySessions) {
         Ok(store) => {
             let info = store.info();
             let size = info.size.map_or("size unknown".into(), human_size);

@@ -143,7 +143,7 @@ pub fn sessions(global: &GlobalArgs, args: &SessionsArgs) -> Exit {
             Exit::Ok
         }
         Some(SessionAction::Show { id }) => {
-            let s = match state.load_session(id) {
+            let s = match crate::agent::read_session(&state, id) {
                 Ok(s) => s,
                 Err(e) if e.is_fatal() => return store_error(e),
                 Err(e) => return failed(e),
@@ -164,14 +164,12 @@ pub fn sessions(global: &GlobalArgs, args: &SessionsArgs) -> Exit {
                 })
                 .collect();
             if args.json {
-                print_json(
-                    &json!({"session_id": s.header.session_id, "root": s.header.root,
-                    "created_at": s.header.ts, "jobs": jobs}),
-                );
+                print_json(&json!({"session_id": s.session_id, "root": s.root,
+                    "created_at": s.created_at, "jobs": jobs}));
             } else {
                 println!(
                     "session {} ({}), created {}",
-                    s.header.session_id, s.header.root, s.header.ts
+                    s.session_id, s.root, s.created_at
                 );
                 for j in &s.jobs {
                     let status = j.status.map(|st| format!("{st:?}")).unwrap_or_default();

@@ -33,7 +33,7 @@ pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
             Err(e) => return store_error(e),
         },
     };
-    let state = match root.load_session(&id) {
+    let state = match crate::agent::read_session(&root, &id) {
         Ok(s) => s,
         Err(e) => return usage(format!("cannot read session {id}: {e}")),
     };

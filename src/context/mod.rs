@@ -11,4 +11,4 @@ mod window;
 
 pub use conversation::{Conversation, message_tokens};
 pub use tokens::{Encoding, TokenCounter, estimate};
-pub use window::{ContextWindow, DEFAULT_WINDOW, ServerWindow, WindowSource, known_window};
+pub use window::{ContextWindow, DEFAULT_WINDOW, WindowSource, known_window};

@@ -6,6 +6,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::llm::ServerWindow;
+
 /// The window used when nothing better is known.
 pub const DEFAULT_WINDOW: u32 = 8192;
 /// The most a default reply reservation takes.
@@ -47,13 +49,6 @@ impl fmt::Display for WindowSource {
 pub struct ContextWindow {
     pub tokens: u32,
     pub source: WindowSource,
-}
-
-/// A window size a server reported about itself.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerWindow {
-    pub tokens: u32,
-    pub detail: String,
 }
 
 impl ContextWindow {

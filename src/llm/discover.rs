@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::ServerWindow;
 use super::http::Endpoint;
-use crate::context::ServerWindow;
 
 /// Longest wait for one discovery answer.
 const ASK_TIMEOUT: Duration = Duration::from_secs(2);

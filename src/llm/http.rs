@@ -8,10 +8,10 @@ use serde_json::Value;
 
 use futures_util::future::BoxFuture;
 
+use super::ServerWindow;
 use super::sse::SseEvent;
 use super::{LlmError, Provider, Request, TextSink, Turn};
 use crate::config::ProviderConfig;
-use crate::context::ServerWindow;
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Most bytes of an error body we read and quote.

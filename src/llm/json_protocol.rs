@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::json;
 
+use super::ServerWindow;
 use super::json_action::{self, Action, PromptTool};
 use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
-use crate::context::ServerWindow;
 
 pub struct JsonProtocol {
     inner: Box<dyn Provider>,

@@ -25,7 +25,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{ProviderConfig, ProviderKind, ToolProtocol};
-use crate::context::ServerWindow;
 use crate::protocol::Usage;
 
 /// One message of the conversation (the system prompt travels separately).
@@ -159,6 +158,13 @@ pub enum Delta<'a> {
 
 /// Receives the streamed reply as it arrives.
 pub type TextSink<'a> = &'a mut (dyn FnMut(Delta<'_>) + Send);
+
+/// A window size a server reported about itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerWindow {
+    pub tokens: u32,
+    pub detail: String,
+}
 
 /// A language model endpoint speaking one wire protocol.
 pub trait Provider: Send + Sync {

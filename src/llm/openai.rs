@@ -7,11 +7,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::ServerWindow;
 use super::http::{self, Endpoint, WireAdapter};
 use super::openai_wire::{WireChunk, request_body, wire};
 use super::think::{Pending, ThinkTags};
 use super::{Delta, FinishReason, LlmError, Request, TextSink, ToolCall, Turn, discover};
-use crate::context::ServerWindow;
 use crate::protocol::Usage;
 
 pub struct OpenAi {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use super::doc::Doc;
-use super::{Change, DiffBundle, FileDiff, ProposedEdit};
+use super::{Change, DiffBundle, FileDiff, HunkRegion, ProposedEdit};
 use crate::workspace::{Workspace, sha256_hex};
 
 /// Lines of context kept to find a hunk again at rollback.
@@ -30,18 +30,6 @@ pub enum ApplyError {
         path: String,
         source: std::io::Error,
     },
-}
-
-/// Where a hunk landed, for rollback: `before_lines` were replaced by
-/// `after_lines` starting at line index `after_start` of the new file.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct HunkRegion {
-    pub hunk_id: String,
-    pub after_start: usize,
-    pub before_lines: Vec<String>,
-    pub after_lines: Vec<String>,
-    pub ctx_before: Vec<String>,
-    pub ctx_after: Vec<String>,
 }
 
 /// One file's write, fully computed before anything touches the disk.

@@ -8,7 +8,7 @@ use super::error::StoreError;
 use super::session::check_id;
 use super::snapshots::Encoded;
 use super::writer::ensure_root;
-use crate::checkpoint::{Checkpoint, CheckpointKind};
+use crate::protocol::checkpoint::{Checkpoint, CheckpointKind};
 
 fn parse(body: &str, store: &str) -> Result<Checkpoint, StoreError> {
     serde_json::from_str(body).map_err(|e| StoreError::Corrupt {

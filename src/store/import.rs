@@ -12,44 +12,67 @@ use sqlx::Row;
 use super::audit::read_legacy;
 use super::checkpoints::insert;
 use super::error::StoreError;
-use super::session::{self, SessionState};
+use super::session::now;
 use super::snapshots::{Encoded, encode};
-use super::writer::{ensure_root, insert_audit, type_of};
+use super::writer::{ensure_root, insert_audit};
 use super::{StateDirs, Store};
-use crate::checkpoint::Checkpoint;
+use crate::protocol::checkpoint::Checkpoint;
 use crate::workspace::sha256_hex;
 
-/// One record line of a legacy session, with what its row indexes.
-struct Line {
-    text: String,
-    job_id: Option<String>,
-    cursor: Option<i64>,
-    ts: Option<String>,
+/// Reads a session file of an earlier release for the store, which does
+/// not read records itself: what each line is and what the summary rows
+/// hold. The engine supplies it.
+pub trait SessionIndexer: Send + Sync {
+    /// `None`: the file cannot be read at all (no header); it is left behind.
+    fn index(&self, session_id: &str, text: &str) -> Option<IndexedSession>;
 }
 
-impl Line {
-    fn new(text: String) -> Line {
-        let v: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
-        Line {
-            job_id: v["job_id"].as_str().map(str::to_string),
-            cursor: v["cursor"].as_i64(),
-            ts: v["ts"].as_str().map(str::to_string),
-            text,
-        }
-    }
+/// A legacy session as its rows will hold it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedSession {
+    pub root: String,
+    pub created_at: String,
+    pub lines: Vec<IndexedLine>,
+    pub jobs: Vec<IndexedJob>,
+    pub pending_review: bool,
+    pub last_prompt: Option<String>,
+}
+
+/// One record line, with what its row indexes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedLine {
+    pub body: String,
+    pub kind: String,
+    pub job_id: Option<String>,
+    pub cursor: Option<i64>,
+    pub ts: Option<String>,
+}
+
+/// One job's summary row, and its review's (pending, bundle JSON).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedJob {
+    pub job_id: String,
+    pub prompt: String,
+    pub status: Option<&'static str>,
+    pub review: Option<(bool, String)>,
 }
 
 /// One legacy root folder, read whole before the transaction starts.
 struct Legacy {
     key: String,
     path: String,
-    sessions: Vec<(SessionState, String, Vec<Line>)>,
+    /// Each session's id, last update and rows.
+    sessions: Vec<(String, String, IndexedSession)>,
     checkpoints: Vec<(Checkpoint, String, Vec<Encoded>)>,
     audit: Vec<super::audit::AuditRecord>,
 }
 
 /// Imports every root folder of `home` not imported yet.
-pub(super) fn legacy_home(store: &Store, home: &Path) -> Result<(), StoreError> {
+pub(super) fn legacy_home(
+    store: &Store,
+    home: &Path,
+    indexer: &dyn SessionIndexer,
+) -> Result<(), StoreError> {
     let roots = StateDirs::legacy_roots(home);
     let Ok(entries) = std::fs::read_dir(&roots) else {
         return Ok(());
@@ -72,7 +95,7 @@ pub(super) fn legacy_home(store: &Store, home: &Path) -> Result<(), StoreError> 
         .into_iter()
         .collect();
     for key in keys.into_iter().filter(|k| !done.contains(k)) {
-        let legacy = read(&roots.join(&key), key).map_err(|e| StoreError::Query {
+        let legacy = read(&roots.join(&key), key, indexer).map_err(|e| StoreError::Query {
             store: shared.location.clone(),
             reason: format!("cannot import {}: {e}", roots.display()),
         })?;
@@ -81,7 +104,7 @@ pub(super) fn legacy_home(store: &Store, home: &Path) -> Result<(), StoreError> 
     Ok(())
 }
 
-fn read(dir: &Path, key: String) -> std::io::Result<Legacy> {
+fn read(dir: &Path, key: String, indexer: &dyn SessionIndexer) -> std::io::Result<Legacy> {
     let mut legacy = Legacy {
         key,
         path: String::new(),
@@ -97,20 +120,20 @@ fn read(dir: &Path, key: String) -> std::io::Result<Legacy> {
         };
         let text = std::fs::read_to_string(entry.path())?;
         // A session that cannot be read at all (no header) is left behind.
-        let Ok((state, lines)) = session::from_file_text(id, &text) else {
+        let Some(indexed) = indexer.index(id, &text) else {
             continue;
         };
-        let lines: Vec<Line> = lines.into_iter().map(Line::new).collect();
         // Last updated: its newest event (file times do not survive copies).
-        let updated = lines
+        let updated = indexed
+            .lines
             .iter()
             .filter_map(|l| l.ts.clone())
             .max()
-            .unwrap_or_else(|| state.header.ts.clone());
+            .unwrap_or_else(|| indexed.created_at.clone());
         if legacy.path.is_empty() {
-            legacy.path.clone_from(&state.header.root);
+            legacy.path.clone_from(&indexed.root);
         }
-        legacy.sessions.push((state, updated, lines));
+        legacy.sessions.push((id.to_string(), updated, indexed));
     }
     let blobs = dir.join("blobs");
     for entry in std::fs::read_dir(dir.join("checkpoints"))
@@ -165,8 +188,8 @@ fn write(store: &Store, legacy: Legacy) -> Result<(), StoreError> {
             return tx.commit().await;
         }
         ensure_root(&mut tx, &legacy.key, &legacy.path).await?;
-        for (state, updated, lines) in &legacy.sessions {
-            session_rows(&mut tx, &legacy.key, state, updated, lines).await?;
+        for (id, updated, session) in &legacy.sessions {
+            session_rows(&mut tx, &legacy.key, id, updated, session).await?;
         }
         for (cp, body, snapshots) in &legacy.checkpoints {
             insert(&mut tx, &legacy.key, cp, body, snapshots).await?;
@@ -176,7 +199,7 @@ fn write(store: &Store, legacy: Legacy) -> Result<(), StoreError> {
         }
         sqlx::query("UPDATE roots SET imported_at = $2 WHERE root_key = $1")
             .bind(&legacy.key)
-            .bind(session::now())
+            .bind(now())
             .execute(&mut *tx)
             .await?;
         tx.commit().await
@@ -186,62 +209,61 @@ fn write(store: &Store, legacy: Legacy) -> Result<(), StoreError> {
 async fn session_rows(
     conn: &mut sqlx::AnyConnection,
     key: &str,
-    state: &SessionState,
+    id: &str,
     updated: &str,
-    lines: &[Line],
+    session: &IndexedSession,
 ) -> Result<(), sqlx::Error> {
-    let h = &state.header;
     sqlx::query(
         "INSERT INTO sessions (session_id, root_key, root, created_at, updated_at, jobs,
          pending_review, last_prompt) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
          ON CONFLICT (session_id) DO NOTHING",
     )
-    .bind(&h.session_id)
+    .bind(id)
     .bind(key)
-    .bind(&h.root)
-    .bind(&h.ts)
+    .bind(&session.root)
+    .bind(&session.created_at)
     .bind(updated)
-    .bind(i64::try_from(state.jobs.len()).unwrap_or(0))
-    .bind(i64::from(state.pending_review().is_some()))
-    .bind(state.jobs.last().map(|j| j.prompt.clone()))
+    .bind(i64::try_from(session.jobs.len()).unwrap_or(0))
+    .bind(i64::from(session.pending_review))
+    .bind(session.last_prompt.as_deref())
     .execute(&mut *conn)
     .await?;
-    for (i, line) in lines.iter().enumerate() {
+    for (i, line) in session.lines.iter().enumerate() {
         sqlx::query(
             "INSERT INTO session_records (session_id, seq, job_id, kind, cursor, ts, body)
              VALUES ($1, $2, $3, $4, $5, $6, $7)",
         )
-        .bind(&h.session_id)
+        .bind(id)
         .bind(i64::try_from(i + 1).unwrap_or(i64::MAX))
         .bind(line.job_id.as_deref())
-        .bind(type_of(&line.text))
+        .bind(&line.kind)
         .bind(line.cursor)
         .bind(line.ts.as_deref())
-        .bind(&line.text)
+        .bind(&line.body)
         .execute(&mut *conn)
         .await?;
     }
-    for job in &state.jobs {
+    for job in &session.jobs {
         sqlx::query(
             "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $5) ON CONFLICT (session_id, job_id) DO NOTHING",
         )
-        .bind(&h.session_id)
+        .bind(id)
         .bind(&job.job_id)
         .bind(&job.prompt)
-        .bind(job.status.map(|s| s.as_str()))
-        .bind(&h.ts)
+        .bind(job.status)
+        .bind(&session.created_at)
         .execute(&mut *conn)
         .await?;
-        if let Some(bundle) = &job.bundle {
+        if let Some((pending, bundle)) = &job.review {
             sqlx::query(
                 "INSERT INTO reviews (session_id, job_id, pending, bundle, updated_at)
                  VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, job_id) DO NOTHING",
             )
-            .bind(&h.session_id)
+            .bind(id)
             .bind(&job.job_id)
-            .bind(i64::from(bundle.is_pending()))
-            .bind(serde_json::to_string(bundle).unwrap_or_default())
+            .bind(i64::from(*pending))
+            .bind(bundle)
             .bind(updated)
             .execute(&mut *conn)
             .await?;

@@ -177,7 +177,7 @@ impl Store {
                 .collect()
         })?;
         for (id, body) in bodies {
-            if let Err(e) = serde_json::from_str::<crate::checkpoint::Checkpoint>(&body) {
+            if let Err(e) = serde_json::from_str::<crate::protocol::checkpoint::Checkpoint>(&body) {
                 check
                     .problems
                     .push(format!("checkpoint {id} cannot be read: {e}"));

@@ -22,10 +22,12 @@ mod writer;
 
 pub use db::{StoreKind, Target};
 pub use error::StoreError;
+pub use import::{IndexedJob, IndexedLine, IndexedSession, SessionIndexer};
 pub use journal::{JournalEntry, RootLock};
 pub use maintenance::{Check, StoreInfo};
 pub use paths::{StateDirs, root_key};
 pub use schema::SCHEMA_VERSION;
+pub use session::{IndexUpdate, RecordRow, StoredSession};
 pub use writer::SessionWriter;
 
 use std::path::{Path, PathBuf};
@@ -50,11 +52,12 @@ impl Store {
         home: &Path,
         config: &StorageConfig,
         env: &dyn Fn(&str) -> Option<String>,
+        indexer: &dyn SessionIndexer,
     ) -> Result<Store, StoreError> {
         let target = Target::resolve(home, config, env)?;
         let mut store = Store::open_target(&target)?;
         store.locks = Some(home.join("locks"));
-        import::legacy_home(&store, home)?;
+        import::legacy_home(&store, home, indexer)?;
         Ok(store)
     }
 

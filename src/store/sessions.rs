@@ -7,9 +7,10 @@ use std::time::{Duration, SystemTime};
 use sqlx::Row as _;
 
 use super::error::StoreError;
-use super::session::{SessionHeader, SessionState, SessionSummary, check_id, replay};
+use super::session::{StoredSession, check_id};
 use super::{RootStore, StoreKind};
 use crate::config::SessionLimits;
+use crate::protocol::SessionSummary;
 
 /// A summary row as the database's JSON gives it: id, created, updated,
 /// jobs, pending review, last prompt.
@@ -100,8 +101,8 @@ impl RootStore {
         })
     }
 
-    /// Replays session `id` of this root.
-    pub fn load_session(&self, id: &str) -> Result<SessionState, StoreError> {
+    /// Session `id` of this root with its records, in order.
+    pub fn load_session(&self, id: &str) -> Result<StoredSession, StoreError> {
         check_id("session", id).map_err(invalid)?;
         let shared = self.store.shared();
         let pool = shared.pool.clone();
@@ -128,18 +129,17 @@ impl RootStore {
                     .collect::<Result<_, _>>()?;
             Ok(Some((root, created, bodies)))
         })?;
-        let Some((root, ts, bodies)) = found else {
+        let Some((root, created_at, records)) = found else {
             return Err(StoreError::NotFound(format!(
                 "no session {id} in this agent root (agent-tui sessions list shows them)"
             )));
         };
-        let header = SessionHeader {
-            kind: "session.created".into(),
+        Ok(StoredSession {
             session_id: id.to_string(),
             root,
-            ts,
-        };
-        Ok(replay(header, bodies))
+            created_at,
+            records,
+        })
     }
 
     /// Deletes session `id` with its records, jobs and reviews.

@@ -14,17 +14,7 @@ use tokio::sync::mpsc;
 use super::audit::{AuditEntry, AuditRecord};
 use super::db::StoreKind;
 use super::error::{StoreError, classify};
-use super::session::{Record, now};
-use crate::protocol::{Event, EventBody};
-use crate::review::new_id;
-
-/// What a recorded event changes in the summary rows.
-enum Effect {
-    None,
-    JobStarted { prompt: String },
-    Status(&'static str),
-    Review { pending: bool, bundle: String },
-}
+use super::session::{IndexUpdate, RecordRow, now};
 
 enum Msg {
     Create {
@@ -35,12 +25,7 @@ enum Msg {
     },
     Append {
         session_id: String,
-        job_id: Option<String>,
-        kind: String,
-        cursor: Option<i64>,
-        ts: String,
-        body: String,
-        effect: Effect,
+        row: RecordRow,
     },
     Audit {
         root_key: String,
@@ -152,63 +137,21 @@ impl SessionWriter {
         self.queue.barrier()
     }
 
-    /// Starts a session; returns its id.
-    pub fn create_session(&self) -> String {
-        let session_id = new_id("s");
+    /// Starts session `session_id` (its id made by the caller).
+    pub fn create_session(&self, session_id: &str) {
         self.queue.send(Msg::Create {
             root_key: self.root_key.clone(),
             root_path: self.root_path.clone(),
-            session_id: session_id.clone(),
-            ts: now(),
-        });
-        session_id
-    }
-
-    /// Records one event of the session.
-    pub fn event(&self, session_id: &str, event: &Event) {
-        let Ok(body) = serde_json::to_string(event) else {
-            return;
-        };
-        let effect = match &event.body {
-            EventBody::JobStarted { prompt, .. } => Effect::JobStarted {
-                prompt: prompt.clone(),
-            },
-            EventBody::DiffGenerated { bundle }
-            | EventBody::ReviewUpdated { bundle, .. }
-            | EventBody::ApplyCompleted { bundle, .. } => Effect::Review {
-                pending: bundle.is_pending(),
-                bundle: serde_json::to_string(bundle).unwrap_or_default(),
-            },
-            other => match other.status() {
-                Some(status) => Effect::Status(status.as_str()),
-                None => Effect::None,
-            },
-        };
-        self.queue.send(Msg::Append {
             session_id: session_id.to_string(),
-            job_id: Some(event.job_id.clone()),
-            kind: type_of(&body),
-            cursor: i64::try_from(event.cursor).ok(),
-            ts: event.ts.clone(),
-            body,
-            effect,
+            ts: now(),
         });
     }
 
-    /// Records how the conversation changed.
-    pub fn record(&self, session_id: &str, record: &Record) {
-        let Ok(body) = serde_json::to_string(record) else {
-            return;
-        };
-        let kind = type_of(&body);
+    /// Appends one record to session `session_id`.
+    pub fn append(&self, session_id: &str, row: RecordRow) {
         self.queue.send(Msg::Append {
             session_id: session_id.to_string(),
-            job_id: record.job_id().map(str::to_string),
-            kind,
-            cursor: None,
-            ts: now(),
-            body,
-            effect: Effect::None,
+            row,
         });
     }
 
@@ -221,15 +164,6 @@ impl SessionWriter {
             time: now(),
         });
     }
-}
-
-/// The `type` of an event or record as serialized: the first `"type"` key
-/// (an event's cursor, a number, comes before it; a record's tag is first).
-pub(super) fn type_of(json: &str) -> String {
-    json.split_once("\"type\":\"")
-        .and_then(|(_, rest)| rest.split_once('"'))
-        .map(|(t, _)| t.to_string())
-        .unwrap_or_default()
 }
 
 struct Task {
@@ -317,7 +251,8 @@ impl Task {
         let mut touched: Vec<(&str, &str)> = Vec::new();
         for w in writes {
             self.apply(&mut tx, w).await?;
-            if let Msg::Append { session_id, ts, .. } = w {
+            if let Msg::Append { session_id, row } = w {
+                let ts = row.ts.as_str();
                 match touched.iter_mut().find(|(s, _)| s == session_id) {
                     Some(t) => t.1 = ts,
                     None => touched.push((session_id, ts)),
@@ -354,30 +289,22 @@ impl Task {
                 .execute(&mut *conn)
                 .await?;
             }
-            Msg::Append {
-                session_id,
-                job_id,
-                kind,
-                cursor,
-                ts,
-                body,
-                effect,
-            } => {
+            Msg::Append { session_id, row } => {
                 sqlx::query(
                     "INSERT INTO session_records (session_id, seq, job_id, kind, cursor, ts, body)
                      SELECT $1, COALESCE(MAX(seq), 0) + 1, $2, $3, $4, $5, $6
                      FROM session_records WHERE session_id = $1",
                 )
                 .bind(session_id)
-                .bind(job_id.as_deref())
-                .bind(kind)
-                .bind(*cursor)
-                .bind(ts)
-                .bind(body)
+                .bind(row.job_id.as_deref())
+                .bind(&row.kind)
+                .bind(row.cursor)
+                .bind(&row.ts)
+                .bind(&row.body)
                 .execute(&mut *conn)
                 .await?;
-                let job = job_id.as_deref().unwrap_or_default();
-                apply_effect(conn, session_id, job, ts, effect).await?;
+                let job = row.job_id.as_deref().unwrap_or_default();
+                apply_index(conn, session_id, job, &row.ts, &row.index).await?;
             }
             Msg::Audit {
                 root_key,
@@ -411,16 +338,16 @@ pub(super) async fn ensure_root(
     Ok(())
 }
 
-async fn apply_effect(
+async fn apply_index(
     conn: &mut AnyConnection,
     session_id: &str,
     job_id: &str,
     ts: &str,
-    effect: &Effect,
+    index: &IndexUpdate,
 ) -> Result<(), sqlx::Error> {
-    match effect {
-        Effect::None => {}
-        Effect::JobStarted { prompt } => {
+    match index {
+        IndexUpdate::None => {}
+        IndexUpdate::JobStarted { prompt } => {
             sqlx::query(
                 "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
                  VALUES ($1, $2, $3, 'running', $4, $4) ON CONFLICT (session_id, job_id) DO NOTHING",
@@ -440,7 +367,7 @@ async fn apply_effect(
             .execute(&mut *conn)
             .await?;
         }
-        Effect::Status(status) => {
+        IndexUpdate::JobStatus(status) => {
             sqlx::query(
                 "UPDATE jobs SET status = $3, updated_at = $4 WHERE session_id = $1 AND job_id = $2",
             )
@@ -451,7 +378,7 @@ async fn apply_effect(
             .execute(&mut *conn)
             .await?;
         }
-        Effect::Review { pending, bundle } => {
+        IndexUpdate::Review { pending, bundle } => {
             sqlx::query(
                 "INSERT INTO reviews (session_id, job_id, pending, bundle, updated_at)
                  VALUES ($1, $2, $3, $4, $5)

@@ -320,7 +320,9 @@ async fn event_loop(
                     let (tx, state) = (session_tx.clone(), state.clone());
                     tokio::task::spawn_blocking(move || {
                         let shown = match (&pick, &state) {
-                            (SessionPick::Resume(id), Some(state)) => state.load_session(id).ok(),
+                            (SessionPick::Resume(id), Some(state)) => {
+                                crate::agent::read_session(state, id).ok()
+                            }
                             _ => None,
                         };
                         ctx.session = match pick {

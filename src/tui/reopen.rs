@@ -30,7 +30,7 @@ pub struct Reopened {
     pub notice: Option<String>,
     /// The root's earlier sessions, newest first: the user picks one to
     /// go on with, or starts a new one.
-    pub sessions: Vec<crate::store::session::SessionSummary>,
+    pub sessions: Vec<crate::protocol::SessionSummary>,
 }
 
 /// What the opener's work gave, for the event loop.

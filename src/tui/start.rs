@@ -36,7 +36,7 @@ pub fn initial_app(ctx: &EngineContext, start: TuiStart) -> App {
 pub struct FirstLook {
     tree: Tree,
     latest: Option<LatestCheckpoint>,
-    resumed: Option<crate::store::session::SessionState>,
+    resumed: Option<crate::agent::SessionState>,
 }
 
 pub fn first_look(ctx: &EngineContext, resumed: Option<&str>) -> FirstLook {
@@ -62,7 +62,7 @@ pub fn first_look(ctx: &EngineContext, resumed: Option<&str>) -> FirstLook {
                 .collect(),
         });
     let resumed = match (&ctx.state, resumed) {
-        (Some(state), Some(id)) => state.load_session(id).ok(),
+        (Some(state), Some(id)) => crate::agent::read_session(state, id).ok(),
         _ => None,
     };
     FirstLook {
@@ -95,7 +95,7 @@ pub fn app_from(ctx: &EngineContext, start: TuiStart, first: FirstLook) -> App {
 }
 
 /// Shows a session read from the store: its conversation and pending review.
-pub(super) fn show_session(app: &mut App, s: &crate::store::session::SessionState) {
+pub(super) fn show_session(app: &mut App, s: &crate::agent::SessionState) {
     for job in &s.jobs {
         app.transcript.push(Entry::User(job.prompt.clone()));
         if let Some(answer) = &job.answer {

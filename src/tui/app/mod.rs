@@ -22,8 +22,8 @@ pub use super::markdown::Answer;
 use super::markdown::Colours;
 use super::tree::Tree;
 use crate::checkpoint::ThreeWay;
+use crate::protocol::SessionSummary;
 use crate::protocol::{JobStatus, Mode, Usage};
-use crate::store::session::SessionSummary;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {

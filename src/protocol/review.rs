@@ -1,0 +1,213 @@
+//! The review on the wire (SPEC section 7): proposed edits, the diff
+//! bundle of a job, its files and hunks. A hunk's state is one enum here
+//! and SPEC's `accepted` null/true/false (plus `applied`, `conflict`) in
+//! JSON. Deciding, applying and rebasing them is `review`'s.
+
+use serde::{Deserialize, Serialize};
+
+/// What an edit does to its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditOperation {
+    /// Lines `start_line..=end_line` become `new_text`.
+    Replace,
+    /// `new_text` goes before line `start_line` (`total_lines + 1` appends).
+    Insert,
+    /// Lines `start_line..=end_line` go away.
+    Delete,
+    /// A new file with `new_text` as its content.
+    Create,
+}
+
+/// A validated edit (SPEC section 7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProposedEdit {
+    pub edit_id: String,
+    pub file_path: String,
+    pub operation: EditOperation,
+    pub start_line: usize,
+    /// `start_line - 1` for inserts and creates (an empty range).
+    pub end_line: usize,
+    pub new_text: String,
+    /// `sha256:<hex>` of the target lines' bytes at proposal time.
+    pub expected_hash: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+impl ProposedEdit {
+    /// The 0-based, half-open range of old lines it replaces.
+    pub fn old_range(&self) -> std::ops::Range<usize> {
+        let start = self.start_line.saturating_sub(1);
+        start..self.end_line.max(start)
+    }
+}
+
+/// All proposed changes of one job, grouped by file and hunk.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiffBundle {
+    pub job_id: String,
+    pub files: Vec<FileDiff>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileDiff {
+    pub file_path: String,
+    /// `sha256:<hex>` of the file when the edits were proposed; `null` for a
+    /// file that does not exist yet.
+    pub base_file_hash: Option<String>,
+    pub hunks: Vec<Hunk>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "HunkWire", into = "HunkWire")]
+pub struct Hunk {
+    pub hunk_id: String,
+    /// Unified-diff text of this hunk (`@@ ... @@` and its lines).
+    pub patch: String,
+    /// Where the hunk stands (on the wire: `accepted`, `applied`, `conflict`).
+    pub state: HunkState,
+    pub edit_ids: Vec<String>,
+    /// Still larger than `max_hunk_lines`/`max_hunk_bytes` after splitting.
+    pub oversized: bool,
+    /// `agent` as proposed, `user` once the reviewer edited it (`e`).
+    pub origin: HunkOrigin,
+    /// What the hunk does, in old-file line indices (0-based).
+    pub changes: Vec<Change>,
+}
+
+/// Where a hunk stands in its review.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum HunkState {
+    /// Not decided yet.
+    #[default]
+    Pending,
+    Accepted,
+    Rejected,
+    /// Written to disk by an apply.
+    Applied,
+    /// It can no longer be placed on the file as it is now (another hunk
+    /// of the file was applied over its edit); never applied, never
+    /// silently rejected: the reviewer sees why.
+    Conflicted {
+        reason: String,
+    },
+}
+
+impl HunkState {
+    /// SPEC's `accepted`: `null` undecided (or conflicted), `true`, `false`.
+    pub fn accepted(&self) -> Option<bool> {
+        match self {
+            HunkState::Pending | HunkState::Conflicted { .. } => None,
+            HunkState::Accepted | HunkState::Applied => Some(true),
+            HunkState::Rejected => Some(false),
+        }
+    }
+
+    pub fn is_applied(&self) -> bool {
+        matches!(self, HunkState::Applied)
+    }
+
+    /// Accepted and not written yet: what the next apply writes.
+    pub fn is_to_apply(&self) -> bool {
+        matches!(self, HunkState::Accepted)
+    }
+
+    pub fn is_undecided(&self) -> bool {
+        matches!(self, HunkState::Pending)
+    }
+
+    pub fn conflict(&self) -> Option<&str> {
+        match self {
+            HunkState::Conflicted { reason } => Some(reason),
+            _ => None,
+        }
+    }
+}
+
+/// Who wrote a hunk's new text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HunkOrigin {
+    #[default]
+    Agent,
+    User,
+}
+
+/// Old lines `old_start..old_start + old_len` become `new_lines` (each with
+/// its line ending).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Change {
+    pub old_start: usize,
+    pub old_len: usize,
+    pub new_lines: Vec<String>,
+}
+
+impl DiffBundle {
+    pub fn hunks(&self) -> impl Iterator<Item = &Hunk> {
+        self.files.iter().flat_map(|f| f.hunks.iter())
+    }
+
+    /// Hunks still waiting: not applied and not rejected (a conflicted
+    /// hunk waits for the reviewer to see it).
+    pub fn is_pending(&self) -> bool {
+        self.hunks()
+            .any(|h| !matches!(h.state, HunkState::Applied | HunkState::Rejected))
+    }
+}
+
+/// A hunk as sessions store it and `review --json` prints it.
+#[derive(Serialize, Deserialize)]
+struct HunkWire {
+    hunk_id: String,
+    patch: String,
+    accepted: Option<bool>,
+    edit_ids: Vec<String>,
+    #[serde(default)]
+    oversized: bool,
+    #[serde(default)]
+    applied: bool,
+    /// Why a conflicted hunk can no longer be placed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    conflict: Option<String>,
+    #[serde(default)]
+    origin: HunkOrigin,
+    changes: Vec<Change>,
+}
+
+impl From<HunkWire> for Hunk {
+    fn from(w: HunkWire) -> Hunk {
+        let state = match (w.applied, w.conflict, w.accepted) {
+            (true, _, _) => HunkState::Applied,
+            (false, Some(reason), _) => HunkState::Conflicted { reason },
+            (false, None, None) => HunkState::Pending,
+            (false, None, Some(true)) => HunkState::Accepted,
+            (false, None, Some(false)) => HunkState::Rejected,
+        };
+        Hunk {
+            hunk_id: w.hunk_id,
+            patch: w.patch,
+            state,
+            edit_ids: w.edit_ids,
+            oversized: w.oversized,
+            origin: w.origin,
+            changes: w.changes,
+        }
+    }
+}
+
+impl From<Hunk> for HunkWire {
+    fn from(h: Hunk) -> HunkWire {
+        HunkWire {
+            accepted: h.state.accepted(),
+            applied: h.state.is_applied(),
+            conflict: h.state.conflict().map(str::to_string),
+            hunk_id: h.hunk_id,
+            patch: h.patch,
+            edit_ids: h.edit_ids,
+            oversized: h.oversized,
+            origin: h.origin,
+            changes: h.changes,
+        }
+    }
+}
