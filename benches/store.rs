@@ -44,7 +44,7 @@ fn fill(store: &Store, root: &Path, n: usize) {
     let writer = store.root(root).writer();
     for i in 0..n {
         let id = format!("s_{i:08}_{}", root.display().to_string().len());
-        writer.create_session(&id);
+        writer.create_session(&id, None);
         let mut state = SessionState::default();
         let job = format!("job_{i:08}");
         let started = event(

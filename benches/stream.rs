@@ -13,12 +13,10 @@ mod llm_server;
 
 use std::time::{Duration, Instant};
 
-use agent_tui::agent::{self, EngineContext, SessionChoice};
+use agent_tui::agent::{EngineBuilder, Filter, Providers, Recording};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
-use agent_tui::protocol::{EventBody, Mode, Op};
-use agent_tui::tools::Registry;
-use agent_tui::workspace::Workspace;
+use agent_tui::protocol::{Command, EventBody, Mode, SessionRef};
 use cpu_time::ThreadTime;
 use llm_server::{LlmServer, Reply, openai};
 
@@ -88,33 +86,30 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             build_provider("bench", &provider, Duration::from_secs(30), &|_| None).unwrap();
         let cpu_start = ThreadTime::now();
         let wall_start = Instant::now();
-        let mut engine = agent::spawn(EngineContext {
-            workspace: Workspace::open(root).unwrap(),
-            config: Config::default(),
-            registry: Registry::builtin().unwrap(),
-            provider: Some(provider),
-            fallback: None,
-            state: None,
-            session: SessionChoice::None,
-            recovered: Vec::new(),
-        })
-        .unwrap();
+        let engine = EngineBuilder::new(root)
+            .config(Config::default())
+            .providers(Providers::Given(provider, None))
+            .recording(Recording::Off)
+            .build()
+            .unwrap();
+        let mut events = engine.subscribe(Filter::All);
         engine
-            .ops
-            .send(Op::StartJob {
+            .command(Command::StartJob {
+                session: SessionRef::New,
                 job_id: "b".into(),
                 prompt: "stream".into(),
                 mode: Mode::Ask,
                 max_tool_calls: None,
             })
+            .await
             .unwrap();
         let mut deltas = 0;
         let mut streamed = String::new();
-        while let Some(event) = engine.events.recv().await {
-            match event.body {
+        while let Some(event) = events.next().await {
+            match &event.body {
                 EventBody::LlmDelta { text, .. } => {
                     deltas += 1;
-                    streamed.push_str(&text);
+                    streamed.push_str(text);
                 }
                 EventBody::JobCompleted { .. } => break,
                 other => assert!(!other.is_terminal(), "job ended badly: {other:?}"),

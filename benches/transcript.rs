@@ -46,14 +46,13 @@ fn markdown() -> String {
 }
 
 fn run(name: &str, text: &str) {
-    let dir = tempfile::tempdir().unwrap();
     let chars: Vec<char> = text.chars().collect();
     let per = chars.len().div_ceil(DELTAS);
     let mut cpu = Vec::new();
     for _ in 0..RUNS {
         let mut app = App::new(
             "/b".into(),
-            Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap()),
+            Tree::default(),
             Mode::Ask,
             "b".into(),
             true,

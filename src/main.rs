@@ -8,7 +8,7 @@ use clap::Parser;
 const CLOSED_PIPE: i32 = 141;
 
 fn main() -> ExitCode {
-    use agent_tui::tools::confine;
+    use agent_tui::agent::confine;
     // The wrapper that confines a command, before anything else starts.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args.get(1).is_some_and(|a| a == confine::CONFINE_ARG) {

@@ -9,14 +9,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use agent_tui::agent::{self, EngineContext, EngineHandle, SessionChoice};
+use agent_tui::agent::{EngineBuilder, Providers, Recording};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
-use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Op, Tier};
-use agent_tui::tools::{Registry, Tool, ToolContext, ToolError, ToolSpec};
-use agent_tui::workspace::Workspace;
+use agent_tui::protocol::{Command, Event, EventBody, JobStatus, Mode, SessionRef, Tier};
+use agent_tui::tools::{Tool, ToolContext, ToolError, ToolSpec};
 use serde_json::{Value, json};
-use support::engine::{next, until};
+use support::engine::{Driven, next, until};
 use support::jobs::{project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 
@@ -51,7 +50,7 @@ impl Tool for FakeWrite {
     }
 }
 
-fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) -> EngineHandle {
+fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) -> Driven {
     let provider = ProviderConfig {
         kind: ProviderKind::Openai,
         base_url: format!("{}/v1", server.url()),
@@ -67,43 +66,31 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         Some("key".into())
     })
     .unwrap();
-    let mut registry = Registry::builtin().unwrap();
+    let mut builder = EngineBuilder::new(root)
+        .config(Config::default())
+        .providers(Providers::Given(provider, None))
+        .recording(Recording::Off);
     if let Some(tool) = extra {
-        registry.register(Box::new(tool)).unwrap();
+        builder = builder.tool(Box::new(tool));
     }
-    agent::spawn(EngineContext {
-        workspace: Workspace::open(root).unwrap(),
-        config: Config::default(),
-        registry,
-        provider: Some(provider),
-        fallback: None,
-        state: None,
-        session: SessionChoice::None,
-        recovered: Vec::new(),
-    })
-    .unwrap()
+    Driven::new(builder.build().unwrap())
 }
 
-fn start(engine: &EngineHandle, mode: Mode) {
-    engine
-        .ops
-        .send(Op::StartJob {
-            job_id: "j1".into(),
-            prompt: "go".into(),
-            mode,
-            max_tool_calls: None,
-        })
-        .unwrap();
+fn start(engine: &Driven, mode: Mode) {
+    engine.send(Command::StartJob {
+        session: SessionRef::New,
+        job_id: "j1".into(),
+        prompt: "go".into(),
+        mode,
+        max_tool_calls: None,
+    });
 }
 
-async fn cancel_and_time(engine: &mut EngineHandle) -> Duration {
+async fn cancel_and_time(engine: &mut Driven) -> Duration {
     let asked = Instant::now();
-    engine
-        .ops
-        .send(Op::Cancel {
-            job_id: "j1".into(),
-        })
-        .unwrap();
+    engine.send(Command::Cancel {
+        job_id: "j1".into(),
+    });
     let rest = until(engine, EventBody::is_terminal).await;
     assert_eq!(rest.last().unwrap().body, EventBody::JobCancelled {});
     asked.elapsed()
@@ -235,7 +222,7 @@ async fn write_tools_are_refused_outside_agent_mode() {
 
 /// An agent job (j1) that proposed one edit of `src/greet.rs` and ended,
 /// its review pending.
-async fn greet_proposed() -> (LlmServer, tempfile::TempDir, EngineHandle) {
+async fn greet_proposed() -> (LlmServer, tempfile::TempDir, Driven) {
     let edits = json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
         "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
     .to_string();
@@ -256,7 +243,7 @@ async fn greet_proposed() -> (LlmServer, tempfile::TempDir, EngineHandle) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     let (_server, root, mut engine) = greet_proposed().await;
-    let edit = |hunk: &str, text: &str| Op::EditHunk {
+    let edit = |hunk: &str, text: &str| Command::EditHunk {
         job_id: "j1".into(),
         hunk_id: hunk.into(),
         new_text: text.into(),
@@ -274,22 +261,19 @@ async fn a_reviewer_edits_a_hunk_and_a_changed_file_refuses_it() {
     let greet = root.path().join("src/greet.rs");
     let original = std::fs::read_to_string(&greet).unwrap();
     std::fs::write(&greet, "pub fn greet() {}\n").unwrap();
-    engine.ops.send(edit("h_1", "    mine();\n")).unwrap();
+    engine.send(edit("h_1", "    mine();\n"));
     let (bundle, _, error) = updated(&next(&mut engine).await).unwrap();
     assert!(error.unwrap().contains("changed since"));
     let hunk = &bundle.files[0].hunks[0];
     assert_eq!(hunk.origin, agent_tui::review::HunkOrigin::Agent);
     assert_eq!(hunk.state.accepted(), None);
 
-    engine.ops.send(edit("h_9", "x\n")).unwrap();
+    engine.send(edit("h_9", "x\n"));
     let (_, unknown, _) = updated(&next(&mut engine).await).unwrap();
     assert_eq!(unknown, vec!["h_9".to_string()]);
 
     std::fs::write(&greet, &original).unwrap();
-    engine
-        .ops
-        .send(edit("h_1", "    mine();\n    also();\n"))
-        .unwrap();
+    engine.send(edit("h_1", "    mine();\n    also();\n"));
     let (bundle, unknown, error) = updated(&next(&mut engine).await).unwrap();
     assert!(unknown.is_empty() && error.is_none());
     let hunk = &bundle.files[0].hunks[0];
@@ -323,16 +307,13 @@ async fn an_allowed_command_runs_and_cancel_kills_it() {
     ]);
     let mut engine = engine(&server, root.path(), None);
     start(&engine, Mode::Agent);
-    let approve = |engine: &EngineHandle, id: &str| {
-        engine
-            .ops
-            .send(Op::Approve {
-                job_id: "j1".into(),
-                tool_call_id: id.into(),
-                approved: true,
-                reason: None,
-            })
-            .unwrap();
+    let approve = |engine: &Driven, id: &str| {
+        engine.send(Command::Approve {
+            job_id: "j1".into(),
+            tool_call_id: id.into(),
+            approved: true,
+            reason: None,
+        });
     };
     let seen = until(&mut engine, |b| {
         matches!(b, EventBody::ApprovalRequested { .. })
@@ -388,7 +369,7 @@ async fn an_allowed_command_runs_and_cancel_kills_it() {
 #[tokio::test]
 async fn review_ops_wait_for_an_apply_under_way() {
     let (_server, _root, mut engine) = greet_proposed().await;
-    let decide = |accept: bool| Op::Decide {
+    let decide = |accept: bool| Command::Decide {
         job_id: "j1".into(),
         accept: if accept {
             vec!["h_1".into()]
@@ -402,14 +383,11 @@ async fn review_ops_wait_for_an_apply_under_way() {
         },
         accept_all: false,
     };
-    engine.ops.send(decide(true)).unwrap();
-    engine
-        .ops
-        .send(Op::Apply {
-            job_id: "j1".into(),
-        })
-        .unwrap();
-    engine.ops.send(decide(false)).unwrap();
+    engine.send(decide(true));
+    engine.send(Command::Apply {
+        job_id: "j1".into(),
+    });
+    engine.send(decide(false));
     let mut kinds = Vec::new();
     while kinds.len() < 4 {
         let e = next(&mut engine).await;

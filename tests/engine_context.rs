@@ -8,24 +8,27 @@ mod support;
 
 use std::time::Duration;
 
-use agent_tui::agent::{self, EngineContext, EngineHandle, SessionChoice};
+use agent_tui::agent::{EngineBuilder, Providers, Recording};
 use agent_tui::config::{Config, ProviderConfig, ProviderKind, ToolProtocol};
 use agent_tui::llm::build_provider;
-use agent_tui::protocol::{CompactReason, Event, EventBody, Mode, Op};
-use agent_tui::store::{Store, Target};
-use agent_tui::tools::Registry;
-use agent_tui::workspace::Workspace;
+use agent_tui::protocol::{Command, CompactReason, Event, EventBody, Mode, Reply, SessionRef};
 use serde_json::{Value, json};
-use support::engine::until;
+use support::engine::{Driven, until};
 use support::jobs::{project, sse};
 use support::llm_server::{LlmServer, RecordedRequest, openai};
+
+/// An engine as the TUI drives it: its jobs go to one session.
+struct Tui {
+    d: Driven,
+    session: SessionRef,
+}
 
 fn start_engine(
     server: &LlmServer,
     root: &std::path::Path,
     state: &std::path::Path,
-    session: SessionChoice,
-) -> EngineHandle {
+    session: SessionRef,
+) -> Tui {
     let provider = ProviderConfig {
         kind: ProviderKind::Openai,
         base_url: format!("{}/v1", server.url()),
@@ -38,32 +41,34 @@ fn start_engine(
         price_output_per_mtok: None,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
-    let workspace = Workspace::open(root).unwrap();
-    let store = Store::open_target(&Target::Sqlite(state.join("state.db"))).unwrap();
-    agent::spawn(EngineContext {
-        state: Some(store.root(workspace.root())),
-        workspace,
-        config: Config::default(),
-        registry: Registry::builtin().unwrap(),
-        provider: Some(provider),
-        fallback: None,
+    let engine = EngineBuilder::new(root)
+        .config(Config::default())
+        .providers(Providers::Given(provider, None))
+        .recording(Recording::Sqlite(state.join("state.db")))
+        .build()
+        .unwrap();
+    Tui {
+        d: Driven::new(engine),
         session,
-        recovered: Vec::new(),
-    })
-    .unwrap()
+    }
 }
 
-async fn job(engine: &mut EngineHandle, id: &str, prompt: &str) -> Vec<Event> {
-    engine
-        .ops
-        .send(Op::StartJob {
-            job_id: id.into(),
-            prompt: prompt.into(),
-            mode: Mode::Agent,
-            max_tool_calls: None,
-        })
-        .unwrap();
-    until(engine, EventBody::is_terminal).await
+async fn job(engine: &mut Tui, id: &str, prompt: &str) -> Vec<Event> {
+    let start = Command::StartJob {
+        session: engine.session.clone(),
+        job_id: id.into(),
+        prompt: prompt.into(),
+        mode: Mode::Agent,
+        max_tool_calls: None,
+    };
+    if let Reply::Started {
+        session_id: Some(s),
+        ..
+    } = engine.d.engine.command(start).await.unwrap()
+    {
+        engine.session = SessionRef::Id(s);
+    }
+    until(&mut engine.d, EventBody::is_terminal).await
 }
 
 /// The user messages of a request, in order.
@@ -94,7 +99,7 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
     ]);
     let root = project();
     let state = tempfile::tempdir().unwrap();
-    let mut engine = start_engine(&server, root.path(), state.path(), SessionChoice::New);
+    let mut engine = start_engine(&server, root.path(), state.path(), SessionRef::New);
     let events = job(&mut engine, "j1", "change things").await;
     let bundle = events
         .iter()
@@ -119,30 +124,21 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
         id_of("src/main.rs"),
         id_of("AGENTS.md"),
     );
-    engine
-        .ops
-        .send(Op::Decide {
-            job_id: "j1".into(),
-            accept: vec![greet.clone()],
-            reject: vec![main.clone()],
-            accept_all: false,
-        })
-        .unwrap();
-    engine
-        .ops
-        .send(Op::EditHunk {
-            job_id: "j1".into(),
-            hunk_id: agents.clone(),
-            new_text: "Answer in limericks.\n".into(),
-        })
-        .unwrap();
-    engine
-        .ops
-        .send(Op::Apply {
-            job_id: "j1".into(),
-        })
-        .unwrap();
-    let applied = until(&mut engine, |b| {
+    engine.d.send(Command::Decide {
+        job_id: "j1".into(),
+        accept: vec![greet.clone()],
+        reject: vec![main.clone()],
+        accept_all: false,
+    });
+    engine.d.send(Command::EditHunk {
+        job_id: "j1".into(),
+        hunk_id: agents.clone(),
+        new_text: "Answer in limericks.\n".into(),
+    });
+    engine.d.send(Command::Apply {
+        job_id: "j1".into(),
+    });
+    let applied = until(&mut engine.d, |b| {
         matches!(
             b,
             EventBody::ApplyCompleted { .. } | EventBody::ApplyFailed { .. }
@@ -191,15 +187,17 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
     );
 
     // A rollback is told before the next request.
-    engine
-        .ops
-        .send(Op::Rollback {
-            checkpoint_id: checkpoint.clone(),
-            hunks: vec![],
-            files: vec![],
-        })
-        .unwrap();
-    until(&mut engine, |b| {
+    let tell = match &engine.session {
+        SessionRef::Id(id) => Some(id.clone()),
+        SessionRef::New | SessionRef::Latest => None,
+    };
+    engine.d.send(Command::Rollback {
+        checkpoint_id: checkpoint.clone(),
+        hunks: vec![],
+        files: vec![],
+        tell,
+    });
+    until(&mut engine.d, |b| {
         matches!(b, EventBody::RollbackCompleted { .. })
     })
     .await;
@@ -231,7 +229,7 @@ async fn compact_on_request_and_a_resumed_session_sends_the_summary() {
     ]);
     let root = project();
     let state = tempfile::tempdir().unwrap();
-    let mut engine = start_engine(&server, root.path(), state.path(), SessionChoice::New);
+    let mut engine = start_engine(&server, root.path(), state.path(), SessionRef::New);
     let detail =
         " Some detail that makes the question long enough to be worth summarizing.".repeat(20);
     for (i, q) in ["one", "two", "three", "four"].iter().enumerate() {
@@ -242,13 +240,11 @@ async fn compact_on_request_and_a_resumed_session_sends_the_summary() {
         )
         .await;
     }
-    engine
-        .ops
-        .send(Op::Compact {
-            job_id: "c1".into(),
-        })
-        .unwrap();
-    let events = until(&mut engine, EventBody::is_terminal).await;
+    engine.d.send(Command::Compact {
+        session: engine.session.clone(),
+        job_id: "c1".into(),
+    });
+    let events = until(&mut engine.d, EventBody::is_terminal).await;
     let compacted = events
         .iter()
         .find_map(|e| match &e.body {
@@ -310,17 +306,10 @@ async fn compact_on_request_and_a_resumed_session_sends_the_summary() {
 
     // A new engine resuming the session (the TUI's --resume) continues from
     // the summary, not from the first question.
+    let id = engine.d.engine.latest_session().await.unwrap().unwrap();
+    engine.d.engine.shutdown().await.unwrap();
     drop(engine);
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    let store = Store::open_target(&Target::Sqlite(state.path().join("state.db"))).unwrap();
-    let canonical = Workspace::open(root.path()).unwrap().root().to_path_buf();
-    let id = store.root(&canonical).latest_session().unwrap().unwrap();
-    let mut engine = start_engine(
-        &server,
-        root.path(),
-        state.path(),
-        SessionChoice::Resume(id),
-    );
+    let mut engine = start_engine(&server, root.path(), state.path(), SessionRef::Id(id));
     job(&mut engine, "j6", "question six").await;
     let sent = user_texts(&server.requests()[6]);
     assert!(sent[0].contains("SUMMARY"), "{sent:?}");
@@ -371,17 +360,16 @@ impl agent_tui::llm::Provider for Panicking {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_panicking_job_still_ends_with_job_failed() {
     let root = project();
-    let mut engine = agent::spawn(EngineContext {
-        workspace: Workspace::open(root.path()).unwrap(),
-        config: Config::default(),
-        registry: Registry::builtin().unwrap(),
-        provider: Some(Box::new(Panicking)),
-        fallback: None,
-        state: None,
-        session: SessionChoice::None,
-        recovered: Vec::new(),
-    })
-    .unwrap();
+    let built = EngineBuilder::new(root.path())
+        .config(Config::default())
+        .providers(Providers::Given(Box::new(Panicking), None))
+        .recording(Recording::Off)
+        .build()
+        .unwrap();
+    let mut engine = Tui {
+        d: Driven::new(built),
+        session: SessionRef::New,
+    };
     let events = job(&mut engine, "j1", "hello").await;
     match &events.last().unwrap().body {
         EventBody::JobFailed { code, error } => {

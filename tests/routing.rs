@@ -301,11 +301,11 @@ fn bad_routing_is_a_usage_error_naming_what_is_missing() {
 #[test]
 fn the_tui_names_the_provider_answering_now_and_shows_the_fallback() {
     use agent_tui::protocol::{Event, EventBody, FallbackReason, Mode};
-    use agent_tui::tui::{App, Entry, Tree};
+    use agent_tui::tui::{App, Entry};
     let dir = tempfile::tempdir().unwrap();
     let mut app = App::new(
         "/r".into(),
-        Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap()),
+        support::tui::tree(dir.path()),
         Mode::Ask,
         "local small".into(),
         true,

@@ -161,10 +161,14 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
     let root = tempfile::tempdir().unwrap();
     let list = |env: &Env| sessions_list(env, root.path());
     assert_eq!(code(&list(&env)), 0);
-    // Back to what schema 1 had: no file index, no journal.
+    // Back to what schema 1 had: no file index, no journal, no leases.
     let db = env.state_db();
     support::db::exec(&db, "DROP TABLE journal");
     support::db::exec(&db, "DROP TABLE file_index");
+    support::db::exec(&db, "DROP INDEX session_records_by_job");
+    support::db::exec(&db, "DROP INDEX jobs_by_job");
+    support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN owner");
+    support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN lease_until");
     support::db::exec(
         &db,
         "UPDATE store_meta SET value = '1' WHERE key = 'schema_version'",
@@ -176,7 +180,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 3, "{check}");
+    assert_eq!(check["schema_version"], 4, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -214,7 +218,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 3")
+                && err.contains("version 4")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -359,7 +363,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 3, ")),
+        said.contains(&format!("sqlite at {db} (schema version 4, ")),
         "{said}"
     );
     let check = env
@@ -376,7 +380,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(3)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(4)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

@@ -2,9 +2,11 @@
 //! state and rendered screens (ratatui `TestBackend`, two sizes) checked.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Op, Usage};
-use agent_tui::review::{DiffBundle, FileDiff, Hunk};
-use agent_tui::tui::{App, Entry, Overlay, Tree, draw};
+mod support;
+
+use agent_tui::protocol::{Command, Event, EventBody, JobStatus, Mode, SessionRef, Usage};
+use agent_tui::protocol::{DiffBundle, FileDiff, Hunk};
+use agent_tui::tui::{App, Entry, Overlay, draw};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -15,7 +17,7 @@ fn app() -> (tempfile::TempDir, App) {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(dir.path().join("README.md"), "# hi\n").unwrap();
-    let tree = Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap());
+    let tree = support::tui::tree(dir.path());
     let app = App::new(
         "/demo".into(),
         tree,
@@ -27,10 +29,9 @@ fn app() -> (tempfile::TempDir, App) {
     (dir, app)
 }
 
-/// What the event loop does with the app's workspace-only loads.
+/// What the event loop does with the app's loads: asks the engine.
 fn plain_loads(app: &mut App, root: &std::path::Path) {
-    let ws = agent_tui::workspace::Workspace::open(root).unwrap();
-    agent_tui::tui::do_plain_loads(app, &ws);
+    support::tui::Rig::new(root).settle(app);
 }
 
 fn key(code: KeyCode) -> KeyEvent {
@@ -74,10 +75,10 @@ fn bundle(job: &str) -> DiffBundle {
     let hunk = |id: &str, patch: &str| Hunk {
         hunk_id: id.into(),
         patch: patch.into(),
-        state: agent_tui::review::HunkState::Pending,
+        state: agent_tui::protocol::review::HunkState::Pending,
         edit_ids: vec!["e_1".into()],
         oversized: false,
-        origin: agent_tui::review::HunkOrigin::Agent,
+        origin: agent_tui::protocol::review::HunkOrigin::Agent,
         changes: vec![],
     };
     DiffBundle {
@@ -109,7 +110,7 @@ fn sending_a_prompt_starts_a_job_in_the_current_mode() {
     type_text(&mut app, "explain main");
     let ops = app.on_key(key(KeyCode::Enter));
     let [
-        Op::StartJob {
+        Command::StartJob {
             prompt,
             mode,
             job_id,
@@ -129,7 +130,7 @@ fn sending_a_prompt_starts_a_job_in_the_current_mode() {
     // Esc cancels the running job.
     assert_eq!(
         app.on_key(key(KeyCode::Esc)),
-        vec![Op::Cancel {
+        vec![Command::Cancel {
             job_id: job_id.clone()
         }]
     );
@@ -155,7 +156,7 @@ fn multi_line_input_and_history() {
     type_text(&mut app, "two");
     assert_eq!(app.input.lines(), ["one", "two"]);
     let ops = app.on_key(key(KeyCode::Enter));
-    assert!(matches!(&ops[0], Op::StartJob { prompt, .. } if prompt == "one\ntwo"));
+    assert!(matches!(&ops[0], Command::StartJob { prompt, .. } if prompt == "one\ntwo"));
     app.on_event(&ev("x", 1, EventBody::JobCancelled {}));
     if let Some(job) = &mut app.job {
         job.status = JobStatus::Cancelled;
@@ -214,7 +215,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
     let (_d, mut app) = app();
     type_text(&mut app, "fix it");
     let ops = app.on_key(key(KeyCode::Enter));
-    let Op::StartJob { job_id, .. } = &ops[0] else {
+    let Command::StartJob { job_id, .. } = &ops[0] else {
         panic!()
     };
     let j = job_id.as_str();
@@ -321,7 +322,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
     let ops = app.on_key(key(KeyCode::Char('y')));
     assert_eq!(
         ops,
-        vec![Op::Decide {
+        vec![Command::Decide {
             job_id: j.into(),
             accept: vec!["h_1".into()],
             reject: vec![],
@@ -331,7 +332,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
     let ops = app.on_key(key(KeyCode::Char('n')));
     assert_eq!(
         ops,
-        vec![Op::Decide {
+        vec![Command::Decide {
             job_id: j.into(),
             accept: vec![],
             reject: vec!["h_2".into()],
@@ -341,7 +342,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
     let ops = app.on_key(KeyEvent::new(KeyCode::Char('N'), KeyModifiers::SHIFT));
     assert_eq!(
         ops,
-        vec![Op::Decide {
+        vec![Command::Decide {
             job_id: j.into(),
             accept: vec![],
             reject: vec!["h_3".into()],
@@ -351,7 +352,10 @@ fn streamed_answer_tool_lines_and_review_flow() {
     app.on_key(key(KeyCode::Char('k')));
     app.on_key(key(KeyCode::Char('k')));
     assert_eq!(app.review.as_ref().unwrap().cursor, 0);
-    assert_eq!(app.on_key(ctrl('s')), vec![Op::Apply { job_id: j.into() }]);
+    assert_eq!(
+        app.on_key(ctrl('s')),
+        vec![Command::Apply { job_id: j.into() }]
+    );
     // A conflict is shown plainly and the review stays open.
     app.on_event(&ev(
         j,
@@ -370,9 +374,9 @@ fn streamed_answer_tool_lines_and_review_flow() {
     let mut applied = bundle(j);
     for h in applied.files.iter_mut().flat_map(|f| f.hunks.iter_mut()) {
         h.state = if h.hunk_id == "h_1" {
-            agent_tui::review::HunkState::Applied
+            agent_tui::protocol::review::HunkState::Applied
         } else {
-            agent_tui::review::HunkState::Rejected
+            agent_tui::protocol::review::HunkState::Rejected
         };
     }
     app.on_event(&ev(
@@ -380,7 +384,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
         10,
         EventBody::CheckpointCreated {
             checkpoint_id: "cp_1".into(),
-            kind: agent_tui::checkpoint::CheckpointKind::Apply,
+            kind: agent_tui::protocol::checkpoint::CheckpointKind::Apply,
             files: vec!["src/main.rs".into()],
         },
     ));
@@ -410,10 +414,11 @@ fn streamed_answer_tool_lines_and_review_flow() {
     );
     assert_eq!(
         app.on_key(key(KeyCode::Char('a'))),
-        vec![Op::Rollback {
+        vec![Command::Rollback {
             checkpoint_id: "cp_1".into(),
             hunks: vec![],
             files: vec![],
+            tell: None,
         }]
     );
 }
@@ -435,7 +440,7 @@ fn clarification_dialog_answers_or_skips() {
         let ops = app.on_key(key(KeyCode::Enter));
         assert_eq!(
             ops,
-            vec![Op::Answer {
+            vec![Command::Answer {
                 job_id: "j".into(),
                 text: expected.into()
             }]
@@ -449,7 +454,7 @@ fn a_failed_job_shows_its_error_and_the_app_stays_usable() {
     let (_d, mut app) = app();
     type_text(&mut app, "go");
     let ops = app.on_key(key(KeyCode::Enter));
-    let Op::StartJob { job_id, .. } = &ops[0] else {
+    let Command::StartJob { job_id, .. } = &ops[0] else {
         panic!()
     };
     app.on_event(&ev(
@@ -569,10 +574,11 @@ fn rollback_dialog_picks_hunks_for_a_scoped_rollback() {
     let ops = app.on_key(key(KeyCode::Enter));
     assert_eq!(
         ops,
-        vec![Op::Rollback {
+        vec![Command::Rollback {
             checkpoint_id: "cp_9".into(),
             hunks: vec!["h_1".into(), "h_3".into()],
             files: vec![],
+            tell: None,
         }]
     );
     assert_eq!(app.overlay, Overlay::None);
@@ -643,7 +649,7 @@ fn preview_loads_off_the_ui_task_by_generation_and_pins_context() {
     type_text(&mut app, "summarize");
     let ops = app.on_key(key(KeyCode::Enter));
     assert!(
-        matches!(&ops[0], Op::StartJob { prompt, .. } if prompt.starts_with("summarize") && prompt.contains("pinned these files") && prompt.contains("README.md")),
+        matches!(&ops[0], Command::StartJob { prompt, .. } if prompt.starts_with("summarize") && prompt.contains("pinned these files") && prompt.contains("README.md")),
         "{ops:?}"
     );
     // p again in the tree unpins.
@@ -766,7 +772,7 @@ fn checkpoints_list_and_three_way_view() {
         app.loads.pop(),
         Some(agent_tui::tui::Load::ThreeWay("cp_1".into()))
     );
-    let view = |f: &str, cur: &str| agent_tui::checkpoint::ThreeWay {
+    let view = |f: &str, cur: &str| agent_tui::protocol::checkpoint::ThreeWay {
         file_path: f.into(),
         current: Some(cur.into()),
         base: Some("old line\n".into()),
@@ -852,9 +858,9 @@ fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
     for (keys, expected) in [
         (
             vec![KeyCode::Char('j'), KeyCode::Enter],
-            agent_tui::tui::SessionPick::Resume("s_old".to_string()),
+            Some("s_old".to_string()),
         ),
-        (vec![KeyCode::Esc], agent_tui::tui::SessionPick::New),
+        (vec![KeyCode::Esc], None),
     ] {
         let (_d, mut app) = app();
         app.overlay = Overlay::Sessions {
@@ -869,7 +875,13 @@ fn session_picker_resumes_the_chosen_session_or_starts_a_new_one() {
         for k in keys {
             assert!(app.on_key(key(k)).is_empty());
         }
-        assert_eq!(app.loads, [agent_tui::tui::Load::Session(expected)]);
+        // The picked session is read; jobs go to it (none picked: a new one).
+        let loads: Vec<_> = expected
+            .iter()
+            .map(|id| agent_tui::tui::Load::Session(id.clone()))
+            .collect();
+        assert_eq!(app.loads, loads);
+        assert_eq!(app.session, expected);
         assert_eq!(app.overlay, Overlay::None);
     }
 }
@@ -911,25 +923,31 @@ fn status_bar_shows_provider_online_degraded_offline() {
 fn review_toggles_the_whole_file_with_changes_inline() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.rs"), "one\ntwo\nthree\nfour\n").unwrap();
-    let ws = agent_tui::workspace::Workspace::open(dir.path()).unwrap();
+    let rig = support::tui::Rig::new(dir.path());
     let file = FileDiff {
         file_path: "a.rs".into(),
         base_file_hash: None,
         hunks: vec![Hunk {
             hunk_id: "h_1".into(),
             patch: "@@ -2,1 +2,1 @@\n-two\n+TWO\n".into(),
-            state: agent_tui::review::HunkState::Pending,
+            state: agent_tui::protocol::review::HunkState::Pending,
             edit_ids: vec![],
             oversized: false,
-            origin: agent_tui::review::HunkOrigin::Agent,
-            changes: vec![agent_tui::review::Change {
+            origin: agent_tui::protocol::review::HunkOrigin::Agent,
+            changes: vec![agent_tui::protocol::review::Change {
                 old_start: 1,
                 old_len: 1,
                 new_lines: vec!["TWO\n".into()],
             }],
         }],
     };
-    let rows = agent_tui::tui::whole_file_rows(&ws, &file);
+    let rows: Vec<_> = rig
+        .rt
+        .block_on(rig.engine.whole_file(file.clone()))
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.sign, r.text, r.hunk_id))
+        .collect();
     let shown: Vec<String> = rows.iter().map(|(m, t, _)| format!("{m}{t}")).collect();
     assert_eq!(shown, [" one", "-two", "+TWO", " three", " four"]);
 
@@ -1021,7 +1039,7 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     assert!(s.contains("fn two() {}"), "{s}");
     assert_eq!(
         app.on_key(ctrl('s')),
-        vec![Op::EditHunk {
+        vec![Command::EditHunk {
             job_id: j.into(),
             hunk_id: "h_1".into(),
             new_text: "fn main() { run(); } // y j ?\nfn two() {}\n".into(),
@@ -1032,8 +1050,8 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     // The engine's answer: the hunk is the user's now.
     let mut edited = bundle(j);
     let h = &mut edited.files[0].hunks[0];
-    h.origin = agent_tui::review::HunkOrigin::User;
-    h.state = agent_tui::review::HunkState::Accepted;
+    h.origin = agent_tui::protocol::review::HunkOrigin::User;
+    h.state = agent_tui::protocol::review::HunkState::Accepted;
     h.patch =
         "@@ -1,1 +1,2 @@\n-fn main() {}\n+fn main() { run(); } // y j ?\n+fn two() {}\n".into();
     app.on_event(&ev(
@@ -1067,7 +1085,7 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
 
     // An applied hunk cannot be edited.
     let mut applied = bundle(j);
-    applied.files[0].hunks[0].state = agent_tui::review::HunkState::Applied;
+    applied.files[0].hunks[0].state = agent_tui::protocol::review::HunkState::Applied;
     app.on_event(&ev(
         j,
         4,
@@ -1088,7 +1106,7 @@ fn approval_dialog_allows_once_or_denies() {
     let (_d, mut app) = app();
     type_text(&mut app, "run the tests");
     let ops = app.on_key(key(KeyCode::Enter));
-    let Op::StartJob { job_id, .. } = &ops[0] else {
+    let Command::StartJob { job_id, .. } = &ops[0] else {
         panic!()
     };
     let j = job_id.clone();
@@ -1119,7 +1137,7 @@ fn approval_dialog_allows_once_or_denies() {
     assert!(matches!(app.overlay, Overlay::Approval { .. }));
     assert_eq!(
         app.on_key(key(KeyCode::Char('y'))),
-        vec![Op::Approve {
+        vec![Command::Approve {
             job_id: j.clone(),
             tool_call_id: "c1".into(),
             approved: true,
@@ -1141,7 +1159,7 @@ fn approval_dialog_allows_once_or_denies() {
     app.on_event(&ev(&j, 3, ask("c2")));
     assert_eq!(
         app.on_key(key(KeyCode::Esc)),
-        vec![Op::Approve {
+        vec![Command::Approve {
             job_id: j.clone(),
             tool_call_id: "c2".into(),
             approved: false,
@@ -1163,11 +1181,16 @@ fn approval_dialog_allows_once_or_denies() {
 #[test]
 fn compact_command_context_gauge_and_compaction_notices() {
     let (_dir, mut app) = app();
-    // `/compact` sends Op::Compact and says what is happening.
+    // `/compact` sends Command::Compact and says what is happening.
     type_text(&mut app, "/compact");
     let ops = app.on_key(key(KeyCode::Enter));
     let job = match ops.as_slice() {
-        [Op::Compact { job_id }] => job_id.clone(),
+        [
+            Command::Compact {
+                session: SessionRef::New,
+                job_id,
+            },
+        ] => job_id.clone(),
         other => panic!("{other:?}"),
     };
     assert!(matches!(app.transcript.last(), Some(Entry::Notice(t)) if t.contains("Compacting")));
@@ -1204,7 +1227,7 @@ fn compact_command_context_gauge_and_compaction_notices() {
     // A job's own compaction and usage: a chat line and `ctx NN%`.
     type_text(&mut app, "go on");
     let ops = app.on_key(key(KeyCode::Enter));
-    let Some(Op::StartJob { job_id, .. }) = ops.first() else {
+    let Some(Command::StartJob { job_id, .. }) = ops.first() else {
         panic!("{ops:?}")
     };
     assert!(
@@ -1267,7 +1290,7 @@ fn the_hunk_editor_numbers_lines_as_the_file_does() {
     let mut b = bundle(j);
     let h = &mut b.files[0].hunks[0];
     h.patch = "@@ -30,2 +30,3 @@\n-fn main() {}\n-// end\n+fn main() {\n+    run();\n+}\n".into();
-    h.changes = vec![agent_tui::review::Change {
+    h.changes = vec![agent_tui::protocol::review::Change {
         old_start: 29,
         old_len: 2,
         new_lines: vec!["fn main() {\n".into(), "    run();\n".into(), "}\n".into()],
@@ -1288,11 +1311,11 @@ fn the_hunk_editor_numbers_lines_as_the_file_does() {
 #[test]
 fn a_recovery_at_start_is_said_in_the_transcript() {
     let (_d, mut app) = app();
-    let recovery = agent_tui::checkpoint::Recovery {
+    let recovery = agent_tui::protocol::checkpoint::Recovery {
         checkpoint_id: "cp_9".into(),
         job_id: "job_1".into(),
         operation: "apply".into(),
-        outcome: agent_tui::checkpoint::Settled::Undone,
+        outcome: agent_tui::protocol::checkpoint::Settled::Undone,
         restored: vec!["src/a.rs".into()],
         left_alone: Vec::new(),
         temp_files_removed: 1,
@@ -1371,7 +1394,7 @@ fn ctrl_o_waits_for_a_running_job_and_its_dialog_picks_or_types_a_root() {
     let (_d, mut app) = app();
     type_text(&mut app, "fix it");
     let ops = app.on_key(key(KeyCode::Enter));
-    let Op::StartJob { job_id, .. } = &ops[0] else {
+    let Command::StartJob { job_id, .. } = &ops[0] else {
         panic!()
     };
     let j = job_id.clone();

@@ -3,8 +3,10 @@
 //! blocks, and what `y` / `Y` copy.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
 use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Usage};
-use agent_tui::tui::{App, Entry, Tree, draw, focused_message, highlight_code};
+use agent_tui::tui::{App, Entry, draw, focused_message, highlight_code};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -17,7 +19,7 @@ const HEIGHT: u16 = 40;
 fn app() -> (tempfile::TempDir, App) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.rs"), "fn main() {}\n").unwrap();
-    let tree = Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap());
+    let tree = support::tui::tree(dir.path());
     let app = App::new("/demo".into(), tree, Mode::Ask, "local".into(), true, 12);
     (dir, app)
 }

@@ -2,9 +2,11 @@
 //! at two sizes, from states reached by feeding engine events and keys.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod support;
+
+use agent_tui::protocol::{DiffBundle, FileDiff, Hunk};
 use agent_tui::protocol::{Event, EventBody, JobStatus, Mode, Usage};
-use agent_tui::review::{DiffBundle, FileDiff, Hunk};
-use agent_tui::tui::{App, LatestCheckpoint, Tree, draw};
+use agent_tui::tui::{App, LatestCheckpoint, draw};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
@@ -18,7 +20,7 @@ fn app() -> (tempfile::TempDir, App) {
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::write(dir.path().join("Cargo.toml"), "[package]\n").unwrap();
-    let tree = Tree::open(&agent_tui::workspace::Workspace::open(dir.path()).unwrap());
+    let tree = support::tui::tree(dir.path());
     (
         dir,
         App::new(
@@ -83,10 +85,10 @@ fn bundle() -> DiffBundle {
     let hunk = |id: &str, patch: &str| Hunk {
         hunk_id: id.into(),
         patch: patch.into(),
-        state: agent_tui::review::HunkState::Pending,
+        state: agent_tui::protocol::review::HunkState::Pending,
         edit_ids: vec!["e_1".into()],
         oversized: false,
-        origin: agent_tui::review::HunkOrigin::Agent,
+        origin: agent_tui::protocol::review::HunkOrigin::Agent,
         changes: vec![],
     };
     DiffBundle {
@@ -294,8 +296,7 @@ fn file_preview() {
     app.on_key(key(KeyCode::BackTab));
     app.on_key(key(KeyCode::Enter));
     // The event loop reads the expanded folder off the UI task.
-    let ws = agent_tui::workspace::Workspace::open(_d.path()).unwrap();
-    agent_tui::tui::do_plain_loads(&mut app, &ws);
+    support::tui::Rig::new(_d.path()).settle(&mut app);
     app.on_key(key(KeyCode::Char('j')));
     app.on_key(key(KeyCode::Enter));
     let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {
@@ -329,7 +330,7 @@ fn checkpoints_view() {
     app.loads.clear();
     app.three_way_loaded(
         "cp_1",
-        vec![agent_tui::checkpoint::ThreeWay {
+        vec![agent_tui::protocol::checkpoint::ThreeWay {
             file_path: "src/main.rs".into(),
             current: Some("fn main() { mine(); }\n".into()),
             base: Some("fn main() {}\n".into()),
@@ -347,17 +348,10 @@ fn scopes_in_the_tree_and_the_open_root_dialog() {
     std::fs::write(proj.join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::write(docs.join("guide.md"), "# Guide\n").unwrap();
-    let ws = agent_tui::workspace::Workspace::open_scoped(
-        &proj,
-        &[agent_tui::workspace::ScopeSpec {
-            path: docs,
-            access: agent_tui::workspace::Access::ReadOnly,
-        }],
-    )
-    .unwrap();
+    let rig = support::tui::Rig::with_dirs(&proj, &[docs.display().to_string()]);
     let mut app = App::new(
         "/demo".into(),
-        Tree::open(&ws),
+        rig.tree(),
         Mode::Agent,
         "openai gpt-4.1".into(),
         true,

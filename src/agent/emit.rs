@@ -4,6 +4,8 @@
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use super::engine::Internal;
+
 use crate::context::ContextWindow;
 use crate::llm::Message;
 use crate::protocol::EventBody;
@@ -27,17 +29,15 @@ pub enum JobMsg {
     /// must survive a crash (a pending review) is durable before the job
     /// goes on.
     Durable(tokio::sync::oneshot::Sender<()>),
-    /// The engine's own apply or rollback, done off its task.
-    Review(Box<super::review_work::ReviewDone>),
 }
 
 pub struct Emitter {
     job_id: String,
-    tx: UnboundedSender<(String, JobMsg)>,
+    tx: UnboundedSender<Internal>,
 }
 
 impl Emitter {
-    pub fn new(job_id: String, tx: UnboundedSender<(String, JobMsg)>) -> Emitter {
+    pub(super) fn new(job_id: String, tx: UnboundedSender<Internal>) -> Emitter {
         Emitter { job_id, tx }
     }
 
@@ -59,6 +59,6 @@ impl Emitter {
 
     pub fn send(&mut self, msg: JobMsg) {
         // The engine outlives its jobs; a failed send means it is shutting down.
-        let _ = self.tx.send((self.job_id.clone(), msg));
+        let _ = self.tx.send(Internal::Job(self.job_id.clone(), msg));
     }
 }

@@ -1,84 +1,113 @@
-//! The engine task: the one owner of the session log, the audit log, the
-//! session's conversation, the jobs and their reviews. Every event passes
-//! through here to be numbered, recorded (flushed line by line) and
-//! forwarded to the front end; every change to the conversation is recorded
-//! too, so a resumed session sends what the model saw.
+//! The engine task: the one owner of the sessions this engine drives, their
+//! jobs and reviews. Commands come in with a reply channel (`Queued`) and
+//! are answered with a typed reply or error; jobs and off-task work report
+//! back (`Internal`); every event passes through `publish` (publish.rs) to
+//! be numbered, applied to its session, recorded and broadcast.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::Duration;
 
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
 
-use super::emit::{Emitter, JobMsg};
-use super::feedback::review_feedback;
-use super::job::{self, JobKind, JobSpec, UserReply};
-use super::session_state::{Record, SessionState};
-use super::{EngineContext, SessionChoice};
+use super::EngineContext;
+use super::emit::JobMsg;
+use super::live::{Held, Live};
+use super::review_work::ReviewDone;
+use super::session_state::SessionState;
 use crate::checkpoint::{CheckpointStore, ExecTracker};
-use crate::context::TokenCounter;
-use crate::llm::Message;
 use crate::mcp::McpHub;
-use crate::protocol::{Event, EventBody, JobFailure, Mode, Op};
-use crate::store::SessionWriter;
-use crate::store::StateDirs;
+use crate::protocol::{Command, EngineError, Event, Reply, RequestId};
+use crate::store::{SessionWriter, StateDirs};
 
 /// How long a closing engine waits for cancelled jobs to report.
-const DRAIN_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often held leases are renewed (busy sessions) or let go (idle ones).
+const LEASE_TICK: Duration = Duration::from_secs(2);
 
-struct JobHandle {
-    cancel: CancellationToken,
-    answers: mpsc::UnboundedSender<UserReply>,
+/// Where a command's reply goes.
+pub(super) type ReplyTx = oneshot::Sender<Result<Reply, EngineError>>;
+
+/// A command and where its reply goes.
+pub(super) struct Queued {
+    pub id: RequestId,
+    pub command: Command,
+    pub reply: ReplyTx,
 }
 
-pub(super) struct Engine {
+impl Queued {
+    pub fn answer(self, result: Result<Reply, EngineError>) {
+        super::event_log::log_reply(self.id, &result);
+        let _ = self.reply.send(result);
+    }
+}
+
+/// What reaches the engine task besides commands.
+pub(super) enum Internal {
+    /// A job's report.
+    Job(String, JobMsg),
+    /// Review work done off the task, and who waits for its reply.
+    Review(Box<ReviewDone>, Option<ReplyTx>),
+    /// A session read and leased off the task (or why not).
+    Loaded(
+        super::sessions::LoadKey,
+        Result<super::sessions::Loaded, EngineError>,
+    ),
+    /// Leases renewed; these sessions were lost to another process.
+    Lost(Vec<String>),
+}
+
+/// An event as subscribers get it, with its session.
+#[derive(Debug)]
+pub struct Published {
+    pub session_id: Option<String>,
+    pub event: Arc<Event>,
+}
+
+/// The key of events that belong to no session (not recorded).
+pub(super) const LOOSE: &str = "";
+
+pub(super) struct Core {
     pub ctx: Arc<EngineContext>,
-    jobs: HashMap<String, JobHandle>,
-    /// The session: its jobs with their reviews, the conversation the next
-    /// job continues, what was learned of the provider.
-    pub(super) state: SessionState,
-    /// The conversation as each running job found it, to go back to if the
-    /// job ends before the model ever answered it.
-    started_from: HashMap<String, Vec<Message>>,
-    /// Running jobs the model has answered at least once.
-    answered: std::collections::HashSet<String>,
-    /// The session recorded into, once it exists.
-    pub(super) session: Option<String>,
-    resume: Option<String>,
+    /// The sessions driven here, by id; `LOOSE` holds events outside any.
+    pub sessions: HashMap<String, Live>,
+    /// Which session each job belongs to.
+    pub jobs: HashMap<String, String>,
     pub checkpoints: Option<CheckpointStore>,
     /// The root's file index, for checkpoints of what commands change.
-    tracker: Option<Arc<ExecTracker>>,
-    /// The session's MCP servers (started by the first agent job).
-    mcp: Option<Arc<McpHub>>,
+    pub tracker: Option<Arc<ExecTracker>>,
+    /// The root's MCP servers (started by the first agent job).
+    pub mcp: Option<Arc<McpHub>>,
     /// Sessions and the audit chain go to the store through this queue.
-    pub(super) writer: Option<SessionWriter>,
-    out: mpsc::UnboundedSender<Event>,
-    pub(super) internal_tx: mpsc::UnboundedSender<(String, JobMsg)>,
-    internal_rx: mpsc::UnboundedReceiver<(String, JobMsg)>,
-    /// An apply or rollback is running off the task; review ops wait.
-    pub(super) review_busy: bool,
-    /// Review ops that came while one was running, in order.
-    pub(super) deferred: std::collections::VecDeque<Op>,
+    pub writer: Option<SessionWriter>,
+    pub out: broadcast::Sender<Arc<Published>>,
+    pub internal_tx: mpsc::UnboundedSender<Internal>,
+    internal_rx: mpsc::UnboundedReceiver<Internal>,
+    /// An apply, rollback or hunk edit is running off the task; review
+    /// commands wait, in order (`deferred`).
+    pub review_busy: bool,
+    pub deferred: VecDeque<Queued>,
+    /// Commands waiting for a session to be read and leased.
+    pub waiting: Vec<(super::sessions::LoadKey, Queued)>,
+    pub loading: Vec<super::sessions::LoadKey>,
+    /// Who this engine is, as leases name it.
+    pub owner: String,
+    /// The recorded sessions driven here (a subscriber that fell behind
+    /// reads their events from the store).
+    pub driven: watch::Sender<Vec<String>>,
 }
 
-/// Why the engine could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum EngineError {
-    #[error("cannot read session {id}: {source}")]
-    Session {
-        id: String,
-        source: crate::store::StoreError,
-    },
-}
-
-impl Engine {
+impl Core {
     pub fn new(
         ctx: Arc<EngineContext>,
-        out: mpsc::UnboundedSender<Event>,
-    ) -> Result<Engine, EngineError> {
+        out: broadcast::Sender<Arc<Published>>,
+        driven: watch::Sender<Vec<String>>,
+        loose: SessionState,
+    ) -> Core {
         let (internal_tx, internal_rx) = mpsc::unbounded_channel();
-        let mut engine = Engine {
+        let mut sessions = HashMap::new();
+        sessions.insert(LOOSE.to_string(), Live::new(loose, Held::Unrecorded, 0));
+        Core {
             checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
             tracker: ctx
                 .state
@@ -94,415 +123,229 @@ impl Engine {
                 ))
             }),
             writer: ctx.state.as_ref().map(|s| s.writer()),
-            ctx: ctx.clone(),
+            ctx,
+            sessions,
             jobs: HashMap::new(),
-            state: SessionState::default(),
-            started_from: HashMap::new(),
-            answered: std::collections::HashSet::new(),
-            session: None,
-            resume: None,
             out,
             internal_tx,
             internal_rx,
             review_busy: false,
-            deferred: std::collections::VecDeque::new(),
-        };
-        if let (Some(state), SessionChoice::Resume(id)) = (&ctx.state, &ctx.session) {
-            engine.load_session(state, id)?;
+            deferred: VecDeque::new(),
+            waiting: Vec::new(),
+            loading: Vec::new(),
+            owner: super::live::owner_id(),
+            driven,
         }
-        Ok(engine)
     }
 
-    /// Rebuilds conversation, cursors and reviews from a session's records.
-    fn load_session(
-        &mut self,
-        root: &crate::store::RootStore,
-        id: &str,
-    ) -> Result<(), EngineError> {
-        self.state = super::session_state::read_session(root, id).map_err(|source| {
-            EngineError::Session {
-                id: id.to_string(),
-                source,
+    /// Notes that session `id` is driven here (and recorded).
+    pub fn note_driven(&self, id: &str) {
+        self.driven.send_if_modified(|ids| {
+            let new = !ids.iter().any(|i| i == id);
+            if new {
+                ids.push(id.to_string());
             }
-        })?;
-        self.resume = Some(id.to_string());
-        self.session = Some(id.to_string());
-        Ok(())
+            new
+        });
     }
 
-    pub async fn run(mut self, mut ops: mpsc::UnboundedReceiver<Op>) {
-        // Before anything else: what opening the root's state settled.
-        for r in self.ctx.recovered.clone() {
-            let job_id = r.job_id.clone();
-            self.publish(&job_id, EventBody::RecoveryCompleted(r));
-        }
-        loop {
+    /// Serves commands until `Shutdown` (or until every handle is gone),
+    /// then stops its jobs and lets its sessions go.
+    pub async fn run(mut self, mut commands: mpsc::Receiver<Queued>) {
+        let mut tick = tokio::time::interval(LEASE_TICK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let stop = loop {
+            let holding = self.holding();
             tokio::select! {
-                op = ops.recv() => match op {
-                    Some(op) => self.handle(op),
-                    None => break,
+                queued = commands.recv() => match queued {
+                    Some(q) if matches!(q.command, crate::protocol::Command::Shutdown) => break Some(q),
+                    Some(q) => self.dispatch(q),
+                    None => break None,
                 },
-                Some((job_id, msg)) = self.internal_rx.recv() => self.take_job_msg(&job_id, msg),
+                Some(msg) = self.internal_rx.recv() => self.internal(msg),
+                _ = tick.tick(), if holding => self.tend_leases(),
+            }
+        };
+        // Commands sent meanwhile are refused, not left waiting.
+        commands.close();
+        while let Ok(q) = commands.try_recv() {
+            q.answer(Err(EngineError::unavailable("the engine is shutting down")));
+        }
+        self.stop().await;
+        if let Some(q) = stop {
+            q.answer(Ok(Reply::Done));
+        }
+    }
+
+    /// Ends every job, finishes review work under way, writes everything
+    /// to the store and lets every lease go.
+    async fn stop(&mut self) {
+        for live in self.sessions.values() {
+            for job in live.running.values() {
+                job.cancel.cancel();
             }
         }
-        // The front end is gone: stop its jobs and record how they ended.
-        for job in self.jobs.values() {
-            job.cancel.cancel();
+        for (_, q) in std::mem::take(&mut self.waiting) {
+            q.answer(Err(EngineError::unavailable("the engine is shutting down")));
         }
-        // Jobs end, and an apply or rollback under way is finished and
-        // reported before the engine stops.
-        while !self.jobs.is_empty() || self.review_busy {
+        while self.sessions.values().any(|l| !l.running.is_empty()) || self.review_busy {
             match tokio::time::timeout(DRAIN_TIMEOUT, self.internal_rx.recv()).await {
-                Ok(Some((job_id, msg))) => self.take_job_msg(&job_id, msg),
+                Ok(Some(msg)) => self.internal(msg),
                 Ok(None) | Err(_) => break,
             }
         }
+        for q in std::mem::take(&mut self.deferred) {
+            q.answer(Err(EngineError::unavailable("the engine is shutting down")));
+        }
+        if let Some(state) = &self.ctx.state {
+            state.store.settled().await;
+        }
+        self.release_all().await;
         if let Some(hub) = &self.mcp {
             hub.shutdown().await;
         }
     }
 
-    pub(super) fn handle(&mut self, op: Op) {
-        let review_op = matches!(
-            op,
-            Op::Decide { .. } | Op::EditHunk { .. } | Op::Apply { .. } | Op::Rollback { .. }
+    fn internal(&mut self, msg: Internal) {
+        match msg {
+            Internal::Job(job_id, msg) => self.take_job_msg(&job_id, msg),
+            Internal::Review(done, reply) => self.finish_review(*done, reply),
+            Internal::Loaded(key, result) => self.loaded(key, result),
+            Internal::Lost(ids) => self.lost(&ids),
+        }
+    }
+
+    /// Runs `q` now, or once what it needs is read and leased.
+    pub fn dispatch(&mut self, q: Queued) {
+        super::event_log::log_command(q.id, &q.command);
+        let review = matches!(
+            q.command,
+            Command::Decide { .. }
+                | Command::EditHunk { .. }
+                | Command::Apply { .. }
+                | Command::Rollback { .. }
         );
-        if review_op && self.review_busy {
-            self.deferred.push_back(op);
+        if review && self.review_busy {
+            self.deferred.push_back(q);
             return;
         }
-        match op {
-            Op::StartJob {
+        match self.ready(&q.command) {
+            super::sessions::Ready::Now(key) => self.run_command(q, &key),
+            super::sessions::Ready::Wait(load, cached) => {
+                let start = !self.loading.contains(&load);
+                self.waiting.push((load.clone(), q));
+                if start {
+                    self.start_load(load, cached);
+                }
+            }
+            super::sessions::Ready::Refused(e) => q.answer(Err(e)),
+        }
+    }
+
+    /// `q`, whose session `key` was just read and leased: now, or after
+    /// the review work under way.
+    pub fn run_loaded(&mut self, q: Queued, key: &str) {
+        let review = matches!(
+            q.command,
+            Command::Decide { .. }
+                | Command::EditHunk { .. }
+                | Command::Apply { .. }
+                | Command::Rollback { .. }
+        );
+        if review && self.review_busy {
+            self.deferred.push_back(q);
+        } else {
+            self.run_command(q, key);
+        }
+    }
+
+    /// `q`, with its session `key` ready.
+    fn run_command(&mut self, q: Queued, key: &str) {
+        match q.command.clone() {
+            Command::StartJob {
                 job_id,
                 prompt,
                 mode,
                 max_tool_calls,
-            } => self.start_job(job_id, JobKind::Instruction, prompt, mode, max_tool_calls),
-            Op::Compact { job_id } => self.start_job(
-                job_id,
-                JobKind::Compact,
-                "/compact".into(),
-                self.ctx.config.ui.default_mode,
-                None,
-            ),
-            Op::Answer { job_id, text } => {
-                if let Some(job) = self.jobs.get(&job_id) {
-                    let _ = job.answers.send(UserReply::Answer(text));
-                }
+                ..
+            } => {
+                let kind = super::job::JobKind::Instruction;
+                let started = self.start_job(key, job_id, kind, prompt, mode, max_tool_calls);
+                q.answer(started);
             }
-            Op::Approve {
+            Command::Compact { job_id, .. } => {
+                let mode = self.ctx.config.ui.default_mode;
+                let kind = super::job::JobKind::Compact;
+                let started = self.start_job(key, job_id, kind, "/compact".into(), mode, None);
+                q.answer(started);
+            }
+            Command::Answer { job_id, text } => {
+                let done = self.answer(&job_id, text);
+                q.answer(done);
+            }
+            Command::Approve {
                 job_id,
                 tool_call_id,
                 approved,
                 reason,
             } => {
-                if let Some(job) = self.jobs.get(&job_id) {
-                    let _ = job.answers.send(UserReply::Approval {
-                        tool_call_id,
-                        approved,
-                        reason,
-                    });
-                }
+                let done = self.approve(&job_id, tool_call_id, approved, reason);
+                q.answer(done);
             }
-            Op::Cancel { job_id } => {
-                if let Some(job) = self.jobs.get(&job_id) {
-                    job.cancel.cancel();
-                }
+            Command::Cancel { job_id } => {
+                let done = self.cancel(&job_id);
+                q.answer(done);
             }
-            Op::Decide {
+            Command::Decide {
                 job_id,
                 accept,
                 reject,
                 accept_all,
-            } => self.decide(&job_id, &accept, &reject, accept_all),
-            Op::EditHunk {
+            } => {
+                let done = self.decide(key, &job_id, &accept, &reject, accept_all);
+                q.answer(done);
+            }
+            Command::EditHunk {
                 job_id,
                 hunk_id,
                 new_text,
-            } => self.edit_hunk(&job_id, &hunk_id, &new_text),
-            Op::Apply { job_id } => self.apply(&job_id),
-            Op::Rollback {
+            } => self.edit_hunk(key, &job_id, &hunk_id, &new_text, q.reply),
+            Command::Apply { job_id } => self.apply(key, &job_id, q.reply),
+            Command::Rollback {
                 checkpoint_id,
                 hunks,
                 files,
-            } => self.rollback(&checkpoint_id, &hunks, &files),
+                ..
+            } => self.rollback(key, &checkpoint_id, &hunks, &files, q.reply),
+            Command::DeleteSession { session_id } => self.delete_session(session_id, q),
+            Command::CallTool { name, arguments } => self.call_tool(name, arguments, q),
+            Command::Shutdown => q.answer(Ok(Reply::Done)),
         }
     }
 
-    fn start_job(
-        &mut self,
-        job_id: String,
-        kind: JobKind,
-        prompt: String,
-        mode: Mode,
-        max_tool_calls: Option<u32>,
-    ) {
-        if self.jobs.contains_key(&job_id) || self.state.job(&job_id).is_some() {
-            return;
-        }
-        let limits = &self.ctx.config.sessions;
-        if self.state.jobs.len() >= limits.max_jobs_per_session {
-            let error = format!(
-                "this session already holds {} jobs (sessions.max_jobs_per_session); start a new session",
-                self.state.jobs.len()
-            );
-            self.publish(
-                &job_id,
-                EventBody::JobFailed {
-                    error,
-                    code: JobFailure::SessionFull,
-                },
-            );
-            return;
-        }
-        self.ensure_session();
-        if kind == JobKind::Instruction {
-            self.tell_review_outcomes(&job_id);
-        }
-        self.state.job_mut(&job_id);
-        let cancel = CancellationToken::new();
-        let (answer_tx, answer_rx) = mpsc::unbounded_channel();
-        let spec = JobSpec {
-            kind,
-            prompt,
-            mode,
-            max_tool_calls: max_tool_calls.unwrap_or(self.ctx.config.agent.max_tool_calls_per_job),
-            history: self.state.conversation.clone(),
-            window: self.state.window.clone(),
-            factor: self.state.factor,
-            session_id: self.session_id(),
-            tracker: self.tracker.clone(),
-            mcp: self.mcp.clone(),
-        };
-        self.started_from
-            .insert(job_id.clone(), self.state.conversation.clone());
-        let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
-        let running = tokio::spawn(job::run(
-            self.ctx.clone(),
-            spec,
-            emitter,
-            cancel.clone(),
-            answer_rx,
-        ));
-        // A bug in a job must still end it: the front end waits for that.
-        let (id, tx) = (job_id.clone(), self.internal_tx.clone());
+    /// The session `key` (it exists: commands run only once it is ready).
+    pub fn live(&mut self, key: &str) -> Option<&mut Live> {
+        self.sessions.get_mut(key)
+    }
+
+    /// Runs `tool` off the task (`agent-tui tool`).
+    fn call_tool(&mut self, name: String, arguments: serde_json::Value, q: Queued) {
+        let ctx = self.ctx.clone();
         tokio::spawn(async move {
-            if let Err(e) = running.await
-                && e.is_panic()
-            {
-                let error = "agent-tui hit an internal error while running this job (a bug; \
-                             please report it). The session is kept; you can continue it."
-                    .to_string();
-                let body = EventBody::JobFailed {
-                    error,
-                    code: JobFailure::InternalError,
-                };
-                let _ = tx.send((id, JobMsg::Event(body)));
-            }
-        });
-        self.jobs.insert(
-            job_id,
-            JobHandle {
-                cancel,
-                answers: answer_tx,
-            },
-        );
-        self.collect_garbage();
-    }
-
-    /// Before a new instruction: tells the model what became of the hunks
-    /// it proposed since it last heard (applied, rejected, rewritten).
-    fn tell_review_outcomes(&mut self, job_id: &str) {
-        let counter = TokenCounter::estimating();
-        let reviews = self
-            .state
-            .jobs
-            .iter()
-            .filter_map(|j| Some((j.job_id.as_str(), j.bundle.as_ref()?)));
-        let Some((text, fates)) = review_feedback(reviews, &self.state.reported, &counter) else {
-            return;
-        };
-        self.note(Some(job_id), text);
-        self.commit(Record::Reported { fates });
-    }
-
-    /// Adds a note from agent-tui to the conversation (and the session).
-    pub(super) fn note(&mut self, job_id: Option<&str>, text: String) {
-        self.commit(Record::Append {
-            job_id: job_id.map(str::to_string),
-            messages: vec![Message::User(text)],
-        });
-    }
-
-    /// What a job reports: events are published, conversation changes and
-    /// the window are kept and recorded.
-    fn take_job_msg(&mut self, job_id: &str, msg: JobMsg) {
-        match msg {
-            JobMsg::Event(body) => self.publish(job_id, body),
-            JobMsg::Append(messages) => self.commit(Record::Append {
-                job_id: Some(job_id.to_string()),
-                messages,
-            }),
-            JobMsg::Answer => self.commit(Record::Answer {
-                job_id: job_id.to_string(),
-            }),
-            JobMsg::Reset(messages) => self.commit(Record::Reset {
-                job_id: Some(job_id.to_string()),
-                messages,
-            }),
-            JobMsg::Window(window) => self.commit(Record::Window { window }),
-            JobMsg::Review(done) => self.finish_review(*done),
-            JobMsg::Calibrated(factor) => self.commit(Record::Calibration { factor }),
-            JobMsg::Durable(done) => match &self.writer {
-                Some(writer) => {
-                    let written = writer.barrier();
-                    tokio::spawn(async move {
-                        let _ = written.await;
-                        let _ = done.send(());
-                    });
-                }
-                None => {
-                    let _ = done.send(());
-                }
-            },
-        }
-    }
-
-    /// A job that ended before the model answered anything leaves the
-    /// conversation as it found it: its instruction was never seen, and
-    /// sending it again with every later one would only pile up.
-    fn settle_conversation(&mut self, job_id: &str, end: &EventBody) {
-        let Some(before) = self.started_from.remove(job_id) else {
-            return;
-        };
-        let unanswered = matches!(
-            end,
-            EventBody::JobFailed { .. } | EventBody::JobCancelled {}
-        );
-        if unanswered && !self.answered.contains(job_id) && self.state.conversation != before {
-            self.commit(Record::Reset {
-                job_id: None,
-                messages: before,
+            let ran = tokio::task::spawn_blocking(move || {
+                let tool_ctx = crate::tools::ToolContext::new(&ctx.workspace, &ctx.config);
+                ctx.registry.call(&name, arguments, &tool_ctx)
+            })
+            .await;
+            q.answer(match ran {
+                Ok(Ok(result)) => Ok(Reply::Tool { result }),
+                Ok(Err(e)) => Err(EngineError::Failed {
+                    message: e.to_string(),
+                    reason: Some(e.code().to_string()),
+                    detail: Some(e.to_json()),
+                }),
+                Err(e) => Err(EngineError::failed(format!("the tool stopped: {e}"))),
             });
-        }
-        self.answered.remove(job_id);
-    }
-
-    /// Applies `record` to the session and records it.
-    fn commit(&mut self, record: Record) {
-        self.state.apply_record(&record);
-        if let (Some(writer), Some(id)) = (&self.writer, &self.session) {
-            writer.append(id, super::recording::record_row(&record));
-        }
-    }
-
-    fn ensure_session(&mut self) {
-        if self.session.is_some() {
-            return;
-        }
-        let Some(writer) = &self.writer else { return };
-        self.session = match (&self.ctx.session, &self.resume) {
-            (SessionChoice::None, _) => None,
-            (SessionChoice::Resume(_), Some(id)) => Some(id.clone()),
-            (SessionChoice::New | SessionChoice::Resume(_), _) => {
-                let id = crate::review::new_id("s");
-                writer.create_session(&id);
-                Some(id)
-            }
-        };
-    }
-
-    fn collect_garbage(&self) {
-        if let (Some(state), Some(id)) = (&self.ctx.state, &self.session) {
-            let _ = state.collect_sessions(&self.ctx.config.sessions, Some(id));
-        }
-    }
-
-    /// The current session id, if any.
-    pub fn session_id(&self) -> Option<String> {
-        self.session.clone().or_else(|| self.resume.clone())
-    }
-
-    /// Numbers, records and forwards one event; the session's state
-    /// follows it.
-    pub fn publish(&mut self, job_id: &str, body: EventBody) {
-        super::event_log::log_event(job_id, &body);
-        self.audit_event(job_id, &body);
-        if let EventBody::UsageUpdated { .. } = &body {
-            self.answered.insert(job_id.to_string());
-        }
-        let terminal = body.is_terminal();
-        let cursor = self.state.job(job_id).map_or(0, |j| j.last_cursor) + 1;
-        let event = Event {
-            cursor,
-            body,
-            ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-            job_id: job_id.to_string(),
-        };
-        let index = self.state.apply_event(&event);
-        if terminal {
-            self.jobs.remove(job_id);
-            self.settle_conversation(job_id, &event.body);
-        }
-        self.record(&event, index);
-        let _ = self.out.send(event);
-    }
-
-    /// What an event puts in the audit log.
-    fn audit_event(&mut self, job_id: &str, body: &EventBody) {
-        match body {
-            EventBody::ProviderFallback { from, to, reason } => {
-                let target = format!("{from} -> {to}");
-                self.audit(job_id, "provider.fallback", &target, None, reason.as_str());
-            }
-            EventBody::JobCompleted {
-                provider,
-                fallback_reason,
-                ..
-            } => {
-                let outcome = match fallback_reason {
-                    Some(reason) => format!(
-                        "answered by {provider} after a fallback ({})",
-                        reason.as_str()
-                    ),
-                    None => format!("answered by {provider}"),
-                };
-                self.audit(job_id, "job.completed", provider, None, &outcome);
-            }
-            EventBody::ApprovalResolved {
-                tool_call_id,
-                approved,
-                by,
-            } => {
-                self.audit(
-                    job_id,
-                    "approval",
-                    tool_call_id,
-                    Some(*approved),
-                    &format!("by {by}"),
-                );
-            }
-            EventBody::ToolCallCompleted {
-                name,
-                ok,
-                error,
-                tool_call_id,
-                ..
-            } => {
-                let outcome = match (ok, error) {
-                    (true, _) => "ok".to_string(),
-                    (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
-                    (false, None) => "error".to_string(),
-                };
-                self.audit(
-                    job_id,
-                    "tool_call",
-                    &format!("{name} ({tool_call_id})"),
-                    Some(true),
-                    &outcome,
-                );
-            }
-            _ => {}
-        }
+        });
     }
 }

@@ -56,3 +56,35 @@ pub(super) fn log_event(job_id: &str, body: &EventBody) {
         _ => {}
     }
 }
+
+/// `-vv`: each command as it comes in, by name and request id (never its
+/// text: prompts and answers stay out of the log).
+pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::protocol::Command) {
+    use crate::protocol::Command;
+    let name = match command {
+        Command::StartJob { .. } => "start_job",
+        Command::Compact { .. } => "compact",
+        Command::Answer { .. } => "answer",
+        Command::Approve { .. } => "approve",
+        Command::Cancel { .. } => "cancel",
+        Command::Decide { .. } => "decide",
+        Command::EditHunk { .. } => "edit_hunk",
+        Command::Apply { .. } => "apply",
+        Command::Rollback { .. } => "rollback",
+        Command::DeleteSession { .. } => "delete_session",
+        Command::CallTool { .. } => "call_tool",
+        Command::Shutdown => "shutdown",
+    };
+    tracing::debug!(request = id, command = name, "command");
+}
+
+/// `-vv`: how a command ended (its error's code when it failed).
+pub(super) fn log_reply(
+    id: crate::protocol::RequestId,
+    result: &Result<crate::protocol::Reply, crate::protocol::EngineError>,
+) {
+    match result {
+        Ok(_) => tracing::debug!(request = id, "command done"),
+        Err(e) => tracing::debug!(request = id, code = e.code(), "command refused"),
+    }
+}

@@ -1,56 +1,59 @@
-//! The engine: owns the session, the jobs and their reviews; takes `Op`s
-//! from a front end and sends back `Event`s. Each job runs the agent loop
-//! (`job.rs`) on its own task; review, apply and rollback run in the engine.
+//! The engine and its one door. `EngineBuilder` opens config, store,
+//! providers, tools and MCP hub and settles interrupted writes; the
+//! `Engine` handle it returns takes commands (typed replies), answers
+//! queries and hands out event subscriptions. Behind it one task owns the
+//! sessions it drives, their jobs (each running the agent loop, `job.rs`,
+//! on its own task) and reviews.
 
 mod approval;
+mod builder;
 mod compaction;
 mod counting;
+mod doctor;
+mod door;
 mod emit;
 mod engine;
 mod event_log;
-pub use engine::EngineError;
 mod feedback;
+mod files;
 mod job;
+mod jobs;
+mod live;
 mod mcp_calls;
 mod prompt;
-mod recording;
+mod publish;
+mod queries;
 mod recovery;
 mod review_ops;
 mod review_work;
 mod routing;
 mod session_state;
+mod sessions;
+mod subscription;
 mod tool_calls;
 
-pub use session_state::{JobRecord, LegacySessions, Record, SessionState, read_session};
-
-pub use job::{NO_USER_ANSWER, UserReply};
+/// Front ends run their tasks this way too: a blocking store call inside
+/// is a bug that debug builds catch.
+pub use crate::store::no_blocking;
+pub use builder::{BuildError, EngineBuilder, Providers, Recording, check_providers, process_env};
+pub use door::{Engine, PendingReply};
+pub use files::{complete_folder, expand_home};
+pub use job::NO_USER_ANSWER;
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};
-pub use recovery::{log_line, settle_interrupted};
-
-use std::sync::Arc;
-
-use tokio::sync::mpsc;
+pub use recovery::log_line;
+pub use session_state::{JobRecord, LegacySessions, Record, SessionState, read_session};
+pub use subscription::{Filter, Subscription};
 
 use crate::config::Config;
 use crate::llm::Provider;
-use crate::protocol::{Event, Op};
 use crate::store::RootStore;
 use crate::tools::Registry;
 use crate::workspace::Workspace;
 
-/// Which session the engine records into.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionChoice {
-    /// Record nothing (tests, benchmarks).
-    None,
-    /// A new session, created with the first job.
-    New,
-    /// Continue this session: its conversation, reviews and cursors.
-    Resume(String),
-}
+pub(crate) use recovery::settle_interrupted;
 
 /// What every job of an engine shares.
-pub struct EngineContext {
+pub(crate) struct EngineContext {
     pub workspace: Workspace,
     pub config: Config,
     pub registry: Registry,
@@ -62,27 +65,14 @@ pub struct EngineContext {
     /// The store's part for this root: sessions, checkpoints, snapshots and
     /// the audit chain. `None`: nothing is recorded (tests, benchmarks).
     pub state: Option<RootStore>,
-    pub session: SessionChoice,
-    /// Interrupted operations settled when the root's state was opened:
-    /// the engine reports each (`recovery.completed`) before anything else.
-    pub recovered: Vec<crate::checkpoint::Recovery>,
 }
 
-/// The front end's ends of the two channels.
-pub struct EngineHandle {
-    pub ops: mpsc::UnboundedSender<Op>,
-    pub events: mpsc::UnboundedReceiver<Event>,
+/// Where `-v` logs go: the state home's `logs/` (`None`: no state home).
+pub fn log_dir() -> Option<std::path::PathBuf> {
+    crate::store::StateDirs::locate(&process_env).map(|d| d.home.join("logs"))
 }
 
-/// Starts the engine on the current tokio runtime. Fails only if the
-/// session to resume cannot be read.
-pub fn spawn(ctx: EngineContext) -> Result<EngineHandle, EngineError> {
-    let (op_tx, op_rx) = mpsc::unbounded_channel();
-    let (event_tx, event_rx) = mpsc::unbounded_channel();
-    let engine = engine::Engine::new(Arc::new(ctx), event_tx)?;
-    tokio::spawn(engine.run(op_rx));
-    Ok(EngineHandle {
-        ops: op_tx,
-        events: event_rx,
-    })
+/// The command wrapper that confines `run_command` (`agent-tui __confine`).
+pub mod confine {
+    pub use crate::tools::confine::{CONFINE_ARG, install_wrapper, wrapper_main};
 }

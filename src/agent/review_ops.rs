@@ -1,30 +1,30 @@
-//! Review operations the engine performs for a front end: record hunk
-//! decisions, apply accepted hunks behind a checkpoint, roll back a
-//! checkpoint (their file work off the engine task, `review_work.rs`).
-//! Each reports through events and the audit log.
+//! Review commands: record hunk decisions, take a reviewer's own text for
+//! a hunk, apply accepted hunks behind a checkpoint, roll back a
+//! checkpoint (file work off the engine task, `review_work.rs`). Each is
+//! reported through events and the audit log, and answered with a typed
+//! reply or error; review commands that come meanwhile wait their turn.
 
-use super::emit::JobMsg;
-use super::engine::Engine;
+use super::engine::{Core, Internal, ReplyTx};
 use super::review_work::{
     ApplyDone, ReviewDone, RollbackDone, apply_files, rollback_failure, rollback_files,
 };
 use crate::checkpoint::CheckpointKind;
-use crate::protocol::{ApplyFailure, EventBody, RollbackFailure};
+use crate::protocol::{ApplyFailure, EngineError, EventBody, Reply, RollbackFailure};
 use crate::review::{
     DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
 };
 
-impl Engine {
+impl Core {
     pub(super) fn decide(
         &mut self,
+        key: &str,
         job_id: &str,
         accept: &[String],
         reject: &[String],
         accept_all: bool,
-    ) {
-        let Some(mut bundle) = self.bundle_of(job_id) else {
-            self.no_review(job_id);
-            return;
+    ) -> Result<Reply, EngineError> {
+        let Some(mut bundle) = self.bundle_of(key, job_id) else {
+            return Err(self.no_review(key, job_id));
         };
         let unknown = bundle.decide(accept, reject, accept_all);
         if unknown.is_empty() {
@@ -38,32 +38,40 @@ impl Engine {
                     HunkState::Pending | HunkState::Applied => continue,
                 };
                 if decided {
-                    self.audit(
-                        job_id,
-                        "decision",
-                        &hunk.hunk_id,
-                        hunk.state.accepted(),
-                        outcome,
-                    );
+                    let approved = hunk.state.accepted();
+                    self.audit(key, job_id, "decision", &hunk.hunk_id, approved, outcome);
                 }
             }
         }
-        self.publish(
-            job_id,
-            EventBody::ReviewUpdated {
-                bundle,
+        let updated = EventBody::ReviewUpdated {
+            bundle: bundle.clone(),
+            unknown: unknown.clone(),
+            error: None,
+        };
+        self.publish(key, job_id, updated);
+        if unknown.is_empty() {
+            Ok(Reply::Review { bundle })
+        } else {
+            Err(EngineError::Invalid {
+                message: format!("no such hunk: {}", unknown.join(", ")),
                 unknown,
-                error: None,
-            },
-        );
+            })
+        }
     }
 
     /// The reviewer's own text for a hunk: it replaces the proposal and is
     /// accepted (`origin=user`). Refused if the file changed since. The file
     /// is read off the engine task.
-    pub(super) fn edit_hunk(&mut self, job_id: &str, hunk_id: &str, new_text: &str) {
-        let Some(bundle) = self.bundle_of(job_id) else {
-            self.no_review(job_id);
+    pub(super) fn edit_hunk(
+        &mut self,
+        key: &str,
+        job_id: &str,
+        hunk_id: &str,
+        new_text: &str,
+        reply: ReplyTx,
+    ) {
+        let Some(bundle) = self.bundle_of(key, job_id) else {
+            let _ = reply.send(Err(self.no_review(key, job_id)));
             return;
         };
         let Some(file) = bundle
@@ -72,14 +80,17 @@ impl Engine {
             .find(|f| f.hunks.iter().any(|h| h.hunk_id == hunk_id))
             .cloned()
         else {
-            self.publish(
-                job_id,
-                EventBody::ReviewUpdated {
-                    bundle,
-                    unknown: vec![hunk_id.to_string()],
-                    error: None,
-                },
-            );
+            let unknown = vec![hunk_id.to_string()];
+            let updated = EventBody::ReviewUpdated {
+                bundle,
+                unknown: unknown.clone(),
+                error: None,
+            };
+            self.publish(key, job_id, updated);
+            let _ = reply.send(Err(EngineError::Invalid {
+                message: format!("no hunk {hunk_id} in this review"),
+                unknown,
+            }));
             return;
         };
         let ws = self.ctx.workspace.clone();
@@ -88,7 +99,7 @@ impl Engine {
             hunk_id.to_string(),
             new_text.to_string(),
         );
-        self.off_task(job_id, move || {
+        self.off_task(key, reply, move || {
             let mut edited = file;
             let result = load_base(&ws, &edited)
                 .and_then(
@@ -108,9 +119,17 @@ impl Engine {
     }
 
     /// The edited hunk's file goes into the review (or the refusal is said).
-    fn hunk_edited(&mut self, job_id: &str, hunk_id: &str, result: Result<FileDiff, String>) {
-        let Some(mut bundle) = self.bundle_of(job_id) else {
-            return;
+    fn hunk_edited(
+        &mut self,
+        job_id: &str,
+        hunk_id: &str,
+        result: Result<FileDiff, String>,
+    ) -> Result<Reply, EngineError> {
+        let key = self.jobs.get(job_id).cloned().unwrap_or_default();
+        let Some(mut bundle) = self.bundle_of(&key, job_id) else {
+            return Err(EngineError::not_found(format!(
+                "job {job_id} has no review"
+            )));
         };
         let error = match result {
             Ok(file) => {
@@ -129,49 +148,51 @@ impl Engine {
             None => "ok: origin=user".to_string(),
             Some(e) => format!("refused: {e}"),
         };
-        self.audit(
-            job_id,
-            "edit_hunk",
-            hunk_id,
-            Some(error.is_none()),
-            &outcome,
-        );
-        self.publish(
-            job_id,
-            EventBody::ReviewUpdated {
-                bundle,
-                unknown: Vec::new(),
-                error,
-            },
-        );
+        let approved = Some(error.is_none());
+        self.audit(&key, job_id, "edit_hunk", hunk_id, approved, &outcome);
+        let updated = EventBody::ReviewUpdated {
+            bundle: bundle.clone(),
+            unknown: Vec::new(),
+            error: error.clone(),
+        };
+        self.publish(&key, job_id, updated);
+        match error {
+            None => Ok(Reply::Review { bundle }),
+            Some(message) => Err(EngineError::Conflict {
+                message,
+                conflicts: Vec::new(),
+            }),
+        }
     }
 
     /// The job's review as it stands (a copy: it changes by events only).
-    fn bundle_of(&self, job_id: &str) -> Option<DiffBundle> {
-        self.state.job(job_id)?.bundle.clone()
+    fn bundle_of(&self, key: &str, job_id: &str) -> Option<DiffBundle> {
+        self.sessions.get(key)?.state.job(job_id)?.bundle.clone()
     }
 
-    fn no_review(&mut self, job_id: &str) {
-        self.publish(
-            job_id,
-            EventBody::ApplyFailed {
-                error: format!("job {job_id} has no diff to review"),
-                code: ApplyFailure::NoReview,
-                conflicts: Vec::new(),
-            },
-        );
+    /// Says (as an event, and as the error) that the job has no review.
+    fn no_review(&mut self, key: &str, job_id: &str) -> EngineError {
+        let error = format!("job {job_id} has no diff to review");
+        let failed = EventBody::ApplyFailed {
+            error: error.clone(),
+            code: ApplyFailure::NoReview,
+            conflicts: Vec::new(),
+        };
+        self.publish(key, job_id, failed);
+        EngineError::not_found(error)
     }
 
     /// Starts an apply: the file work runs on the blocking pool; its
-    /// result comes back as `JobMsg::Review` (`finish_review`).
-    pub(super) fn apply(&mut self, job_id: &str) {
-        let Some(bundle) = self.bundle_of(job_id) else {
-            self.no_review(job_id);
+    /// result comes back as `Internal::Review` (`finish_review`).
+    pub(super) fn apply(&mut self, key: &str, job_id: &str, reply: ReplyTx) {
+        let Some(bundle) = self.bundle_of(key, job_id) else {
+            let _ = reply.send(Err(self.no_review(key, job_id)));
             return;
         };
-        let edits = self
-            .state
-            .job(job_id)
+        let edits: Vec<ProposedEdit> = self
+            .sessions
+            .get(key)
+            .and_then(|l| l.state.job(job_id))
             .map(|j| j.edits.clone())
             .unwrap_or_default();
         let accepted: Vec<String> = bundle
@@ -179,17 +200,15 @@ impl Engine {
             .filter(|h| h.state.is_to_apply())
             .map(|h| h.hunk_id.clone())
             .collect();
-        self.publish(
-            job_id,
-            EventBody::ApplyStarted {
-                hunk_ids: accepted.clone(),
-            },
-        );
+        let started = EventBody::ApplyStarted {
+            hunk_ids: accepted.clone(),
+        };
+        self.publish(key, job_id, started);
         let ws = self.ctx.workspace.clone();
         let store = self.checkpoints.clone();
-        let session = self.session_id();
+        let session = self.session_id(key).filter(|_| self.recorded(key));
         let job = job_id.to_string();
-        self.off_task(job_id, move || {
+        self.off_task(key, reply, move || {
             let done = apply_files(
                 &ws,
                 store.as_ref(),
@@ -207,37 +226,55 @@ impl Engine {
         });
     }
 
-    /// Starts a rollback, off the engine task like an apply.
-    pub(super) fn rollback(&mut self, checkpoint_id: &str, hunks: &[String], only: &[String]) {
+    /// Starts a rollback, off the engine task like an apply; its events go
+    /// to session `key` (the one to tell), or to none.
+    pub(super) fn rollback(
+        &mut self,
+        key: &str,
+        checkpoint_id: &str,
+        hunks: &[String],
+        only: &[String],
+        reply: ReplyTx,
+    ) {
         let ws = self.ctx.workspace.clone();
         let store = self.checkpoints.clone();
         let (id, hunks, only) = (checkpoint_id.to_string(), hunks.to_vec(), only.to_vec());
-        self.off_task(checkpoint_id, move || {
+        let tell = key.to_string();
+        self.off_task(key, reply, move || {
             let done = rollback_files(&ws, store.as_ref(), &id, &hunks, &only);
             ReviewDone::Rollback {
                 checkpoint_id: id,
                 hunks,
                 only,
+                tell,
                 done,
             }
         });
     }
 
-    /// Runs `work` on the blocking pool; review ops that come meanwhile
-    /// wait their turn (`deferred`), so they see its outcome.
-    fn off_task(&mut self, key: &str, work: impl FnOnce() -> ReviewDone + Send + 'static) {
+    /// Runs `work` on the blocking pool; review commands that come
+    /// meanwhile wait their turn (`deferred`), so they see its outcome.
+    fn off_task(
+        &mut self,
+        key: &str,
+        reply: ReplyTx,
+        work: impl FnOnce() -> ReviewDone + Send + 'static,
+    ) {
         self.review_busy = true;
+        if let Some(live) = self.live(key) {
+            live.reviewing = true;
+        }
+        self.touch(key);
         let tx = self.internal_tx.clone();
-        let key = key.to_string();
         tokio::task::spawn_blocking(move || {
-            let _ = tx.send((key, JobMsg::Review(Box::new(work()))));
+            let _ = tx.send(Internal::Review(Box::new(work()), Some(reply)));
         });
     }
 
-    /// Publishes and audits what an apply or rollback did, then runs the
-    /// review ops that waited for it.
-    pub(super) fn finish_review(&mut self, done: ReviewDone) {
-        match done {
+    /// Publishes and audits what an apply or rollback did, answers its
+    /// command, then runs the review commands that waited for it.
+    pub(super) fn finish_review(&mut self, done: ReviewDone, reply: Option<ReplyTx>) {
+        let (key, result) = match done {
             ReviewDone::Apply {
                 accepted,
                 bundle,
@@ -245,36 +282,53 @@ impl Engine {
                 done,
             } => {
                 let job_id = bundle.job_id.clone();
-                self.applied(&job_id, accepted, bundle, edits, done);
+                let key = self.jobs.get(&job_id).cloned().unwrap_or_default();
+                let result = self.applied(&key, &job_id, accepted, bundle, edits, done);
+                (key, result)
             }
             ReviewDone::Rollback {
                 checkpoint_id,
                 hunks,
                 only,
+                tell,
                 done,
-            } => self.rolled_back(&checkpoint_id, &hunks, &only, done),
+            } => {
+                let result = self.rolled_back(&tell, &checkpoint_id, &hunks, &only, done);
+                (tell, result)
+            }
             ReviewDone::EditHunk {
                 job_id,
                 hunk_id,
                 result,
-            } => self.hunk_edited(&job_id, &hunk_id, result),
+            } => {
+                let key = self.jobs.get(&job_id).cloned().unwrap_or_default();
+                (key, self.hunk_edited(&job_id, &hunk_id, result))
+            }
+        };
+        if let Some(reply) = reply {
+            let _ = reply.send(result);
         }
         self.review_busy = false;
+        if let Some(live) = self.live(&key) {
+            live.reviewing = false;
+        }
+        self.touch(&key);
         while !self.review_busy
-            && let Some(op) = self.deferred.pop_front()
+            && let Some(q) = self.deferred.pop_front()
         {
-            self.handle(op);
+            self.dispatch(q);
         }
     }
 
     fn applied(
         &mut self,
+        key: &str,
         job_id: &str,
         accepted: Vec<String>,
         bundle: DiffBundle,
         edits: Vec<ProposedEdit>,
         done: ApplyDone,
-    ) {
+    ) -> Result<Reply, EngineError> {
         let (checkpoint, plans) = match done {
             ApplyDone::Written { checkpoint, plans } => (checkpoint, plans),
             ApplyDone::Refused {
@@ -285,28 +339,25 @@ impl Engine {
             } => {
                 if audited {
                     let outcome = format!("{}: {error}", code.as_str());
-                    self.audit(job_id, "apply", &accepted.join(","), Some(true), &outcome);
+                    let target = accepted.join(",");
+                    self.audit(key, job_id, "apply", &target, Some(true), &outcome);
                 }
-                self.publish(
-                    job_id,
-                    EventBody::ApplyFailed {
-                        error,
-                        code,
-                        conflicts,
-                    },
-                );
-                return;
+                let failed = EventBody::ApplyFailed {
+                    error: error.clone(),
+                    code,
+                    conflicts: conflicts.clone(),
+                };
+                self.publish(key, job_id, failed);
+                return Err(apply_error(code, error, conflicts));
             }
         };
         let files: Vec<String> = plans.iter().map(|p| p.file_path.clone()).collect();
-        self.publish(
-            job_id,
-            EventBody::CheckpointCreated {
-                checkpoint_id: checkpoint.checkpoint_id.clone(),
-                kind: CheckpointKind::Apply,
-                files: files.clone(),
-            },
-        );
+        let created = EventBody::CheckpointCreated {
+            checkpoint_id: checkpoint.checkpoint_id.clone(),
+            kind: CheckpointKind::Apply,
+            files: files.clone(),
+        };
+        self.publish(key, job_id, created);
         // The other hunks of written files stay in the review, moved onto
         // the written text (or marked conflicted, with the reason).
         let (mut bundle, mut edits) = (bundle, edits);
@@ -322,110 +373,149 @@ impl Engine {
         let outcome = format!("ok: {}", checkpoint.checkpoint_id);
         // The files by their scoped paths (`src/x.rs`, `@lib/y.rs`).
         let target = format!("{} in {}", accepted.join(","), files.join(", "));
-        self.audit(job_id, "apply", &target, Some(true), &outcome);
-        self.publish(
-            job_id,
-            EventBody::ApplyCompleted {
-                checkpoint_id: checkpoint.checkpoint_id,
-                files,
-                hunk_ids: accepted,
-                bundle,
-                edits,
-            },
-        );
+        self.audit(key, job_id, "apply", &target, Some(true), &outcome);
+        let reply = Reply::Applied {
+            checkpoint_id: checkpoint.checkpoint_id.clone(),
+            files: files.clone(),
+            hunk_ids: accepted.clone(),
+            bundle: bundle.clone(),
+        };
+        let completed = EventBody::ApplyCompleted {
+            checkpoint_id: checkpoint.checkpoint_id,
+            files,
+            hunk_ids: accepted,
+            bundle,
+            edits,
+        };
+        self.publish(key, job_id, completed);
+        Ok(reply)
     }
 
     fn rolled_back(
         &mut self,
+        key: &str,
         checkpoint_id: &str,
         hunks: &[String],
         only: &[String],
         done: RollbackDone,
-    ) {
+    ) -> Result<Reply, EngineError> {
         let (target, result) = match done {
             RollbackDone::Ran { target, result } => (target, result),
             RollbackDone::Missing(error) => {
-                self.publish(
-                    checkpoint_id,
-                    EventBody::RollbackFailed {
-                        checkpoint_id: checkpoint_id.to_string(),
-                        error,
-                        code: RollbackFailure::NotFound,
-                        conflicts: Vec::new(),
-                    },
-                );
-                return;
+                let failed = EventBody::RollbackFailed {
+                    checkpoint_id: checkpoint_id.to_string(),
+                    error: error.clone(),
+                    code: RollbackFailure::NotFound,
+                    conflicts: Vec::new(),
+                };
+                self.publish(key, checkpoint_id, failed);
+                return Err(EngineError::not_found(error));
             }
         };
         let job_id = target.job_id.clone();
-        self.publish(
-            &job_id,
-            EventBody::RollbackStarted {
-                checkpoint_id: checkpoint_id.to_string(),
-                hunks: hunks.to_vec(),
-            },
-        );
+        let started = EventBody::RollbackStarted {
+            checkpoint_id: checkpoint_id.to_string(),
+            hunks: hunks.to_vec(),
+        };
+        self.publish(key, &job_id, started);
         let what = match (hunks.is_empty(), only.is_empty()) {
             (true, true) => checkpoint_id.to_string(),
             (true, false) => format!("{checkpoint_id} {}", only.join(",")),
             (false, _) => format!("{checkpoint_id} {}", hunks.join(",")),
         };
-        match result {
-            Ok(record) => {
-                let files: Vec<String> = record
-                    .affected_files
-                    .iter()
-                    .map(|f| f.file_path.clone())
-                    .collect();
-                let outcome = format!("ok: {}", record.checkpoint_id);
-                let target = format!("{what} in {}", files.join(", "));
-                self.audit(&job_id, "rollback", &target, Some(true), &outcome);
-                self.publish(
-                    &job_id,
-                    EventBody::CheckpointCreated {
-                        checkpoint_id: record.checkpoint_id.clone(),
-                        kind: CheckpointKind::Rollback,
-                        files: files.clone(),
-                    },
-                );
-                let said = if !only.is_empty() {
-                    format!("{} of checkpoint {checkpoint_id}", only.join(", "))
-                } else if hunks.is_empty() {
-                    format!("every change of checkpoint {checkpoint_id}")
-                } else {
-                    format!("hunks {} of checkpoint {checkpoint_id}", hunks.join(", "))
-                };
-                self.note(
-                    None,
-                    format!(
-                        "[agent-tui: the user rolled back {said}; {} now hold what they held \
-                         before (read them again before building on them)]",
-                        files.join(", ")
-                    ),
-                );
-                self.publish(
-                    &job_id,
-                    EventBody::RollbackCompleted {
-                        checkpoint_id: checkpoint_id.to_string(),
-                        rollback_checkpoint_id: record.checkpoint_id,
-                        files,
-                    },
-                );
-            }
+        let record = match result {
+            Ok(record) => record,
             Err(e) => {
                 let (code, conflicts) = rollback_failure(&e);
                 let outcome = format!("{}: {e}", code.as_str());
-                self.audit(&job_id, "rollback", &what, Some(true), &outcome);
-                self.publish(
-                    &job_id,
-                    EventBody::RollbackFailed {
-                        checkpoint_id: checkpoint_id.to_string(),
-                        error: e.to_string(),
-                        code,
-                        conflicts,
-                    },
-                );
+                self.audit(key, &job_id, "rollback", &what, Some(true), &outcome);
+                let failed = EventBody::RollbackFailed {
+                    checkpoint_id: checkpoint_id.to_string(),
+                    error: e.to_string(),
+                    code,
+                    conflicts: conflicts.clone(),
+                };
+                self.publish(key, &job_id, failed);
+                return Err(rollback_error(code, e.to_string(), conflicts));
             }
+        };
+        let files: Vec<String> = record
+            .affected_files
+            .iter()
+            .map(|f| f.file_path.clone())
+            .collect();
+        let outcome = format!("ok: {}", record.checkpoint_id);
+        let target = format!("{what} in {}", files.join(", "));
+        self.audit(key, &job_id, "rollback", &target, Some(true), &outcome);
+        let created = EventBody::CheckpointCreated {
+            checkpoint_id: record.checkpoint_id.clone(),
+            kind: CheckpointKind::Rollback,
+            files: files.clone(),
+        };
+        self.publish(key, &job_id, created);
+        let said = if !only.is_empty() {
+            format!("{} of checkpoint {checkpoint_id}", only.join(", "))
+        } else if hunks.is_empty() {
+            format!("every change of checkpoint {checkpoint_id}")
+        } else {
+            format!("hunks {} of checkpoint {checkpoint_id}", hunks.join(", "))
+        };
+        let note = format!(
+            "[agent-tui: the user rolled back {said}; {} now hold what they held \
+             before (read them again before building on them)]",
+            files.join(", ")
+        );
+        self.note(key, None, note);
+        let completed = EventBody::RollbackCompleted {
+            checkpoint_id: checkpoint_id.to_string(),
+            rollback_checkpoint_id: record.checkpoint_id.clone(),
+            files: files.clone(),
+        };
+        self.publish(key, &job_id, completed);
+        Ok(Reply::RolledBack {
+            checkpoint_id: checkpoint_id.to_string(),
+            rollback_checkpoint_id: record.checkpoint_id,
+            files,
+        })
+    }
+}
+
+/// The typed error of an apply that wrote nothing.
+fn apply_error(
+    code: ApplyFailure,
+    message: String,
+    conflicts: Vec<serde_json::Value>,
+) -> EngineError {
+    match code {
+        ApplyFailure::Conflict => EngineError::Conflict { message, conflicts },
+        ApplyFailure::NothingAccepted => EngineError::invalid(message),
+        ApplyFailure::NoReview => EngineError::not_found(message),
+        ApplyFailure::CheckpointFailed | ApplyFailure::IoError => EngineError::Failed {
+            message,
+            reason: Some(code.as_str().to_string()),
+            detail: None,
+        },
+    }
+}
+
+/// The typed error of a rollback that wrote nothing.
+fn rollback_error(code: RollbackFailure, message: String, conflicts: Vec<String>) -> EngineError {
+    match code {
+        RollbackFailure::Conflict => EngineError::Conflict {
+            message,
+            conflicts: conflicts
+                .into_iter()
+                .map(serde_json::Value::String)
+                .collect(),
+        },
+        RollbackFailure::NotFound => EngineError::not_found(message),
+        RollbackFailure::UnknownHunk | RollbackFailure::UnknownFile => {
+            EngineError::invalid(message)
         }
+        RollbackFailure::IoError => EngineError::Failed {
+            message,
+            reason: Some(code.as_str().to_string()),
+            detail: None,
+        },
     }
 }

@@ -44,7 +44,7 @@ pub enum RollbackDone {
     },
 }
 
-/// Work handed back to the engine.
+/// Work handed back to the engine task.
 #[derive(Debug)]
 pub enum ReviewDone {
     Apply {
@@ -57,6 +57,8 @@ pub enum ReviewDone {
         checkpoint_id: String,
         hunks: Vec<String>,
         only: Vec<String>,
+        /// The session told of it (`""`: none).
+        tell: String,
         done: RollbackDone,
     },
     /// A reviewer's own text for a hunk: its file as edited, or why not.

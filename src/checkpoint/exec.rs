@@ -139,6 +139,9 @@ impl ExecTracker {
         if recorded.changed.is_empty() {
             return Ok(recorded);
         }
+        // Recorded under the root's write lock, like an apply: no apply,
+        // rollback or recovery of another process (or host) meanwhile.
+        let _root = self.checkpoints.lock(&self.ws)?;
         let mut guard = self
             .index
             .lock()

@@ -8,46 +8,30 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 
+use super::Exit;
 use super::args::{EvalArgs, GlobalArgs};
-use super::context::{failed, providers_for, usage};
-use super::{Exit, load_config};
+use super::context::{failed, usage};
+use crate::agent::{check_providers, process_env};
 use crate::config::{Config, RoutingMode};
-use crate::eval::{self, Report, RoutingRun};
+use crate::eval::{self, Choice, Report, RoutingRun};
 
 pub fn run(global: &GlobalArgs, args: &EvalArgs) -> Exit {
-    let config = match load_config(global) {
+    let choice = Choice {
+        provider: global.provider.clone(),
+        model: global.model.clone(),
+    };
+    let config = match crate::config::load(global.config.as_deref(), &process_env) {
         Ok(loaded) => loaded.config,
-        Err(exit) => return exit,
+        Err(e) => return usage(e),
     };
     let suite = match eval::load(&args.suite) {
         Ok(s) => s,
         Err(e) => return usage(e),
     };
-    let modes: Vec<RoutingMode> = match &global.routing {
-        Some(list) => match list
-            .split(',')
-            .map(|m| RoutingMode::parse(m.trim()))
-            .collect()
-        {
-            Ok(m) => m,
-            Err(e) => return usage(e),
-        },
-        None => vec![config.routing.mode],
+    let configs = match configs(global, config, &choice) {
+        Ok(c) => c,
+        Err(exit) => return exit,
     };
-    // Every mode's providers must be buildable before anything runs.
-    let configs: Vec<Config> = modes
-        .iter()
-        .map(|mode| {
-            let mut c = config.clone();
-            c.routing.mode = *mode;
-            c
-        })
-        .collect();
-    for c in &configs {
-        if let Err(e) = providers_for(global, c, &c.routing) {
-            return usage(format!("routing {}: {e}", c.routing.mode.as_str()));
-        }
-    }
     let out = args.out.clone().unwrap_or_else(|| {
         let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
             .to_string()
@@ -57,13 +41,55 @@ pub fn run(global: &GlobalArgs, args: &EvalArgs) -> Exit {
     if let Err(e) = std::fs::create_dir_all(&out) {
         return failed(format!("cannot create {}: {e}", out.display()));
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runs = match run_modes(&suite, configs, &choice, args) {
+        Ok(runs) => runs,
+        Err(exit) => return exit,
+    };
+    let report = Report {
+        suite: suite.name.clone(),
+        runs,
+    };
+    write_report(&report, &out, args.json)
+}
+
+/// The config once per routing mode (`--routing a,b`), each mode's
+/// providers checked before anything runs.
+fn configs(global: &GlobalArgs, config: Config, choice: &Choice) -> Result<Vec<Config>, Exit> {
+    let modes: Vec<RoutingMode> = match &global.routing {
+        Some(list) => list
+            .split(',')
+            .map(|m| RoutingMode::parse(m.trim()))
+            .collect::<Result<_, _>>()
+            .map_err(usage)?,
+        None => vec![config.routing.mode],
+    };
+    let configs: Vec<Config> = modes
+        .iter()
+        .map(|mode| {
+            let mut c = config.clone();
+            c.routing.mode = *mode;
+            c
+        })
+        .collect();
+    for c in &configs {
+        if let Err(e) = check_providers(c, choice.provider.as_deref(), choice.model.as_deref()) {
+            return Err(usage(format!("routing {}: {e}", c.routing.mode.as_str())));
+        }
+    }
+    Ok(configs)
+}
+
+/// Every task once per mode, `--jobs` at a time, with a progress bar.
+fn run_modes(
+    suite: &eval::Suite,
+    configs: Vec<Config>,
+    choice: &Choice,
+    args: &EvalArgs,
+) -> Result<Vec<RoutingRun>, Exit> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => return failed(format!("cannot start the async runtime: {e}")),
-    };
+        .map_err(|e| failed(format!("cannot start the async runtime: {e}")))?;
     let total = (suite.tasks.len() * configs.len()) as u64;
     let bar = indicatif::ProgressBar::new(total).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tasks {msg}")
@@ -78,11 +104,9 @@ pub fn run(global: &GlobalArgs, args: &EvalArgs) -> Exit {
         let tasks = runtime.block_on(
             futures_util::stream::iter(suite.tasks.iter().cloned())
                 .map(|task| {
-                    let (config, bar) = (config.clone(), bar.clone());
+                    let (config, bar, choice) = (config.clone(), bar.clone(), choice.clone());
                     async move {
-                        let providers = providers_for(global, &config, &config.routing)
-                            .map(|r| (r.primary, r.fallback));
-                        let result = eval::run_task(&task, &config, providers, timeout).await;
+                        let result = eval::run_task(&task, &config, &choice, timeout).await;
                         bar.inc(1);
                         result
                     }
@@ -98,21 +122,22 @@ pub fn run(global: &GlobalArgs, args: &EvalArgs) -> Exit {
         });
     }
     bar.finish_and_clear();
-    let report = Report {
-        suite: suite.name.clone(),
-        runs,
-    };
-    let json = match serde_json::to_string_pretty(&report) {
+    Ok(runs)
+}
+
+/// `report.json` and `report.md` in `out`, a line per mode on stderr.
+fn write_report(report: &Report, out: &std::path::Path, json: bool) -> Exit {
+    let text = match serde_json::to_string_pretty(report) {
         Ok(j) => j,
         Err(e) => return failed(format!("cannot write the report: {e}")),
     };
-    let written = std::fs::write(out.join("report.json"), &json)
-        .and_then(|()| std::fs::write(out.join("report.md"), eval::markdown(&report)));
+    let written = std::fs::write(out.join("report.json"), &text)
+        .and_then(|()| std::fs::write(out.join("report.md"), eval::markdown(report)));
     if let Err(e) = written {
         return failed(format!("cannot write the report to {}: {e}", out.display()));
     }
-    if args.json {
-        println!("{json}");
+    if json {
+        println!("{text}");
     }
     for run in &report.runs {
         eprintln!(

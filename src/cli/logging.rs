@@ -7,8 +7,6 @@
 use tracing_appender::non_blocking::WorkerGuard;
 use tracing_subscriber::fmt::format::FmtSpan;
 
-use crate::store::StateDirs;
-
 /// Keeps the log writer's thread alive; dropping it flushes the file.
 pub struct Logging {
     _guard: Option<WorkerGuard>,
@@ -20,11 +18,10 @@ pub fn start(verbose: u8) -> Logging {
     if verbose == 0 {
         return off;
     }
-    let Some(dirs) = StateDirs::locate(&super::process_env) else {
+    let Some(dir) = crate::agent::log_dir() else {
         eprintln!("agent-tui: -v: no state home to log into (set AGENT_TUI_HOME)");
         return off;
     };
-    let dir = dirs.home.join("logs");
     if let Err(e) = std::fs::create_dir_all(&dir) {
         eprintln!("agent-tui: -v: cannot create {}: {e}", dir.display());
         return off;

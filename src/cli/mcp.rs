@@ -5,73 +5,52 @@ use serde_json::json;
 
 use super::Exit;
 use super::args::{GlobalArgs, McpAction, McpArgs};
-use super::context::runtime;
-use super::load_config;
-use crate::mcp::{McpHub, ServerState};
-use crate::store::StateDirs;
+use super::context::{builder, run, start};
+use crate::agent::Recording;
 
-pub fn run(global: &GlobalArgs, args: &McpArgs) -> Exit {
+pub fn run_mcp(global: &GlobalArgs, args: &McpArgs) -> Exit {
     let McpAction::List { json, root } = &args.action;
-    let config = match load_config(global) {
-        Ok(c) => c.config,
+    // Listing servers records nothing.
+    let (rt, engine) = match start(builder(global, root).recording(Recording::Off)) {
+        Ok(started) => started,
         Err(exit) => return exit,
     };
-    let workspace = match super::context::open_workspace(global, &config, root) {
-        Ok(w) => w,
-        Err(exit) => return exit,
-    };
-    let runtime = match runtime() {
-        Ok(r) => r,
-        Err(exit) => return exit,
-    };
-    let logs = StateDirs::locate(&|k| std::env::var(k).ok()).map(|d| d.home.join("logs"));
-    let hub = McpHub::new(&config, workspace.root().to_path_buf(), logs);
-    let (states, tools) = runtime.block_on(async {
-        let states = hub.start_all().await;
-        let tools = hub.tools().await;
-        hub.shutdown().await;
-        (states, tools)
-    });
-    let failed = states
-        .values()
-        .any(|s| matches!(s, ServerState::Failed { .. }));
-    if *json {
-        let servers: Vec<_> = states
-            .iter()
-            .map(|(name, state)| {
-                let http = config
-                    .mcp_servers
-                    .get(name)
-                    .is_some_and(|c| c.url.is_some());
-                let mine: Vec<_> = tools
-                    .iter()
-                    .filter(|t| &t.server == name)
-                    .map(|t| json!({"name": t.name, "tool": t.tool, "description": t.description}))
-                    .collect();
-                let mut server = json!({
-                    "name": name,
-                    "transport": if http { "http" } else { "stdio" },
-                    "tools": mine,
-                });
-                if let (Some(obj), Ok(serde_json::Value::Object(st))) =
-                    (server.as_object_mut(), serde_json::to_value(state))
-                {
-                    obj.extend(st);
+    let json = *json;
+    run(rt, engine, |engine| async move {
+        let servers = engine.mcp_servers().await;
+        let failed = servers.iter().any(|s| s.state["state"] == "failed");
+        if json {
+            let servers: Vec<_> = servers
+                .iter()
+                .map(|s| {
+                    let tools: Vec<_> = s
+                        .tools
+                        .iter()
+                        .map(|t| json!({"name": t.name, "tool": t.tool, "description": t.description}))
+                        .collect();
+                    let mut server = json!({
+                        "name": s.name,
+                        "transport": s.transport,
+                        "tools": tools,
+                    });
+                    if let (Some(obj), Some(state)) = (server.as_object_mut(), s.state.as_object()) {
+                        obj.extend(state.clone());
+                    }
+                    server
+                })
+                .collect();
+            println!("{}", json!({ "servers": servers }));
+        } else if servers.is_empty() {
+            println!("no MCP servers are configured ([mcp_servers.NAME] in the config)");
+        } else {
+            for s in &servers {
+                println!("{}: {}", s.name, s.label);
+                for t in &s.tools {
+                    let first = t.description.lines().next().unwrap_or_default();
+                    println!("  {}  {}", t.name, first);
                 }
-                server
-            })
-            .collect();
-        println!("{}", json!({ "servers": servers }));
-    } else if states.is_empty() {
-        println!("no MCP servers are configured ([mcp_servers.NAME] in the config)");
-    } else {
-        for (name, state) in &states {
-            println!("{name}: {}", state.label());
-            for t in tools.iter().filter(|t| &t.server == name) {
-                let first = t.description.lines().next().unwrap_or_default();
-                println!("  {}  {}", t.name, first);
             }
         }
-    }
-    if failed { Exit::Failed } else { Exit::Ok }
+        if failed { Exit::Failed } else { Exit::Ok }
+    })
 }

@@ -10,7 +10,6 @@ mod history;
 mod logging;
 mod mcp;
 mod output;
-mod reopen;
 mod review;
 mod store;
 mod tool;
@@ -18,8 +17,6 @@ mod tool;
 pub use args::{Cli, Command};
 
 use std::process::ExitCode;
-
-use crate::config::{self, LoadedConfig};
 
 /// SPEC section 2 exit codes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,11 +43,6 @@ impl From<Exit> for ExitCode {
     }
 }
 
-/// The process environment, as the engine's injectable lookups expect it.
-pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Exit {
     let opens_tui = cli.path.is_some() || cli.continue_session || cli.resume.is_some();
@@ -66,71 +58,77 @@ pub fn run(cli: Cli) -> Exit {
         return tui(&cli);
     };
     match command {
-        Command::Tool(args) => tool::run(&cli.global, args),
+        Command::Tool(args) => tool::run_tool(&cli.global, args),
         Command::Doctor(args) => doctor::run(&cli.global, &args),
-        Command::Exec(args) => exec::run(&cli.global, args),
+        Command::Exec(args) => exec::run_exec(&cli.global, args),
         Command::Eval(args) => eval::run(&cli.global, &args),
         Command::Sessions(args) => history::sessions(&cli.global, &args),
-        Command::Review(args) => review::run(&cli.global, &args),
+        Command::Review(args) => review::run_review(&cli.global, &args),
         Command::Checkpoints(args) => history::checkpoints(&cli.global, &args),
         Command::Rollback(args) => rollback(&cli.global, &args),
         Command::Audit(args) => match args.action {
             args::AuditAction::Verify { root } => history::audit_verify(&cli.global, &root),
         },
         Command::Store(args) => store::run(&cli.global, &args),
-        Command::Mcp(args) => mcp::run(&cli.global, &args),
+        Command::Mcp(args) => mcp::run_mcp(&cli.global, &args),
     }
-}
-
-/// Loads the configuration or reports why not (exit 2).
-fn load_config(global: &args::GlobalArgs) -> Result<LoadedConfig, Exit> {
-    config::load(global.config.as_deref(), &process_env).map_err(|e| {
-        eprintln!("agent-tui: {e}");
-        Exit::Usage
-    })
 }
 
 /// `agent-tui rollback CHECKPOINT [--hunks ...]`: exit 3 on conflict.
 fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
-    use crate::protocol::{EventBody, Op};
-    let ctx =
-        match context::engine_context_for(global, &args.root, crate::agent::SessionChoice::None) {
-            Ok(c) => c,
-            Err(exit) => return exit,
-        };
-    let op = Op::Rollback {
-        checkpoint_id: args.checkpoint.clone(),
-        hunks: args.hunks.clone(),
-        files: args.files.clone(),
+    use crate::protocol::{Command, EngineError};
+    let (rt, engine) = match context::start(context::builder(global, &args.root)) {
+        Ok(started) => started,
+        Err(exit) => return exit,
     };
-    context::drive_ops(ctx, vec![op], false, |event| match &event.body {
-        EventBody::RollbackCompleted { .. } => Some(Exit::Ok),
-        EventBody::RollbackFailed { code, .. } => Some(match code.as_str() {
-            "conflict" => Exit::Conflict,
-            "unknown_hunk" | "unknown_file" | "not_found" => Exit::Usage,
-            _ => Exit::Failed,
-        }),
-        _ => None,
+    context::run(rt, engine, |engine| async move {
+        let mut events = engine.subscribe(crate::agent::Filter::All);
+        let rollback = Command::Rollback {
+            checkpoint_id: args.checkpoint.clone(),
+            hunks: args.hunks.clone(),
+            files: args.files.clone(),
+            tell: None,
+        };
+        let done = engine.command(rollback).await;
+        // What happened, as events (recoveries first, then the rollback's).
+        let mut printer = output::Printer::new(false);
+        while events.pending() {
+            match events.next().await {
+                Some(event) => printer.print(&event),
+                None => break,
+            }
+        }
+        printer.flush();
+        match done {
+            Ok(_) => Exit::Ok,
+            Err(EngineError::Conflict { .. }) => Exit::Conflict,
+            Err(EngineError::NotFound { .. } | EngineError::Invalid { .. }) => Exit::Usage,
+            Err(_) => Exit::Failed,
+        }
     })
 }
 
 /// `agent-tui [PATH] [--continue | --resume [ID]]`: the terminal UI.
 fn tui(cli: &Cli) -> Exit {
-    use crate::agent::SessionChoice;
+    use crate::agent::Providers;
+    use crate::tui::{KeyMap, TuiStart};
     use std::io::IsTerminal;
     let root = cli
         .path
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("."));
-    let loaded = match load_config(&cli.global) {
-        Ok(c) => c,
-        Err(exit) => return exit,
+    // The config's own mistakes come first, then a missing terminal.
+    let config = match crate::config::load(cli.global.config.as_deref(), &crate::agent::process_env)
+    {
+        Ok(loaded) => loaded.config,
+        Err(e) => return context::usage(e),
     };
-    // A bad --routing is a usage error, not a missing provider.
-    if let Err(e) = context::routing(&cli.global, &loaded.config) {
+    if let Some(mode) = &cli.global.routing
+        && let Err(e) = crate::config::RoutingMode::parse(mode)
+    {
         return context::usage(e);
     }
-    let keymap = match crate::tui::KeyMap::from_config(&loaded.config.keys) {
+    let keymap = match KeyMap::from_config(&config.keys) {
         Ok(k) => k,
         Err(e) => return context::usage(e),
     };
@@ -140,71 +138,62 @@ fn tui(cli: &Cli) -> Exit {
         );
         return Exit::Usage;
     }
-    let workspace = match context::open_workspace(&cli.global, &loaded.config, &root) {
-        Ok(w) => w,
+    let builder = context::builder(&cli.global, &root)
+        .config(config)
+        .providers(Providers::Optional)
+        .remember(true);
+    let (rt, engine) = match context::start(builder) {
+        Ok(started) => started,
         Err(exit) => return exit,
     };
-    let (state, recovered) = match context::open_root(&loaded.config, &workspace) {
-        Ok(s) => s,
-        Err(exit) => return exit,
+    let resume = match rt.block_on(resume(&engine, cli)) {
+        Ok(r) => r,
+        Err(exit) => return context::run(rt, engine, |_| async move { exit }),
     };
-    // `--resume` without an id opens a picker when there is anything to pick.
-    let pick_session = matches!(&cli.resume, Some(id) if id.is_empty())
-        && state.sessions().is_ok_and(|l| l.len() > 1);
-    let resume = match (&cli.resume, cli.continue_session) {
-        (Some(id), _) if !id.is_empty() => Some(id.clone()),
-        (Some(_), _) if pick_session => None,
-        (Some(_), _) | (None, true) => match state.latest_session() {
-            Ok(Some(id)) => Some(id),
-            Ok(None) => return context::usage("there is no session to resume in this agent root"),
-            Err(e) => return context::store_error(e),
-        },
-        (None, false) => None,
-    };
-    if let Some(id) = &resume
-        && !state.has_session(id).unwrap_or(false)
-    {
-        return context::usage(format!(
-            "cannot resume session {id}: no session {id} in this agent root \
-             (agent-tui sessions list shows them)"
-        ));
-    }
-    let choice = resume
-        .clone()
-        .map_or(SessionChoice::New, SessionChoice::Resume);
-    let mut ctx =
-        match context::engine_context(&cli.global, &root, choice, false, (state, recovered)) {
-            Ok(c) => c,
-            Err(exit) => return exit,
-        };
-    let providers = context::tui_providers(&cli.global, &loaded.config);
-    let ok = providers.routed.is_some();
-    if let Some(routed) = providers.routed {
-        ctx.provider = Some(routed.primary);
-        ctx.fallback = routed.fallback;
-    }
-    let start = crate::tui::TuiStart {
-        mode: loaded.config.ui.default_mode,
-        provider_label: providers.label,
-        provider_ok: ok,
-        notice: providers.notice,
-        resumed: resume,
-        pick_session,
+    let start = TuiStart {
+        mode: engine.config().ui.default_mode,
         keymap,
-        opener: ctx.state.as_ref().map(|s| {
-            // A synced write: kept off the way to the first frame.
-            let (store, path) = (s.store.clone(), s.path().to_string());
-            std::thread::spawn(move || store.remember_root(&path));
-            reopen::CliOpener::shared(&cli.global, &loaded.config, &s.store)
-        }),
+        resume,
     };
-    let store = ctx.state.as_ref().map(|s| s.store.clone());
-    let exit = match crate::tui::run(ctx, start) {
+    match crate::tui::run(rt, engine, start) {
         Ok(()) => Exit::Ok,
         Err(e) => context::failed(e),
-    };
-    match store.map(|s| s.flush()) {
-        Some(Err(e)) => context::usage(e),
-        _ => exit,
+    }
+}
+
+/// Which session the TUI opens with: `--continue` (the latest; exit 2
+/// when there is none), `--resume ID` (exit 2 when it is not here),
+/// `--resume` alone (a picker when there is more than one), or a new one.
+async fn resume(engine: &crate::agent::Engine, cli: &Cli) -> Result<crate::tui::Resume, Exit> {
+    use crate::tui::Resume;
+    match (&cli.resume, cli.continue_session) {
+        (Some(id), _) if !id.is_empty() => {
+            let known = engine
+                .sessions()
+                .await
+                .map_err(context::engine_error)?
+                .iter()
+                .any(|s| &s.session_id == id);
+            if !known {
+                return Err(context::usage(format!(
+                    "cannot resume session {id}: no session {id} in this agent root \
+                     (agent-tui sessions list shows them)"
+                )));
+            }
+            Ok(Resume::Session(id.clone()))
+        }
+        (Some(_), _) | (None, true) => {
+            let sessions = engine.sessions().await.map_err(context::engine_error)?;
+            if cli.resume.is_some() && sessions.len() > 1 {
+                return Ok(Resume::Pick(sessions));
+            }
+            match sessions.last() {
+                Some(s) => Ok(Resume::Session(s.session_id.clone())),
+                None => Err(context::usage(
+                    "there is no session to resume in this agent root",
+                )),
+            }
+        }
+        (None, false) => Ok(Resume::New),
     }
 }

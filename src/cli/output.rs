@@ -3,9 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::protocol::{Event, EventBody, JobStatus};
-use crate::review::DiffBundle;
-use crate::review::HunkState;
+use crate::protocol::{DiffBundle, Event, EventBody, HunkState, JobStatus};
 
 /// Whether to colour stdout: a terminal, and `NO_COLOR` unset.
 pub fn colour() -> bool {
@@ -69,6 +67,36 @@ pub fn render_bundle(bundle: &DiffBundle, colour: bool) -> String {
     out
 }
 
+/// An apply's or a rollback's outcome, or hunk ids that named nothing.
+fn review_line(body: &EventBody) {
+    match body {
+        EventBody::ApplyCompleted {
+            checkpoint_id,
+            files,
+            hunk_ids,
+            ..
+        } => eprintln!(
+            "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
+            hunk_ids.len(),
+            files.len()
+        ),
+        EventBody::ApplyFailed { error, .. } => eprintln!("agent-tui: apply failed: {error}"),
+        EventBody::RollbackCompleted {
+            rollback_checkpoint_id,
+            files,
+            ..
+        } => eprintln!(
+            "Rolled back {} file(s); this rollback is checkpoint {rollback_checkpoint_id}",
+            files.len()
+        ),
+        EventBody::RollbackFailed { error, .. } => eprintln!("agent-tui: rollback failed: {error}"),
+        EventBody::ReviewUpdated { unknown, .. } if !unknown.is_empty() => {
+            eprintln!("agent-tui: no such hunk: {}", unknown.join(", "));
+        }
+        _ => {}
+    }
+}
+
 /// Turns events into output: JSON lines, or text for people. Streamed text
 /// is buffered until the caller sees no more events waiting (`flush`), so a
 /// fast stream costs a few writes, not one per token; every other event is
@@ -78,7 +106,8 @@ pub struct Printer {
     out: std::io::BufWriter<std::io::Stdout>,
     /// Whether stdout's last byte was a newline (or nothing was printed).
     at_line_start: bool,
-    printed_answer: bool,
+    /// The answer's text printed so far (of the current attempt).
+    streamed: String,
     attempt: u32,
     /// Whether "thinking" was said for the model's current reasoning.
     thinking_noted: bool,
@@ -90,7 +119,7 @@ impl Printer {
             json,
             out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
             at_line_start: true,
-            printed_answer: false,
+            streamed: String::new(),
             attempt: 1,
             thinking_noted: false,
         }
@@ -122,21 +151,9 @@ impl Printer {
         if !matches!(event.body, EventBody::LlmDelta { .. }) {
             self.flush();
         }
-        match &event.body {
-            EventBody::LlmDelta { text, attempt } => {
-                if *attempt != self.attempt {
-                    self.attempt = *attempt;
-                    if *attempt > 1 {
-                        self.end_line();
-                        eprintln!(
-                            "[the model request failed and is being retried; attempt {attempt}]"
-                        );
-                    }
-                }
-                self.out(text);
-                self.printed_answer = true;
-                self.thinking_noted = false;
-            }
+        let body = &event.body;
+        match body {
+            EventBody::LlmDelta { text, attempt } => self.delta(text, *attempt),
             // Thinking stays off stdout (it is not the answer): one note on
             // stderr says why the answer has not started.
             EventBody::LlmReasoning { .. } if !self.thinking_noted => {
@@ -145,15 +162,61 @@ impl Printer {
                 self.flush();
                 eprintln!("· thinking…");
             }
+            EventBody::ToolCallRequested { .. }
+            | EventBody::ToolCallCompleted { ok: false, .. }
+            | EventBody::ClarificationRequested { .. }
+            | EventBody::ClarificationReceived { .. }
+            | EventBody::ApprovalRequested { .. }
+            | EventBody::ApprovalResolved { .. } => self.call_line(body),
+            EventBody::JobCompleted { .. }
+            | EventBody::JobFailed { .. }
+            | EventBody::JobCancelled {} => self.job_end(body),
+            EventBody::ApplyCompleted { .. }
+            | EventBody::ApplyFailed { .. }
+            | EventBody::RollbackCompleted { .. }
+            | EventBody::RollbackFailed { .. }
+            | EventBody::ReviewUpdated { .. } => review_line(body),
+            EventBody::ContextCompacted { .. }
+            | EventBody::ProviderFallback { .. }
+            | EventBody::RecoveryCompleted(_)
+            | EventBody::McpServers { .. } => self.notice(body),
+            EventBody::JobStarted { .. }
+            | EventBody::ToolCallCompleted { ok: true, .. }
+            | EventBody::EditsProposed { .. }
+            | EventBody::DiffGenerated { .. }
+            | EventBody::ApplyStarted { .. }
+            | EventBody::CheckpointCreated { .. }
+            | EventBody::UsageUpdated { .. }
+            | EventBody::LlmReasoning { .. }
+            | EventBody::RollbackStarted { .. } => {}
+        }
+    }
+
+    /// Streamed answer text, on stdout.
+    fn delta(&mut self, text: &str, attempt: u32) {
+        if attempt != self.attempt {
+            self.attempt = attempt;
+            self.streamed.clear();
+            if attempt > 1 {
+                self.end_line();
+                eprintln!("[the model request failed and is being retried; attempt {attempt}]");
+            }
+        }
+        self.out(text);
+        self.streamed.push_str(text);
+        self.thinking_noted = false;
+    }
+
+    /// A tool call, a question or an approval, as a line on stderr.
+    fn call_line(&mut self, body: &EventBody) {
+        match body {
             EventBody::ToolCallRequested {
                 name, arguments, ..
             } => {
                 self.end_line();
                 eprintln!("· {name} {}", shorten(&arguments.to_string(), 160));
             }
-            EventBody::ToolCallCompleted {
-                ok: false, error, ..
-            } => {
+            EventBody::ToolCallCompleted { error, .. } => {
                 let message = error
                     .as_ref()
                     .and_then(|e| e["message"].as_str())
@@ -185,14 +248,23 @@ impl Printer {
                 let verdict = if *approved { "allowed" } else { "denied" };
                 eprintln!("  → {verdict} ({by})");
             }
+            _ => {}
+        }
+    }
+
+    /// How the job ended: the rest of the answer, or why not.
+    fn job_end(&mut self, body: &EventBody) {
+        match body {
             EventBody::JobCompleted {
                 answer,
                 status,
                 budget_exhausted,
                 ..
             } => {
-                if !self.printed_answer {
-                    self.out(answer);
+                // Text the stream did not bring (none came, or a reader
+                // that fell behind missed some) comes from the answer.
+                if let Some(rest) = answer.strip_prefix(self.streamed.as_str()) {
+                    self.out(rest);
                 }
                 self.end_line();
                 self.flush();
@@ -215,63 +287,36 @@ impl Printer {
                 self.end_line();
                 eprintln!("agent-tui: cancelled");
             }
-            EventBody::ApplyCompleted {
-                checkpoint_id,
-                files,
-                hunk_ids,
-                ..
-            } => eprintln!(
-                "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
-                hunk_ids.len(),
-                files.len()
-            ),
-            EventBody::ApplyFailed { error, .. } => eprintln!("agent-tui: apply failed: {error}"),
-            EventBody::RollbackCompleted {
-                rollback_checkpoint_id,
-                files,
-                ..
-            } => eprintln!(
-                "Rolled back {} file(s); this rollback is checkpoint {rollback_checkpoint_id}",
-                files.len()
-            ),
-            EventBody::RollbackFailed { error, .. } => {
-                eprintln!("agent-tui: rollback failed: {error}")
-            }
-            EventBody::ReviewUpdated { unknown, .. } if !unknown.is_empty() => {
-                eprintln!("agent-tui: no such hunk: {}", unknown.join(", "));
-            }
+            _ => {}
+        }
+    }
+
+    /// What happened besides the job: a compaction, a fallback, a
+    /// recovery, a failed MCP server.
+    fn notice(&mut self, body: &EventBody) {
+        self.end_line();
+        self.flush();
+        match body {
             EventBody::ContextCompacted {
                 reason,
                 tokens_before,
                 tokens_after,
                 ..
-            } => {
-                self.end_line();
-                self.flush();
-                eprintln!(
-                    "[context compacted ({}): {tokens_before} → {tokens_after} tokens]",
-                    reason.as_str()
-                );
-            }
-            EventBody::ProviderFallback { from, to, reason } => {
-                self.end_line();
-                self.flush();
-                eprintln!(
-                    "[{from} gave up ({}): the job goes on with {to}]",
-                    reason.as_str()
-                );
-            }
-            EventBody::RecoveryCompleted(r) => {
-                self.end_line();
-                eprintln!("! agent-tui recovered: {}", r.summary());
-            }
+            } => eprintln!(
+                "[context compacted ({}): {tokens_before} → {tokens_after} tokens]",
+                reason.as_str()
+            ),
+            EventBody::ProviderFallback { from, to, reason } => eprintln!(
+                "[{from} gave up ({}): the job goes on with {to}]",
+                reason.as_str()
+            ),
+            EventBody::RecoveryCompleted(r) => eprintln!("! agent-tui recovered: {}", r.summary()),
             EventBody::McpServers { servers } => {
                 // Only trouble is worth a line.
                 for s in servers
                     .iter()
                     .filter(|s| s.state == crate::protocol::McpState::Failed)
                 {
-                    self.end_line();
                     eprintln!(
                         "! MCP server {} failed: {}",
                         s.name,
@@ -279,16 +324,7 @@ impl Printer {
                     );
                 }
             }
-            EventBody::JobStarted { .. }
-            | EventBody::ToolCallCompleted { ok: true, .. }
-            | EventBody::EditsProposed { .. }
-            | EventBody::DiffGenerated { .. }
-            | EventBody::ReviewUpdated { .. }
-            | EventBody::ApplyStarted { .. }
-            | EventBody::CheckpointCreated { .. }
-            | EventBody::UsageUpdated { .. }
-            | EventBody::LlmReasoning { .. }
-            | EventBody::RollbackStarted { .. } => {}
+            _ => {}
         }
     }
 

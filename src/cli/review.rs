@@ -4,101 +4,92 @@
 
 use super::Exit;
 use super::args::{GlobalArgs, ReviewArgs};
-use super::context::{
-    drive_ops, engine_context, open_root_reported, open_workspace, store_error, usage,
-};
+use super::context::{builder, engine_error, run, start_reported};
 use super::output::{colour, render_bundle};
-use crate::agent::SessionChoice;
-use crate::protocol::{EventBody, Op};
-use crate::review::DiffBundle;
+use crate::agent::Engine;
+use crate::protocol::{Command, DiffBundle, EngineError, Reply, SessionRef};
 
-pub fn run(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
-    let config = match super::load_config(global) {
-        Ok(c) => c.config,
+pub fn run_review(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
+    let (rt, engine) = match start_reported(builder(global, &args.root)) {
+        Ok(started) => started,
         Err(exit) => return exit,
     };
-    let workspace = match open_workspace(global, &config, &args.root) {
-        Ok(w) => w,
-        Err(exit) => return exit,
-    };
-    let root = match open_root_reported(&config, &workspace) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
-    let id = match &args.session {
-        Some(id) => id.clone(),
-        None => match root.latest_session() {
-            Ok(Some(id)) => id,
+    run(rt, engine, |engine| review(engine, args))
+}
+
+async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
+    let session = match &args.session {
+        Some(id) => SessionRef::Id(id.clone()),
+        None => match engine.latest_session().await {
+            Ok(Some(id)) => SessionRef::Id(id),
             Ok(None) => return nothing(args.json, "there are no sessions in this agent root yet"),
-            Err(e) => return store_error(e),
+            Err(e) => return engine_error(e),
         },
     };
-    let state = match crate::agent::read_session(&root, &id) {
-        Ok(s) => s,
-        Err(e) => return usage(format!("cannot read session {id}: {e}")),
+    let id = match &session {
+        SessionRef::Id(id) => id.clone(),
+        SessionRef::New | SessionRef::Latest => String::new(),
     };
-    let Some(job) = state.pending_review() else {
+    let pending = match engine.pending_review(session).await {
+        Ok(p) => p,
+        Err(EngineError::NotFound { message }) => {
+            return super::context::usage(format!("cannot read session {id}: {message}"));
+        }
+        Err(e) => return engine_error(e),
+    };
+    let Some(pending) = pending else {
         return nothing(args.json, &format!("nothing to review in session {id}"));
     };
-    let Some(mut bundle) = job.bundle.clone() else {
-        return nothing(args.json, &format!("nothing to review in session {id}"));
-    };
-    let job_id = job.job_id.clone();
+    let mut bundle = pending.bundle;
+    let job_id = pending.job_id;
     let decides = !args.accept.is_empty() || !args.reject.is_empty() || args.accept_all;
-    if decides || args.apply {
-        let mut ops = Vec::new();
-        if decides {
-            ops.push(Op::Decide {
-                job_id: job_id.clone(),
-                accept: expand(&bundle, &args.accept),
-                reject: expand(&bundle, &args.reject),
-                accept_all: args.accept_all,
-            });
-        }
-        if args.apply {
-            ops.push(Op::Apply {
-                job_id: job_id.clone(),
-            });
-        }
-        let ctx = match engine_context(
-            global,
-            &args.root,
-            SessionChoice::Resume(id),
-            false,
-            (root, Vec::new()),
-        ) {
-            Ok(c) => c,
-            Err(exit) => return exit,
+    if decides {
+        let decide = Command::Decide {
+            job_id: job_id.clone(),
+            accept: expand(&bundle, &args.accept),
+            reject: expand(&bundle, &args.reject),
+            accept_all: args.accept_all,
         };
-        let mut latest: Option<DiffBundle> = None;
-        let exit = drive_ops(ctx, ops, false, |event| match &event.body {
-            EventBody::ReviewUpdated { unknown, .. } if !unknown.is_empty() => Some(Exit::Usage),
-            EventBody::ReviewUpdated { bundle, .. } => {
-                latest = Some(bundle.clone());
-                (!args.apply).then_some(Exit::Ok)
-            }
-            EventBody::ApplyCompleted { bundle, .. } => {
-                latest = Some(bundle.clone());
-                Some(Exit::Ok)
-            }
-            EventBody::ApplyFailed { code, .. } => {
-                Some(if *code == crate::protocol::ApplyFailure::Conflict {
-                    Exit::Conflict
-                } else {
-                    Exit::Failed
-                })
-            }
-            _ => None,
-        });
-        if let Some(b) = latest {
-            bundle = b;
+        match engine.command(decide).await {
+            Ok(Reply::Review { bundle: b }) => bundle = b,
+            Ok(_) => {}
+            Err(e) => return engine_error(e),
         }
-        if exit != Exit::Ok {
-            return exit;
+    }
+    if args.apply {
+        match engine.command(Command::Apply { job_id }).await {
+            Ok(Reply::Applied {
+                checkpoint_id,
+                files,
+                hunk_ids,
+                bundle: b,
+            }) => {
+                eprintln!(
+                    "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
+                    hunk_ids.len(),
+                    files.len()
+                );
+                bundle = b;
+            }
+            Ok(_) => {}
+            Err(e) => return apply_refused(e),
         }
     }
     print(&bundle, args.json);
     Exit::Ok
+}
+
+/// An apply that wrote nothing: a conflict is exit 3, the rest 1.
+fn apply_refused(e: EngineError) -> Exit {
+    eprintln!("agent-tui: apply failed: {e}");
+    match e {
+        EngineError::Conflict { .. } => Exit::Conflict,
+        EngineError::NotFound { .. }
+        | EngineError::Invalid { .. }
+        | EngineError::Busy { .. }
+        | EngineError::Failed { .. }
+        | EngineError::Unavailable { .. } => Exit::Failed,
+    }
 }
 
 /// File paths given to --accept/--reject stand for all of their hunks.

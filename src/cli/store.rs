@@ -4,29 +4,22 @@ use serde_json::json;
 
 use super::Exit;
 use super::args::{GlobalArgs, StoreAction, StoreArgs};
-use super::context::{failed, open_store, store_error};
-use super::load_config;
+use super::context::{build_error, builder};
 
 pub fn run(global: &GlobalArgs, args: &StoreArgs) -> Exit {
-    let config = match load_config(global) {
-        Ok(c) => c.config,
-        Err(exit) => return exit,
-    };
-    let store = match open_store(&config) {
-        Ok(s) => s,
-        Err(exit) => return exit,
-    };
+    // The store is the state home's, wherever the command runs.
+    let builder = builder(global, std::path::Path::new("."));
     match &args.action {
         StoreAction::Check { json } => {
-            let check = match store.check() {
+            let check = match builder.check_store() {
                 Ok(c) => c,
-                Err(e) => return store_error(e),
+                Err(e) => return build_error(e),
             };
             if *json {
                 let value = json!({
-                    "store": store.location(),
-                    "kind": store.kind().as_str(),
-                    "schema_version": store.schema_version(),
+                    "store": check.store,
+                    "kind": check.kind,
+                    "schema_version": check.schema_version,
                     "ok": check.problems.is_empty(),
                     "sessions": check.sessions,
                     "checkpoints": check.checkpoints,
@@ -36,7 +29,7 @@ pub fn run(global: &GlobalArgs, args: &StoreArgs) -> Exit {
                 });
                 println!("{value}");
             } else if let Some(first) = check.problems.first() {
-                println!("store {}: PROBLEM: {first}", store.location());
+                println!("store {}: PROBLEM: {first}", check.store);
                 if check.problems.len() > 1 {
                     println!(
                         "({} more problem(s); --json lists them)",
@@ -47,7 +40,7 @@ pub fn run(global: &GlobalArgs, args: &StoreArgs) -> Exit {
                 println!(
                     "store {} is sound: {} session(s), {} checkpoint(s), {} snapshot(s), \
                      {} audit record(s) verified",
-                    store.location(),
+                    check.store,
                     check.sessions,
                     check.checkpoints,
                     check.snapshots,
@@ -60,17 +53,12 @@ pub fn run(global: &GlobalArgs, args: &StoreArgs) -> Exit {
                 Exit::Failed
             }
         }
-        StoreAction::Backup { file } => match store.backup(file) {
-            Ok(bytes) => {
-                println!(
-                    "backed up {} to {} ({bytes} bytes)",
-                    store.location(),
-                    file.display()
-                );
+        StoreAction::Backup { file } => match builder.backup_store(file) {
+            Ok((location, bytes)) => {
+                println!("backed up {location} to {} ({bytes} bytes)", file.display());
                 Exit::Ok
             }
-            Err(crate::store::StoreError::Invalid(m)) => super::context::usage(m),
-            Err(e) => failed(e),
+            Err(e) => build_error(e),
         },
     }
 }

@@ -2,46 +2,52 @@
 
 use std::io::Read;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::Exit;
 use super::args::{GlobalArgs, ToolArgs};
-use super::{Exit, load_config};
-use crate::tools::{Registry, ToolContext, ToolError};
+use super::context::{builder, run, start};
+use crate::agent::Recording;
+use crate::protocol::{Command, EngineError, Reply};
 
-pub fn run(global: &GlobalArgs, args: ToolArgs) -> Exit {
-    let loaded = match load_config(global) {
-        Ok(c) => c,
+pub fn run_tool(global: &GlobalArgs, args: ToolArgs) -> Exit {
+    // A tool called by hand records nothing (no session, no checkpoint).
+    let (rt, engine) = match start(builder(global, &args.root).recording(Recording::Off)) {
+        Ok(started) => started,
         Err(exit) => return exit,
-    };
-    let workspace = match super::context::open_workspace(global, &loaded.config, &args.root) {
-        Ok(w) => w,
-        Err(exit) => return exit,
-    };
-    // The tools this root offers: the git tools only inside a work tree.
-    let registry = match Registry::for_root(workspace.root(), &loaded.config) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("agent-tui: internal error: {e}");
-            return Exit::Failed;
-        }
     };
     if args.list {
-        let specs: Vec<_> = registry.specs().collect();
-        return print_json(&serde_json::json!({ "tools": specs }), Exit::Ok);
+        let tools = engine.tools();
+        return run(rt, engine, |_| async move {
+            print_json(&json!({ "tools": tools }), Exit::Ok)
+        });
     }
     let name = args.name.unwrap_or_default();
-    let result = read_arguments(args.json.as_deref()).and_then(|value| {
-        let ctx = ToolContext::new(&workspace, &loaded.config);
-        registry.call(&name, value, &ctx)
-    });
-    match result {
-        Ok(value) => print_json(&value, Exit::Ok),
-        Err(e) => print_json(&e.to_json(), Exit::Failed),
-    }
+    let arguments = read_arguments(args.json.as_deref());
+    run(rt, engine, |engine| async move {
+        let arguments = match arguments {
+            Ok(a) => a,
+            Err(error) => return print_json(&error, Exit::Failed),
+        };
+        match engine.command(Command::CallTool { name, arguments }).await {
+            Ok(Reply::Tool { result }) => print_json(&result, Exit::Ok),
+            Ok(_) => print_json(&Value::Null, Exit::Ok),
+            Err(EngineError::Failed {
+                detail: Some(error),
+                ..
+            }) => print_json(&error, Exit::Failed),
+            Err(e) => print_json(
+                &json!({"error": {"code": e.code(), "message": e.to_string()}}),
+                Exit::Failed,
+            ),
+        }
+    })
 }
 
-/// The JSON argument text: given, from stdin for "-", or `{}` when absent.
-fn read_arguments(text: Option<&str>) -> Result<Value, ToolError> {
+/// The JSON argument text: given, from stdin for "-", or `{}` when absent;
+/// a tool error's JSON when it is not JSON.
+fn read_arguments(text: Option<&str>) -> Result<Value, Value> {
+    let not_json = |message: String| json!({"error": {"code": "invalid_arguments", "message": format!("invalid arguments: {message}")}});
     let owned;
     let text = match text {
         None => "{}",
@@ -49,14 +55,14 @@ fn read_arguments(text: Option<&str>) -> Result<Value, ToolError> {
             let mut buf = String::new();
             std::io::stdin()
                 .read_to_string(&mut buf)
-                .map_err(|e| ToolError::ArgumentsNotJson(format!("cannot read stdin: {e}")))?;
+                .map_err(|e| not_json(format!("cannot read stdin: {e}")))?;
             owned = buf;
             &owned
         }
         Some(text) => text,
     };
     serde_json::from_str(text).map_err(|e| {
-        ToolError::ArgumentsNotJson(format!(
+        not_json(format!(
             "not valid JSON ({e}); pass one JSON object, e.g. '{{\"file_path\": \"README.md\"}}'"
         ))
     })

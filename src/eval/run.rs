@@ -9,17 +9,19 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use super::suite::{Check, Task};
-use crate::agent::{self, EngineContext, NO_USER_ANSWER, SessionChoice};
+use crate::agent::{Engine, EngineBuilder, Filter, NO_USER_ANSWER, Providers, Recording};
 use crate::config::Config;
-use crate::llm::Provider;
-use crate::protocol::{ApplyFailure, EventBody, FallbackReason, JobStatus, Op};
-use crate::review::DiffBundle;
-use crate::store::{Store, Target};
-use crate::tools::Registry;
-use crate::workspace::Workspace;
+use crate::protocol::{
+    ApplyFailure, Command, DiffBundle, EventBody, FallbackReason, JobStatus, Reply, SessionRef,
+};
 
-/// The providers of one routing mode: the first, and the fallback.
-pub type Providers = (Box<dyn Provider>, Option<Box<dyn Provider>>);
+/// Who answers a task: the `--provider` and `--model` flags (the config's
+/// `[routing]` says the rest).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Choice {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+}
 
 /// One task's line of `report.json`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -44,11 +46,12 @@ pub struct TaskResult {
 /// Longest a command check may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
-/// Runs `task` with `providers`; `timeout` bounds the job (checks aside).
+/// Runs `task` with the providers of `config`'s routing; `timeout` bounds
+/// the job (checks aside).
 pub async fn run_task(
     task: &Task,
     config: &Config,
-    providers: Result<Providers, String>,
+    choice: &Choice,
     timeout: Duration,
 ) -> TaskResult {
     let mut result = TaskResult {
@@ -63,37 +66,27 @@ pub async fn run_task(
     if let Err(e) = copy_tree(&task.files, &root) {
         return failed(result, format!("cannot copy the task's files: {e}"));
     }
-    let (provider, fallback) = match providers {
-        Ok(p) => p,
-        Err(e) => return failed(result, e),
-    };
     // Each task records into a scratch store of its own, gone with it.
-    let context = Workspace::open(&root)
-        .map_err(|e| e.to_string())
-        .and_then(|workspace| {
-            let store = Store::open_target(&Target::Sqlite(scratch.path().join("state.db")))
-                .map_err(|e| e.to_string())?;
-            let registry = Registry::for_root(workspace.root(), config)?;
-            Ok(EngineContext {
-                state: Some(store.root(workspace.root())),
-                workspace,
-                config: config.clone(),
-                registry,
-                provider: Some(provider),
-                fallback,
-                session: SessionChoice::New,
-                recovered: Vec::new(),
-            })
-        });
-    let context = match context {
-        Ok(c) => c,
-        Err(e) => return failed(result, e),
+    let builder = EngineBuilder::new(&root)
+        .config(config.clone())
+        .choose(choice.provider.clone(), choice.model.clone(), None)
+        .providers(Providers::Required)
+        .recording(Recording::Sqlite(scratch.path().join("state.db")));
+    let engine = match tokio::task::spawn_blocking(move || builder.build()).await {
+        Ok(Ok(engine)) => engine,
+        Ok(Err(e)) => return failed(result, e.to_string()),
+        Err(e) => return failed(result, format!("the engine did not start: {e}")),
     };
     let started = Instant::now();
-    let answer = match tokio::time::timeout(timeout, drive(task, context, &mut result)).await {
+    let driven = tokio::time::timeout(timeout, drive(task, &engine, &root, &mut result)).await;
+    let answer = match driven {
         Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => return failed(result, e),
+        Ok(Err(e)) => {
+            let _ = engine.shutdown().await;
+            return failed(result, e);
+        }
         Err(_) => {
+            let _ = engine.shutdown().await;
             return failed(
                 result,
                 format!("the task did not finish within {} s", timeout.as_secs()),
@@ -103,10 +96,11 @@ pub async fn run_task(
     result.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     result.cost_usd = cost(config, &result);
     for check in &task.checks {
-        if !passes(check, task, &root, &answer, config).await {
+        if !passes(check, task, &engine, &root, &answer, config).await {
             result.checks_failed.push(check.describe());
         }
     }
+    let _ = engine.shutdown().await;
     result.success = result.checks_failed.is_empty() && result.error.is_none();
     result
 }
@@ -119,36 +113,50 @@ fn failed(mut result: TaskResult, error: String) -> TaskResult {
 
 /// The job to its end: answers, decisions, drift, apply, one re-run after
 /// a conflict. Returns the final answer.
-async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<String, String> {
-    let root = ctx.workspace.root().to_path_buf();
-    let mut engine = agent::spawn(ctx).map_err(|e| e.to_string())?;
+async fn drive(
+    task: &Task,
+    engine: &Engine,
+    root: &Path,
+    r: &mut TaskResult,
+) -> Result<String, String> {
+    let mut events = engine.subscribe(Filter::All);
     let mut answers = task.answers.iter();
     let mut runs = 0;
     let mut drifted = false;
     let mut answer = String::new();
-    let start = |runs: &mut u32| {
+    let mut session = SessionRef::New;
+    let send = |command| async move {
+        engine
+            .command(command)
+            .await
+            .map_err(|e| format!("the engine refused: {e}"))
+    };
+    let start = async |runs: &mut u32, session: &mut SessionRef| -> Result<(), String> {
         *runs += 1;
-        Op::StartJob {
+        let job = Command::StartJob {
+            session: session.clone(),
             job_id: format!("eval_{}_{runs}", task.name),
             prompt: task.prompt.clone(),
             mode: task.mode,
             max_tool_calls: task.max_tool_calls,
+        };
+        if let Reply::Started {
+            session_id: Some(id),
+            ..
+        } = send(job).await?
+        {
+            *session = SessionRef::Id(id);
         }
+        Ok(())
     };
-    let send = |engine: &agent::EngineHandle, op| {
-        engine
-            .ops
-            .send(op)
-            .map_err(|_| "the engine stopped".to_string())
-    };
-    send(&engine, start(&mut runs))?;
+    start(&mut runs, &mut session).await?;
     let mut bundle: Option<DiffBundle> = None;
     loop {
-        let Some(event) = engine.events.recv().await else {
+        let Some(event) = events.next().await else {
             return Err("the engine stopped unexpectedly".into());
         };
         let job_id = event.job_id.clone();
-        match event.body {
+        match event.body.clone() {
             EventBody::ToolCallRequested { .. } => r.tool_calls += 1,
             EventBody::ClarificationRequested { .. } => {
                 r.clarifications += 1;
@@ -156,17 +164,17 @@ async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<St
                     .next()
                     .cloned()
                     .unwrap_or_else(|| NO_USER_ANSWER.to_string());
-                send(&engine, Op::Answer { job_id, text })?;
+                send(Command::Answer { job_id, text }).await?;
             }
-            EventBody::ApprovalRequested { tool_call_id, .. } => send(
-                &engine,
-                Op::Approve {
+            EventBody::ApprovalRequested { tool_call_id, .. } => {
+                send(Command::Approve {
                     job_id,
                     tool_call_id,
                     approved: false,
                     reason: Some("no_user: an eval task cannot ask".into()),
-                },
-            )?,
+                })
+                .await?;
+            }
             EventBody::DiffGenerated { bundle: b } | EventBody::ReviewUpdated { bundle: b, .. } => {
                 bundle = Some(b)
             }
@@ -202,16 +210,15 @@ async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<St
                 if accept.is_empty() {
                     return Ok(answer);
                 }
-                send(
-                    &engine,
-                    Op::Decide {
-                        job_id: job_id.clone(),
-                        accept,
-                        reject,
-                        accept_all: false,
-                    },
-                )?;
-                send(&engine, Op::Apply { job_id })?;
+                send(Command::Decide {
+                    job_id: job_id.clone(),
+                    accept,
+                    reject,
+                    accept_all: false,
+                })
+                .await?;
+                // Its outcome comes as events: apply.completed or apply.failed.
+                let _ = engine.command(Command::Apply { job_id }).await;
             }
             EventBody::ApplyCompleted { .. } => return Ok(answer),
             EventBody::ApplyFailed { code, error, .. } => {
@@ -222,7 +229,7 @@ async fn drive(task: &Task, ctx: EngineContext, r: &mut TaskResult) -> Result<St
                 if runs >= 2 {
                     return Ok(answer);
                 }
-                send(&engine, start(&mut runs))?;
+                start(&mut runs, &mut session).await?;
             }
             EventBody::JobFailed { error, .. } => return Err(error),
             EventBody::JobCancelled {} => return Err("the job was cancelled".into()),
@@ -283,14 +290,31 @@ fn cost(config: &Config, r: &TaskResult) -> Option<f64> {
     Some((r.input_tokens as f64 * input + r.output_tokens as f64 * output) / 1e6)
 }
 
-async fn passes(check: &Check, task: &Task, root: &Path, answer: &str, config: &Config) -> bool {
-    let read = |file: &str| std::fs::read_to_string(root.join(file)).ok();
+/// A file of the task's root as the engine reads it (`None`: missing or
+/// unreadable).
+async fn read(engine: &Engine, file: &str) -> Option<Vec<u8>> {
+    engine.read_file(file).await.ok().flatten()
+}
+
+async fn passes(
+    check: &Check,
+    task: &Task,
+    engine: &Engine,
+    root: &Path,
+    answer: &str,
+    config: &Config,
+) -> bool {
+    let text = |bytes: Option<Vec<u8>>| bytes.and_then(|b| String::from_utf8(b).ok());
     match check {
-        Check::Contains { file, text } => read(file).is_some_and(|t| t.contains(text.as_str())),
-        Check::Equals { file, text } => read(file).is_some_and(|t| t == *text),
-        Check::Exists { file, exists } => root.join(file).exists() == *exists,
+        Check::Contains { file, text: want } => {
+            text(read(engine, file).await).is_some_and(|t| t.contains(want.as_str()))
+        }
+        Check::Equals { file, text: want } => {
+            text(read(engine, file).await).is_some_and(|t| t == *want)
+        }
+        Check::Exists { file, exists } => read(engine, file).await.is_some() == *exists,
         Check::Unchanged { file } => {
-            std::fs::read(root.join(file)).ok() == std::fs::read(task.files.join(file)).ok()
+            read(engine, file).await == std::fs::read(task.files.join(file)).ok()
         }
         Check::AnswerMatches(re) => re.is_match(answer),
         Check::Command(argv) => {

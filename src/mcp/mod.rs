@@ -19,7 +19,7 @@ use tokio::sync::Mutex;
 use crate::config::{Config, McpServerConfig};
 use server::{CallError, Connection, Tail};
 
-pub const PREFIX: &str = "mcp__";
+pub use crate::protocol::names::MCP_PREFIX as PREFIX;
 /// Restarts of one server within one job.
 pub const MAX_RESTARTS_PER_JOB: u32 = 3;
 

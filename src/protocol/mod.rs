@@ -1,22 +1,40 @@
 //! The wire vocabulary between the front ends and the engine: modes, tool
-//! tiers, failure codes, the operations a front end sends (`Op`), the
-//! events it receives (`event`, SPEC section 6), and the reviews,
-//! checkpoints and sessions those carry. Serde types only, no logic beyond
-//! naming; it imports nothing of the engine, so every layer may use it.
+//! tiers, failure codes, the commands a front end sends and what the engine
+//! answers (`api`), the events it receives (`event`, SPEC section 6), and
+//! the reviews, checkpoints, sessions and audit records those carry. Serde
+//! types only, no logic beyond naming and reading them; it imports nothing
+//! of the engine, so every layer may use it.
 
 use serde::{Deserialize, Serialize};
 
+pub mod api;
+pub mod audit;
 pub mod checkpoint;
 pub mod event;
 pub mod review;
 pub mod session;
 
+pub use api::{
+    CheckpointView, Command, EngineError, EntryKind, EventsPage, FileRow, FileText, FolderEntry,
+    JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript,
+};
+pub use audit::{AuditRecord, StoreCheck, Verification};
 pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use session::SessionSummary;
+
+/// Names of tools and tool families that front ends show specially.
+pub mod names {
+    pub const RUN_COMMAND: &str = "run_command";
+    pub const GIT_ADD: &str = "git_add";
+    pub const GIT_COMMIT: &str = "git_commit";
+    pub const GIT_PUSH: &str = "git_push";
+    /// MCP tools are `mcp__<server>__<tool>`.
+    pub const MCP_PREFIX: &str = "mcp__";
+}
 
 /// The chat mode a job runs in; it decides which tools the model is offered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -175,58 +193,4 @@ impl JobStatus {
             JobStatus::Cancelled => "cancelled",
         }
     }
-}
-
-/// What a front end asks of the engine.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Op {
-    /// Start a job; its events carry `job_id`.
-    StartJob {
-        job_id: String,
-        prompt: String,
-        mode: Mode,
-        /// Overrides `agent.max_tool_calls_per_job` for this job.
-        max_tool_calls: Option<u32>,
-    },
-    /// Answer a `clarification.requested` of this job.
-    Answer { job_id: String, text: String },
-    /// Allow (once) or deny the call an `approval.requested` asked about.
-    /// `reason` says who decided when it was not the user (a headless run).
-    Approve {
-        job_id: String,
-        tool_call_id: String,
-        approved: bool,
-        reason: Option<String>,
-    },
-    /// Stop the job: the model stream and any running tool end promptly.
-    Cancel { job_id: String },
-    /// Summarize the session's conversation now (`/compact`); runs as a
-    /// job of its own: `job.started`, `context.compacted`, `job.completed`.
-    Compact { job_id: String },
-    /// Record hunk decisions on the job's pending bundle.
-    Decide {
-        job_id: String,
-        accept: Vec<String>,
-        reject: Vec<String>,
-        /// Accept every undecided hunk not in `reject`.
-        accept_all: bool,
-    },
-    /// Replace a hunk's proposed text with the reviewer's own (`new_text`:
-    /// the new side of its changed lines, each ending in `\n`) and accept
-    /// it; the hunk is then `origin: "user"`.
-    EditHunk {
-        job_id: String,
-        hunk_id: String,
-        new_text: String,
-    },
-    /// Write the accepted hunks (hash-checked, checkpointed).
-    Apply { job_id: String },
-    /// Undo a checkpoint: all of it, or only `hunks`.
-    Rollback {
-        checkpoint_id: String,
-        hunks: Vec<String>,
-        /// Only these files, each back to its bytes before the checkpoint
-        /// (empty: all of them, unless `hunks` picks hunks).
-        files: Vec<String>,
-    },
 }

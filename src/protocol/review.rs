@@ -143,6 +143,46 @@ pub struct Change {
     pub new_lines: Vec<String>,
 }
 
+impl Hunk {
+    /// The new side of the hunk's changed span, as a reviewer edits it: its
+    /// added lines and the unchanged lines between them, without the context
+    /// around the span. Each line ends in `\n`.
+    pub fn proposed_text(&self) -> String {
+        self.span_side('+')
+    }
+
+    /// The old side of the same span: the lines the hunk replaces.
+    pub fn replaced_text(&self) -> String {
+        self.span_side('-')
+    }
+
+    fn span_side(&self, side: char) -> String {
+        let body: Vec<&str> = self
+            .patch
+            .lines()
+            .filter(|l| !l.starts_with("@@") && !l.starts_with('\\'))
+            .collect();
+        let changed = |l: &&str| l.starts_with('+') || l.starts_with('-');
+        let (Some(first), Some(last)) = (
+            body.iter().position(changed),
+            body.iter().rposition(changed),
+        ) else {
+            return String::new();
+        };
+        let mut out = String::new();
+        for line in &body[first..=last] {
+            if let Some(text) = line.strip_prefix(side).or_else(|| line.strip_prefix(' ')) {
+                out.push_str(text);
+                out.push('\n');
+            } else if line.is_empty() {
+                // An unchanged empty line some tools print without its space.
+                out.push('\n');
+            }
+        }
+        out
+    }
+}
+
 impl DiffBundle {
     pub fn hunks(&self) -> impl Iterator<Item = &Hunk> {
         self.files.iter().flat_map(|f| f.hunks.iter())

@@ -40,42 +40,14 @@ pub fn load_base(workspace: &Workspace, file: &FileDiff) -> Result<Doc, EditHunk
     Doc::parse(bytes.as_deref().unwrap_or_default()).map_err(|e| unreadable(e.to_string()))
 }
 
-/// The new side of the hunk's changed span, as the reviewer edits it: its
-/// added lines and the unchanged lines between them, without the context
-/// around the span. Each line ends in `\n`.
+/// The new side of the hunk's changed span (see `Hunk::proposed_text`).
 pub fn proposed_text(hunk: &Hunk) -> String {
-    span_side(hunk, '+')
+    hunk.proposed_text()
 }
 
 /// The old side of the same span: the lines the hunk replaces.
 pub fn replaced_text(hunk: &Hunk) -> String {
-    span_side(hunk, '-')
-}
-
-fn span_side(hunk: &Hunk, side: char) -> String {
-    let body: Vec<&str> = hunk
-        .patch
-        .lines()
-        .filter(|l| !l.starts_with("@@") && !l.starts_with('\\'))
-        .collect();
-    let changed = |l: &&str| l.starts_with('+') || l.starts_with('-');
-    let (Some(first), Some(last)) = (
-        body.iter().position(changed),
-        body.iter().rposition(changed),
-    ) else {
-        return String::new();
-    };
-    let mut out = String::new();
-    for line in &body[first..=last] {
-        if let Some(text) = line.strip_prefix(side).or_else(|| line.strip_prefix(' ')) {
-            out.push_str(text);
-            out.push('\n');
-        } else if line.is_empty() {
-            // An unchanged empty line some tools print without its space.
-            out.push('\n');
-        }
-    }
-    out
+    hunk.replaced_text()
 }
 
 /// Replaces the hunk's changes with one change over the same old lines whose

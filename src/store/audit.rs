@@ -10,6 +10,7 @@
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
+pub use crate::protocol::audit::{AuditRecord, Verification};
 use crate::workspace::sha256_hex;
 
 /// `prev` of the first record.
@@ -28,22 +29,6 @@ pub struct AuditEntry {
     pub approved: Option<bool>,
     /// "ok", "error: ...", "conflict", ...
     pub outcome: String,
-}
-
-/// A record as stored, in this field order (the order that is hashed).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AuditRecord {
-    pub seq: u64,
-    pub time: String,
-    pub session: Option<String>,
-    pub job: Option<String>,
-    pub action: String,
-    pub target: String,
-    pub approved: Option<bool>,
-    pub outcome: String,
-    pub prev: String,
-    pub hash: String,
 }
 
 /// The hashed part of a record: every field but `hash`, in stored order.
@@ -97,20 +82,6 @@ impl AuditRecord {
         let bytes = serde_json::to_vec(&canonical).unwrap_or_default();
         sha256_hex(&bytes)
     }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub enum Verification {
-    /// every record's hash and link checked
-    Intact { records: u64 },
-    /// the first record that does not verify: its position (1-based), its
-    /// seq, and why ("hash does not match its contents", "prev does not
-    /// match the hash of record 4", "seq 7 follows 5")
-    Broken {
-        line: u64,
-        seq: Option<u64>,
-        reason: String,
-    },
 }
 
 /// Checks one record against the previous good one (`None` before the first).

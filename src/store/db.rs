@@ -13,6 +13,40 @@ use sqlx::{AnyPool, ConnectOptions, Executor};
 use super::error::{StoreError, classify};
 use crate::config::{StorageConfig, check_url, redact_url};
 
+thread_local! {
+    /// Set while an async task that must never wait on the store is polled.
+    static ON_ASYNC_TASK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// `fut`, polled as async-task code: a blocking store call made while it
+/// runs is a bug (debug builds panic on one, so tests find it). Engine,
+/// job and front-end tasks run this way; store work goes to the blocking
+/// pool or awaits the store's own runtime.
+pub fn no_blocking<F: Future>(fut: F) -> NoBlocking<F> {
+    NoBlocking {
+        inner: Box::pin(fut),
+    }
+}
+
+/// A future whose polls refuse blocking store calls (`no_blocking`).
+pub struct NoBlocking<F> {
+    inner: std::pin::Pin<Box<F>>,
+}
+
+impl<F: Future> Future for NoBlocking<F> {
+    type Output = F::Output;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<F::Output> {
+        let before = ON_ASYNC_TASK.with(|f| f.replace(true));
+        let polled = self.inner.as_mut().poll(cx);
+        ON_ASYNC_TASK.with(|f| f.set(before));
+        polled
+    }
+}
+
 /// Which database holds the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StoreKind {
@@ -297,6 +331,10 @@ impl Shared {
         &self,
         fut: impl Future<Output = Result<T, sqlx::Error>> + Send + 'static,
     ) -> Result<T, StoreError> {
+        debug_assert!(
+            !ON_ASYNC_TASK.with(std::cell::Cell::get),
+            "a blocking store call on an async task: run it on the blocking pool"
+        );
         match block_on(&self.handle, fut) {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(classify(&self.location, &e)),

@@ -24,11 +24,40 @@ pub struct JournalEntry {
 }
 
 /// Held while a root's files are written or an interrupted write is
-/// repaired; released when dropped (or when the process dies).
+/// repaired; released when dropped (or when the process dies). On
+/// PostgreSQL it holds the root's advisory lock too, so two hosts sharing
+/// the store never write one root at once.
 #[derive(Debug)]
 pub struct RootLock {
     _files: Vec<File>,
+    _shared: Option<SharedLock>,
 }
+
+/// The advisory locks of a root and its writable scopes, held on a
+/// connection of their own; closing it releases them.
+struct SharedLock {
+    conn: Option<sqlx::AnyConnection>,
+    store: std::sync::Arc<super::db::Shared>,
+}
+
+impl std::fmt::Debug for SharedLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SharedLock")
+    }
+}
+
+impl Drop for SharedLock {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            use sqlx::Connection;
+            let _ = self.store.block(async move { conn.close().await });
+        }
+    }
+}
+
+/// The advisory lock namespace of root write locks (two-key form, apart
+/// from the one-key locks of migrations and audit appends).
+const ROOT_LOCKS: i32 = 7411;
 
 impl RootStore {
     /// Takes the root's write lock, waiting for another process's apply or
@@ -43,18 +72,52 @@ impl RootStore {
     /// lock file is its root key's, taken in key order so two processes
     /// never wait on each other.
     pub fn lock_with(&self, folders: &[&Path]) -> Result<RootLock, StoreError> {
+        let mut keys: Vec<String> = folders.iter().map(|f| root_key(f)).collect();
+        keys.push(self.key.clone());
+        keys.sort();
+        keys.dedup();
+        let files = self.lock_files(&keys)?;
+        let shared = match self.store.kind() {
+            super::StoreKind::Sqlite => None,
+            super::StoreKind::Postgres => Some(self.lock_shared(keys)?),
+        };
+        Ok(RootLock {
+            _files: files,
+            _shared: shared,
+        })
+    }
+
+    /// The advisory locks of `keys` (in order), on a connection of their own.
+    fn lock_shared(&self, keys: Vec<String>) -> Result<SharedLock, StoreError> {
+        let shared = self.store.shared.clone();
+        let pool = shared.pool.clone();
+        let conn = shared.block(async move {
+            let mut conn = pool.acquire().await?.detach();
+            for key in keys {
+                sqlx::query("SELECT 1 FROM (SELECT pg_advisory_lock($1, hashtext($2))) AS l")
+                    .bind(ROOT_LOCKS)
+                    .bind(key)
+                    .execute(&mut conn)
+                    .await?;
+            }
+            Ok(conn)
+        })?;
+        Ok(SharedLock {
+            conn: Some(conn),
+            store: shared,
+        })
+    }
+
+    /// The local lock files of `keys` (in order), under the state home.
+    fn lock_files(&self, keys: &[String]) -> Result<Vec<File>, StoreError> {
         let Some(dir) = &self.store.locks else {
-            return Ok(RootLock { _files: Vec::new() });
+            return Ok(Vec::new());
         };
         let failed = |e: std::io::Error| StoreError::Query {
             store: dir.display().to_string(),
             reason: format!("cannot take the root's write lock: {e}"),
         };
         std::fs::create_dir_all(dir).map_err(failed)?;
-        let mut keys: Vec<String> = folders.iter().map(|f| root_key(f)).collect();
-        keys.push(self.key.clone());
-        keys.sort();
-        keys.dedup();
         let mut files = Vec::with_capacity(keys.len());
         for key in keys {
             let path: PathBuf = dir.join(format!("{key}.lock"));
@@ -68,7 +131,7 @@ impl RootStore {
                 .map_err(|e| failed(e.into()))?;
             files.push(file);
         }
-        Ok(RootLock { _files: files })
+        Ok(files)
     }
 
     /// The root's open journal entries, oldest first.

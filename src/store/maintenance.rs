@@ -218,14 +218,29 @@ impl Store {
 impl RootStore {
     /// Verifies this root's audit chain, oldest record first.
     pub fn verify_audit(&self) -> Result<Verification, StoreError> {
+        Ok(verify(self.audit_records(None, None)?))
+    }
+
+    /// This root's audit records, oldest first: those of `session` only
+    /// (when given), the newest `limit` of them (when given).
+    pub fn audit_records(
+        &self,
+        session: Option<&str>,
+        limit: Option<usize>,
+    ) -> Result<Vec<AuditRecord>, StoreError> {
         let pool = self.store.shared().pool.clone();
         let key = self.key.clone();
-        let records = self.store.shared().block(async move {
+        let session = session.map(str::to_string);
+        let limit = limit.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
+        let mut records = self.store.shared().block(async move {
             let rows = sqlx::query(
                 "SELECT seq, time, session_id, job_id, action, target, approved, outcome, prev,
-                 hash FROM audit WHERE root_key = $1 ORDER BY seq",
+                 hash FROM audit WHERE root_key = $1 AND ($2 IS NULL OR session_id = $2)
+                 ORDER BY seq DESC LIMIT $3",
             )
             .bind(key)
+            .bind(session)
+            .bind(limit)
             .fetch_all(&pool)
             .await?;
             rows.iter()
@@ -245,6 +260,7 @@ impl RootStore {
                 })
                 .collect::<Result<Vec<_>, sqlx::Error>>()
         })?;
-        Ok(verify(records))
+        records.reverse();
+        Ok(records)
     }
 }

@@ -11,6 +11,7 @@ mod error;
 pub mod file_index;
 mod import;
 mod journal;
+mod leases;
 mod maintenance;
 mod paths;
 mod recent;
@@ -20,14 +21,16 @@ mod sessions;
 pub mod snapshots;
 mod writer;
 
-pub use db::{StoreKind, Target};
+pub use db::{NoBlocking, StoreKind, Target, no_blocking};
 pub use error::StoreError;
 pub use import::{IndexedJob, IndexedLine, IndexedSession, SessionIndexer};
 pub use journal::{JournalEntry, RootLock};
+pub use leases::{Lease, now_ms};
 pub use maintenance::{Check, StoreInfo};
 pub use paths::{StateDirs, root_key};
 pub use schema::SCHEMA_VERSION;
 pub use session::{IndexUpdate, RecordRow, StoredSession};
+pub use sessions::JobEvents;
 pub use writer::SessionWriter;
 
 use std::path::{Path, PathBuf};
@@ -103,6 +106,17 @@ impl Store {
     /// last flush, if any.
     pub fn flush(&self) -> Result<(), StoreError> {
         self.shared.queue.flush(&self.shared.location)
+    }
+
+    /// `flush` for an async task.
+    pub async fn flushed(&self) -> Result<(), StoreError> {
+        self.shared.queue.flushed(&self.shared.location).await
+    }
+
+    /// Waits (without blocking a thread) until everything queued so far is
+    /// written or failed, leaving a failure for `flush` to report.
+    pub async fn settled(&self) {
+        let _ = self.shared.queue.barrier().await;
     }
 
     fn shared(&self) -> &db::Shared {

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -131,6 +131,14 @@ const MIGRATIONS: &[&str] = &[
         started_at TEXT NOT NULL,
         files TEXT NOT NULL
     );
+    ",
+    // 4: who drives a session (one process at a time: its owner, until its
+    // lease runs out), and a job's events found by job and cursor.
+    "
+    ALTER TABLE sessions ADD COLUMN owner TEXT;
+    ALTER TABLE sessions ADD COLUMN lease_until BIGINT;
+    CREATE INDEX session_records_by_job ON session_records (job_id, cursor);
+    CREATE INDEX jobs_by_job ON jobs (job_id);
     ",
 ];
 

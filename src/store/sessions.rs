@@ -16,6 +16,15 @@ use crate::protocol::SessionSummary;
 /// jobs, pending review, last prompt.
 type Row = (String, String, String, i64, i64, Option<String>);
 
+/// A job's recorded events, as `job_events` finds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEvents {
+    pub session_id: String,
+    pub status: Option<String>,
+    /// As stored (JSON), in order.
+    pub events: Vec<String>,
+}
+
 fn invalid(e: std::io::Error) -> StoreError {
     StoreError::Invalid(e.to_string())
 }
@@ -139,6 +148,102 @@ impl RootStore {
             root,
             created_at,
             records,
+        })
+    }
+
+    /// The last `seq` of session `id`'s records (0: none yet).
+    pub fn session_seq(&self, id: &str) -> Result<i64, StoreError> {
+        check_id("session", id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let sid = id.to_string();
+        shared.block(async move {
+            sqlx::query("SELECT COALESCE(MAX(seq), 0) FROM session_records WHERE session_id = $1")
+                .bind(sid)
+                .fetch_one(&pool)
+                .await?
+                .try_get(0)
+        })
+    }
+
+    /// The session of job `job_id` in this root, from its row.
+    pub fn session_of_job(&self, job_id: &str) -> Result<Option<String>, StoreError> {
+        check_id("job", job_id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let (key, job) = (self.key.clone(), job_id.to_string());
+        shared.block(async move {
+            let row = sqlx::query(
+                "SELECT j.session_id FROM jobs j JOIN sessions s ON s.session_id = j.session_id
+                 WHERE j.job_id = $1 AND s.root_key = $2 LIMIT 1",
+            )
+            .bind(job)
+            .bind(key)
+            .fetch_optional(&pool)
+            .await?;
+            row.map(|r| r.try_get(0)).transpose()
+        })
+    }
+
+    /// Job `job_id`'s session, its status and its recorded events after
+    /// cursor `after` (as stored, in order); `None` when this root has no
+    /// such job.
+    pub fn job_events(&self, job_id: &str, after: u64) -> Result<Option<JobEvents>, StoreError> {
+        check_id("job", job_id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let (key, job) = (self.key.clone(), job_id.to_string());
+        let after = i64::try_from(after).unwrap_or(i64::MAX);
+        shared.block(async move {
+            let row = sqlx::query(
+                "SELECT j.session_id, j.status FROM jobs j
+                 JOIN sessions s ON s.session_id = j.session_id
+                 WHERE j.job_id = $1 AND s.root_key = $2 LIMIT 1",
+            )
+            .bind(&job)
+            .bind(&key)
+            .fetch_optional(&pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let session: String = row.try_get(0)?;
+            let status: Option<String> = row.try_get(1)?;
+            let bodies = sqlx::query(
+                "SELECT body FROM session_records WHERE session_id = $1 AND job_id = $2
+                 AND cursor > $3 ORDER BY seq",
+            )
+            .bind(&session)
+            .bind(&job)
+            .bind(after)
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect::<Result<Vec<String>, _>>()?;
+            Ok(Some(JobEvents {
+                session_id: session,
+                status,
+                events: bodies,
+            }))
+        })
+    }
+
+    /// Every recorded event of session `id` (as stored, in order).
+    pub fn session_events(&self, id: &str) -> Result<Vec<String>, StoreError> {
+        check_id("session", id).map_err(invalid)?;
+        let shared = self.store.shared();
+        let pool = shared.pool.clone();
+        let sid = id.to_string();
+        shared.block(async move {
+            sqlx::query(
+                "SELECT body FROM session_records WHERE session_id = $1 AND cursor IS NOT NULL
+                 ORDER BY seq",
+            )
+            .bind(sid)
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| r.try_get(0))
+            .collect()
         })
     }
 

@@ -22,6 +22,8 @@ enum Msg {
         root_path: String,
         session_id: String,
         ts: String,
+        /// Its driver and lease (ms since the epoch), when one holds it.
+        lease: Option<(String, i64)>,
     },
     Append {
         session_id: String,
@@ -104,6 +106,17 @@ impl Queue {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.send(Msg::Flush(Done::Blocking(tx)));
         let _ = rx.recv();
+        self.take_failure(location)
+    }
+
+    /// `flush` for an async task: waits without blocking its thread.
+    pub async fn flushed(&self, location: &str) -> Result<(), StoreError> {
+        let _ = self.barrier().await;
+        self.take_failure(location)
+    }
+
+    /// The first write that failed since the last flush, as an error.
+    fn take_failure(&self, location: &str) -> Result<(), StoreError> {
         let failed = self.failed.lock().ok().and_then(|mut f| f.take());
         match failed {
             None => Ok(()),
@@ -137,13 +150,15 @@ impl SessionWriter {
         self.queue.barrier()
     }
 
-    /// Starts session `session_id` (its id made by the caller).
-    pub fn create_session(&self, session_id: &str) {
+    /// Starts session `session_id` (its id made by the caller), driven by
+    /// `lease`'s owner until its time (ms since the epoch), if given.
+    pub fn create_session(&self, session_id: &str, lease: Option<(String, i64)>) {
         self.queue.send(Msg::Create {
             root_key: self.root_key.clone(),
             root_path: self.root_path.clone(),
             session_id: session_id.to_string(),
             ts: now(),
+            lease,
         });
     }
 
@@ -276,16 +291,24 @@ impl Task {
                 root_path,
                 session_id,
                 ts,
+                lease,
             } => {
                 ensure_root(conn, root_key, root_path).await?;
+                let (owner, until) = match lease {
+                    Some((owner, until)) => (Some(owner.as_str()), Some(*until)),
+                    None => (None, None),
+                };
                 sqlx::query(
-                    "INSERT INTO sessions (session_id, root_key, root, created_at, updated_at)
-                     VALUES ($1, $2, $3, $4, $4) ON CONFLICT (session_id) DO NOTHING",
+                    "INSERT INTO sessions (session_id, root_key, root, created_at, updated_at,
+                     owner, lease_until) VALUES ($1, $2, $3, $4, $4, $5, $6)
+                     ON CONFLICT (session_id) DO NOTHING",
                 )
                 .bind(session_id)
                 .bind(root_key)
                 .bind(root_path)
                 .bind(ts)
+                .bind(owner)
+                .bind(until)
                 .execute(&mut *conn)
                 .await?;
             }

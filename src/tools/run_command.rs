@@ -15,7 +15,7 @@ use crate::workspace::{Changed, TreeStat};
 const MAX_CHANGED_LISTED: usize = 200;
 use crate::protocol::{Mode, Tier};
 
-pub const RUN_COMMAND: &str = "run_command";
+pub use crate::protocol::names::RUN_COMMAND;
 
 /// Two-character shell operators (named whole in errors). The command runs
 /// without a shell, so an operator would reach the program as a plain word;

@@ -1,8 +1,9 @@
 //! The file tree as a pure model: a flat list of visible nodes (with depth)
-//! that expands directories lazily, honours `.gitignore`, never enters
-//! `.git/`, and keeps a selection. No rendering here.
+//! that expands folders lazily (their entries come from the engine's
+//! `folder` query, in the order it gives: folders first, `.gitignore`d ones
+//! and `.git/` left out) and keeps a selection. No rendering, no I/O here.
 
-use crate::workspace::{Access, EntryKind, Workspace, walk_beneath};
+use crate::protocol::{EntryKind, FolderEntry, ScopeInfo};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NodeKind {
@@ -21,71 +22,63 @@ pub struct Node {
     pub note: Option<&'static str>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Tree {
     nodes: Vec<Node>,
     selected: usize,
 }
 
-/// The entries of one directory: directories first, then files, by name.
-/// Read through the root's directory handle (a folder swapped for a link
-/// shows nothing from outside). File I/O: the event loop runs it on the
-/// blocking pool (`Load::TreeDir`), the model only places the result.
-pub fn children(ws: &Workspace, rel: &str, depth: usize) -> Vec<Node> {
-    let mut out: Vec<Node> = Vec::new();
-    if let Ok(start) = ws.resolve(rel) {
-        let _ = walk_beneath(ws, &start, true, 1, &mut |met| {
-            let name = met.rel.rsplit('/').next().unwrap_or(&met.rel).to_string();
-            out.push(Node {
-                rel: met.rel,
-                name,
-                depth,
-                note: None,
-                kind: if met.kind == EntryKind::Dir {
-                    NodeKind::Dir { expanded: false }
-                } else {
-                    NodeKind::File
-                },
-            });
-            true
-        });
-    }
-    out.sort_by(|a, b| {
-        let dir = |n: &Node| matches!(n.kind, NodeKind::Dir { .. });
-        dir(b)
-            .cmp(&dir(a))
-            .then_with(|| a.name.to_lowercase().cmp(&b.name.to_lowercase()))
-    });
-    out
+/// A folder's entries as nodes at `depth`.
+fn nodes(entries: Vec<FolderEntry>, depth: usize) -> Vec<Node> {
+    entries
+        .into_iter()
+        .map(|e| Node {
+            rel: e.path,
+            name: e.name,
+            depth,
+            note: None,
+            kind: match e.kind {
+                EntryKind::Dir => NodeKind::Dir { expanded: false },
+                EntryKind::File => NodeKind::File,
+            },
+        })
+        .collect()
 }
 
 impl Tree {
-    /// The root's top level (one directory read). With folders added
-    /// beside the root, each scope is a top-level node and the root's is
-    /// open.
-    pub fn open(ws: &Workspace) -> Tree {
-        if ws.scopes().len() == 1 {
-            return Tree {
-                nodes: children(ws, "", 0),
-                selected: 0,
-            };
+    /// The tree of a root with `scopes`, its top still to load: the root's
+    /// entries, or with folders added beside the root, each scope as a
+    /// top-level node (the root's open). The folder to load first is
+    /// returned with the depth of its entries.
+    pub fn new(scopes: &[ScopeInfo]) -> (Tree, (String, usize)) {
+        if scopes.len() <= 1 {
+            return (Tree::default(), (String::new(), 0));
         }
-        let mut nodes = Vec::new();
-        for scope in ws.scopes() {
-            nodes.push(Node {
-                rel: scope.spell(""),
-                name: scope.to_string(),
+        let nodes = scopes
+            .iter()
+            .map(|scope| Node {
+                rel: if scope.primary {
+                    String::new()
+                } else {
+                    scope.id.clone()
+                },
+                name: scope.id.clone(),
                 depth: 0,
                 kind: NodeKind::Dir {
-                    expanded: scope.primary(),
+                    expanded: scope.primary,
                 },
-                note: (scope.access == Access::ReadOnly).then_some("read-only"),
-            });
-            if scope.primary() {
-                nodes.extend(children(ws, "", 1));
-            }
+                note: (scope.access == "read_only").then_some("read-only"),
+            })
+            .collect();
+        (Tree { nodes, selected: 0 }, (String::new(), 1))
+    }
+
+    /// A tree of one folder's entries (tests).
+    pub fn of(entries: Vec<FolderEntry>) -> Tree {
+        Tree {
+            nodes: nodes(entries, 0),
+            selected: 0,
         }
-        Tree { nodes, selected: 0 }
     }
 
     pub fn nodes(&self) -> &[Node] {
@@ -127,10 +120,21 @@ impl Tree {
         (!expanded).then(|| (node.rel, node.depth + 1))
     }
 
-    /// A directory's entries, loaded: shown under it if it is still
-    /// expanded and not filled already.
-    pub fn children_loaded(&mut self, rel: &str, kids: Vec<Node>) {
-        let Some(i) = self.nodes.iter().position(|n| n.rel == rel) else {
+    /// A folder's entries, loaded: shown under it if it is still expanded
+    /// and not filled already (the root's top, at depth 0, fills the tree).
+    pub fn children_loaded(&mut self, rel: &str, depth: usize, entries: Vec<FolderEntry>) {
+        let kids = nodes(entries, depth);
+        if rel.is_empty() && depth == 0 {
+            if self.nodes.is_empty() {
+                self.nodes = kids;
+            }
+            return;
+        }
+        let Some(i) = self
+            .nodes
+            .iter()
+            .position(|n| n.rel == rel && n.depth + 1 == depth)
+        else {
             return;
         };
         let filled = self.subtree_end(i) > i + 1;
@@ -176,23 +180,29 @@ impl Tree {
 mod tests {
     use super::*;
 
-    fn fixture() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        for f in [
-            "src/main.rs",
-            "src/lib.rs",
-            "src/deep/x.rs",
-            "README.md",
-            "target/junk.o",
-            ".git/HEAD",
-            ".github/ci.yml",
-        ] {
-            std::fs::create_dir_all(p.join(f).parent().unwrap()).unwrap();
-            std::fs::write(p.join(f), "x").unwrap();
+    fn entry(path: &str, dir: bool) -> FolderEntry {
+        FolderEntry {
+            path: path.into(),
+            name: path.rsplit('/').next().unwrap_or(path).into(),
+            kind: if dir { EntryKind::Dir } else { EntryKind::File },
         }
-        std::fs::write(p.join(".gitignore"), "target/\n").unwrap();
-        dir
+    }
+
+    fn top() -> Vec<FolderEntry> {
+        vec![
+            entry(".github", true),
+            entry("src", true),
+            entry(".gitignore", false),
+            entry("README.md", false),
+        ]
+    }
+
+    fn src() -> Vec<FolderEntry> {
+        vec![
+            entry("src/deep", true),
+            entry("src/lib.rs", false),
+            entry("src/main.rs", false),
+        ]
     }
 
     fn names(t: &Tree) -> Vec<String> {
@@ -203,27 +213,14 @@ mod tests {
     }
 
     #[test]
-    fn top_level_is_sorted_dirs_first_without_ignored_or_git() {
-        let dir = fixture();
-        let t = Tree::open(&Workspace::open(dir.path()).unwrap());
-        assert_eq!(names(&t), [".github", "src", ".gitignore", "README.md"]);
-    }
-
-    /// What the event loop does with a toggle's load.
-    fn toggle(t: &mut Tree, ws: &Workspace) {
-        if let Some((rel, depth)) = t.toggle() {
-            t.children_loaded(&rel, children(ws, &rel, depth));
-        }
-    }
-
-    #[test]
     fn expand_collapse_and_jump() {
-        let dir = fixture();
-        let ws = Workspace::open(dir.path()).unwrap();
-        let mut t = Tree::open(&ws);
+        let (mut t, (rel, depth)) = Tree::new(&[]);
+        t.children_loaded(&rel, depth, top());
         t.jump("s");
         assert_eq!(t.selected().unwrap().name, "src");
-        toggle(&mut t, &ws);
+        let (rel, depth) = t.toggle().unwrap();
+        assert_eq!((rel.as_str(), depth), ("src", 1));
+        t.children_loaded(&rel, depth, src());
         assert_eq!(
             names(&t),
             [
@@ -236,11 +233,10 @@ mod tests {
                 "README.md"
             ]
         );
-        t.move_by(1);
-        toggle(&mut t, &ws);
-        assert_eq!(t.nodes()[3].rel, "src/deep/x.rs");
-        t.move_by(-1);
-        toggle(&mut t, &ws);
+        // Entries that come again are not placed twice.
+        t.children_loaded("src", 1, src());
+        assert_eq!(t.nodes().len(), 7);
+        assert!(t.toggle().is_none(), "collapsing loads nothing");
         assert_eq!(names(&t), [".github", "src", ".gitignore", "README.md"]);
         t.jump("r");
         assert_eq!(t.selected().unwrap().name, "README.md");
@@ -251,34 +247,35 @@ mod tests {
 
     #[test]
     fn scopes_are_top_level_nodes_and_read_only_ones_say_so() {
-        let dir = fixture();
-        let docs = tempfile::tempdir().unwrap();
-        std::fs::write(docs.path().join("guide.md"), "x").unwrap();
-        let ws = Workspace::open_scoped(
-            dir.path(),
-            &[crate::workspace::ScopeSpec {
-                path: docs.path().to_path_buf(),
-                access: Access::ReadOnly,
-            }],
-        )
-        .unwrap();
-        let mut t = Tree::open(&ws);
-        let docs_id = format!("@{}", ws.scopes()[1].id);
+        let scope = |id: &str, primary: bool, access: &str| ScopeInfo {
+            id: id.into(),
+            path: format!("/x/{id}"),
+            access: access.into(),
+            primary,
+        };
+        let (mut t, (rel, depth)) = Tree::new(&[
+            scope("@root", true, "read_write"),
+            scope("@docs", false, "read_only"),
+        ]);
+        assert_eq!((rel.as_str(), depth), ("", 1));
+        t.children_loaded(&rel, depth, top());
         assert_eq!(
             names(&t),
             [
-                "@root".to_string(),
-                "  .github".into(),
-                "  src".into(),
-                "  .gitignore".into(),
-                "  README.md".into(),
-                docs_id.clone()
+                "@root",
+                "  .github",
+                "  src",
+                "  .gitignore",
+                "  README.md",
+                "@docs"
             ]
         );
         assert_eq!(t.nodes()[5].note, Some("read-only"));
         t.move_by(5);
-        toggle(&mut t, &ws);
-        assert_eq!(t.nodes()[6].rel, format!("{docs_id}/guide.md"));
+        let (rel, depth) = t.toggle().unwrap();
+        assert_eq!((rel.as_str(), depth), ("@docs", 1));
+        t.children_loaded(&rel, depth, vec![entry("@docs/guide.md", false)]);
+        assert_eq!(t.nodes()[6].rel, "@docs/guide.md");
         assert_eq!(t.nodes()[6].depth, 1);
     }
 }

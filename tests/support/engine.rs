@@ -1,24 +1,49 @@
-//! Driving an engine in-process: the next event, or events until one matches.
+//! Driving an engine in-process through its door: commands sent in order,
+//! events followed from a subscription made before the first command.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::time::Duration;
 
-use agent_tui::agent::EngineHandle;
-use agent_tui::protocol::{Event, EventBody};
+use agent_tui::agent::{Engine, Filter, Subscription};
+use agent_tui::protocol::{Command, Event, EventBody};
+
+/// An engine with a subscription to all its events.
+pub struct Driven {
+    pub engine: Engine,
+    pub events: Subscription,
+}
+
+impl Driven {
+    pub fn new(engine: Engine) -> Driven {
+        let events = engine.subscribe(Filter::All);
+        Driven { engine, events }
+    }
+
+    /// Sends `command` (in order with the others); its reply is not waited for.
+    pub fn send(&self, command: Command) {
+        self.engine.submit(command).unwrap();
+    }
+}
 
 /// The next event, failing the test after 10 s.
-pub async fn next(engine: &mut EngineHandle) -> Event {
-    tokio::time::timeout(Duration::from_secs(10), engine.events.recv())
+pub async fn next(d: &mut Driven) -> Event {
+    next_of(&mut d.events).await
+}
+
+/// The next event of `events`, failing the test after 10 s.
+pub async fn next_of(events: &mut Subscription) -> Event {
+    let event = tokio::time::timeout(Duration::from_secs(10), events.next())
         .await
-        .unwrap()
-        .unwrap()
+        .expect("no event within 10 s")
+        .expect("the engine stopped");
+    (*event).clone()
 }
 
 /// Reads events until one matches; returns everything read.
-pub async fn until(engine: &mut EngineHandle, pred: impl Fn(&EventBody) -> bool) -> Vec<Event> {
+pub async fn until(d: &mut Driven, pred: impl Fn(&EventBody) -> bool) -> Vec<Event> {
     let mut seen = Vec::new();
     loop {
-        let e = next(engine).await;
+        let e = next(d).await;
         let hit = pred(&e.body);
         seen.push(e);
         if hit {

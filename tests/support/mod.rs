@@ -11,6 +11,7 @@ pub mod pg;
 pub mod reference;
 pub mod strace;
 pub mod tmux;
+pub mod tui;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -16,9 +16,7 @@ pub const GIT_STATUS: &str = "git_status";
 pub const GIT_DIFF: &str = "git_diff";
 pub const GIT_LOG: &str = "git_log";
 pub const GIT_BRANCH: &str = "git_branch";
-pub const GIT_ADD: &str = "git_add";
-pub const GIT_COMMIT: &str = "git_commit";
-pub const GIT_PUSH: &str = "git_push";
+pub use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH};
 
 /// A tool path as the agent root's repository sees it (relative to the
 /// root); a path in a scope outside the root is not in this repository.

@@ -5,13 +5,12 @@ use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Editor, Entry, Overlay};
 use crate::agent::NO_USER_ANSWER;
-use crate::protocol::Op;
-use crate::review::proposed_text;
+use crate::protocol::Command;
 use crate::tui::keymap::{Action, Context};
 
 impl App {
-    /// The ops of `key` when a modal dialog is open (it takes the key).
-    pub(super) fn dialog_key(&mut self, key: KeyEvent) -> Option<Vec<Op>> {
+    /// The commands of `key` when a modal dialog is open (it takes the key).
+    pub(super) fn dialog_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
         match &mut self.overlay {
             Overlay::Help { scroll } => {
                 // Arrows and pages scroll; any other key closes.
@@ -43,7 +42,7 @@ impl App {
         }
     }
 
-    fn clarify_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    fn clarify_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let Overlay::Clarify { job_id, answer, .. } = &mut self.overlay else {
             return Vec::new();
         };
@@ -56,11 +55,11 @@ impl App {
                     answer.clone()
                 };
                 self.overlay = Overlay::None;
-                vec![Op::Answer { job_id, text }]
+                vec![Command::Answer { job_id, text }]
             }
             KeyCode::Esc => {
                 self.overlay = Overlay::None;
-                vec![Op::Answer {
+                vec![Command::Answer {
                     job_id,
                     text: NO_USER_ANSWER.to_string(),
                 }]
@@ -77,7 +76,7 @@ impl App {
         }
     }
 
-    fn rollback_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    fn rollback_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let action = self.keymap.lookup(Context::RollbackDialog, &key);
         let Overlay::Rollback {
             checkpoint_id,
@@ -92,10 +91,11 @@ impl App {
         match (action, picking) {
             (Some(Action::RollbackAll), None) => {
                 self.overlay = Overlay::None;
-                vec![Op::Rollback {
+                vec![Command::Rollback {
                     checkpoint_id: id,
                     hunks: Vec::new(),
                     files: vec![],
+                    tell: self.session.clone(),
                 }]
             }
             (Some(Action::PickHunks), picking @ None) if !hunks.is_empty() => {
@@ -124,10 +124,11 @@ impl App {
                     return Vec::new();
                 }
                 self.overlay = Overlay::None;
-                vec![Op::Rollback {
+                vec![Command::Rollback {
                     checkpoint_id: id,
                     hunks: picked,
                     files: vec![],
+                    tell: self.session.clone(),
                 }]
             }
             (Some(Action::Cancel), _) => {
@@ -139,7 +140,7 @@ impl App {
     }
 
     /// y/Enter allows the call once, n/Esc denies it; other keys wait.
-    fn approval_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    fn approval_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let action = self.keymap.lookup(Context::Approval, &key);
         let Overlay::Approval {
             job_id,
@@ -154,19 +155,19 @@ impl App {
             Some(Action::Deny) => false,
             _ => return Vec::new(),
         };
-        let op = Op::Approve {
+        let command = Command::Approve {
             job_id: job_id.clone(),
             tool_call_id: tool_call_id.clone(),
             approved,
             reason: None,
         };
         self.overlay = Overlay::None;
-        vec![op]
+        vec![command]
     }
 
     /// Ctrl+S keeps the text (the engine accepts the hunk as `origin=user`),
     /// Esc drops it; every other key edits.
-    fn editor_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    fn editor_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let action = self.keymap.lookup(Context::HunkEditor, &key);
         let Overlay::EditHunk {
             job_id,
@@ -179,14 +180,14 @@ impl App {
         };
         match action {
             Some(Action::SaveEdit) => {
-                let op = Op::EditHunk {
+                let command = Command::EditHunk {
                     job_id: job_id.clone(),
                     hunk_id: hunk_id.clone(),
                     new_text: editor.text(),
                 };
                 self.overlay = Overlay::None;
                 self.review_error = None;
-                vec![op]
+                vec![command]
             }
             Some(Action::Cancel) => {
                 self.overlay = Overlay::None;
@@ -223,7 +224,7 @@ impl App {
             hunk_id: hunk.hunk_id.clone(),
             file_path: file.file_path.clone(),
             first_line: hunk.changes.iter().map(|c| c.old_start).min().unwrap_or(0) + 1,
-            editor: Box::new(Editor::new(&proposed_text(hunk))),
+            editor: Box::new(Editor::new(&hunk.proposed_text())),
         };
     }
 }

@@ -1,12 +1,13 @@
 //! How engine events change the app: streamed text, tool lines, dialogs,
-//! the review bundle, apply and rollback outcomes.
+//! the review bundle, apply and rollback outcomes. `on_event` routes each
+//! event to a small handler.
 
 use super::{
     App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Load, Overlay, ProviderState,
     ReviewView, Streaming, View,
 };
-use crate::protocol::{Event, EventBody, JobStatus};
-use crate::review::DiffBundle;
+use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH, MCP_PREFIX, RUN_COMMAND};
+use crate::protocol::{CheckpointKind, DiffBundle, Event, EventBody, JobStatus};
 use crate::tui::markdown::code_key;
 
 impl App {
@@ -27,269 +28,62 @@ impl App {
         ) {
             self.end_stream();
         }
-        match &event.body {
+        let (job, body) = (event.job_id.as_str(), &event.body);
+        match body {
             EventBody::JobStarted {
                 provider, model, ..
             } => {
                 self.attempt = 1;
                 self.provider_label = format!("{provider} {model}");
             }
-            EventBody::ProviderFallback { from, to, reason } => {
-                self.provider_label = to.clone();
-                self.transcript.push(Entry::Notice(format!(
-                    "{from} gave up ({}): the job goes on with {to}, from the same conversation.",
-                    reason.as_str().replace('_', " ")
-                )));
-            }
-            EventBody::LlmDelta { text, attempt } => {
-                self.delta(*attempt);
-                match (self.streaming, self.transcript.last_mut()) {
-                    (Streaming::Answer, Some(Entry::Assistant(answer))) => answer.push_str(text),
-                    _ => {
-                        let mut answer = Box::<super::Answer>::default();
-                        answer.push_str(text);
-                        self.transcript.push(Entry::Assistant(answer));
-                        self.streaming = Streaming::Answer;
-                    }
-                }
-                self.request_highlights();
-            }
-            EventBody::LlmReasoning { text, attempt } => {
-                self.delta(*attempt);
-                match (self.streaming, self.transcript.last_mut()) {
-                    (Streaming::Thinking, Some(Entry::Thinking(t))) => t.push_str(text),
-                    _ => {
-                        self.end_stream();
-                        self.transcript.push(Entry::Thinking(text.clone()));
-                        self.streaming = Streaming::Thinking;
-                    }
-                }
-            }
-            EventBody::ToolCallRequested {
-                name, arguments, ..
-            } => {
-                if let Some(job) = &mut self.job {
-                    job.steps += 1;
-                }
-                // A command reads best as itself.
-                let summary: String = match arguments["command"].as_str() {
-                    Some(command) => format!("$ {command}"),
-                    None => arguments.to_string(),
-                }
-                .chars()
-                .take(120)
-                .collect();
-                let detail = serde_json::to_string_pretty(arguments).unwrap_or_default();
-                self.transcript.push(Entry::Tool {
-                    name: name.clone(),
-                    summary,
-                    ok: None,
-                    detail,
-                });
-            }
-            EventBody::ToolCallCompleted {
-                name,
-                ok,
-                result,
-                error,
-                duration_ms,
-                ..
-            } => {
-                let outcome = match (result, error) {
-                    (_, Some(e)) => format!("error: {}", e["message"].as_str().unwrap_or_default()),
-                    (Some(r), None) => format!(
-                        "ok: {}",
-                        r.to_string().chars().take(300).collect::<String>()
-                    ),
-                    (None, None) => "ok".to_string(),
-                };
-                if let Some(Entry::Tool {
-                    ok: slot, detail, ..
-                }) = self
-                    .transcript
-                    .iter_mut()
-                    .rev()
-                    .find(|e| matches!(e, Entry::Tool { name: n, ok: None, .. } if n == name))
-                {
-                    *slot = Some(*ok);
-                    detail.push_str(&format!("\n→ {outcome} ({duration_ms} ms)"));
-                }
-            }
-            EventBody::ApprovalRequested {
-                tool_call_id,
-                name,
-                arguments,
-                root,
-                cwd,
-                sandbox,
-                batch,
-            } => {
-                self.overlay = Overlay::Approval {
-                    job_id: event.job_id.clone(),
-                    tool_call_id: tool_call_id.clone(),
-                    name: name.clone(),
-                    command: call_line(name, arguments),
-                    cwd: cwd.clone(),
-                    root: root.clone(),
-                    sandbox: sandbox.clone(),
-                    also: batch
-                        .iter()
-                        .map(|c| call_line(&c.name, &c.arguments))
-                        .collect(),
-                };
-            }
+            EventBody::ProviderFallback { .. } => self.fallen_back(body),
+            EventBody::LlmDelta { text, attempt } => self.answer_streamed(text, *attempt),
+            EventBody::LlmReasoning { text, attempt } => self.thinking_streamed(text, *attempt),
+            EventBody::ToolCallRequested { .. } => self.tool_requested(body),
+            EventBody::ToolCallCompleted { .. } => self.tool_completed(body),
+            EventBody::ApprovalRequested { .. } => self.approval_requested(job, body),
             EventBody::ApprovalResolved { approved, by, .. } => {
-                // Whoever decided, the question is settled.
-                if matches!(self.overlay, Overlay::Approval { .. }) {
-                    self.overlay = Overlay::None;
-                }
-                let text = match (*approved, by.as_str()) {
-                    (true, "allowlist") => {
-                        "Ran without asking: it is on the [exec] allow list.".to_string()
-                    }
-                    (true, _) => "You allowed the command once.".to_string(),
-                    (false, "user") => "You denied the command; the model was told.".to_string(),
-                    (false, other) => format!("The command was denied ({other})."),
-                };
-                self.transcript.push(Entry::Notice(text));
+                self.approval_resolved(*approved, by)
             }
             EventBody::ClarificationRequested { question, .. } => {
                 self.overlay = Overlay::Clarify {
-                    job_id: event.job_id.clone(),
+                    job_id: job.to_string(),
                     question: question.clone(),
                     answer: String::new(),
                 };
             }
-            EventBody::ReviewUpdated {
-                bundle,
-                error: Some(error),
-                ..
-            } => {
-                self.set_bundle(&event.job_id, bundle);
-                let error = format!("The edit was not kept: {error}");
-                self.review_error = Some(error.clone());
-                self.transcript.push(Entry::Error(error));
-            }
-            EventBody::DiffGenerated { bundle } | EventBody::ReviewUpdated { bundle, .. } => {
-                self.set_bundle(&event.job_id, bundle)
-            }
-            EventBody::ApplyCompleted {
-                checkpoint_id,
-                files,
-                hunk_ids,
-                bundle,
-                ..
-            } => {
-                self.set_bundle(&event.job_id, bundle);
-                self.review_error = None;
-                if let Some(cp) = self
-                    .latest_checkpoint
-                    .as_mut()
-                    .filter(|cp| &cp.id == checkpoint_id)
-                {
-                    cp.hunks = bundle
-                        .files
-                        .iter()
-                        .flat_map(|f| f.hunks.iter().map(move |h| (h, &f.file_path)))
-                        .filter(|(h, _)| hunk_ids.contains(&h.hunk_id))
-                        .map(|(h, f)| (h.hunk_id.clone(), f.clone()))
-                        .collect();
-                }
-                self.transcript.push(Entry::Notice(format!(
-                    "Applied {} hunk(s) to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
-                    hunk_ids.len(),
-                    files.join(", ")
-                )));
-                if !bundle.is_pending() {
-                    self.view = View::Chat;
-                    self.review = None;
+            EventBody::ReviewUpdated { bundle, error, .. } => {
+                self.set_bundle(job, bundle);
+                if let Some(error) = error {
+                    let error = format!("The edit was not kept: {error}");
+                    self.review_error = Some(error.clone());
+                    self.transcript.push(Entry::Error(error));
                 }
             }
+            EventBody::DiffGenerated { bundle } => self.set_bundle(job, bundle),
+            EventBody::ApplyCompleted { .. } => self.applied(job, body),
             EventBody::ApplyFailed { error, .. } => {
                 let error = format!("Apply failed, nothing was written: {error}");
                 self.review_error = Some(error.clone());
                 self.transcript.push(Entry::Error(error));
             }
-            EventBody::RecoveryCompleted(r) => {
-                self.transcript
-                    .push(Entry::Notice(format!("Recovered: {}.", r.summary())));
-            }
-            EventBody::McpServers { servers } => {
-                for s in servers
-                    .iter()
-                    .filter(|s| s.state == crate::protocol::McpState::Failed)
-                {
-                    self.transcript.push(Entry::Error(format!(
-                        "MCP server {} failed: {}",
-                        s.name,
-                        s.error.as_deref().unwrap_or_default()
-                    )));
-                }
-                self.mcp = servers.clone();
-            }
-            EventBody::CheckpointCreated {
-                checkpoint_id,
-                files,
-                kind,
-            } => {
-                if *kind == crate::checkpoint::CheckpointKind::Exec {
-                    self.transcript.push(Entry::Notice(format!(
-                        "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
-                        files.join(", ")
-                    )));
-                }
-                self.latest_checkpoint = Some(LatestCheckpoint {
-                    id: checkpoint_id.clone(),
-                    files: files.clone(),
-                    hunks: Vec::new(),
-                });
-            }
+            EventBody::RecoveryCompleted(r) => self
+                .transcript
+                .push(Entry::Notice(format!("Recovered: {}.", r.summary()))),
+            EventBody::McpServers { .. } => self.mcp_servers(body),
+            EventBody::CheckpointCreated { .. } => self.checkpoint_created(body),
             EventBody::RollbackCompleted {
                 checkpoint_id,
                 files,
                 ..
-            } => {
-                self.transcript.push(Entry::Notice(format!(
-                    "Rolled back {checkpoint_id}: {}.",
-                    files.join(", ")
-                )));
-            }
+            } => self.transcript.push(Entry::Notice(format!(
+                "Rolled back {checkpoint_id}: {}.",
+                files.join(", ")
+            ))),
             EventBody::RollbackFailed { error, .. } => self
                 .transcript
                 .push(Entry::Error(format!("Rollback failed: {error}"))),
-            EventBody::JobCompleted {
-                answer,
-                usage,
-                status,
-                budget_exhausted,
-                ..
-            } => {
-                let compacting = self
-                    .job
-                    .as_ref()
-                    .is_some_and(|j| j.id == event.job_id && j.purpose == JobPurpose::Compact);
-                if compacting {
-                    self.transcript.push(Entry::Notice(answer.clone()));
-                } else if !answer.is_empty()
-                    && (streamed != Streaming::Answer
-                        || !matches!(self.transcript.last(), Some(Entry::Assistant(_))))
-                {
-                    self.transcript
-                        .push(Entry::Assistant(answer.as_str().into()));
-                    self.request_highlights();
-                }
-                if *budget_exhausted {
-                    self.transcript.push(Entry::Notice(
-                        "The tool budget was spent: this answer came from one last request \
-                         without tools. Send a follow-up to let the model go on."
-                            .into(),
-                    ));
-                }
-                self.tokens.add(*usage);
-                if *status == JobStatus::AwaitingReview && self.review.is_some() {
-                    self.view = View::Review;
-                }
-            }
+            EventBody::JobCompleted { .. } => self.job_completed(job, body, streamed),
             EventBody::JobFailed { error, code } => {
                 if code.unreachable() {
                     self.provider_state = ProviderState::Offline;
@@ -298,46 +92,316 @@ impl App {
                 }
                 self.transcript.push(Entry::Error(error.clone()));
             }
-            EventBody::JobCancelled {} => {
-                self.transcript.push(Entry::Notice("Cancelled.".into()));
-            }
-            EventBody::UsageUpdated {
-                context_tokens,
-                context_window,
-                estimated,
-                ..
-            } => {
-                self.tokens_estimated |= *estimated;
-                self.context = Some(ContextGauge {
-                    tokens: *context_tokens,
-                    window: *context_window,
-                });
-            }
-            EventBody::ContextCompacted {
-                reason,
-                tokens_before,
-                tokens_after,
-                ..
-            } => {
-                if let Some(gauge) = &mut self.context {
-                    gauge.tokens = *tokens_after;
-                }
-                let compacting = self
-                    .job
-                    .as_ref()
-                    .is_some_and(|j| j.id == event.job_id && j.purpose == JobPurpose::Compact);
-                if !compacting {
-                    self.transcript.push(Entry::Notice(format!(
-                        "Context compacted ({}): {tokens_before} → {tokens_after} tokens; older \
-                         turns are now a summary.",
-                        reason.as_str()
-                    )));
-                }
-            }
+            EventBody::JobCancelled {} => self.transcript.push(Entry::Notice("Cancelled.".into())),
+            EventBody::UsageUpdated { .. } => self.usage_updated(body),
+            EventBody::ContextCompacted { .. } => self.compacted(job, body),
             EventBody::ClarificationReceived { .. }
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
+        }
+    }
+
+    fn fallen_back(&mut self, body: &EventBody) {
+        let EventBody::ProviderFallback { from, to, reason } = body else {
+            return;
+        };
+        self.provider_label = to.clone();
+        self.transcript.push(Entry::Notice(format!(
+            "{from} gave up ({}): the job goes on with {to}, from the same conversation.",
+            reason.as_str().replace('_', " ")
+        )));
+    }
+
+    fn answer_streamed(&mut self, text: &str, attempt: u32) {
+        self.delta(attempt);
+        match (self.streaming, self.transcript.last_mut()) {
+            (Streaming::Answer, Some(Entry::Assistant(answer))) => answer.push_str(text),
+            _ => {
+                let mut answer = Box::<super::Answer>::default();
+                answer.push_str(text);
+                self.transcript.push(Entry::Assistant(answer));
+                self.streaming = Streaming::Answer;
+            }
+        }
+        self.request_highlights();
+    }
+
+    fn thinking_streamed(&mut self, text: &str, attempt: u32) {
+        self.delta(attempt);
+        match (self.streaming, self.transcript.last_mut()) {
+            (Streaming::Thinking, Some(Entry::Thinking(t))) => t.push_str(text),
+            _ => {
+                self.end_stream();
+                self.transcript.push(Entry::Thinking(text.to_string()));
+                self.streaming = Streaming::Thinking;
+            }
+        }
+    }
+
+    fn tool_requested(&mut self, body: &EventBody) {
+        let EventBody::ToolCallRequested {
+            name, arguments, ..
+        } = body
+        else {
+            return;
+        };
+        if let Some(job) = &mut self.job {
+            job.steps += 1;
+        }
+        // A command reads best as itself.
+        let summary: String = match arguments["command"].as_str() {
+            Some(command) => format!("$ {command}"),
+            None => arguments.to_string(),
+        }
+        .chars()
+        .take(120)
+        .collect();
+        let detail = serde_json::to_string_pretty(arguments).unwrap_or_default();
+        self.transcript.push(Entry::Tool {
+            name: name.clone(),
+            summary,
+            ok: None,
+            detail,
+        });
+    }
+
+    fn tool_completed(&mut self, body: &EventBody) {
+        let EventBody::ToolCallCompleted {
+            name,
+            ok,
+            result,
+            error,
+            duration_ms,
+            ..
+        } = body
+        else {
+            return;
+        };
+        let outcome = match (result, error) {
+            (_, Some(e)) => format!("error: {}", e["message"].as_str().unwrap_or_default()),
+            (Some(r), None) => format!(
+                "ok: {}",
+                r.to_string().chars().take(300).collect::<String>()
+            ),
+            (None, None) => "ok".to_string(),
+        };
+        if let Some(Entry::Tool {
+            ok: slot, detail, ..
+        }) = self
+            .transcript
+            .iter_mut()
+            .rev()
+            .find(|e| matches!(e, Entry::Tool { name: n, ok: None, .. } if n == name))
+        {
+            *slot = Some(*ok);
+            detail.push_str(&format!("\n→ {outcome} ({duration_ms} ms)"));
+        }
+    }
+
+    fn approval_requested(&mut self, job: &str, body: &EventBody) {
+        let EventBody::ApprovalRequested {
+            tool_call_id,
+            name,
+            arguments,
+            root,
+            cwd,
+            sandbox,
+            batch,
+        } = body
+        else {
+            return;
+        };
+        self.overlay = Overlay::Approval {
+            job_id: job.to_string(),
+            tool_call_id: tool_call_id.clone(),
+            name: name.clone(),
+            command: call_line(name, arguments),
+            cwd: cwd.clone(),
+            root: root.clone(),
+            sandbox: sandbox.clone(),
+            also: batch
+                .iter()
+                .map(|c| call_line(&c.name, &c.arguments))
+                .collect(),
+        };
+    }
+
+    fn approval_resolved(&mut self, approved: bool, by: &str) {
+        // Whoever decided, the question is settled.
+        if matches!(self.overlay, Overlay::Approval { .. }) {
+            self.overlay = Overlay::None;
+        }
+        let text = match (approved, by) {
+            (true, "allowlist") => {
+                "Ran without asking: it is on the [exec] allow list.".to_string()
+            }
+            (true, _) => "You allowed the command once.".to_string(),
+            (false, "user") => "You denied the command; the model was told.".to_string(),
+            (false, other) => format!("The command was denied ({other})."),
+        };
+        self.transcript.push(Entry::Notice(text));
+    }
+
+    fn applied(&mut self, job: &str, body: &EventBody) {
+        let EventBody::ApplyCompleted {
+            checkpoint_id,
+            files,
+            hunk_ids,
+            bundle,
+            ..
+        } = body
+        else {
+            return;
+        };
+        self.set_bundle(job, bundle);
+        self.review_error = None;
+        if let Some(cp) = self
+            .latest_checkpoint
+            .as_mut()
+            .filter(|cp| &cp.id == checkpoint_id)
+        {
+            cp.hunks = bundle
+                .files
+                .iter()
+                .flat_map(|f| f.hunks.iter().map(move |h| (h, &f.file_path)))
+                .filter(|(h, _)| hunk_ids.contains(&h.hunk_id))
+                .map(|(h, f)| (h.hunk_id.clone(), f.clone()))
+                .collect();
+        }
+        self.transcript.push(Entry::Notice(format!(
+            "Applied {} hunk(s) to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+            hunk_ids.len(),
+            files.join(", ")
+        )));
+        if !bundle.is_pending() {
+            self.view = View::Chat;
+            self.review = None;
+        }
+    }
+
+    fn mcp_servers(&mut self, body: &EventBody) {
+        let EventBody::McpServers { servers } = body else {
+            return;
+        };
+        for s in servers
+            .iter()
+            .filter(|s| s.state == crate::protocol::McpState::Failed)
+        {
+            self.transcript.push(Entry::Error(format!(
+                "MCP server {} failed: {}",
+                s.name,
+                s.error.as_deref().unwrap_or_default()
+            )));
+        }
+        self.mcp = servers.clone();
+    }
+
+    fn checkpoint_created(&mut self, body: &EventBody) {
+        let EventBody::CheckpointCreated {
+            checkpoint_id,
+            files,
+            kind,
+        } = body
+        else {
+            return;
+        };
+        if *kind == CheckpointKind::Exec {
+            self.transcript.push(Entry::Notice(format!(
+                "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+                files.join(", ")
+            )));
+        }
+        self.latest_checkpoint = Some(LatestCheckpoint {
+            id: checkpoint_id.clone(),
+            files: files.clone(),
+            hunks: Vec::new(),
+        });
+    }
+
+    fn job_completed(&mut self, job: &str, body: &EventBody, streamed: Streaming) {
+        let EventBody::JobCompleted {
+            answer,
+            usage,
+            status,
+            budget_exhausted,
+            ..
+        } = body
+        else {
+            return;
+        };
+        if self.compacting(job) {
+            self.transcript.push(Entry::Notice(answer.clone()));
+        } else if streamed == Streaming::Answer
+            && let Some(Entry::Assistant(shown)) = self.transcript.last_mut()
+        {
+            // The stream's text, unless some of it was missed (a reader that
+            // fell behind): the completed answer is whole.
+            if shown.text() != answer.as_str() && !answer.is_empty() {
+                **shown = answer.as_str().into();
+                self.request_highlights();
+            }
+        } else if !answer.is_empty() {
+            self.transcript
+                .push(Entry::Assistant(answer.as_str().into()));
+            self.request_highlights();
+        }
+        if *budget_exhausted {
+            self.transcript.push(Entry::Notice(
+                "The tool budget was spent: this answer came from one last request \
+                 without tools. Send a follow-up to let the model go on."
+                    .into(),
+            ));
+        }
+        self.tokens.add(*usage);
+        if *status == JobStatus::AwaitingReview && self.review.is_some() {
+            self.view = View::Review;
+        }
+    }
+
+    /// Whether `job` is the app's `/compact`.
+    fn compacting(&self, job: &str) -> bool {
+        self.job
+            .as_ref()
+            .is_some_and(|j| j.id == job && j.purpose == JobPurpose::Compact)
+    }
+
+    fn usage_updated(&mut self, body: &EventBody) {
+        let EventBody::UsageUpdated {
+            context_tokens,
+            context_window,
+            estimated,
+            ..
+        } = body
+        else {
+            return;
+        };
+        self.tokens_estimated |= *estimated;
+        self.context = Some(ContextGauge {
+            tokens: *context_tokens,
+            window: *context_window,
+        });
+    }
+
+    fn compacted(&mut self, job: &str, body: &EventBody) {
+        let EventBody::ContextCompacted {
+            reason,
+            tokens_before,
+            tokens_after,
+            ..
+        } = body
+        else {
+            return;
+        };
+        if let Some(gauge) = &mut self.context {
+            gauge.tokens = *tokens_after;
+        }
+        if !self.compacting(job) {
+            self.transcript.push(Entry::Notice(format!(
+                "Context compacted ({}): {tokens_before} → {tokens_after} tokens; older \
+                 turns are now a summary.",
+                reason.as_str()
+            )));
         }
     }
 
@@ -455,21 +519,21 @@ fn call_line(name: &str, arguments: &serde_json::Value) -> String {
             .unwrap_or_default()
     };
     match name {
-        crate::tools::RUN_COMMAND => arguments["command"]
+        RUN_COMMAND => arguments["command"]
             .as_str()
             .unwrap_or_default()
             .to_string(),
-        crate::tools::GIT_ADD => format!("git add {}", list(&arguments["paths"])),
-        crate::tools::GIT_COMMIT => format!(
+        GIT_ADD => format!("git add {}", list(&arguments["paths"])),
+        GIT_COMMIT => format!(
             "git commit -m {:?}",
             arguments["message"].as_str().unwrap_or_default()
         ),
-        crate::tools::GIT_PUSH => format!(
+        GIT_PUSH => format!(
             "git push {}",
             arguments["remote"].as_str().unwrap_or("(upstream)")
         ),
         _ => match name
-            .strip_prefix(crate::mcp::PREFIX)
+            .strip_prefix(MCP_PREFIX)
             .and_then(|rest| rest.split_once("__"))
         {
             Some((server, tool)) => format!("MCP server {server} · tool {tool} · {arguments}"),

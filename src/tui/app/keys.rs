@@ -1,17 +1,16 @@
 //! How keys change the app: overlays first, then the key table of the
-//! focused pane; returns the `Op`s to send.
+//! focused pane; returns the commands to send to the engine. One small
+//! handler per group of actions.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{
-    App, Details, Entry, Focus, JobPurpose, JobView, Load, Overlay, Quit, SessionPick, View,
-};
-use crate::protocol::{JobStatus, Mode, Op};
+use super::{App, Details, Entry, Focus, JobPurpose, JobView, Load, Overlay, Quit, View};
+use crate::protocol::{Command, JobStatus, Mode, SessionRef};
 use crate::tui::keymap::{Action, Context};
 
 impl App {
-    /// Applies a key; returns the ops to send to the engine.
-    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    /// Applies a key; returns the commands to send to the engine.
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl_c {
@@ -26,15 +25,11 @@ impl App {
         }
         self.quit = Quit::No;
         self.status_note = None;
-        if let Some(ops) = self.dialog_key(key) {
-            return ops;
+        if let Some(commands) = self.dialog_key(key) {
+            return commands;
         }
         let context = self.context();
-        if key.code == KeyCode::Char('?') && context != Context::Input
-            || (context == Context::Input
-                && key.code == KeyCode::Char('?')
-                && self.input.is_empty())
-        {
+        if key.code == KeyCode::Char('?') && (context != Context::Input || self.input.is_empty()) {
             self.overlay = Overlay::Help { scroll: 0 };
             return Vec::new();
         }
@@ -63,18 +58,50 @@ impl App {
         }
     }
 
-    fn act(&mut self, action: Action) -> Vec<Op> {
+    fn act(&mut self, action: Action) -> Vec<Command> {
         match action {
-            Action::WholeFile => {
-                if let Some(review) = &mut self.review
-                    && review.whole_file.take().is_none()
-                    && let Some((f, _)) = review.current()
-                {
-                    self.loads
-                        .push(Load::WholeFile(review.bundle.files[f].clone()));
-                }
+            Action::Send => self.send(),
+            Action::Cancel => self.cancel(),
+            Action::Confirm => {
+                self.confirm();
                 Vec::new()
             }
+            Action::Down | Action::Up => {
+                self.move_by(if action == Action::Down { 1 } else { -1 });
+                Vec::new()
+            }
+            Action::Accept | Action::Reject => self.decide(action == Action::Accept, false),
+            Action::AcceptFile | Action::RejectFile => {
+                self.decide(action == Action::AcceptFile, true)
+            }
+            Action::Apply => match &self.review {
+                Some(r) => vec![Command::Apply {
+                    job_id: r.job_id.clone(),
+                }],
+                None => Vec::new(),
+            },
+            Action::ScrollUp => self.scroll_by(1),
+            Action::ScrollDown => self.scroll_by(-1),
+            Action::PageUp => self.scroll_by(10),
+            Action::PageDown => self.scroll_by(-10),
+            Action::RollbackAll
+            | Action::PickHunks
+            | Action::ToggleChoice
+            | Action::SaveEdit
+            | Action::Allow
+            | Action::Deny
+            | Action::Quit => Vec::new(),
+            other => {
+                self.act_locally(other);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Actions that change only the app.
+    fn act_locally(&mut self, action: Action) {
+        match action {
+            Action::WholeFile => self.toggle_whole_file(),
             Action::Checkpoints => {
                 self.loads.push(Load::Checkpoints);
                 self.overlay = Overlay::Checkpoints {
@@ -83,57 +110,25 @@ impl App {
                     three_way: None,
                     file: 0,
                 };
-                Vec::new()
-            }
-            Action::Confirm => {
-                if let Overlay::Sessions { rows, cursor } = &self.overlay {
-                    let pick = match rows.get(*cursor) {
-                        Some(r) => SessionPick::Resume(r.session_id.clone()),
-                        None => SessionPick::New,
-                    };
-                    self.loads.push(Load::Session(pick));
-                    self.overlay = Overlay::None;
-                    return Vec::new();
-                }
-                if let Overlay::Checkpoints {
-                    rows,
-                    cursor,
-                    three_way: None,
-                    ..
-                } = &self.overlay
-                    && let Some(row) = rows.get(*cursor)
-                {
-                    self.loads.push(Load::ThreeWay(row.id.clone()));
-                }
-                Vec::new()
             }
             Action::ToggleDetails => {
                 self.details = match self.details {
                     Details::Folded => Details::Shown,
                     Details::Shown => Details::Folded,
                 };
-                Vec::new()
             }
-            Action::CopyMessage => {
-                self.copy_request = Some(super::CopyRequest::Message);
-                Vec::new()
-            }
-            Action::CopyCode => {
-                self.copy_request = Some(super::CopyRequest::LastCode);
-                Vec::new()
-            }
+            Action::CopyMessage => self.copy_request = Some(super::CopyRequest::Message),
+            Action::CopyCode => self.copy_request = Some(super::CopyRequest::LastCode),
             Action::Complete => {
-                if self.complete_path() {
-                    return Vec::new();
+                if !self.complete_path() {
+                    self.act_locally(Action::FocusNext);
                 }
-                self.act(Action::FocusNext)
             }
             Action::FocusNext | Action::FocusPrev => {
                 let order = [Focus::Tree, Focus::Chat, Focus::Input];
                 let i = order.iter().position(|f| *f == self.focus).unwrap_or(2) as isize;
                 let step = if action == Action::FocusNext { 1 } else { -1 };
                 self.focus = order[(i + step).rem_euclid(3) as usize];
-                Vec::new()
             }
             Action::CycleMode => {
                 self.mode = match self.mode {
@@ -141,188 +136,209 @@ impl App {
                     Mode::Plan => Mode::Agent,
                     Mode::Agent => Mode::Ask,
                 };
-                Vec::new()
             }
-            Action::Send => self.send(),
-            Action::OpenRoot => {
-                self.open_root_dialog();
-                Vec::new()
-            }
-            Action::Newline => {
-                self.input.insert_newline();
-                Vec::new()
-            }
-            Action::Cancel => {
-                if matches!(self.overlay, Overlay::Sessions { .. }) {
-                    self.loads.push(Load::Session(SessionPick::New));
-                    self.overlay = Overlay::None;
-                    return Vec::new();
-                }
-                if let Overlay::Checkpoints { three_way, .. } = &mut self.overlay
-                    && three_way.is_some()
-                {
-                    *three_way = None;
-                    return Vec::new();
-                }
-                if matches!(self.overlay, Overlay::Checkpoints { .. }) {
-                    self.overlay = Overlay::None;
-                    return Vec::new();
-                }
-                if matches!(self.overlay, Overlay::Preview { .. }) {
-                    self.overlay = Overlay::None;
-                    return Vec::new();
-                }
-                if self.view == View::Review {
-                    self.view = View::Chat;
-                    return Vec::new();
-                }
-                match &self.job {
-                    Some(job) if self.job_running() => vec![Op::Cancel {
-                        job_id: job.id.clone(),
-                    }],
-                    _ => Vec::new(),
-                }
-            }
-            Action::OpenReview => {
-                if self.review.is_some() {
-                    self.view = View::Review;
-                } else {
-                    self.transcript
-                        .push(Entry::Notice("Nothing to review.".into()));
-                }
-                Vec::new()
-            }
-            Action::Down | Action::Up => {
-                let delta = if action == Action::Down { 1 } else { -1 };
-                if let Overlay::Sessions { rows, cursor } = &mut self.overlay {
-                    *cursor = (*cursor as isize + delta)
-                        .clamp(0, rows.len().saturating_sub(1) as isize)
-                        as usize;
-                    return Vec::new();
-                }
-                if let Overlay::Checkpoints {
-                    rows,
-                    cursor,
-                    three_way,
-                    file,
-                } = &mut self.overlay
-                {
-                    let (slot, len) = match three_way {
-                        Some(views) => (file, views.len()),
-                        None => (cursor, rows.len()),
-                    };
-                    *slot =
-                        (*slot as isize + delta).clamp(0, len.saturating_sub(1) as isize) as usize;
-                    return Vec::new();
-                }
-                if self.view == View::Review {
-                    if let Some(r) = &mut self.review {
-                        let n = r.positions().len();
-                        r.cursor = (r.cursor as isize + delta)
-                            .clamp(0, n.saturating_sub(1) as isize)
-                            as usize;
-                    }
-                } else {
-                    self.tree.move_by(delta);
-                }
-                Vec::new()
-            }
-            Action::Open => {
-                match self.tree.selected().map(|n| (n.kind, n.rel.clone())) {
-                    Some((crate::tui::tree::NodeKind::File, rel)) => self.open_preview(rel),
-                    Some((crate::tui::tree::NodeKind::Dir { .. }, _)) | None => {
-                        if let Some((rel, depth)) = self.tree.toggle() {
-                            self.loads.push(Load::TreeDir { rel, depth });
-                        }
-                    }
-                }
-                Vec::new()
-            }
-            Action::MarkRange => {
-                if let Overlay::Preview { mark, scroll, .. } = &mut self.overlay {
-                    *mark = match mark {
-                        Some(_) => None,
-                        None => Some(*scroll),
-                    };
-                }
-                Vec::new()
-            }
-            Action::Pin => {
-                let path = match &mut self.overlay {
-                    // With a range marked, pin those lines: `path:10-20`.
-                    Overlay::Preview {
-                        path, mark, scroll, ..
-                    } if mark.is_some() => {
-                        let m = mark.take().unwrap_or_default();
-                        let (a, b) = (m.min(*scroll) + 1, m.max(*scroll) + 1);
-                        Some(format!("{path}:{a}-{b}"))
-                    }
-                    Overlay::Preview { path, .. } => Some(path.clone()),
-                    _ => self
-                        .tree
-                        .selected()
-                        .filter(|n| n.kind == crate::tui::tree::NodeKind::File)
-                        .map(|n| n.rel.clone()),
-                };
-                if let Some(path) = path {
-                    match self.pinned.iter().position(|p| *p == path) {
-                        Some(i) => {
-                            self.pinned.remove(i);
-                        }
-                        None => self.pinned.push(path),
-                    }
-                }
-                Vec::new()
-            }
-            Action::Accept | Action::Reject => self.decide(action == Action::Accept, false),
-            Action::AcceptFile | Action::RejectFile => {
-                self.decide(action == Action::AcceptFile, true)
-            }
-            Action::Apply => match &self.review {
-                Some(r) => vec![Op::Apply {
-                    job_id: r.job_id.clone(),
-                }],
-                None => Vec::new(),
-            },
-            Action::Rollback => {
-                match &self.latest_checkpoint {
-                    Some(cp) => {
-                        self.overlay = Overlay::Rollback {
-                            checkpoint_id: cp.id.clone(),
-                            files: cp.files.clone(),
-                            hunks: cp.hunks.clone(),
-                            picking: None,
-                        }
-                    }
-                    None => self
-                        .transcript
-                        .push(Entry::Notice("No checkpoint to roll back yet.".into())),
-                }
-                Vec::new()
-            }
-            Action::EditHunk => {
-                self.open_hunk_editor();
-                Vec::new()
-            }
-            Action::RollbackAll
+            Action::OpenRoot => self.open_root_dialog(),
+            Action::Newline => self.input.insert_newline(),
+            Action::OpenReview => self.open_review(),
+            Action::Open => self.open_selected(),
+            Action::MarkRange => self.mark_range(),
+            Action::Pin => self.pin(),
+            Action::Rollback => self.offer_rollback(),
+            Action::EditHunk => self.open_hunk_editor(),
+            Action::Help => self.overlay = Overlay::Help { scroll: 0 },
+            // Those that send commands are `act`'s.
+            Action::Send
+            | Action::Cancel
+            | Action::Confirm
+            | Action::Down
+            | Action::Up
+            | Action::Accept
+            | Action::Reject
+            | Action::AcceptFile
+            | Action::RejectFile
+            | Action::Apply
+            | Action::ScrollUp
+            | Action::ScrollDown
+            | Action::PageUp
+            | Action::PageDown
+            | Action::RollbackAll
             | Action::PickHunks
             | Action::ToggleChoice
             | Action::SaveEdit
             | Action::Allow
-            | Action::Deny => Vec::new(),
-            Action::ScrollUp => self.scroll_by(1),
-            Action::ScrollDown => self.scroll_by(-1),
-            Action::PageUp => self.scroll_by(10),
-            Action::PageDown => self.scroll_by(-10),
-            Action::Help => {
-                self.overlay = Overlay::Help { scroll: 0 };
-                Vec::new()
-            }
-            Action::Quit => Vec::new(),
+            | Action::Deny
+            | Action::Quit => {}
         }
     }
 
-    fn decide(&mut self, accept: bool, whole_file: bool) -> Vec<Op> {
+    /// Enter in a list overlay: pick the session, open the checkpoint.
+    fn confirm(&mut self) {
+        if let Overlay::Sessions { rows, cursor } = &self.overlay {
+            let picked = rows.get(*cursor).map(|r| r.session_id.clone());
+            self.overlay = Overlay::None;
+            if let Some(id) = picked {
+                self.session = Some(id.clone());
+                self.loads.push(Load::Session(id));
+            }
+            return;
+        }
+        if let Overlay::Checkpoints {
+            rows,
+            cursor,
+            three_way: None,
+            ..
+        } = &self.overlay
+            && let Some(row) = rows.get(*cursor)
+        {
+            self.loads.push(Load::ThreeWay(row.id.clone()));
+        }
+    }
+
+    /// Esc: close what is open, innermost first; else cancel the job.
+    fn cancel(&mut self) -> Vec<Command> {
+        match &mut self.overlay {
+            // No pick: a new session.
+            Overlay::Sessions { .. } | Overlay::Preview { .. } => {
+                self.overlay = Overlay::None;
+                return Vec::new();
+            }
+            Overlay::Checkpoints { three_way, .. } => {
+                if three_way.take().is_none() {
+                    self.overlay = Overlay::None;
+                }
+                return Vec::new();
+            }
+            _ => {}
+        }
+        if self.view == View::Review {
+            self.view = View::Chat;
+            return Vec::new();
+        }
+        match &self.job {
+            Some(job) if self.job_running() => vec![Command::Cancel {
+                job_id: job.id.clone(),
+            }],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Down / Up: in the open list, the review, or the tree.
+    fn move_by(&mut self, delta: isize) {
+        let step = |at: &mut usize, len: usize| {
+            *at = (*at as isize + delta).clamp(0, len.saturating_sub(1) as isize) as usize;
+        };
+        match &mut self.overlay {
+            Overlay::Sessions { rows, cursor } => return step(cursor, rows.len()),
+            Overlay::Checkpoints {
+                rows,
+                cursor,
+                three_way,
+                file,
+            } => {
+                return match three_way {
+                    Some(views) => step(file, views.len()),
+                    None => step(cursor, rows.len()),
+                };
+            }
+            _ => {}
+        }
+        if self.view == View::Review {
+            if let Some(r) = &mut self.review {
+                let n = r.positions().len();
+                step(&mut r.cursor, n);
+            }
+        } else {
+            self.tree.move_by(delta);
+        }
+    }
+
+    fn toggle_whole_file(&mut self) {
+        if let Some(review) = &mut self.review
+            && review.whole_file.take().is_none()
+            && let Some((f, _)) = review.current()
+        {
+            self.loads
+                .push(Load::WholeFile(review.bundle.files[f].clone()));
+        }
+    }
+
+    fn open_review(&mut self) {
+        if self.review.is_some() {
+            self.view = View::Review;
+        } else {
+            self.transcript
+                .push(Entry::Notice("Nothing to review.".into()));
+        }
+    }
+
+    /// Enter in the tree: preview a file, fold or unfold a folder.
+    fn open_selected(&mut self) {
+        match self.tree.selected().map(|n| (n.kind, n.rel.clone())) {
+            Some((crate::tui::tree::NodeKind::File, rel)) => self.open_preview(rel),
+            Some((crate::tui::tree::NodeKind::Dir { .. }, _)) | None => {
+                if let Some((rel, depth)) = self.tree.toggle() {
+                    self.loads.push(Load::TreeDir { rel, depth });
+                }
+            }
+        }
+    }
+
+    fn mark_range(&mut self) {
+        if let Overlay::Preview { mark, scroll, .. } = &mut self.overlay {
+            *mark = match mark {
+                Some(_) => None,
+                None => Some(*scroll),
+            };
+        }
+    }
+
+    /// `p`: pins (or unpins) the previewed file, its marked lines, or the
+    /// tree's file as context for the next instructions.
+    fn pin(&mut self) {
+        let path = match &mut self.overlay {
+            // With a range marked, pin those lines: `path:10-20`.
+            Overlay::Preview {
+                path, mark, scroll, ..
+            } if mark.is_some() => {
+                let m = mark.take().unwrap_or_default();
+                let (a, b) = (m.min(*scroll) + 1, m.max(*scroll) + 1);
+                Some(format!("{path}:{a}-{b}"))
+            }
+            Overlay::Preview { path, .. } => Some(path.clone()),
+            _ => self
+                .tree
+                .selected()
+                .filter(|n| n.kind == crate::tui::tree::NodeKind::File)
+                .map(|n| n.rel.clone()),
+        };
+        if let Some(path) = path {
+            match self.pinned.iter().position(|p| *p == path) {
+                Some(i) => {
+                    self.pinned.remove(i);
+                }
+                None => self.pinned.push(path),
+            }
+        }
+    }
+
+    /// Ctrl+Z: the rollback dialog for the newest checkpoint.
+    fn offer_rollback(&mut self) {
+        match &self.latest_checkpoint {
+            Some(cp) => {
+                self.overlay = Overlay::Rollback {
+                    checkpoint_id: cp.id.clone(),
+                    files: cp.files.clone(),
+                    hunks: cp.hunks.clone(),
+                    picking: None,
+                }
+            }
+            None => self
+                .transcript
+                .push(Entry::Notice("No checkpoint to roll back yet.".into())),
+        }
+    }
+
+    fn decide(&mut self, accept: bool, whole_file: bool) -> Vec<Command> {
         let Some(review) = &mut self.review else {
             return Vec::new();
         };
@@ -346,7 +362,7 @@ impl App {
         } else {
             (Vec::new(), ids)
         };
-        vec![Op::Decide {
+        vec![Command::Decide {
             job_id: review.job_id.clone(),
             accept: accept_ids,
             reject: reject_ids,
@@ -354,7 +370,7 @@ impl App {
         }]
     }
 
-    fn send(&mut self) -> Vec<Op> {
+    fn send(&mut self) -> Vec<Command> {
         let text = self.input.lines().join("\n");
         let trimmed = text.trim();
         if trimmed.is_empty() {
@@ -384,7 +400,8 @@ impl App {
             self.transcript.push(Entry::Notice(
                 "Compacting the conversation: the model summarizes the older turns…".into(),
             ));
-            return vec![Op::Compact { job_id }];
+            let session = self.session_ref();
+            return vec![Command::Compact { session, job_id }];
         }
         self.history.push(text.clone());
         self.transcript.push(Entry::User(text.clone()));
@@ -397,12 +414,21 @@ impl App {
             )
         };
         let job_id = self.new_job(JobPurpose::Instruction);
-        vec![Op::StartJob {
+        vec![Command::StartJob {
+            session: self.session_ref(),
             job_id,
             prompt: text,
             mode: self.mode,
             max_tool_calls: None,
         }]
+    }
+
+    /// The session the next job goes to.
+    pub(super) fn session_ref(&self) -> SessionRef {
+        match &self.session {
+            Some(id) => SessionRef::Id(id.clone()),
+            None => SessionRef::New,
+        }
     }
 
     /// A fresh job id, now the current job.

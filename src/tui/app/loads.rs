@@ -1,14 +1,65 @@
-//! Scrolling and the results of work done off the UI task: previews,
-//! the whole-file view, the checkpoints list and its three-way view.
+//! Scrolling, and what work done off the UI task gave (`Loaded`): the
+//! engine's answers to queries (folders, previews, checkpoints, sessions),
+//! colours, and the replies to commands.
 
-use super::{App, CheckpointRow, Load, Overlay, WholeFileRow};
-use crate::checkpoint::ThreeWay;
-use crate::protocol::Op;
+use super::{App, CheckpointRow, Entry, LatestCheckpoint, Load, Overlay, WholeFileRow};
+use crate::protocol::{
+    Checkpoint, Command, EngineError, FileRow, FolderEntry, Reply, ThreeWay, Transcript,
+};
 use crate::tui::highlight::StyledLine;
+
+/// What the event loop's off-task work gave, for the app.
+#[derive(Debug)]
+pub enum Loaded {
+    TreeDir {
+        rel: String,
+        depth: usize,
+        entries: Vec<FolderEntry>,
+    },
+    HunkColours {
+        job_id: String,
+        colours: Vec<(String, Vec<StyledLine>)>,
+    },
+    /// A code block's colours.
+    Highlighted {
+        key: u64,
+        lines: Vec<StyledLine>,
+    },
+    Preview {
+        generation: u64,
+        result: Result<Vec<StyledLine>, String>,
+    },
+    WholeFile {
+        path: String,
+        rows: Vec<FileRow>,
+    },
+    /// Every checkpoint, oldest first.
+    Checkpoints(Vec<Checkpoint>),
+    LatestCheckpoint(Option<Checkpoint>),
+    ThreeWay {
+        id: String,
+        views: Vec<ThreeWay>,
+    },
+    /// A resumed or picked session, or why it could not be read.
+    Session(Result<Transcript, String>),
+    Paths(Vec<String>),
+    RecentRoots(Vec<String>),
+    Completions {
+        typed: String,
+        found: Vec<String>,
+    },
+    /// Another root could not be opened: why.
+    RootFailed(String),
+    /// The engine's reply to a command the app sent.
+    Replied {
+        command: Box<Command>,
+        result: Result<Reply, EngineError>,
+    },
+}
 
 impl App {
     /// Scrolls the transcript up (positive) or down; 0 follows the newest text.
-    pub fn scroll_by(&mut self, rows: isize) -> Vec<Op> {
+    pub fn scroll_by(&mut self, rows: isize) -> Vec<Command> {
         if let Overlay::Preview { scroll, lines, .. } = &mut self.overlay {
             // In a preview, "up" means towards the top of the file.
             let max = lines.len().saturating_sub(1) as isize;
@@ -19,14 +70,92 @@ impl App {
         Vec::new()
     }
 
-    /// What a workspace-only load gave: a folder's entries go under it in
-    /// the tree, hunk colours into the review.
-    pub fn loaded(&mut self, done: crate::tui::Loaded) {
+    /// Takes what a load gave.
+    pub fn loaded(&mut self, done: Loaded) {
         match done {
-            crate::tui::Loaded::TreeDir { rel, nodes } => self.tree.children_loaded(&rel, nodes),
-            crate::tui::Loaded::HunkColours { job_id, colours } => {
-                self.hunks_coloured(&job_id, colours)
+            Loaded::TreeDir {
+                rel,
+                depth,
+                entries,
+            } => self.tree.children_loaded(&rel, depth, entries),
+            Loaded::HunkColours { job_id, colours } => self.hunks_coloured(&job_id, colours),
+            Loaded::Highlighted { key, lines } => self.code_highlighted(key, lines),
+            Loaded::Preview { generation, result } => self.preview_loaded(generation, result),
+            Loaded::WholeFile { path, rows } => self.whole_file_loaded(
+                path,
+                rows.into_iter()
+                    .map(|r| (r.sign, r.text, r.hunk_id))
+                    .collect(),
+            ),
+            Loaded::Checkpoints(list) => self.checkpoints_loaded(checkpoint_rows(list)),
+            Loaded::LatestCheckpoint(latest) => {
+                self.latest_checkpoint = latest.map(|cp| latest_of(&cp));
             }
+            Loaded::ThreeWay { id, views } => self.three_way_loaded(&id, views),
+            Loaded::Session(Ok(transcript)) => self.show_session(&transcript),
+            Loaded::Session(Err(why)) => self.transcript.push(Entry::Error(format!(
+                "The session could not be read: {why}"
+            ))),
+            Loaded::Paths(paths) => self.paths = paths,
+            Loaded::RecentRoots(recent) => self.recent_roots_loaded(recent),
+            Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
+            Loaded::RootFailed(why) => self.root_open_failed(why),
+            Loaded::Replied { command, result } => self.replied(&command, result),
+        }
+    }
+
+    /// The engine's reply: a new session's id is kept; a refusal events do
+    /// not report (a session driven elsewhere, a stopped engine) is said.
+    pub fn replied(&mut self, command: &Command, result: Result<Reply, EngineError>) {
+        match (command, result) {
+            (
+                _,
+                Ok(Reply::Started {
+                    session_id: Some(id),
+                    ..
+                }),
+            ) => self.session = Some(id),
+            (Command::StartJob { job_id, .. } | Command::Compact { job_id, .. }, Err(e)) => {
+                if let Some(job) = self.job.as_mut().filter(|j| &j.id == job_id) {
+                    job.status = crate::protocol::JobStatus::Failed;
+                }
+                self.transcript.push(Entry::Error(e.to_string()));
+            }
+            (_, Err(e @ (EngineError::Busy { .. } | EngineError::Unavailable { .. }))) => {
+                self.review_error = Some(e.to_string());
+                self.transcript.push(Entry::Error(e.to_string()));
+            }
+            // Said by the events that came with it.
+            (_, Ok(_) | Err(_)) => {}
+        }
+    }
+
+    /// Shows a session read from the store: its conversation and pending review.
+    pub fn show_session(&mut self, s: &Transcript) {
+        self.session = Some(s.session_id.clone());
+        for job in &s.jobs {
+            self.transcript.push(Entry::User(job.prompt.clone()));
+            if let Some(answer) = &job.answer {
+                self.push_answer(answer);
+            }
+        }
+        let pending = s
+            .jobs
+            .iter()
+            .rev()
+            .find(|j| j.bundle.as_ref().is_some_and(|b| b.is_pending()));
+        if let Some(job) = pending
+            && let Some(bundle) = &job.bundle
+        {
+            self.show_review(super::ReviewView::new(
+                job.job_id.clone(),
+                bundle.clone(),
+                0,
+                None,
+            ));
+            self.transcript.push(Entry::Notice(
+                "A review is pending: Ctrl+R opens it.".into(),
+            ));
         }
     }
 
@@ -85,5 +214,39 @@ impl App {
                 Err(e) => *error = Some(e),
             }
         }
+    }
+}
+
+/// The checkpoints list's rows, newest first.
+fn checkpoint_rows(mut list: Vec<Checkpoint>) -> Vec<CheckpointRow> {
+    list.reverse();
+    list.into_iter()
+        .map(|cp| CheckpointRow {
+            id: cp.checkpoint_id,
+            created_at: cp.created_at,
+            kind: format!("{:?}", cp.kind).to_lowercase(),
+            files: cp.affected_files.into_iter().map(|f| f.file_path).collect(),
+        })
+        .collect()
+}
+
+/// The newest checkpoint as `Ctrl+Z` offers it.
+pub fn latest_of(cp: &Checkpoint) -> LatestCheckpoint {
+    LatestCheckpoint {
+        id: cp.checkpoint_id.clone(),
+        files: cp
+            .affected_files
+            .iter()
+            .map(|f| f.file_path.clone())
+            .collect(),
+        hunks: cp
+            .affected_files
+            .iter()
+            .flat_map(|f| {
+                f.hunks
+                    .iter()
+                    .map(move |h| (h.hunk_id.clone(), f.file_path.clone()))
+            })
+            .collect(),
     }
 }

@@ -1,7 +1,8 @@
 //! The TUI's state and how keys and engine events change it. Pure: keys
-//! return the `Op`s to send, events update the state; nothing here draws or
-//! does I/O, so every behaviour is testable without a terminal. Keys are in
-//! `keys.rs`, engine events in `events.rs`.
+//! return the commands to send, events and finished loads update the state;
+//! nothing here draws or does I/O, so every behaviour is testable without a
+//! terminal. Keys are in `keys.rs`, engine events in `events.rs`, finished
+//! loads in `loads.rs`.
 
 mod dialogs;
 mod events;
@@ -13,7 +14,8 @@ mod review;
 
 use ratatui_textarea::TextArea;
 
-pub use open_root::{RootDialog, complete_folder};
+pub use loads::{Loaded, latest_of};
+pub use open_root::RootDialog;
 pub use review::{HunkCode, ReviewView, WholeFileRow};
 
 use super::highlight::StyledLine;
@@ -21,9 +23,7 @@ use super::keymap::Context;
 pub use super::markdown::Answer;
 use super::markdown::Colours;
 use super::tree::Tree;
-use crate::checkpoint::ThreeWay;
-use crate::protocol::SessionSummary;
-use crate::protocol::{JobStatus, Mode, Usage};
+use crate::protocol::{JobStatus, Mode, SessionSummary, ThreeWay, Usage};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
@@ -209,24 +209,19 @@ pub enum Quit {
     Now,
 }
 
-/// The session picked in the picker.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SessionPick {
-    New,
-    Resume(String),
-}
-
-/// Work the app asks of the event loop, which does it off the UI task and
-/// hands the result back (`*_loaded`).
+/// Work the app asks of the event loop, which does it off the UI task
+/// (through the engine's queries) and hands the result back (`loaded`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Load {
-    /// Start the engine on the picked session.
-    Session(SessionPick),
+    /// A session's transcript and pending review (resumed or picked).
+    Session(String),
     Checkpoints,
+    /// The newest checkpoint (what `Ctrl+Z` offers).
+    LatestCheckpoint,
     /// A checkpoint's three-way view.
     ThreeWay(String),
     /// A review file with its hunks inline.
-    WholeFile(crate::review::FileDiff),
+    WholeFile(crate::protocol::FileDiff),
     /// A file preview, tagged so a stale one is dropped.
     Preview {
         generation: u64,
@@ -237,11 +232,13 @@ pub enum Load {
         job_id: String,
         hunks: Vec<HunkCode>,
     },
-    /// The entries of a folder the tree expanded.
+    /// The entries of a folder the tree expanded (`""`: the root's top).
     TreeDir {
         rel: String,
         depth: usize,
     },
+    /// Every file of the root, for `@path` completion.
+    Paths,
     /// The roots opened lately (`Ctrl+O`).
     RecentRoots,
     /// Folders the typed path can complete to.
@@ -300,6 +297,9 @@ impl ContextGauge {
 
 pub struct App {
     pub root: String,
+    /// The session jobs go to: `None` until the first job makes one (or a
+    /// resumed or picked session is set).
+    pub session: Option<String>,
     pub mode: Mode,
     /// `[ui] theme`: colours for a dark or a light background.
     pub theme: crate::config::Theme,
@@ -379,6 +379,7 @@ impl App {
         App {
             theme: crate::config::Theme::Dark,
             root,
+            session: None,
             mode,
             focus: Focus::Input,
             tree,

@@ -5,7 +5,7 @@
 use crossterm::event::{KeyCode, KeyEvent};
 
 use super::{App, Entry, Load, Overlay};
-use crate::protocol::Op;
+use crate::protocol::Command;
 
 /// Where the dialog stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,7 +40,7 @@ impl App {
         self.loads.push(Load::RecentRoots);
     }
 
-    pub(super) fn open_root_key(&mut self, key: KeyEvent) -> Vec<Op> {
+    pub(super) fn open_root_key(&mut self, key: KeyEvent) -> Vec<Command> {
         let Overlay::OpenRoot {
             input,
             choices,
@@ -154,65 +154,19 @@ fn common_prefix(items: &[String]) -> Option<String> {
     Some(first[..len].to_string())
 }
 
-/// Folders whose path starts with `typed` (`~/` is the home folder), each
-/// ending in `/`, sorted; hidden ones only when the typed name starts
-/// with a dot. File I/O: the event loop runs it on the blocking pool.
-pub fn complete_folder(typed: &str) -> Vec<String> {
-    let home = crate::workspace::expand_home("~").display().to_string();
-    // `~` alone completes inside the home folder, like `~/`.
-    let typed_dir = if typed == "~" { "~/" } else { typed };
-    let expanded = crate::workspace::expand_home(typed_dir)
-        .display()
-        .to_string();
-    let (folder, stem) = match expanded.rfind('/') {
-        Some(at) => (&expanded[..=at], &expanded[at + 1..]),
-        None => ("./", expanded.as_str()),
-    };
-    let shown = |name: &str| -> String {
-        let full = if expanded.contains('/') {
-            format!("{folder}{name}/")
-        } else {
-            format!("{name}/")
-        };
-        match typed.strip_prefix('~') {
-            Some(_) if !home.is_empty() => full.replacen(&home, "~", 1),
-            _ => full,
-        }
-    };
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return Vec::new();
-    };
-    let mut out: Vec<String> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_dir())
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.starts_with(stem) && (stem.starts_with('.') || !n.starts_with('.')))
-        .map(|n| shown(&n))
-        .collect();
-    out.sort();
-    out.truncate(200);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn completes_folders_only_and_shares_the_prefix() {
+    fn completions_share_their_prefix() {
         let dir = tempfile::tempdir().unwrap();
         for d in ["alpha", "alps", "beta", ".hidden"] {
             std::fs::create_dir(dir.path().join(d)).unwrap();
         }
         std::fs::write(dir.path().join("alpine.txt"), "x").unwrap();
         let base = format!("{}/", dir.path().display());
-        let found = complete_folder(&format!("{base}al"));
-        assert_eq!(found, [format!("{base}alpha/"), format!("{base}alps/")]);
+        let found = crate::agent::complete_folder(&format!("{base}al"));
         assert_eq!(common_prefix(&found), Some(format!("{base}alp")));
-        assert_eq!(
-            complete_folder(&format!("{base}.h")),
-            [format!("{base}.hidden/")]
-        );
-        assert_eq!(complete_folder(&base).len(), 3);
     }
 }

@@ -1,7 +1,7 @@
 //! The review as the TUI holds it: the bundle, where the reviewer is, each
 //! hunk's patch parsed once and its colours (computed off the UI task).
 
-use crate::review::DiffBundle;
+use crate::protocol::DiffBundle;
 use crate::tui::highlight::StyledLine;
 
 /// The pending diff and where the reviewer is in it.

@@ -275,42 +275,8 @@ impl Builder {
                 self.open();
                 self.containers.push(Container::List { next: start });
             }
-            Tag::Item => {
-                self.flush();
-                self.open();
-                let depth = self
-                    .containers
-                    .iter()
-                    .filter(|c| matches!(c, Container::List { .. }))
-                    .count();
-                let marker = match self.containers.last_mut() {
-                    Some(Container::List { next: Some(n) }) => {
-                        *n += 1;
-                        format!("{}. ", *n - 1)
-                    }
-                    _ => ["• ", "◦ ", "▪ "][(depth.max(1) - 1) % 3].to_string(),
-                };
-                self.containers.push(Container::Item {
-                    marker,
-                    used: false,
-                });
-            }
-            Tag::Table(align) => {
-                self.flush();
-                self.table = Some(TableBuild {
-                    align: align
-                        .into_iter()
-                        .map(|a| match a {
-                            Alignment::Center => Align::Center,
-                            Alignment::Right => Align::Right,
-                            Alignment::None | Alignment::Left => Align::Left,
-                        })
-                        .collect(),
-                    head: Vec::new(),
-                    rows: Vec::new(),
-                    row: Vec::new(),
-                });
-            }
+            Tag::Item => self.start_item(),
+            Tag::Table(align) => self.start_table(align),
             Tag::TableHead | Tag::TableRow | Tag::TableCell => self.runs.clear(),
             Tag::Emphasis => self
                 .styles
@@ -320,11 +286,10 @@ impl Builder {
                 .styles
                 .push(Style::new().add_modifier(Modifier::CROSSED_OUT)),
             Tag::Link { dest_url, .. } => {
-                self.styles.push(
-                    Style::new()
-                        .fg(Color::LightBlue)
-                        .add_modifier(Modifier::UNDERLINED),
-                );
+                let link = Style::new()
+                    .fg(Color::LightBlue)
+                    .add_modifier(Modifier::UNDERLINED);
+                self.styles.push(link);
                 self.link = Some((dest_url.to_string(), String::new()));
             }
             Tag::Image { dest_url, .. } => {
@@ -343,6 +308,45 @@ impl Builder {
             | Tag::DefinitionListDefinition
             | Tag::MetadataBlock(_) => self.styles.push(Style::new()),
         }
+    }
+
+    /// A list item: its marker (numbered, or a bullet by depth).
+    fn start_item(&mut self) {
+        self.flush();
+        self.open();
+        let depth = self
+            .containers
+            .iter()
+            .filter(|c| matches!(c, Container::List { .. }))
+            .count();
+        let marker = match self.containers.last_mut() {
+            Some(Container::List { next: Some(n) }) => {
+                *n += 1;
+                format!("{}. ", *n - 1)
+            }
+            _ => ["• ", "◦ ", "▪ "][(depth.max(1) - 1) % 3].to_string(),
+        };
+        self.containers.push(Container::Item {
+            marker,
+            used: false,
+        });
+    }
+
+    fn start_table(&mut self, align: Vec<Alignment>) {
+        self.flush();
+        self.table = Some(TableBuild {
+            align: align
+                .into_iter()
+                .map(|a| match a {
+                    Alignment::Center => Align::Center,
+                    Alignment::Right => Align::Right,
+                    Alignment::None | Alignment::Left => Align::Left,
+                })
+                .collect(),
+            head: Vec::new(),
+            rows: Vec::new(),
+            row: Vec::new(),
+        });
     }
 
     fn end(&mut self, tag: TagEnd) {
@@ -377,52 +381,10 @@ impl Builder {
                 self.flush();
                 self.containers.pop();
             }
-            TagEnd::TableCell => {
-                let cell = std::mem::take(&mut self.runs);
-                if let Some(t) = &mut self.table {
-                    t.row.push(cell);
-                }
+            TagEnd::TableCell | TagEnd::TableHead | TagEnd::TableRow | TagEnd::Table => {
+                self.end_table_part(tag)
             }
-            TagEnd::TableHead => {
-                if let Some(t) = &mut self.table {
-                    t.head = std::mem::take(&mut t.row);
-                }
-            }
-            TagEnd::TableRow => {
-                if let Some(t) = &mut self.table {
-                    let row = std::mem::take(&mut t.row);
-                    t.rows.push(row);
-                }
-            }
-            TagEnd::Table => {
-                if let Some(t) = self.table.take() {
-                    self.open();
-                    self.prefix(true);
-                    let indent = self.prefix(false);
-                    self.blocks.push(Block::Table {
-                        indent,
-                        align: t.align,
-                        head: t.head,
-                        rows: t.rows,
-                    });
-                    self.gap = true;
-                }
-            }
-            TagEnd::Link => {
-                self.styles.pop();
-                if let Some((url, text)) = self.link.take() {
-                    let same = url == text || url.strip_prefix("mailto:") == Some(&text);
-                    if !same && !url.is_empty() {
-                        self.text(&format!(" ({url})"), dim());
-                    }
-                }
-            }
-            TagEnd::Image => {
-                self.styles.pop();
-                if let Some((url, _)) = self.link.take() {
-                    self.text(&format!("] ({url})"), dim());
-                }
-            }
+            TagEnd::Link | TagEnd::Image => self.end_link(tag == TagEnd::Image),
             TagEnd::Emphasis
             | TagEnd::Strong
             | TagEnd::Strikethrough
@@ -438,6 +400,54 @@ impl Builder {
                 self.flush();
                 self.gap = true;
             }
+        }
+    }
+}
+
+impl Builder {
+    /// The end of a table's cell, head, row, or of the table itself.
+    fn end_table_part(&mut self, tag: TagEnd) {
+        if tag == TagEnd::Table {
+            if let Some(t) = self.table.take() {
+                self.open();
+                self.prefix(true);
+                let indent = self.prefix(false);
+                self.blocks.push(Block::Table {
+                    indent,
+                    align: t.align,
+                    head: t.head,
+                    rows: t.rows,
+                });
+                self.gap = true;
+            }
+            return;
+        }
+        let cell = (tag == TagEnd::TableCell).then(|| std::mem::take(&mut self.runs));
+        let Some(t) = &mut self.table else { return };
+        match (cell, tag) {
+            (Some(cell), _) => t.row.push(cell),
+            (None, TagEnd::TableHead) => t.head = std::mem::take(&mut t.row),
+            (None, _) => {
+                let row = std::mem::take(&mut t.row);
+                t.rows.push(row);
+            }
+        }
+    }
+
+    /// The end of a link (its URL after it, unless it is the text) or of
+    /// an image's alt text.
+    fn end_link(&mut self, image: bool) {
+        self.styles.pop();
+        let Some((url, text)) = self.link.take() else {
+            return;
+        };
+        if image {
+            self.text(&format!("] ({url})"), dim());
+            return;
+        }
+        let same = url == text || url.strip_prefix("mailto:") == Some(&text);
+        if !same && !url.is_empty() {
+            self.text(&format!(" ({url})"), dim());
         }
     }
 }

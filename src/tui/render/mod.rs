@@ -112,7 +112,7 @@ fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let badge = |rel: &str| -> Option<(char, Color)> {
         let review = app.review.as_ref()?;
         let file = review.bundle.files.iter().find(|f| f.file_path == rel)?;
-        let hunk = |pred: &dyn Fn(&crate::review::Hunk) -> bool| file.hunks.iter().any(pred);
+        let hunk = |pred: &dyn Fn(&crate::protocol::Hunk) -> bool| file.hunks.iter().any(pred);
         if hunk(&|h| h.state.accepted().is_none()) {
             Some(('●', Color::Yellow))
         } else if hunk(&|h| h.state.is_applied()) {
@@ -171,6 +171,27 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         format!(" {} {state} ", app.provider_label),
         Style::new().fg(colour),
     );
+    let mode = Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan));
+    // A note (what was just copied) shows until the next key, in place of
+    // the job, counts and hints.
+    if let Some(note) = &app.status_note {
+        let room = (area.width as usize).saturating_sub(mode.width() + provider.width());
+        let text: String = format!(" {note}").chars().take(room).collect();
+        let note = Span::styled(text, Style::new().fg(Color::Green));
+        frame.render_widget(Paragraph::new(Line::from(vec![mode, provider, note])), area);
+        return;
+    }
+    let mut spans = vec![mode, provider];
+    spans.extend(job_spans(app));
+    spans.extend(mcp_spans(app));
+    let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
+    spans.push(hint_span(app, room));
+    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+}
+
+/// The job's state and steps, the tokens, how full the window is, the
+/// review's progress.
+fn job_spans(app: &App) -> Vec<Span<'static>> {
     let job = match &app.job {
         Some(j) => {
             let state = match j.status {
@@ -192,21 +213,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         if app.tokens_estimated { "~" } else { "" },
         app.tokens.input_tokens + app.tokens.output_tokens
     );
-    let review = app.review.as_ref().map(|r| {
-        let (done, all) = r.progress();
-        format!(" review {done}/{all} ")
-    });
-    let mode = Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan));
-    // A note (what was just copied) shows until the next key, in place of
-    // the job, counts and hints.
-    if let Some(note) = &app.status_note {
-        let room = (area.width as usize).saturating_sub(mode.width() + provider.width());
-        let text: String = format!(" {note}").chars().take(room).collect();
-        let note = Span::styled(text, Style::new().fg(Color::Green));
-        frame.render_widget(Paragraph::new(Line::from(vec![mode, provider, note])), area);
-        return;
-    }
-    let mut spans = vec![mode, provider, Span::raw(job), Span::raw(tokens)];
+    let mut spans = vec![Span::raw(job), Span::raw(tokens)];
     if let Some(gauge) = &app.context {
         let percent = gauge.percent();
         let colour = match percent {
@@ -219,30 +226,42 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
             Style::new().fg(colour),
         ));
     }
-    if let Some(r) = review {
-        spans.push(Span::styled(r, Style::new().fg(Color::Yellow)));
+    if let Some(r) = &app.review {
+        let (done, all) = r.progress();
+        spans.push(Span::styled(
+            format!(" review {done}/{all} "),
+            Style::new().fg(Color::Yellow),
+        ));
     }
-    // MCP servers once a job has started them: ● running, ✗ failed.
-    if !app.mcp.is_empty() {
-        spans.push(Span::raw(" mcp"));
-        for server in &app.mcp {
-            let (mark, colour) = match server.state {
-                crate::protocol::McpState::Running => ("●", Color::Green),
-                crate::protocol::McpState::Failed => ("✗", Color::Red),
-                crate::protocol::McpState::Stopped | crate::protocol::McpState::Disabled => {
-                    ("○", Color::DarkGray)
-                }
-            };
-            spans.push(Span::styled(
-                format!(" {mark}{}", server.name),
-                Style::new().fg(colour),
-            ));
-        }
-        spans.push(Span::raw(" "));
+    spans
+}
+
+/// MCP servers once a job has started them: ● running, ✗ failed.
+fn mcp_spans(app: &App) -> Vec<Span<'static>> {
+    if app.mcp.is_empty() {
+        return Vec::new();
     }
-    let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
-    // Hints for the focused pane, most useful first, as many as fit, with
-    // the keys the keymap has now.
+    let mut spans = vec![Span::raw(" mcp")];
+    for server in &app.mcp {
+        let (mark, colour) = match server.state {
+            crate::protocol::McpState::Running => ("●", Color::Green),
+            crate::protocol::McpState::Failed => ("✗", Color::Red),
+            crate::protocol::McpState::Stopped | crate::protocol::McpState::Disabled => {
+                ("○", Color::DarkGray)
+            }
+        };
+        spans.push(Span::styled(
+            format!(" {mark}{}", server.name),
+            Style::new().fg(colour),
+        ));
+    }
+    spans.push(Span::raw(" "));
+    spans
+}
+
+/// Hints for the focused pane, most useful first, as many as fit in
+/// `room`, with the keys the keymap has now.
+fn hint_span(app: &App, room: usize) -> Span<'static> {
     let pane = if app.view == View::Review {
         HintPane::Review
     } else if app.focus == Focus::Chat {
@@ -250,10 +269,9 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         HintPane::Other
     };
-    let hints = app.keymap.status_hints(pane);
     let mut room = room;
     let mut text = String::new();
-    for hint in hints {
+    for hint in app.keymap.status_hints(pane) {
         let piece = if text.is_empty() {
             format!(" {hint}")
         } else {
@@ -266,6 +284,5 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         room -= width;
         text.push_str(&piece);
     }
-    spans.push(Span::styled(text, Style::new().fg(Color::DarkGray)));
-    frame.render_widget(Paragraph::new(Line::from(spans)), area);
+    Span::styled(text, Style::new().fg(Color::DarkGray))
 }

@@ -24,7 +24,7 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 .review
                 .as_ref()
                 .and_then(|r| r.bundle.hunks().find(|h| &h.hunk_id == hunk_id))
-                .map(crate::review::replaced_text)
+                .map(crate::protocol::Hunk::replaced_text)
                 .unwrap_or_default();
             super::review::draw_hunk_editor(
                 frame,
@@ -36,44 +36,7 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
                 editor,
             )
         }
-        Overlay::Sessions { rows, cursor } => {
-            let mut text: Vec<Line> = rows
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let pending = if r.pending_review {
-                        "  [review pending]"
-                    } else {
-                        ""
-                    };
-                    let prompt: String = r
-                        .last_prompt
-                        .clone()
-                        .unwrap_or_default()
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .chars()
-                        .take(40)
-                        .collect();
-                    let line = Line::from(format!(
-                        "{}  {}  {} job(s)  {prompt}{pending}",
-                        r.session_id, r.updated_at, r.jobs
-                    ));
-                    if i == *cursor {
-                        line.style(Style::new().add_modifier(Modifier::REVERSED))
-                    } else {
-                        line
-                    }
-                })
-                .collect();
-            text.push(Line::from(""));
-            text.push(Line::from(Span::styled(
-                "Enter: resume · Esc: start a new session",
-                Style::new().fg(Color::DarkGray),
-            )));
-            dialog(frame, area, "Resume a session", text);
-        }
+        Overlay::Sessions { rows, cursor } => draw_sessions(frame, area, rows, *cursor),
         Overlay::Checkpoints {
             rows,
             cursor,
@@ -105,128 +68,186 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
         } => draw_open_root(frame, area, input, choices, *cursor, status),
         Overlay::Clarify {
             question, answer, ..
-        } => {
-            let text = vec![
-                Line::from(question.as_str()),
-                Line::from(""),
-                Line::from(vec![
-                    Span::styled("> ", Style::new().fg(Color::Cyan)),
-                    Span::raw(answer.as_str()),
-                ]),
-                Line::from(""),
-                Line::from(Span::styled(
-                    "Enter answers · Esc skips (no_user_answer)",
-                    Style::new().fg(Color::DarkGray),
-                )),
-            ];
-            dialog(frame, area, "The model asks", text);
-        }
-        Overlay::Approval {
-            name,
-            command,
-            cwd,
-            root,
-            sandbox,
-            also,
-            ..
-        } => {
-            let label =
-                |l: &str| Span::styled(format!("{l:>9} "), Style::new().fg(Color::DarkGray));
-            let bold = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
-            let heading = if also.is_empty() {
-                format!("The model wants to run {name}:")
-            } else {
-                format!("The model wants to run {} calls together:", also.len() + 1)
-            };
-            let mut text = vec![
-                Line::from(heading),
-                Line::from(""),
-                Line::from(vec![label("command"), Span::styled(command.clone(), bold)]),
-            ];
-            text.extend(
-                also.iter()
-                    .map(|c| Line::from(vec![label(""), Span::styled(c.clone(), bold)])),
-            );
-            text.extend([
-                Line::from(vec![label("in"), Span::raw(cwd.clone())]),
-                Line::from(vec![label("workspace"), Span::raw(root.clone())]),
-            ]);
-            if !sandbox.is_empty() {
-                // Said plainly where the kernel cannot hold the command in.
-                let style = if sandbox.starts_with("Landlock") {
-                    Style::new().fg(Color::DarkGray)
-                } else {
-                    Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
-                };
-                text.push(Line::from(vec![
-                    label("sandbox"),
-                    Span::styled(sandbox.clone(), style),
-                ]));
-            }
-            text.extend([
-                Line::from(""),
-                Line::from(Span::styled(
-                    if also.is_empty() {
-                        "y / Enter: allow once · n / Esc: deny"
-                    } else {
-                        "y / Enter: allow all once · n / Esc: deny all"
-                    },
-                    Style::new().fg(Color::DarkGray),
-                )),
-            ]);
-            let title = if also.is_empty() {
-                "Allow this command?"
-            } else {
-                "Allow these commands?"
-            };
-            dialog(frame, area, title, text);
-        }
-        Overlay::Rollback {
-            checkpoint_id,
-            files,
-            hunks,
-            picking,
-        } => {
-            let mut text = vec![Line::from(format!(
-                "Roll back checkpoint {checkpoint_id}? It touched:"
-            ))];
-            match picking {
-                None => {
-                    text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
-                    text.push(Line::from(""));
-                    text.push(Line::from(
-                        "A hard rollback loses later edits to these files.",
-                    ));
-                    let pick = if hunks.is_empty() {
-                        ""
-                    } else {
-                        " · p: pick hunks (scoped)"
-                    };
-                    text.push(Line::from(Span::styled(
-                        format!("a: roll back all (hard){pick} · Esc: cancel"),
-                        Style::new().fg(Color::DarkGray),
-                    )));
-                }
-                Some((chosen, cursor)) => {
-                    for (i, ((hunk, file), on)) in hunks.iter().zip(chosen).enumerate() {
-                        let mark = if *on { "[x]" } else { "[ ]" };
-                        let line = Line::from(format!("  {mark} {hunk}  {file}"));
-                        text.push(if i == *cursor {
-                            line.style(Style::new().add_modifier(Modifier::REVERSED))
-                        } else {
-                            line
-                        });
-                    }
-                    text.push(Line::from(""));
-                    text.push(Line::from(Span::styled(
-                        "Space: choose · Enter: roll back the chosen hunks · Esc: cancel",
-                        Style::new().fg(Color::DarkGray),
-                    )));
-                }
-            }
-            dialog(frame, area, "Roll back", text);
-        }
+        } => draw_clarify(frame, area, question, answer),
+        Overlay::Approval { .. } => draw_approval(frame, area, &app.overlay),
+        Overlay::Rollback { .. } => draw_rollback(frame, area, &app.overlay),
     }
+}
+
+/// The session picker (`--resume` without an id).
+fn draw_sessions(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    rows: &[crate::protocol::SessionSummary],
+    cursor: usize,
+) {
+    let mut text: Vec<Line> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let pending = if r.pending_review {
+                "  [review pending]"
+            } else {
+                ""
+            };
+            let prompt: String = r
+                .last_prompt
+                .clone()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(40)
+                .collect();
+            let line = Line::from(format!(
+                "{}  {}  {} job(s)  {prompt}{pending}",
+                r.session_id, r.updated_at, r.jobs
+            ));
+            if i == cursor {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
+        })
+        .collect();
+    text.push(Line::from(""));
+    text.push(Line::from(Span::styled(
+        "Enter: resume · Esc: start a new session",
+        Style::new().fg(Color::DarkGray),
+    )));
+    dialog(frame, area, "Resume a session", text);
+}
+
+/// The model's question, and the answer being typed.
+fn draw_clarify(frame: &mut Frame<'_>, area: Rect, question: &str, answer: &str) {
+    let text = vec![
+        Line::from(question),
+        Line::from(""),
+        Line::from(vec![
+            Span::styled("> ", Style::new().fg(Color::Cyan)),
+            Span::raw(answer),
+        ]),
+        Line::from(""),
+        Line::from(Span::styled(
+            "Enter answers · Esc skips (no_user_answer)",
+            Style::new().fg(Color::DarkGray),
+        )),
+    ];
+    dialog(frame, area, "The model asks", text);
+}
+
+/// A command (or calls of one turn) waiting for allow-once or deny.
+fn draw_approval(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay) {
+    let Overlay::Approval {
+        name,
+        command,
+        cwd,
+        root,
+        sandbox,
+        also,
+        ..
+    } = overlay
+    else {
+        return;
+    };
+    let label = |l: &str| Span::styled(format!("{l:>9} "), Style::new().fg(Color::DarkGray));
+    let bold = Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD);
+    let heading = if also.is_empty() {
+        format!("The model wants to run {name}:")
+    } else {
+        format!("The model wants to run {} calls together:", also.len() + 1)
+    };
+    let mut text = vec![
+        Line::from(heading),
+        Line::from(""),
+        Line::from(vec![label("command"), Span::styled(command.clone(), bold)]),
+    ];
+    text.extend(
+        also.iter()
+            .map(|c| Line::from(vec![label(""), Span::styled(c.clone(), bold)])),
+    );
+    text.extend([
+        Line::from(vec![label("in"), Span::raw(cwd.clone())]),
+        Line::from(vec![label("workspace"), Span::raw(root.clone())]),
+    ]);
+    if !sandbox.is_empty() {
+        // Said plainly where the kernel cannot hold the command in.
+        let style = if sandbox.starts_with("Landlock") {
+            Style::new().fg(Color::DarkGray)
+        } else {
+            Style::new().fg(Color::Red).add_modifier(Modifier::BOLD)
+        };
+        text.push(Line::from(vec![
+            label("sandbox"),
+            Span::styled(sandbox.clone(), style),
+        ]));
+    }
+    let (keys, title) = if also.is_empty() {
+        (
+            "y / Enter: allow once · n / Esc: deny",
+            "Allow this command?",
+        )
+    } else {
+        (
+            "y / Enter: allow all once · n / Esc: deny all",
+            "Allow these commands?",
+        )
+    };
+    text.extend([
+        Line::from(""),
+        Line::from(Span::styled(keys, Style::new().fg(Color::DarkGray))),
+    ]);
+    dialog(frame, area, title, text);
+}
+
+/// Ctrl+Z: the checkpoint's files, or its hunks being picked.
+fn draw_rollback(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay) {
+    let Overlay::Rollback {
+        checkpoint_id,
+        files,
+        hunks,
+        picking,
+    } = overlay
+    else {
+        return;
+    };
+    let mut text = vec![Line::from(format!(
+        "Roll back checkpoint {checkpoint_id}? It touched:"
+    ))];
+    let hint = match picking {
+        None => {
+            text.extend(files.iter().map(|f| Line::from(format!("  {f}"))));
+            text.push(Line::from(""));
+            text.push(Line::from(
+                "A hard rollback loses later edits to these files.",
+            ));
+            let pick = if hunks.is_empty() {
+                ""
+            } else {
+                " · p: pick hunks (scoped)"
+            };
+            format!("a: roll back all (hard){pick} · Esc: cancel")
+        }
+        Some((chosen, cursor)) => {
+            for (i, ((hunk, file), on)) in hunks.iter().zip(chosen).enumerate() {
+                let mark = if *on { "[x]" } else { "[ ]" };
+                let line = Line::from(format!("  {mark} {hunk}  {file}"));
+                text.push(if i == *cursor {
+                    line.style(Style::new().add_modifier(Modifier::REVERSED))
+                } else {
+                    line
+                });
+            }
+            text.push(Line::from(""));
+            "Space: choose · Enter: roll back the chosen hunks · Esc: cancel".to_string()
+        }
+    };
+    text.push(Line::from(Span::styled(
+        hint,
+        Style::new().fg(Color::DarkGray),
+    )));
+    dialog(frame, area, "Roll back", text);
 }
 
 pub(super) fn draw_preview(
@@ -289,7 +310,7 @@ pub(super) fn draw_checkpoints(
     area: Rect,
     rows: &[crate::tui::app::CheckpointRow],
     cursor: usize,
-    three_way: Option<&[crate::checkpoint::ThreeWay]>,
+    three_way: Option<&[crate::protocol::ThreeWay]>,
     file: usize,
 ) {
     let rect = area;

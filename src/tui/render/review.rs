@@ -1,7 +1,7 @@
 //! The review view: files with hunk counts, the current hunk with line
 //! numbers and syntax colours, or the whole file with every hunk inline.
 
-use crate::review::HunkState;
+use crate::protocol::HunkState;
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::pane;
-use crate::tui::app::App;
+use crate::tui::app::{App, ReviewView};
 
 pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(review) = &app.review else { return };
@@ -18,6 +18,42 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
         Constraint::Min(20),
     ])
     .areas(area);
+    draw_files(frame, app, review, left);
+    let Some((f, h)) = review.current() else {
+        return;
+    };
+    let file = &review.bundle.files[f];
+    let hunk = &file.hunks[h];
+    let state = match &hunk.state {
+        HunkState::Applied => "applied".to_string(),
+        HunkState::Accepted => "accepted".to_string(),
+        HunkState::Rejected => "rejected".to_string(),
+        HunkState::Pending => "pending".to_string(),
+        HunkState::Conflicted { reason } => format!("conflict: {reason}"),
+    };
+    let big = if hunk.oversized { " · oversized" } else { "" };
+    let edited = if hunk.origin == crate::protocol::review::HunkOrigin::User {
+        " · edited by you"
+    } else {
+        ""
+    };
+    let title = format!(
+        " {} · {} [{state}{big}{edited}] ",
+        file.file_path, hunk.hunk_id
+    );
+    if let Some((path, rows)) = &review.whole_file
+        && path == &file.file_path
+    {
+        draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
+        return;
+    }
+    let lines = hunk_lines(review, &hunk.hunk_id);
+    frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+}
+
+/// The review's files with their hunk counts (the current one marked), and
+/// the last refusal under them.
+fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect) {
     let current = review.current();
     let (done, all) = review.progress();
     let files: Vec<Line> = review
@@ -46,11 +82,11 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
             }
         })
         .collect();
-    let left = match &app.review_error {
+    let area = match &app.review_error {
         // A refusal (a conflict on apply, a refused edit) stays in view.
         Some(error) => {
             let [files_area, error_area] =
-                Layout::vertical([Constraint::Min(3), Constraint::Percentage(50)]).areas(left);
+                Layout::vertical([Constraint::Min(3), Constraint::Percentage(50)]).areas(area);
             frame.render_widget(
                 Paragraph::new(error.as_str())
                     .style(Style::new().fg(Color::Red))
@@ -60,47 +96,21 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
             );
             files_area
         }
-        None => left,
+        None => area,
     };
     frame.render_widget(
         Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
-        left,
+        area,
     );
-    let Some((f, h)) = current else { return };
-    let file = &review.bundle.files[f];
-    let hunk = &file.hunks[h];
-    let state = match &hunk.state {
-        HunkState::Applied => "applied".to_string(),
-        HunkState::Accepted => "accepted".to_string(),
-        HunkState::Rejected => "rejected".to_string(),
-        HunkState::Pending => "pending".to_string(),
-        HunkState::Conflicted { reason } => format!("conflict: {reason}"),
-    };
-    let big = if hunk.oversized { " · oversized" } else { "" };
-    let edited = if hunk.origin == crate::review::HunkOrigin::User {
-        " · edited by you"
-    } else {
-        ""
-    };
-    let title = format!(
-        " {} · {} [{state}{big}{edited}] ",
-        file.file_path, hunk.hunk_id
-    );
-    if let Some((path, rows)) = &review.whole_file
-        && path == &file.file_path
-    {
-        draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
-        return;
-    }
-    // Parsed once when the bundle arrived: old numbers left, new right.
-    let colours = review.colours.get(&hunk.hunk_id);
-    let rows = review
-        .rows
-        .get(&hunk.hunk_id)
-        .map_or(&[][..], Vec::as_slice);
+}
+
+/// A hunk's lines: old numbers left, new right, its colours once computed
+/// (the rows were parsed once when the bundle arrived).
+fn hunk_lines(review: &ReviewView, hunk_id: &str) -> Vec<Line<'static>> {
+    let colours = review.colours.get(hunk_id);
+    let rows = review.rows.get(hunk_id).map_or(&[][..], Vec::as_slice);
     let number = |n: Option<usize>| n.map_or_else(|| "    ".to_string(), |n| format!("{n:>4}"));
-    let lines: Vec<Line> = rows
-        .iter()
+    rows.iter()
         .enumerate()
         .map(|(i, row)| {
             let style = match row.marker {
@@ -129,8 +139,7 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
             }
             Line::from(spans)
         })
-        .collect();
-    frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+        .collect()
 }
 
 pub(super) fn draw_whole_file(

@@ -1,0 +1,418 @@
+//! The one way to start an engine: `EngineBuilder` reads the config, opens
+//! the agent root with its scopes, opens the store and settles what an
+//! earlier process left half-written, chooses the providers (`[routing]`),
+//! registers the tools and starts the engine task. Every front end, test
+//! and bench starts here; nothing else assembles an engine.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::EngineContext;
+use super::door::{Engine, Facts};
+use crate::config::{Config, LoadedConfig, RoutingConfig, RoutingMode, SETUP_HINT, ollama_answers};
+use crate::llm::{Provider, build_provider};
+use crate::store::{StateDirs, Store, StoreError, Target};
+use crate::tools::{Registry, Tool};
+use crate::workspace::{ScopeSpec, Workspace};
+
+/// Why an engine could not be built; `usage()` tells a mistake of the
+/// caller's (a bad config, flag or folder: exit 2) from a failure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BuildError {
+    #[error("{0}")]
+    Usage(String),
+    #[error("{0}")]
+    Failed(String),
+}
+
+impl BuildError {
+    pub fn usage(&self) -> bool {
+        matches!(self, BuildError::Usage(_))
+    }
+}
+
+fn store_error(e: StoreError) -> BuildError {
+    match e {
+        StoreError::NotFound(_) | StoreError::Invalid(_) => BuildError::Usage(e.to_string()),
+        e if e.is_fatal() => BuildError::Usage(e.to_string()),
+        e => BuildError::Failed(e.to_string()),
+    }
+}
+
+/// Whether the engine needs a model.
+pub enum Providers {
+    /// Build them; none is an error (exit 2).
+    Required,
+    /// Build them if one is set up; else jobs fail with the setup hint and
+    /// the rest works (the TUI).
+    Optional,
+    /// None: review, apply, rollback and queries only.
+    Off,
+    /// These (tests, benches, eval).
+    Given(Box<dyn Provider>, Option<Box<dyn Provider>>),
+}
+
+/// Where the engine records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recording {
+    /// The state home's store (`[storage]`), with the upgrade import.
+    Home,
+    /// A SQLite file of its own (eval's scratch store, tests).
+    Sqlite(PathBuf),
+    /// Nothing: no sessions, checkpoints or audit (tests, benches, `tool`).
+    Off,
+}
+
+/// Builds an engine for one agent root.
+pub struct EngineBuilder {
+    root: PathBuf,
+    config_file: Option<PathBuf>,
+    config: Option<Config>,
+    add_dirs: Vec<String>,
+    pub(super) provider: Option<String>,
+    pub(super) model: Option<String>,
+    routing: Option<String>,
+    providers: Providers,
+    recording: Recording,
+    recover: bool,
+    remember: bool,
+    tools: Vec<Box<dyn Tool>>,
+    store: Option<Store>,
+}
+
+impl EngineBuilder {
+    /// An engine for the agent root `root`: the config by the usual
+    /// lookup, the state home's store, no provider.
+    pub fn new(root: impl Into<PathBuf>) -> EngineBuilder {
+        EngineBuilder {
+            root: root.into(),
+            config_file: None,
+            config: None,
+            add_dirs: Vec::new(),
+            provider: None,
+            model: None,
+            routing: None,
+            providers: Providers::Off,
+            recording: Recording::Home,
+            recover: true,
+            remember: false,
+            tools: Vec::new(),
+            store: None,
+        }
+    }
+
+    /// `--config FILE` (else `$AGENT_TUI_CONFIG`, else the config dir's).
+    pub fn config_file(mut self, file: Option<PathBuf>) -> Self {
+        self.config_file = file;
+        self
+    }
+
+    /// This config instead of a file.
+    pub fn config(mut self, config: Config) -> Self {
+        self.config = Some(config);
+        self
+    }
+
+    /// `--add-dir DIR[:rw]`, relative to the current folder.
+    pub fn add_dirs(mut self, dirs: Vec<String>) -> Self {
+        self.add_dirs = dirs;
+        self
+    }
+
+    /// `--provider`, `--model`, `--routing`.
+    pub fn choose(
+        mut self,
+        provider: Option<String>,
+        model: Option<String>,
+        routing: Option<String>,
+    ) -> Self {
+        self.provider = provider;
+        self.model = model;
+        self.routing = routing;
+        self
+    }
+
+    pub fn providers(mut self, providers: Providers) -> Self {
+        self.providers = providers;
+        self
+    }
+
+    pub fn recording(mut self, recording: Recording) -> Self {
+        self.recording = recording;
+        self
+    }
+
+    /// Whether interrupted applies and rollbacks are settled first (they
+    /// are unless a command only looks, like `doctor` before a store exists).
+    pub fn recover(mut self, recover: bool) -> Self {
+        self.recover = recover;
+        self
+    }
+
+    /// Notes the root among the recent ones (`Ctrl+O`), off the way.
+    pub fn remember(mut self, remember: bool) -> Self {
+        self.remember = remember;
+        self
+    }
+
+    /// A tool of the caller's besides the built-in ones (tests).
+    pub fn tool(mut self, tool: Box<dyn Tool>) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// The loaded config, with `--routing` applied.
+    pub(super) fn load_config(&self) -> Result<LoadedConfig, BuildError> {
+        let mut loaded = match &self.config {
+            Some(config) => LoadedConfig {
+                config: config.clone(),
+                path: None,
+                origin: crate::config::ConfigOrigin::Default,
+            },
+            None => crate::config::load(self.config_file.as_deref(), &process_env)
+                .map_err(|e| BuildError::Usage(e.to_string()))?,
+        };
+        loaded.config.routing = routing(&loaded.config, self.routing.as_deref())?;
+        Ok(loaded)
+    }
+
+    /// Builds the engine and starts its task on the current tokio runtime.
+    pub fn build(mut self) -> Result<Engine, BuildError> {
+        let loaded = self.load_config()?;
+        let workspace = open_workspace(&loaded.config, &self.add_dirs, &self.root)
+            .map_err(BuildError::Usage)?;
+        let store = match (&self.store, &self.recording) {
+            (Some(store), _) => Some(store.clone()),
+            (None, Recording::Home) => Some(open_home(&loaded.config)?),
+            (None, Recording::Sqlite(path)) => {
+                Some(Store::open_target(&Target::Sqlite(path.clone())).map_err(store_error)?)
+            }
+            (None, Recording::Off) => None,
+        };
+        let state = store.as_ref().map(|s| s.root(workspace.root()));
+        let recovered = match (&state, self.recover) {
+            (Some(state), true) => super::settle_interrupted(&workspace, state)
+                .map_err(|e| BuildError::Failed(e.to_string()))?,
+            _ => Vec::new(),
+        };
+        if let (true, Some(state)) = (self.remember, &state) {
+            // A synced write: kept off the way to the first frame.
+            let (store, path) = (state.store.clone(), state.path().to_string());
+            std::thread::spawn(move || store.remember_root(&path));
+        }
+        let template = Template {
+            config: loaded.clone(),
+            add_dirs: self.add_dirs.clone(),
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            routing: self.routing.clone(),
+            optional: matches!(self.providers, Providers::Optional),
+            store: store.clone(),
+        };
+        let (routed, notice) = self.routed(&loaded.config)?;
+        let mut registry = Registry::for_root(workspace.root(), &loaded.config)
+            .map_err(|e| BuildError::Failed(format!("internal error: {e}")))?;
+        for tool in self.tools {
+            registry.register(tool).map_err(BuildError::Usage)?;
+        }
+        let (provider, fallback) = match routed {
+            Some((p, f)) => (Some(p), f),
+            None => (None, None),
+        };
+        let facts = Facts {
+            provider_label: provider.as_ref().map_or("no provider".to_string(), |p| {
+                format!("{} {}", p.name(), p.model())
+            }),
+            provider_notice: notice,
+            recovered,
+        };
+        let ctx = EngineContext {
+            workspace,
+            config: loaded.config,
+            registry,
+            provider,
+            fallback,
+            state,
+        };
+        Engine::start(Arc::new(ctx), facts, template)
+    }
+
+    /// The providers this builder asks for, or why there are none (a
+    /// notice when they are optional).
+    #[allow(clippy::type_complexity)]
+    fn routed(
+        &mut self,
+        config: &Config,
+    ) -> Result<
+        (
+            Option<(Box<dyn Provider>, Option<Box<dyn Provider>>)>,
+            Option<String>,
+        ),
+        BuildError,
+    > {
+        let providers = std::mem::replace(&mut self.providers, Providers::Off);
+        let chosen = || {
+            providers_for(
+                config,
+                &config.routing,
+                self.provider.as_deref(),
+                self.model.as_deref(),
+            )
+        };
+        match providers {
+            Providers::Off => Ok((None, None)),
+            Providers::Given(p, f) => Ok((Some((p, f)), None)),
+            Providers::Required => chosen().map(|r| (Some(r), None)).map_err(BuildError::Usage),
+            Providers::Optional => Ok(match chosen() {
+                Ok(r) => (Some(r), None),
+                Err(why) => (None, Some(why)),
+            }),
+        }
+    }
+}
+
+/// What an engine was built with, to build one for another root the
+/// same way (`Engine::open_root`).
+#[derive(Clone)]
+pub(super) struct Template {
+    pub config: LoadedConfig,
+    pub add_dirs: Vec<String>,
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub routing: Option<String>,
+    pub optional: bool,
+    pub store: Option<Store>,
+}
+
+impl Template {
+    /// A builder for `root` like this engine's, sharing its store.
+    pub fn builder(&self, root: &Path) -> EngineBuilder {
+        let mut b = EngineBuilder::new(root)
+            .config(self.config.config.clone())
+            .add_dirs(self.add_dirs.clone())
+            .choose(
+                self.provider.clone(),
+                self.model.clone(),
+                self.routing.clone(),
+            )
+            .providers(if self.optional {
+                Providers::Optional
+            } else {
+                Providers::Off
+            })
+            .remember(true);
+        // The routing override is applied already.
+        b.routing = None;
+        b.store = self.store.clone();
+        if self.store.is_none() {
+            b.recording = Recording::Off;
+        }
+        b
+    }
+}
+
+/// The process environment, as the engine's injectable lookups expect it.
+pub fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// `[routing]` with `--routing` applied.
+fn routing(config: &Config, flag: Option<&str>) -> Result<RoutingConfig, BuildError> {
+    let mut routing = config.routing.clone();
+    if let Some(mode) = flag {
+        routing.mode = RoutingMode::parse(mode).map_err(BuildError::Usage)?;
+    }
+    Ok(routing)
+}
+
+/// The agent root `root` with its scopes: `[workspace] extra_roots`
+/// (relative to the root) and `--add-dir` (relative to the current folder).
+fn open_workspace(config: &Config, add_dirs: &[String], root: &Path) -> Result<Workspace, String> {
+    let mut specs = Vec::new();
+    for text in &config.workspace.extra_roots {
+        let spec =
+            ScopeSpec::parse(text, root).map_err(|e| format!("[workspace] extra_roots: {e}"))?;
+        specs.push(spec);
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    for text in add_dirs {
+        specs.push(ScopeSpec::parse(text, &here).map_err(|e| format!("--add-dir: {e}"))?);
+    }
+    Workspace::open_scoped(root, &specs).map_err(|e| e.to_string())
+}
+
+/// The state home's store, as `[storage]` says (the upgrade import once).
+pub(super) fn open_home(config: &Config) -> Result<Store, BuildError> {
+    let dirs = StateDirs::locate(&process_env).ok_or_else(|| {
+        BuildError::Usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME".into())
+    })?;
+    Store::open(
+        &dirs.home,
+        &config.storage,
+        &process_env,
+        &super::LegacySessions,
+    )
+    .map_err(store_error)
+}
+
+/// Whether `config`'s routing (with `--provider`, `--model`) has providers
+/// that can be built, or why not: for a front end that must know before it
+/// starts anything (eval's modes).
+pub fn check_providers(
+    config: &Config,
+    provider: Option<&str>,
+    model: Option<&str>,
+) -> Result<(), String> {
+    providers_for(config, &config.routing, provider, model).map(|_| ())
+}
+
+/// The providers of `routing`: the first, and for `hybrid_auto` the one
+/// it falls back to; `remote` and `local` build one and never the other.
+#[allow(clippy::type_complexity)]
+pub(super) fn providers_for(
+    config: &Config,
+    routing: &RoutingConfig,
+    provider: Option<&str>,
+    model: Option<&str>,
+) -> Result<(Box<dyn Provider>, Option<Box<dyn Provider>>), String> {
+    let build = |name: Option<&str>, model: Option<&str>| -> Result<Box<dyn Provider>, String> {
+        let choice = config
+            .choose_provider(name, model, &process_env, ollama_answers)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| SETUP_HINT.to_string())?;
+        build_provider(
+            &choice.name,
+            &choice.provider,
+            Duration::from_secs(config.agent.request_timeout_secs),
+            &process_env,
+        )
+        .map_err(|e| e.to_string())
+    };
+    let named = |key: &str, name: &Option<String>| {
+        name.clone().ok_or_else(|| {
+            format!(
+                "routing mode {} needs [routing] {key} = \"<provider name>\" in the config",
+                routing.mode.as_str()
+            )
+        })
+    };
+    Ok(match routing.mode {
+        RoutingMode::Remote => (build(provider.or(routing.remote.as_deref()), model)?, None),
+        RoutingMode::Local => {
+            let local = match provider {
+                Some(name) => name.to_string(),
+                None => named("local", &routing.local)?,
+            };
+            (build(Some(&local), model)?, None)
+        }
+        RoutingMode::HybridAuto => {
+            let local = named("local", &routing.local)?;
+            let remote = named("remote", &routing.remote)?;
+            (
+                build(Some(&local), model)?,
+                Some(build(Some(&remote), None)?),
+            )
+        }
+    })
+}

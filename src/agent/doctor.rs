@@ -1,0 +1,366 @@
+//! What is true of an installation, for `doctor`, `mcp list` and `store
+//! check|backup`: which config, state home, store, root and provider are in
+//! force, whether the provider answers, how commands are confined; each MCP
+//! server started and listed; the store checked or copied. These work where
+//! an engine cannot be built (that is what they are for), so most live on
+//! the builder.
+
+use std::path::Path;
+use std::time::Duration;
+
+use super::builder::{BuildError, EngineBuilder, process_env};
+use super::door::Engine;
+use crate::config::{Config, ProviderConfig, SETUP_HINT, ollama_answers};
+use crate::context::ContextWindow;
+use crate::llm::build_provider;
+use crate::protocol::{
+    StoreCheck,
+    api::{DoctorFact, DoctorReport, McpServerReport, McpToolInfo},
+};
+use crate::store::{StateDirs, Store, Target};
+
+const PROBE_BUDGET: Duration = Duration::from_millis(4500);
+
+/// Collects the report's lines.
+struct Report(Vec<DoctorFact>);
+
+impl Report {
+    fn ok(&mut self, label: &str, text: String) {
+        self.0.push(DoctorFact {
+            label: label.into(),
+            text,
+            problem: false,
+        });
+    }
+
+    fn problem(&mut self, label: &str, text: String) {
+        self.0.push(DoctorFact {
+            label: label.into(),
+            text: format!("PROBLEM: {text}"),
+            problem: true,
+        });
+    }
+}
+
+impl EngineBuilder {
+    /// Checks what this builder would build with, line by line; nothing is
+    /// created (a store that does not exist yet stays so). Blocking.
+    pub fn doctor(self) -> DoctorReport {
+        let mut r = Report(Vec::new());
+        let (provider, model) = (self.provider.clone(), self.model.clone());
+        let done = |r: Report, usage_error| DoctorReport {
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            facts: r.0,
+            usage_error,
+        };
+        let loaded = match self.load_config() {
+            Ok(l) => l,
+            Err(e) => return done(r, Some(e.to_string())),
+        };
+        match &loaded.path {
+            Some(path) => r.ok(
+                "config",
+                format!("{} (from {})", path.display(), loaded.origin),
+            ),
+            None => r.ok("config", "no file found; built-in defaults in use".into()),
+        }
+        let store_exists = state_lines(&mut r, &loaded.config);
+        r.ok(
+            "commands",
+            crate::tools::confine::probe().describe(loaded.config.exec.network),
+        );
+        let recording = if store_exists {
+            super::builder::Recording::Home
+        } else {
+            super::builder::Recording::Off
+        };
+        root_lines(&mut r, self.recording(recording).remember(false));
+        let choice = loaded.config.choose_provider(
+            provider.as_deref(),
+            model.as_deref(),
+            &process_env,
+            ollama_answers,
+        );
+        match choice {
+            Err(e) => done(r, Some(e.to_string())),
+            Ok(None) => {
+                r.problem("provider", SETUP_HINT.to_string());
+                done(r, None)
+            }
+            Ok(Some(choice)) => {
+                provider_lines(
+                    &mut r,
+                    &choice.name,
+                    &choice.reason,
+                    &choice.provider,
+                    &loaded.config,
+                );
+                done(r, None)
+            }
+        }
+    }
+
+    /// Checks the whole store: integrity, snapshots, checkpoints, every
+    /// audit chain. Blocking.
+    pub fn check_store(self) -> Result<StoreCheck, BuildError> {
+        let store = self.open_store()?;
+        let check = store
+            .check()
+            .map_err(|e| BuildError::Failed(e.to_string()))?;
+        Ok(StoreCheck {
+            store: store.location().to_string(),
+            kind: store.kind().as_str().to_string(),
+            schema_version: store.schema_version(),
+            sessions: check.sessions,
+            checkpoints: check.checkpoints,
+            snapshots: check.snapshots,
+            audit_records: check.audit_records,
+            problems: check.problems,
+        })
+    }
+
+    /// A consistent copy of a SQLite store at `file` while it is in use:
+    /// the store's location and the copy's size. Blocking.
+    pub fn backup_store(self, file: &Path) -> Result<(String, u64), BuildError> {
+        let store = self.open_store()?;
+        match store.backup(file) {
+            Ok(bytes) => Ok((store.location().to_string(), bytes)),
+            Err(crate::store::StoreError::Invalid(m)) => Err(BuildError::Usage(m)),
+            Err(e) => Err(BuildError::Failed(e.to_string())),
+        }
+    }
+
+    /// The state home's store as `[storage]` names it.
+    fn open_store(&self) -> Result<Store, BuildError> {
+        let loaded = self.load_config()?;
+        super::builder::open_home(&loaded.config)
+    }
+}
+
+/// The state home and the store; whether the store exists.
+fn state_lines(r: &mut Report, config: &Config) -> bool {
+    let Some(dirs) = StateDirs::locate(&process_env) else {
+        r.problem(
+            "state home",
+            "cannot be determined: set AGENT_TUI_HOME".into(),
+        );
+        return false;
+    };
+    r.ok(
+        "state home",
+        format!("{} (from {})", dirs.home.display(), dirs.origin),
+    );
+    let target = match Target::resolve(&dirs.home, &config.storage, &process_env) {
+        Ok(t) => t,
+        Err(e) => {
+            r.problem("store", e.to_string());
+            return false;
+        }
+    };
+    if let Target::Sqlite(path) = &target
+        && !path.exists()
+    {
+        r.ok(
+            "store",
+            format!("sqlite at {} (created on first use)", path.display()),
+        );
+        return false;
+    }
+    match Store::open(
+        &dirs.home,
+        &config.storage,
+        &process_env,
+        &super::LegacySessions,
+    ) {
+        Ok(store) => {
+            let info = store.info();
+            let size = info.size.map_or("size unknown".into(), human_size);
+            r.ok(
+                "store",
+                format!(
+                    "{} at {} (schema version {}, {size})",
+                    info.kind.as_str(),
+                    info.location,
+                    info.schema_version
+                ),
+            );
+            true
+        }
+        Err(e) => {
+            r.problem("store", e.to_string());
+            false
+        }
+    }
+}
+
+/// The agent root, its scopes and what opening its state settled (an
+/// engine built without a provider, then let go).
+fn root_lines(r: &mut Report, builder: EngineBuilder) {
+    let built = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| BuildError::Failed(format!("cannot start the async runtime: {e}")))
+        .and_then(|rt| {
+            let _guard = rt.enter();
+            let engine = builder.build()?;
+            let facts = (
+                engine.root().display().to_string(),
+                engine.scopes(),
+                engine.recovered().to_vec(),
+                engine.records(),
+            );
+            rt.block_on(async {
+                let _ = engine.shutdown().await;
+            });
+            Ok(facts)
+        });
+    match built {
+        Ok((root, scopes, recovered, recorded)) => {
+            r.ok("agent root", root);
+            for s in scopes.iter().filter(|s| !s.primary) {
+                r.ok("scope", format!("{} {} ({})", s.id, s.path, s.access));
+            }
+            // Doctor creates no state: with no store yet, nothing was interrupted.
+            if recorded && recovered.is_empty() {
+                r.ok("recovery", "no interrupted apply or rollback".into());
+            }
+            for rec in &recovered {
+                r.ok("recovery", rec.summary());
+            }
+        }
+        Err(e) => r.problem("agent root", e.to_string()),
+    }
+}
+
+/// The provider: which, why, its key, whether it answers, its window.
+fn provider_lines(r: &mut Report, name: &str, reason: &str, p: &ProviderConfig, all: &Config) {
+    r.ok(
+        "provider",
+        format!("{name} ({reason}): model {} at {}", p.model, p.base_url),
+    );
+    if let Some(var) = &p.api_key_env {
+        if process_env(var).is_some_and(|v| !v.trim().is_empty()) {
+            r.ok("api key", format!("${var} is set"));
+        } else {
+            r.problem(
+                "api key",
+                format!("${var} is not set; export it with your key"),
+            );
+        }
+    }
+    let reachable = match probe(name, p, all.agent.request_timeout_secs) {
+        Ok(report) => {
+            r.ok("reachable", report);
+            true
+        }
+        Err(problem) => {
+            r.problem("reachable", problem);
+            false
+        }
+    };
+    r.ok("context", context_line(name, p, all, reachable));
+}
+
+/// The window in force, where it came from, and what is reserved of it.
+fn context_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool) -> String {
+    let server = match (config.context_window, reachable) {
+        (None, true) => build_provider(name, config, Duration::from_secs(5), &process_env)
+            .ok()
+            .and_then(|provider| {
+                let runtime = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .ok()?;
+                runtime.block_on(async {
+                    tokio::time::timeout(PROBE_BUDGET, provider.discover_window())
+                        .await
+                        .ok()
+                        .flatten()
+                })
+            }),
+        _ => None,
+    };
+    let window = ContextWindow::resolve(config.context_window, server, &config.model);
+    format!(
+        "{} tokens ({}); {} kept for the reply; tool results cut at {} tokens; compaction at {}%",
+        window.tokens,
+        window.source,
+        window.output_reserve(config.max_output_tokens),
+        window.tool_output_cap(all.context.max_tool_output_tokens),
+        all.context.compact_at_percent
+    )
+}
+
+/// Lists the provider's models (a cheap authenticated request), in under 5 s.
+fn probe(name: &str, config: &ProviderConfig, timeout_secs: u64) -> Result<String, String> {
+    let provider = build_provider(
+        name,
+        config,
+        Duration::from_secs(timeout_secs),
+        &process_env,
+    )
+    .map_err(|e| format!("skipped: {e}"))?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    runtime.block_on(async {
+        match tokio::time::timeout(PROBE_BUDGET, provider.probe()).await {
+            Ok(Ok(report)) => Ok(report),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => Err(format!(
+                "{} did not answer within {} s",
+                config.base_url,
+                PROBE_BUDGET.as_secs()
+            )),
+        }
+    })
+}
+
+/// Bytes as people read them.
+fn human_size(bytes: u64) -> String {
+    match bytes {
+        b if b < 1 << 10 => format!("{b} B"),
+        b if b < 1 << 20 => format!("{:.1} KiB", b as f64 / 1024.0),
+        b if b < 1 << 30 => format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64),
+        b => format!("{:.2} GiB", b as f64 / (1u64 << 30) as f64),
+    }
+}
+
+impl Engine {
+    /// Starts each configured MCP server the way a job would, lists its
+    /// state and tools, then stops them.
+    pub async fn mcp_servers(&self) -> Vec<McpServerReport> {
+        let ctx = &self.inner.ctx;
+        let logs = StateDirs::locate(&process_env).map(|d| d.home.join("logs"));
+        let hub = crate::mcp::McpHub::new(&ctx.config, ctx.workspace.root().to_path_buf(), logs);
+        let states = hub.start_all().await;
+        let tools = hub.tools().await;
+        hub.shutdown().await;
+        states
+            .iter()
+            .map(|(name, state)| {
+                let http = ctx
+                    .config
+                    .mcp_servers
+                    .get(name)
+                    .is_some_and(|c| c.url.is_some());
+                McpServerReport {
+                    name: name.clone(),
+                    transport: if http { "http" } else { "stdio" }.to_string(),
+                    state: serde_json::to_value(state).unwrap_or_default(),
+                    label: state.label(),
+                    tools: tools
+                        .iter()
+                        .filter(|t| &t.server == name)
+                        .map(|t| McpToolInfo {
+                            name: t.name.clone(),
+                            tool: t.tool.clone(),
+                            description: t.description.clone(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+}

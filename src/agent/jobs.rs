@@ -1,0 +1,302 @@
+//! Jobs in the engine task: starting one in its session, what it reports
+//! (events, conversation changes, what it learned), the answers and
+//! approvals it waits for (the first answer wins), and cancelling it.
+
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::emit::{Emitter, JobMsg};
+use super::engine::{Core, Internal, LOOSE};
+use super::feedback::review_feedback;
+use super::job::{self, JobKind, JobSpec, UserReply};
+use super::live::{Asked, Held, Running};
+use super::session_state::Record;
+use crate::context::TokenCounter;
+use crate::llm::Message;
+use crate::protocol::{EngineError, EventBody, JobFailure, Mode, Reply};
+
+impl Core {
+    /// Starts a job in session `key`.
+    pub(super) fn start_job(
+        &mut self,
+        key: &str,
+        job_id: String,
+        kind: JobKind,
+        prompt: String,
+        mode: Mode,
+        max_tool_calls: Option<u32>,
+    ) -> Result<Reply, EngineError> {
+        if self.jobs.contains_key(&job_id) {
+            return Err(EngineError::invalid(format!(
+                "job id {job_id} is in use already"
+            )));
+        }
+        let session_id = self.session_id(key);
+        let reply = Reply::Started {
+            job_id: job_id.clone(),
+            session_id,
+        };
+        self.jobs.insert(job_id.clone(), key.to_string());
+        let Some(live) = self.live(key) else {
+            return Err(EngineError::failed("the session is gone"));
+        };
+        let jobs = live.state.jobs.len();
+        if jobs >= self.ctx.config.sessions.max_jobs_per_session {
+            let error = format!(
+                "this session already holds {jobs} jobs (sessions.max_jobs_per_session); \
+                 start a new session"
+            );
+            let failed = EventBody::JobFailed {
+                error,
+                code: JobFailure::SessionFull,
+            };
+            self.publish(key, &job_id, failed);
+            return Ok(reply);
+        }
+        if kind == JobKind::Instruction {
+            self.tell_review_outcomes(key, &job_id);
+        }
+        let cancel = CancellationToken::new();
+        let (answer_tx, answer_rx) = mpsc::unbounded_channel();
+        let (tracker, mcp, recorded) =
+            (self.tracker.clone(), self.mcp.clone(), self.session_id(key));
+        let ctx = self.ctx.clone();
+        let Some(live) = self.live(key) else {
+            return Err(EngineError::failed("the session is gone"));
+        };
+        live.state.job_mut(&job_id);
+        let spec = JobSpec {
+            kind,
+            prompt,
+            mode,
+            max_tool_calls: max_tool_calls.unwrap_or(ctx.config.agent.max_tool_calls_per_job),
+            history: live.state.conversation.clone(),
+            window: live.state.window.clone(),
+            factor: live.state.factor,
+            session_id: recorded,
+            tracker,
+            mcp,
+        };
+        live.started_from
+            .insert(job_id.clone(), live.state.conversation.clone());
+        live.running.insert(
+            job_id.clone(),
+            Running {
+                cancel: cancel.clone(),
+                answers: answer_tx,
+            },
+        );
+        let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
+        let running = tokio::spawn(crate::store::no_blocking(job::run(
+            ctx, spec, emitter, cancel, answer_rx,
+        )));
+        // A bug in a job must still end it: the front end waits for that.
+        let (id, tx) = (job_id, self.internal_tx.clone());
+        tokio::spawn(async move {
+            if let Err(e) = running.await
+                && e.is_panic()
+            {
+                let error = "agent-tui hit an internal error while running this job (a bug; \
+                             please report it). The session is kept; you can continue it."
+                    .to_string();
+                let body = EventBody::JobFailed {
+                    error,
+                    code: JobFailure::InternalError,
+                };
+                let _ = tx.send(Internal::Job(id, JobMsg::Event(body)));
+            }
+        });
+        self.touch(key);
+        Ok(reply)
+    }
+
+    /// The id session `key` is known by outside (`None`: events outside
+    /// any session).
+    pub(super) fn session_id(&self, key: &str) -> Option<String> {
+        (key != LOOSE).then(|| key.to_string())
+    }
+
+    /// Before a new instruction: tells the model what became of the hunks
+    /// it proposed since it last heard (applied, rejected, rewritten).
+    fn tell_review_outcomes(&mut self, key: &str, job_id: &str) {
+        let counter = TokenCounter::estimating();
+        let Some(live) = self.sessions.get(key) else {
+            return;
+        };
+        let reviews = live
+            .state
+            .jobs
+            .iter()
+            .filter_map(|j| Some((j.job_id.as_str(), j.bundle.as_ref()?)));
+        let Some((text, fates)) = review_feedback(reviews, &live.state.reported, &counter) else {
+            return;
+        };
+        self.note(key, Some(job_id), text);
+        self.commit(key, Record::Reported { fates });
+    }
+
+    /// Adds a note from agent-tui to session `key`'s conversation.
+    pub(super) fn note(&mut self, key: &str, job_id: Option<&str>, text: String) {
+        self.commit(
+            key,
+            Record::Append {
+                job_id: job_id.map(str::to_string),
+                messages: vec![Message::User(text)],
+            },
+        );
+    }
+
+    /// What a job reports: events are published, conversation changes and
+    /// what it learned are kept and recorded in its session.
+    pub(super) fn take_job_msg(&mut self, job_id: &str, msg: JobMsg) {
+        let key = self.jobs.get(job_id).cloned().unwrap_or_default();
+        match msg {
+            JobMsg::Event(body) => self.publish(&key, job_id, body),
+            JobMsg::Append(messages) => self.commit(
+                &key,
+                Record::Append {
+                    job_id: Some(job_id.to_string()),
+                    messages,
+                },
+            ),
+            JobMsg::Answer => self.commit(
+                &key,
+                Record::Answer {
+                    job_id: job_id.to_string(),
+                },
+            ),
+            JobMsg::Reset(messages) => self.commit(
+                &key,
+                Record::Reset {
+                    job_id: Some(job_id.to_string()),
+                    messages,
+                },
+            ),
+            JobMsg::Window(window) => self.commit(&key, Record::Window { window }),
+            JobMsg::Calibrated(factor) => self.commit(&key, Record::Calibration { factor }),
+            JobMsg::Durable(done) => match &self.writer {
+                Some(writer) => {
+                    let written = writer.barrier();
+                    tokio::spawn(async move {
+                        let _ = written.await;
+                        let _ = done.send(());
+                    });
+                }
+                None => {
+                    let _ = done.send(());
+                }
+            },
+        }
+    }
+
+    /// A job that ended before the model answered anything leaves the
+    /// conversation as it found it: its instruction was never seen, and
+    /// sending it again with every later one would only pile up.
+    pub(super) fn settle_conversation(&mut self, key: &str, job_id: &str, end: &EventBody) {
+        let Some(live) = self.sessions.get_mut(key) else {
+            return;
+        };
+        let Some(before) = live.started_from.remove(job_id) else {
+            return;
+        };
+        let answered = live.answered.remove(job_id);
+        let unanswered = matches!(
+            end,
+            EventBody::JobFailed { .. } | EventBody::JobCancelled {}
+        );
+        if unanswered && !answered && live.state.conversation != before {
+            self.commit(
+                key,
+                Record::Reset {
+                    job_id: None,
+                    messages: before,
+                },
+            );
+        }
+    }
+
+    /// The answer to a job's `clarification.requested`; the first wins.
+    pub(super) fn answer(&mut self, job_id: &str, text: String) -> Result<Reply, EngineError> {
+        let live = self.waiting_job(job_id)?;
+        match live.asked.get(job_id) {
+            Some(Asked::Clarification) => {
+                live.asked.remove(job_id);
+            }
+            Some(Asked::Approval(_)) | None => {
+                return Err(conflict(format!(
+                    "job {job_id} is not waiting for an answer (it was answered already, or \
+                     asked nothing)"
+                )));
+            }
+        }
+        if let Some(job) = live.running.get(job_id) {
+            let _ = job.answers.send(UserReply::Answer(text));
+        }
+        Ok(Reply::Done)
+    }
+
+    /// Allows or denies the call a job asked about; the first answer wins.
+    pub(super) fn approve(
+        &mut self,
+        job_id: &str,
+        tool_call_id: String,
+        approved: bool,
+        reason: Option<String>,
+    ) -> Result<Reply, EngineError> {
+        let live = self.waiting_job(job_id)?;
+        match live.asked.get(job_id) {
+            Some(Asked::Approval(asked)) if *asked == tool_call_id => {
+                live.asked.remove(job_id);
+            }
+            Some(Asked::Approval(_)) | Some(Asked::Clarification) | None => {
+                return Err(conflict(format!(
+                    "job {job_id} is not waiting for a decision on {tool_call_id} (it was \
+                     decided already, or never asked)"
+                )));
+            }
+        }
+        if let Some(job) = live.running.get(job_id) {
+            let _ = job.answers.send(UserReply::Approval {
+                tool_call_id,
+                approved,
+                reason,
+            });
+        }
+        Ok(Reply::Done)
+    }
+
+    /// Stops a running job.
+    pub(super) fn cancel(&mut self, job_id: &str) -> Result<Reply, EngineError> {
+        let live = self.waiting_job(job_id)?;
+        if let Some(job) = live.running.get(job_id) {
+            job.cancel.cancel();
+        }
+        Ok(Reply::Done)
+    }
+
+    /// The session of a running job.
+    fn waiting_job(&mut self, job_id: &str) -> Result<&mut super::live::Live, EngineError> {
+        let key = self.jobs.get(job_id).cloned().unwrap_or_default();
+        match self.sessions.get_mut(&key) {
+            Some(live) if live.running.contains_key(job_id) => Ok(live),
+            Some(_) | None => Err(EngineError::not_found(format!(
+                "job {job_id} is not running"
+            ))),
+        }
+    }
+
+    /// Whether records of session `key` go to the store.
+    pub(super) fn recorded(&self, key: &str) -> bool {
+        self.sessions
+            .get(key)
+            .is_some_and(|l| !matches!(l.held, Held::Unrecorded))
+            && self.writer.is_some()
+    }
+}
+
+fn conflict(message: String) -> EngineError {
+    EngineError::Conflict {
+        message,
+        conflicts: Vec::new(),
+    }
+}

@@ -1,0 +1,217 @@
+//! Where every event passes: numbered in its job, applied to its session
+//! (`SessionState::apply_event`, the one place), recorded with what it
+//! changes in the store's summary rows, audited, and broadcast to the
+//! subscribers. Conversation records take the same way (`commit`).
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use super::engine::{Core, Published};
+use super::live::Asked;
+use super::session_state::Record;
+use crate::protocol::{Event, EventBody};
+use crate::store::audit::AuditEntry;
+use crate::store::{IndexUpdate, RecordRow};
+
+/// A conversation record as the store keeps it.
+fn record_row(record: &Record) -> RecordRow {
+    RecordRow {
+        job_id: record.job_id().map(str::to_string),
+        kind: record.kind().to_string(),
+        cursor: None,
+        ts: crate::store::session::now(),
+        body: serde_json::to_string(record).unwrap_or_default(),
+        index: IndexUpdate::None,
+    }
+}
+
+/// An event as the store keeps it, with what it changes in the summary rows.
+fn event_row(event: &Event, index: IndexUpdate) -> Option<RecordRow> {
+    Some(RecordRow {
+        job_id: Some(event.job_id.clone()),
+        kind: event.body.kind().to_string(),
+        cursor: i64::try_from(event.cursor).ok(),
+        ts: event.ts.clone(),
+        body: serde_json::to_string(event).ok()?,
+        index,
+    })
+}
+
+impl Core {
+    /// Numbers, applies, records and broadcasts one event of job `job_id`
+    /// in session `key`.
+    pub(super) fn publish(&mut self, key: &str, job_id: &str, body: EventBody) {
+        super::event_log::log_event(job_id, &body);
+        self.audit_event(key, job_id, &body);
+        let session_id = self.session_id(key);
+        let Some(live) = self.sessions.get_mut(key) else {
+            return;
+        };
+        match &body {
+            EventBody::UsageUpdated { .. } => {
+                live.answered.insert(job_id.to_string());
+            }
+            EventBody::ApprovalRequested { tool_call_id, .. } => {
+                live.asked
+                    .insert(job_id.to_string(), Asked::Approval(tool_call_id.clone()));
+            }
+            EventBody::ClarificationRequested { .. } => {
+                live.asked.insert(job_id.to_string(), Asked::Clarification);
+            }
+            EventBody::ApprovalResolved { .. } | EventBody::ClarificationReceived { .. } => {
+                live.asked.remove(job_id);
+            }
+            _ => {}
+        }
+        let terminal = body.is_terminal();
+        let cursor = live.state.job(job_id).map_or(0, |j| j.last_cursor) + 1;
+        let event = Event {
+            cursor,
+            body,
+            ts: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
+            job_id: job_id.to_string(),
+        };
+        let index = live.state.apply_event(&event);
+        if terminal {
+            live.running.remove(job_id);
+            live.asked.remove(job_id);
+            self.settle_conversation(key, job_id, &event.body);
+            self.touch(key);
+        }
+        self.record(key, &event, index);
+        let _ = self.out.send(Arc::new(Published {
+            session_id,
+            event: Arc::new(event),
+        }));
+    }
+
+    /// Applies `record` to session `key` and records it.
+    pub(super) fn commit(&mut self, key: &str, record: Record) {
+        let recorded = self.recorded(key);
+        let Some(live) = self.sessions.get_mut(key) else {
+            return;
+        };
+        live.state.apply_record(&record);
+        if let (Some(writer), true) = (&self.writer, recorded) {
+            writer.append(key, record_row(&record));
+            live.seq += 1;
+        }
+    }
+
+    /// Streamed text is not recorded (the completed message is, in the
+    /// conversation); past `max_events_per_job`, neither are tool-call and
+    /// usage events. Everything else always is.
+    fn record(&mut self, key: &str, event: &Event, index: IndexUpdate) {
+        if !self.recorded(key) {
+            return;
+        }
+        let max = self.ctx.config.sessions.max_events_per_job;
+        let (Some(writer), Some(live)) = (&self.writer, self.sessions.get_mut(key)) else {
+            return;
+        };
+        let optional = matches!(
+            event.body,
+            EventBody::ToolCallRequested { .. }
+                | EventBody::ToolCallCompleted { .. }
+                | EventBody::UsageUpdated { .. }
+        );
+        let count = &mut live.state.job_mut(&event.job_id).events;
+        if matches!(
+            event.body,
+            EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
+        ) || (optional && *count >= max)
+        {
+            return;
+        }
+        *count += 1;
+        if let Some(row) = event_row(event, index) {
+            writer.append(key, row);
+            live.seq += 1;
+        }
+    }
+
+    /// Appends to the audit log (when the engine keeps state).
+    pub(super) fn audit(
+        &mut self,
+        key: &str,
+        job_id: &str,
+        action: &str,
+        target: &str,
+        approved: Option<bool>,
+        outcome: &str,
+    ) {
+        let session = self.session_id(key).filter(|_| self.recorded(key));
+        if let Some(writer) = &self.writer {
+            writer.audit(AuditEntry {
+                session,
+                job: Some(job_id.to_string()),
+                action: action.to_string(),
+                target: target.to_string(),
+                approved,
+                outcome: outcome.to_string(),
+            });
+        }
+    }
+
+    /// What an event puts in the audit log.
+    fn audit_event(&mut self, key: &str, job_id: &str, body: &EventBody) {
+        match body {
+            EventBody::ProviderFallback { from, to, reason } => {
+                let target = format!("{from} -> {to}");
+                self.audit(
+                    key,
+                    job_id,
+                    "provider.fallback",
+                    &target,
+                    None,
+                    reason.as_str(),
+                );
+            }
+            EventBody::JobCompleted {
+                provider,
+                fallback_reason,
+                ..
+            } => {
+                let outcome = match fallback_reason {
+                    Some(reason) => format!(
+                        "answered by {provider} after a fallback ({})",
+                        reason.as_str()
+                    ),
+                    None => format!("answered by {provider}"),
+                };
+                self.audit(key, job_id, "job.completed", provider, None, &outcome);
+            }
+            EventBody::ApprovalResolved {
+                tool_call_id,
+                approved,
+                by,
+            } => {
+                let outcome = format!("by {by}");
+                self.audit(
+                    key,
+                    job_id,
+                    "approval",
+                    tool_call_id,
+                    Some(*approved),
+                    &outcome,
+                );
+            }
+            EventBody::ToolCallCompleted {
+                name,
+                ok,
+                error,
+                tool_call_id,
+                ..
+            } => {
+                let outcome = match (ok, error) {
+                    (true, _) => "ok".to_string(),
+                    (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
+                    (false, None) => "error".to_string(),
+                };
+                let target = format!("{name} ({tool_call_id})");
+                self.audit(key, job_id, "tool_call", &target, Some(true), &outcome);
+            }
+            _ => {}
+        }
+    }
+}

@@ -1,0 +1,185 @@
+//! The app's loads done off the UI task: each asks the engine (folders,
+//! previews, checkpoints, sessions, other roots) or colours text on the
+//! blocking pool, and sends what came of it back as a `UiEvent`. Commands
+//! the app sends go the same way, their replies back as `Loaded::Replied`.
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::app::{Load, Loaded};
+use super::event_loop::{Opened, UiEvent};
+use super::highlight;
+use crate::agent::Engine;
+use crate::protocol::Command;
+
+/// Most lines a preview shows.
+const PREVIEW_LINES: usize = 5_000;
+/// Most lines of a code block that get colours.
+const CODE_LINES: usize = 2_000;
+
+/// Starts `load` off the UI task; its outcome comes back on `tx`.
+pub fn start(engine: &Engine, load: Load, tx: &UnboundedSender<UiEvent>) {
+    let (engine, tx) = (engine.clone(), tx.clone());
+    tokio::spawn(async move {
+        let done = match load {
+            Load::OpenRoot(path) => return open_root(engine, path, tx).await,
+            Load::HunkColours { job_id, hunks } => {
+                let colours = blocking(move || highlight::highlight_hunks(hunks)).await;
+                Loaded::HunkColours {
+                    job_id,
+                    colours: colours.unwrap_or_default(),
+                }
+            }
+            Load::Preview { generation, path } => Loaded::Preview {
+                generation,
+                result: preview(&engine, path).await,
+            },
+            Load::RootCompletion(typed) => {
+                let t = typed.clone();
+                let found = blocking(move || crate::agent::complete_folder(&t)).await;
+                Loaded::Completions {
+                    typed,
+                    found: found.unwrap_or_default(),
+                }
+            }
+            other => query(&engine, other).await,
+        };
+        let _ = tx.send(UiEvent::Loaded(done));
+    });
+}
+
+/// Does the app's loads here and now (tests and benches; the event loop
+/// does the same off the UI task), until none is left. Opening another
+/// root stays asked.
+pub async fn settle(app: &mut super::App, engine: &Engine) {
+    let mut kept = Vec::new();
+    for _ in 0..16 {
+        let loads = std::mem::take(&mut app.loads);
+        if loads.is_empty() {
+            break;
+        }
+        for load in loads {
+            let done = match load {
+                Load::OpenRoot(_) => {
+                    kept.push(load);
+                    continue;
+                }
+                Load::HunkColours { job_id, hunks } => Loaded::HunkColours {
+                    job_id,
+                    colours: highlight::highlight_hunks(hunks),
+                },
+                Load::Preview { generation, path } => Loaded::Preview {
+                    generation,
+                    result: preview(engine, path).await,
+                },
+                Load::RootCompletion(typed) => Loaded::Completions {
+                    found: crate::agent::complete_folder(&typed),
+                    typed,
+                },
+                other => query(engine, other).await,
+            };
+            app.loaded(done);
+        }
+    }
+    app.loads.extend(kept);
+}
+
+/// The loads that are one engine query each.
+async fn query(engine: &Engine, load: Load) -> Loaded {
+    match load {
+        Load::TreeDir { rel, depth } => Loaded::TreeDir {
+            entries: engine.folder(&rel).await.unwrap_or_default(),
+            rel,
+            depth,
+        },
+        Load::Paths => Loaded::Paths(engine.files().await.unwrap_or_default()),
+        Load::Checkpoints => Loaded::Checkpoints(engine.checkpoints().await.unwrap_or_default()),
+        Load::LatestCheckpoint => {
+            Loaded::LatestCheckpoint(engine.latest_checkpoint().await.ok().flatten())
+        }
+        Load::ThreeWay(id) => Loaded::ThreeWay {
+            views: engine.three_way(&id).await.unwrap_or_default(),
+            id,
+        },
+        Load::WholeFile(file) => Loaded::WholeFile {
+            path: file.file_path.clone(),
+            rows: engine.whole_file(file).await.unwrap_or_default(),
+        },
+        Load::Session(id) => {
+            Loaded::Session(engine.transcript(&id).await.map_err(|e| e.to_string()))
+        }
+        Load::RecentRoots => Loaded::RecentRoots(engine.recent_roots().await.unwrap_or_default()),
+        // Done by `start` itself.
+        Load::OpenRoot(_)
+        | Load::HunkColours { .. }
+        | Load::Preview { .. }
+        | Load::RootCompletion(_) => Loaded::RootFailed(String::new()),
+    }
+}
+
+/// A file's first lines, highlighted.
+async fn preview(engine: &Engine, path: String) -> Result<Vec<highlight::StyledLine>, String> {
+    let text = engine
+        .file_text(&path, PREVIEW_LINES)
+        .await
+        .map_err(|e| e.to_string())?;
+    blocking(move || highlight::highlight(&path, &text.content, PREVIEW_LINES))
+        .await
+        .ok_or_else(|| "the preview could not be drawn".to_string())
+}
+
+/// Another root opened like this one (off the UI task), with its first
+/// look (sessions, the tree's top, the latest checkpoint), so the app
+/// shows it whole.
+async fn open_root(engine: Engine, path: String, tx: UnboundedSender<UiEvent>) {
+    let root = crate::agent::expand_home(&path);
+    let opened = blocking(move || engine.open_root(&root)).await;
+    let event = match opened {
+        Some(Ok(engine)) => {
+            let sessions = engine.sessions().await.unwrap_or_default();
+            let (_, (rel, depth)) = super::Tree::new(&engine.scopes());
+            let first = vec![
+                query(&engine, Load::TreeDir { rel, depth }).await,
+                query(&engine, Load::LatestCheckpoint).await,
+            ];
+            UiEvent::Opened(Box::new(Opened {
+                engine,
+                sessions,
+                first,
+            }))
+        }
+        Some(Err(e)) => UiEvent::Loaded(Loaded::RootFailed(e.to_string())),
+        None => UiEvent::Loaded(Loaded::RootFailed("opening it stopped".into())),
+    };
+    let _ = tx.send(event);
+}
+
+/// Colours of a finished code block of an answer.
+pub fn highlight_code(key: u64, lang: String, code: String, tx: &UnboundedSender<UiEvent>) {
+    let tx = tx.clone();
+    tokio::task::spawn_blocking(move || {
+        let lines = highlight::highlight_code(&lang, &code, CODE_LINES);
+        let _ = tx.send(UiEvent::Loaded(Loaded::Highlighted { key, lines }));
+    });
+}
+
+/// Sends `command` (commands reach the engine in the order sent); its
+/// reply comes back on `tx`.
+pub fn send(engine: &Engine, command: Command, tx: &UnboundedSender<UiEvent>) {
+    let tx = tx.clone();
+    let pending = engine.submit(command.clone());
+    tokio::spawn(async move {
+        let result = match pending {
+            Ok(pending) => pending.reply().await,
+            Err(e) => Err(e),
+        };
+        let _ = tx.send(UiEvent::Loaded(Loaded::Replied {
+            command: Box::new(command),
+            result,
+        }));
+    });
+}
+
+/// `work` on the blocking pool (`None` if it panicked).
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    tokio::task::spawn_blocking(work).await.ok()
+}
