@@ -112,38 +112,7 @@ pub async fn run(
         provider,
         model: model.clone(),
     });
-    let counter = TokenCounter::for_model(&model);
-    let window = spec
-        .window
-        .clone()
-        .unwrap_or_else(|| ContextWindow::resolve(None, None, ""));
-    let cap = window.tool_output_cap(ctx.config.context.max_tool_output_tokens);
-    let mut job = Job {
-        ctx: ctx.clone(),
-        spec: &spec,
-        emit: &mut emit,
-        answers: &mut answers,
-        cancel: cancel.clone(),
-        calls_made: 0,
-        malformed: 0,
-        edits: Vec::new(),
-        bundle: None,
-        next_edit: 1,
-        next_hunk: 1,
-        conv: Conversation::new(Vec::new(), counter, cap),
-        window,
-        instruction_at: None,
-        usage: Usage::default(),
-        extra: Extra::default(),
-        texts: (String::new(), String::new()),
-        overflowed: None,
-        server_counted: false,
-        route: Route::start(&ctx),
-        turn_calls: Vec::new(),
-        decided: HashMap::new(),
-        mcp_tools: Vec::new(),
-        mcp_restarts: BTreeMap::new(),
-    };
+    let mut job = Job::new(ctx, &spec, &mut emit, &mut answers, cancel.clone(), &model);
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.
     let outcome = tokio::select! {
@@ -232,7 +201,51 @@ pub(super) struct Job<'a> {
     pub mcp_restarts: BTreeMap<String, u32>,
 }
 
-impl Job<'_> {
+impl<'a> Job<'a> {
+    /// A job about to start, its conversation empty (the history comes in
+    /// `open_context`) and the window as the session knows it.
+    fn new(
+        ctx: Arc<EngineContext>,
+        spec: &'a JobSpec,
+        emit: &'a mut Emitter,
+        answers: &'a mut UnboundedReceiver<UserReply>,
+        cancel: CancellationToken,
+        model: &str,
+    ) -> Job<'a> {
+        let counter = TokenCounter::for_model(model);
+        let window = spec
+            .window
+            .clone()
+            .unwrap_or_else(|| ContextWindow::resolve(None, None, ""));
+        let cap = window.tool_output_cap(ctx.config.context.max_tool_output_tokens);
+        Job {
+            route: Route::start(&ctx),
+            ctx,
+            spec,
+            emit,
+            answers,
+            cancel,
+            calls_made: 0,
+            malformed: 0,
+            edits: Vec::new(),
+            bundle: None,
+            next_edit: 1,
+            next_hunk: 1,
+            conv: Conversation::new(Vec::new(), counter, cap),
+            window,
+            instruction_at: None,
+            usage: Usage::default(),
+            extra: Extra::default(),
+            texts: (String::new(), String::new()),
+            overflowed: None,
+            server_counted: false,
+            turn_calls: Vec::new(),
+            decided: HashMap::new(),
+            mcp_tools: Vec::new(),
+            mcp_restarts: BTreeMap::new(),
+        }
+    }
+
     async fn drive(&mut self) -> Outcome {
         if self.ctx.provider.is_none() {
             return Outcome::failed(SETUP_HINT, JobFailure::NoProvider);
@@ -241,7 +254,22 @@ impl Job<'_> {
         if self.spec.kind == JobKind::Compact {
             return self.compact_on_request().await;
         }
-        let budget = self.spec.max_tool_calls;
+        let (system, tools) = self.prepare().await;
+        let max_requests = self.spec.max_tool_calls + self.ctx.config.agent.max_schema_retries + 3;
+        for _ in 0..max_requests {
+            if let Some(outcome) = self.turn(&system, &tools).await {
+                return outcome;
+            }
+        }
+        Outcome::failed(
+            format!("the job did not finish within {max_requests} model requests"),
+            JobFailure::RequestLimit,
+        )
+    }
+
+    /// The system prompt and the tools (MCP servers started), counted; the
+    /// instruction joins the conversation.
+    async fn prepare(&mut self) -> (String, Vec<ToolDef>) {
         let mut tools = self.offered_tools();
         tools.extend(self.start_mcp().await);
         let system = system_prompt(&self.ctx.workspace, self.spec.mode);
@@ -252,83 +280,88 @@ impl Job<'_> {
         };
         self.add(Message::User(self.spec.prompt.clone()));
         self.instruction_at = Some(self.conv.len() - 1);
-        let max_requests = budget + self.ctx.config.agent.max_schema_retries + 3;
-        for _ in 0..max_requests {
-            // Once the budget is spent, one last request without tools
-            // (or, hybrid and no edit yet, the remote model takes over).
-            if self.calls_made >= budget
-                && self.triggers(FallbackReason::BudgetExhaustedWithoutEdits)
-            {
-                self.fall_back(FallbackReason::BudgetExhaustedWithoutEdits)
-                    .await;
-                self.add(Message::User(
-                    "[agent-tui] Tools are available again: go on with the task.".into(),
-                ));
-            }
-            let last = self.calls_made >= budget;
-            let offered: &[ToolDef] = if last { &[] } else { &tools };
-            let turn = match self.ask(&system, offered).await {
-                Ok(turn) => turn,
-                Err(outcome) => match self.failure_trigger(&outcome) {
-                    Some(reason) => {
-                        self.fall_back(reason).await;
-                        continue;
-                    }
-                    None => return outcome,
-                },
-            };
-            if last {
-                return self.budget_answer(turn);
-            }
-            if let Some(correction) = turn.invalid_action {
-                self.malformed += 1;
-                if self.triggers(FallbackReason::SchemaFailures) {
-                    self.fall_back(FallbackReason::SchemaFailures).await;
-                } else if let Some(fail) = self.too_many_malformed() {
-                    return fail;
+        (system, tools)
+    }
+
+    /// One model request and what follows from it; `Some` when the job ends.
+    async fn turn(&mut self, system: &str, tools: &[ToolDef]) -> Option<Outcome> {
+        let budget = self.spec.max_tool_calls;
+        // Once the budget is spent, one last request without tools (or,
+        // hybrid and no edit yet, the remote model takes over).
+        if self.calls_made >= budget && self.triggers(FallbackReason::BudgetExhaustedWithoutEdits) {
+            self.fall_back(FallbackReason::BudgetExhaustedWithoutEdits)
+                .await;
+            self.add(Message::User(
+                "[agent-tui] Tools are available again: go on with the task.".into(),
+            ));
+        }
+        let last = self.calls_made >= budget;
+        let offered: &[ToolDef] = if last { &[] } else { tools };
+        let turn = match self.ask(system, offered).await {
+            Ok(turn) => turn,
+            Err(outcome) => match self.failure_trigger(&outcome) {
+                Some(reason) => {
+                    self.fall_back(reason).await;
+                    return None;
                 }
-                self.add(Message::Assistant {
-                    text: turn.text,
-                    tool_calls: Vec::new(),
-                });
-                self.add(Message::User(correction));
-                continue;
-            }
-            if turn.tool_calls.is_empty() {
-                if turn.text.trim().is_empty() {
-                    return Outcome::failed(
-                        "the model ended its turn without an answer; try again or rephrase",
-                        JobFailure::EmptyAnswer,
-                    );
-                }
-                return self.answer(turn.text, false);
-            }
-            self.add(Message::Assistant {
-                text: turn.text,
-                tool_calls: turn.tool_calls.clone(),
-            });
-            self.turn_calls = turn.tool_calls.clone();
-            self.decided.clear();
-            for call in turn.tool_calls {
-                let result = self.call_tool(call).await;
-                self.add(Message::Tool(result));
-            }
+                None => return Some(outcome),
+            },
+        };
+        if last {
+            return Some(self.budget_answer(turn));
+        }
+        if let Some(correction) = turn.invalid_action {
+            self.malformed += 1;
             if self.triggers(FallbackReason::SchemaFailures) {
                 self.fall_back(FallbackReason::SchemaFailures).await;
             } else if let Some(fail) = self.too_many_malformed() {
-                return fail;
+                return Some(fail);
             }
-            if self.calls_made >= budget {
-                self.add(Message::User(format!(
-                    "[agent-tui] You have used all {budget} tool calls this job allows. Answer now \
-                     with what you have found; no more tools are available."
-                )));
-            }
+            self.add(Message::Assistant {
+                text: turn.text,
+                tool_calls: Vec::new(),
+            });
+            self.add(Message::User(correction));
+            return None;
         }
-        Outcome::failed(
-            format!("the job did not finish within {max_requests} model requests"),
-            JobFailure::RequestLimit,
-        )
+        if turn.tool_calls.is_empty() {
+            if turn.text.trim().is_empty() {
+                return Some(Outcome::failed(
+                    "the model ended its turn without an answer; try again or rephrase",
+                    JobFailure::EmptyAnswer,
+                ));
+            }
+            return Some(self.answer(turn.text, false));
+        }
+        self.run_calls(turn).await
+    }
+
+    /// The calls of a model turn, each run and its result added; `Some`
+    /// when the job ends on them.
+    async fn run_calls(&mut self, turn: Turn) -> Option<Outcome> {
+        self.add(Message::Assistant {
+            text: turn.text,
+            tool_calls: turn.tool_calls.clone(),
+        });
+        self.turn_calls = turn.tool_calls.clone();
+        self.decided.clear();
+        for call in turn.tool_calls {
+            let result = self.call_tool(call).await;
+            self.add(Message::Tool(result));
+        }
+        if self.triggers(FallbackReason::SchemaFailures) {
+            self.fall_back(FallbackReason::SchemaFailures).await;
+        } else if let Some(fail) = self.too_many_malformed() {
+            return Some(fail);
+        }
+        let budget = self.spec.max_tool_calls;
+        if self.calls_made >= budget {
+            self.add(Message::User(format!(
+                "[agent-tui] You have used all {budget} tool calls this job allows. Answer now \
+                 with what you have found; no more tools are available."
+            )));
+        }
+        None
     }
 
     /// The tools this job's mode offers (commands switched off are not;

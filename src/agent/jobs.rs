@@ -56,13 +56,29 @@ impl Core {
         if kind == JobKind::Instruction {
             self.tell_review_outcomes(key, &job_id);
         }
+        self.spawn_job(key, job_id, kind, prompt, mode, max_tool_calls);
+        self.touch(key);
+        Ok(reply)
+    }
+
+    /// The job's task (and the watch that ends it with `job.failed` if it
+    /// panics), in session `key`.
+    fn spawn_job(
+        &mut self,
+        key: &str,
+        job_id: String,
+        kind: JobKind,
+        prompt: String,
+        mode: Mode,
+        max_tool_calls: Option<u32>,
+    ) {
         let cancel = CancellationToken::new();
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
         let (tracker, mcp, recorded) =
             (self.tracker.clone(), self.mcp.clone(), self.session_id(key));
         let ctx = self.ctx.clone();
         let Some(live) = self.live(key) else {
-            return Err(EngineError::failed("the session is gone"));
+            return;
         };
         live.state.job_mut(&job_id);
         let spec = JobSpec {
@@ -106,8 +122,6 @@ impl Core {
                 let _ = tx.send(Internal::Job(id, JobMsg::Event(body)));
             }
         });
-        self.touch(key);
-        Ok(reply)
     }
 
     /// The id session `key` is known by outside (`None`: events outside

@@ -439,20 +439,6 @@ impl Core {
                 return Err(rollback_error(code, e.to_string(), conflicts));
             }
         };
-        let files: Vec<String> = record
-            .affected_files
-            .iter()
-            .map(|f| f.file_path.clone())
-            .collect();
-        let outcome = format!("ok: {}", record.checkpoint_id);
-        let target = format!("{what} in {}", files.join(", "));
-        self.audit(key, &job_id, "rollback", &target, Some(true), &outcome);
-        let created = EventBody::CheckpointCreated {
-            checkpoint_id: record.checkpoint_id.clone(),
-            kind: CheckpointKind::Rollback,
-            files: files.clone(),
-        };
-        self.publish(key, &job_id, created);
         let said = if !only.is_empty() {
             format!("{} of checkpoint {checkpoint_id}", only.join(", "))
         } else if hunks.is_empty() {
@@ -460,6 +446,33 @@ impl Core {
         } else {
             format!("hunks {} of checkpoint {checkpoint_id}", hunks.join(", "))
         };
+        self.rolled_back_ok(key, &job_id, checkpoint_id, (&what, &said), &record)
+    }
+
+    /// A rollback that wrote its files: audited, its checkpoint said, the
+    /// model told (`said`: what was rolled back, in words).
+    fn rolled_back_ok(
+        &mut self,
+        key: &str,
+        job_id: &str,
+        checkpoint_id: &str,
+        (what, said): (&str, &str),
+        record: &crate::checkpoint::Checkpoint,
+    ) -> Result<Reply, EngineError> {
+        let files: Vec<String> = record
+            .affected_files
+            .iter()
+            .map(|f| f.file_path.clone())
+            .collect();
+        let outcome = format!("ok: {}", record.checkpoint_id);
+        let target = format!("{what} in {}", files.join(", "));
+        self.audit(key, job_id, "rollback", &target, Some(true), &outcome);
+        let created = EventBody::CheckpointCreated {
+            checkpoint_id: record.checkpoint_id.clone(),
+            kind: CheckpointKind::Rollback,
+            files: files.clone(),
+        };
+        self.publish(key, job_id, created);
         let note = format!(
             "[agent-tui: the user rolled back {said}; {} now hold what they held \
              before (read them again before building on them)]",
@@ -471,10 +484,10 @@ impl Core {
             rollback_checkpoint_id: record.checkpoint_id.clone(),
             files: files.clone(),
         };
-        self.publish(key, &job_id, completed);
+        self.publish(key, job_id, completed);
         Ok(Reply::RolledBack {
             checkpoint_id: checkpoint_id.to_string(),
-            rollback_checkpoint_id: record.checkpoint_id,
+            rollback_checkpoint_id: record.checkpoint_id.clone(),
             files,
         })
     }

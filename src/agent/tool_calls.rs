@@ -45,7 +45,6 @@ impl Job<'_> {
     }
 
     async fn execute(&mut self, call: &ToolCall) -> Result<Value, Value> {
-        let registry = &self.ctx.registry;
         if let Value::String(raw) = &call.arguments {
             self.malformed += 1;
             let detail = serde_json::from_str::<Value>(raw)
@@ -60,37 +59,61 @@ impl Job<'_> {
                 ),
             ));
         }
-        if call.name.starts_with(crate::mcp::PREFIX)
-            && self.is_mcp(&call.name)
-            && let Some(hub) = self.spec.mcp.clone()
-        {
-            if let Err(e) = self.check_mcp(call) {
-                self.malformed += 1;
-                return Err(e);
-            }
-            if self.calls_made >= self.spec.max_tool_calls {
-                return Err(budget_spent(self.spec.max_tool_calls));
-            }
-            self.calls_made += 1;
-            self.approve(call).await?;
-            return self.call_mcp(&hub, call).await;
+        if call.name.starts_with(crate::mcp::PREFIX) {
+            return self.execute_mcp(call).await;
         }
-        if call.name.starts_with(crate::mcp::PREFIX) && !self.is_mcp(&call.name) {
+        let tier = self.check_call(call)?;
+        if self.calls_made >= self.spec.max_tool_calls {
+            return Err(budget_spent(self.spec.max_tool_calls));
+        }
+        self.calls_made += 1;
+        if call.name == CLARIFY_USER {
+            return Ok(self.clarify(call).await);
+        }
+        if call.name == PROPOSE_EDITS {
+            return self.propose(call).await;
+        }
+        if tier == Tier::Exec {
+            self.approve(call).await?;
+        }
+        self.run_registered(call).await
+    }
+
+    /// An MCP server's tool: checked against its schema, approved, called.
+    async fn execute_mcp(&mut self, call: &ToolCall) -> Result<Value, Value> {
+        let hub = self.spec.mcp.clone().filter(|_| self.is_mcp(&call.name));
+        let Some(hub) = hub else {
             self.malformed += 1;
             let offered: Vec<&str> = self.mcp_tools.iter().map(|t| t.name.as_str()).collect();
+            let offered = if offered.is_empty() {
+                "(none)".to_string()
+            } else {
+                offered.join(", ")
+            };
             return Err(error_value(
                 "unknown_tool",
                 format!(
-                    "no MCP server offers `{}` in this job; the MCP tools offered are: {}",
-                    call.name,
-                    if offered.is_empty() {
-                        "(none)".to_string()
-                    } else {
-                        offered.join(", ")
-                    }
+                    "no MCP server offers `{}` in this job; the MCP tools offered are: {offered}",
+                    call.name
                 ),
             ));
+        };
+        if let Err(e) = self.check_mcp(call) {
+            self.malformed += 1;
+            return Err(e);
         }
+        if self.calls_made >= self.spec.max_tool_calls {
+            return Err(budget_spent(self.spec.max_tool_calls));
+        }
+        self.calls_made += 1;
+        self.approve(call).await?;
+        self.call_mcp(&hub, call).await
+    }
+
+    /// A registered tool's call checked: known, offered in this mode, its
+    /// arguments valid; its tier.
+    fn check_call(&mut self, call: &ToolCall) -> Result<Tier, Value> {
+        let registry = &self.ctx.registry;
         let Some(spec) = registry.get(&call.name) else {
             self.malformed += 1;
             return Err(registry.unknown_tool(&call.name).to_json()["error"].clone());
@@ -111,27 +134,18 @@ impl Job<'_> {
             self.malformed += 1;
             return Err(e.to_json()["error"].clone());
         }
-        if self.calls_made >= self.spec.max_tool_calls {
-            return Err(budget_spent(self.spec.max_tool_calls));
-        }
-        self.calls_made += 1;
-        if call.name == CLARIFY_USER {
-            return Ok(self.clarify(call).await);
-        }
-        if call.name == PROPOSE_EDITS {
-            return self.propose(call).await;
-        }
-        if spec.tier == Tier::Exec {
-            self.approve(call).await?;
-        }
+        Ok(spec.tier)
+    }
+
+    /// Runs a registered tool on a blocking thread; a command's changes are
+    /// said as a checkpoint, like an apply's.
+    async fn run_registered(&mut self, call: &ToolCall) -> Result<Value, Value> {
         let ctx = self.ctx.clone();
-        let name = call.name.clone();
-        let args = call.arguments.clone();
+        let (name, args) = (call.name.clone(), call.arguments.clone());
         let cancel = self.cancel.clone();
         let tracker = self.spec.tracker.clone();
         let (session_id, job_id) = (self.spec.session_id.clone(), self.emit.job_id().to_string());
         let started = std::time::Instant::now();
-        let tool = name.clone();
         let ran = tokio::task::spawn_blocking(move || {
             let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
             tool_ctx.cancel = Some(cancel);
@@ -144,34 +158,34 @@ impl Job<'_> {
         })
         .await;
         tracing::info!(
-            tool = %tool,
+            tool = %call.name,
             ok = matches!(ran, Ok(Ok(_))),
             ms = started.elapsed().as_millis() as u64,
             "tool call"
         );
-        match ran {
-            Ok(Ok(value)) => {
-                // A command's changes were recorded: say so like an apply.
-                if let Some(id) = value["checkpoint_id"].as_str() {
-                    let files = value["changed_files"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|f| f["path"].as_str().map(str::to_string))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    self.emit.emit(EventBody::CheckpointCreated {
-                        checkpoint_id: id.to_string(),
-                        kind: crate::checkpoint::CheckpointKind::Exec,
-                        files,
-                    });
-                }
-                Ok(value)
+        let value = match ran {
+            Ok(Ok(value)) => value,
+            Ok(Err(e)) => return Err(e.to_json()["error"].clone()),
+            Err(join) => {
+                return Err(ToolError::Internal(join.to_string()).to_json()["error"].clone());
             }
-            Ok(Err(e)) => Err(e.to_json()["error"].clone()),
-            Err(join) => Err(ToolError::Internal(join.to_string()).to_json()["error"].clone()),
+        };
+        if let Some(id) = value["checkpoint_id"].as_str() {
+            let files = value["changed_files"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|f| f["path"].as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default();
+            self.emit.emit(EventBody::CheckpointCreated {
+                checkpoint_id: id.to_string(),
+                kind: crate::checkpoint::CheckpointKind::Exec,
+                files,
+            });
         }
+        Ok(value)
     }
 
     /// Validates proposed edits and rebuilds the job's diff bundle; nothing
@@ -186,36 +200,18 @@ impl Job<'_> {
                 }
             };
         let ctx = self.ctx.clone();
-        let existing = self.edits.clone();
-        let previous = self.bundle.clone();
-        let (mut next_edit, mut next_hunk) = (self.next_edit, self.next_hunk);
+        let (existing, previous) = (self.edits.clone(), self.bundle.clone());
+        let counters = (self.next_edit, self.next_hunk);
         let job_id = self.emit.job_id().to_string();
         let work = tokio::task::spawn_blocking(move || {
-            let new = validate_edits(&ctx.workspace, &requests, &existing, &mut next_edit)
-                .map_err(|errors| {
-                    // One code for the call: the errors' own when they agree.
-                    let code = match errors.first() {
-                        Some(first) if errors.iter().all(|e| e.code == first.code) => first.code,
-                        _ => "invalid_edits",
-                    };
-                    let text = errors
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("\n");
-                    (code, text)
-                })?;
-            let all: Vec<ProposedEdit> = existing.iter().chain(&new).cloned().collect();
-            let bundle = build_bundle(
-                &ctx.workspace,
+            validated(
+                &ctx,
                 &job_id,
-                &all,
-                &ctx.config.limits,
+                &requests,
+                &existing,
                 previous.as_ref(),
-                &mut next_hunk,
+                counters,
             )
-            .map_err(|e| ("invalid_edits", e.to_string()))?;
-            Ok::<_, (&str, String)>((new, bundle, next_edit, next_hunk))
         })
         .await;
         let (new, bundle, next_edit, next_hunk) = match work {
@@ -386,6 +382,45 @@ fn budget_spent(max: u32) -> Value {
         "budget_exhausted",
         format!("the tool budget of {max} calls is used up; answer with what you have"),
     )
+}
+
+/// Proposed edits checked against the disk and the job's bundle rebuilt
+/// with them (blocking): the new edits, the bundle, the next edit and hunk
+/// numbers; or the error code and reasons.
+#[allow(clippy::type_complexity)]
+fn validated(
+    ctx: &crate::agent::EngineContext,
+    job_id: &str,
+    requests: &[EditRequest],
+    existing: &[ProposedEdit],
+    previous: Option<&crate::review::DiffBundle>,
+    (mut next_edit, mut next_hunk): (u32, u32),
+) -> Result<(Vec<ProposedEdit>, crate::review::DiffBundle, u32, u32), (&'static str, String)> {
+    let new =
+        validate_edits(&ctx.workspace, requests, existing, &mut next_edit).map_err(|errors| {
+            // One code for the call: the errors' own when they agree.
+            let code = match errors.first() {
+                Some(first) if errors.iter().all(|e| e.code == first.code) => first.code,
+                _ => "invalid_edits",
+            };
+            let text = errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n");
+            (code, text)
+        })?;
+    let all: Vec<ProposedEdit> = existing.iter().chain(&new).cloned().collect();
+    let bundle = build_bundle(
+        &ctx.workspace,
+        job_id,
+        &all,
+        &ctx.config.limits,
+        previous,
+        &mut next_hunk,
+    )
+    .map_err(|e| ("invalid_edits", e.to_string()))?;
+    Ok((new, bundle, next_edit, next_hunk))
 }
 
 pub(super) fn error_value(code: &str, message: String) -> Value {

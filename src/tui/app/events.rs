@@ -45,27 +45,17 @@ impl App {
             EventBody::ApprovalResolved { approved, by, .. } => {
                 self.approval_resolved(*approved, by)
             }
-            EventBody::ClarificationRequested { question, .. } => {
-                self.overlay = Overlay::Clarify {
-                    job_id: job.to_string(),
-                    question: question.clone(),
-                    answer: String::new(),
-                };
-            }
+            EventBody::ClarificationRequested { question, .. } => self.asked(job, question),
             EventBody::ReviewUpdated { bundle, error, .. } => {
                 self.set_bundle(job, bundle);
                 if let Some(error) = error {
-                    let error = format!("The edit was not kept: {error}");
-                    self.review_error = Some(error.clone());
-                    self.transcript.push(Entry::Error(error));
+                    self.refused(format!("The edit was not kept: {error}"));
                 }
             }
             EventBody::DiffGenerated { bundle } => self.set_bundle(job, bundle),
             EventBody::ApplyCompleted { .. } => self.applied(job, body),
             EventBody::ApplyFailed { error, .. } => {
-                let error = format!("Apply failed, nothing was written: {error}");
-                self.review_error = Some(error.clone());
-                self.transcript.push(Entry::Error(error));
+                self.refused(format!("Apply failed, nothing was written: {error}"));
             }
             EventBody::RecoveryCompleted(r) => self
                 .transcript
@@ -90,7 +80,7 @@ impl App {
                 } else if code.degraded() {
                     self.provider_state = ProviderState::Degraded;
                 }
-                self.transcript.push(Entry::Error(error.clone()));
+                self.transcript.push(Entry::Error(error.clone()))
             }
             EventBody::JobCancelled {} => self.transcript.push(Entry::Notice("Cancelled.".into())),
             EventBody::UsageUpdated { .. } => self.usage_updated(body),
@@ -100,6 +90,21 @@ impl App {
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
         }
+    }
+
+    /// The review refused something: said in the review and the chat.
+    fn refused(&mut self, error: String) {
+        self.review_error = Some(error.clone());
+        self.transcript.push(Entry::Error(error));
+    }
+
+    /// The model's question, in a dialog.
+    fn asked(&mut self, job: &str, question: &str) {
+        self.overlay = Overlay::Clarify {
+            job_id: job.to_string(),
+            question: question.to_string(),
+            answer: String::new(),
+        };
     }
 
     fn fallen_back(&mut self, body: &EventBody) {
