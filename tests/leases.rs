@@ -70,7 +70,10 @@ fn one_driver_at_a_time(base: &dyn Fn() -> Command, root: &Path) {
     let err = stderr(&refused);
     assert_eq!(code(&refused), 1, "{err}");
     assert!(
-        err.contains(&format!("session {session} is in use by another agent-tui (pid {}", first.id())),
+        err.contains(&format!(
+            "session {session} is in use by another agent-tui (pid {}",
+            first.id()
+        )),
         "{err}"
     );
     let first = first.wait_with_output().unwrap();
@@ -93,7 +96,11 @@ fn one_driver_at_a_time(base: &dyn Fn() -> Command, root: &Path) {
         .iter()
         .map(|j| j["prompt"].as_str().unwrap())
         .collect();
-    assert_eq!(prompts, ["slow question", "now me"], "the refused job left nothing");
+    assert_eq!(
+        prompts,
+        ["slow question", "now me"],
+        "the refused job left nothing"
+    );
 }
 
 #[test]
@@ -134,21 +141,8 @@ fn two_processes_on_one_postgresql_store_never_drive_one_session_at_once() {
     one_driver_at_a_time(&base, root.path());
 }
 
-#[test]
-fn two_stores_on_one_postgresql_never_write_one_root_at_once() {
-    use agent_tui::store::{Store, Target};
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
-    let target = Target::Postgres {
-        url: cluster.url(),
-        password: Some(PASSWORD.to_string()),
-    };
-    // Two hosts: two stores, nothing shared but the database (no lock files).
-    let (a, b) = (
-        Store::open_target(&target).unwrap(),
-        Store::open_target(&target).unwrap(),
-    );
+/// `a` holds `root`'s write lock: `b` waits until it is let go.
+fn the_second_writer_waits(a: &agent_tui::store::Store, b: agent_tui::store::Store) {
     let root = Path::new("/srv/shared/project");
     let held = a.root(root).lock().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -168,4 +162,29 @@ fn two_stores_on_one_postgresql_never_write_one_root_at_once() {
     // Another root is not held up by it.
     let other = a.root(Path::new("/srv/shared/other")).lock();
     assert!(other.is_ok());
+}
+
+#[test]
+fn two_stores_on_one_postgresql_never_write_one_root_at_once() {
+    use agent_tui::store::{Store, Target};
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let target = Target::Postgres {
+        url: cluster.url(),
+        password: Some(PASSWORD.to_string()),
+    };
+    // Two hosts: two stores, nothing shared but the database (no lock files).
+    let a = Store::open_target(&target).unwrap();
+    the_second_writer_waits(&a, Store::open_target(&target).unwrap());
+}
+
+#[test]
+fn two_stores_on_one_sqlite_home_never_write_one_root_at_once() {
+    use agent_tui::store::{Store, Target};
+    let home = tempfile::tempdir().unwrap();
+    let target = Target::Sqlite(home.path().join("state.db"));
+    // Two processes' handles: each its own pool and lock files.
+    let a = Store::open_target(&target).unwrap();
+    the_second_writer_waits(&a, Store::open_target(&target).unwrap());
 }

@@ -36,7 +36,7 @@ use crate::agent::Engine;
 /// down (jobs still running end; everything is in the store). The terminal
 /// is restored on every exit path, panics included (`terminal::enter`).
 pub fn run(rt: tokio::runtime::Runtime, engine: Engine, start: TuiStart) -> Result<(), String> {
-    let result = rt.block_on(crate::agent::no_blocking(async move {
+    let (result, last) = rt.block_on(crate::agent::no_blocking(async move {
         let app = app_from(&engine, start);
         let mut terminal = terminal::enter();
         let result = event_loop::run(&mut terminal, app, engine.clone()).await;
@@ -45,9 +45,11 @@ pub fn run(rt: tokio::runtime::Runtime, engine: Engine, start: TuiStart) -> Resu
             Ok(last) => last.clone(),
             Err(_) => engine,
         };
-        last.shutdown().await.map_err(|e| e.to_string())?;
-        result.map(|_| ())
+        let shut = last.shutdown().await.map_err(|e| e.to_string());
+        (result.and(shut), last)
     }));
+    // The last handle goes here, off the async task (closing the store).
+    drop(last);
     drop(rt);
     result
 }
