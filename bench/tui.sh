@@ -12,13 +12,15 @@ cargo build --release --quiet
 BIN=$PWD/target/release/agent-tui
 STATE=$(mktemp -d)
 SOCK=agent-tui-bench-$$
-trap 'tmux -L $SOCK kill-server 2>/dev/null || true; rm -rf "$STATE"' EXIT
+trap 'for s in $SOCK-1 $SOCK-2 $SOCK-3 $SOCK-4 $SOCK-5; do tmux -L $s kill-server 2>/dev/null || true; done; rm -rf "$STATE"' EXIT
 echo "tree: $TREE ($(find "$TREE" -type f | wc -l) files)"
+# One tmux server per run (a new session on a server that is still going
+# away after kill-server fails now and then), the previous one ended first.
 for i in 1 2 3 4 5; do
-  tmux -L "$SOCK" kill-server 2>/dev/null || true
+  [ "$i" = 1 ] || tmux -L "$SOCK-$((i - 1))" kill-server 2>/dev/null || true
   start=$(date +%s%N)
-  tmux -L "$SOCK" new-session -d -s b -x 120 -y 36 "AGENT_TUI_HOME=$STATE $BIN $TREE"
-  until tmux -L "$SOCK" capture-pane -p -t b 2>/dev/null | grep -q "› "; do sleep 0.002; done
+  tmux -L "$SOCK-$i" new-session -d -s b -x 120 -y 36 "AGENT_TUI_HOME=$STATE $BIN $TREE"
+  until tmux -L "$SOCK-$i" capture-pane -p -t b 2>/dev/null | grep -q "› "; do sleep 0.002; done
   end=$(date +%s%N)
   echo "first frame: $(( (end - start) / 1000000 )) ms (budget 100 ms; includes tmux start-up)"
 done

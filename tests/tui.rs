@@ -662,12 +662,9 @@ fn preview_loads_off_the_ui_task_by_generation_and_pins_context() {
 #[test]
 fn at_path_completion_from_the_file_list() {
     let (_d, mut app) = app();
-    app.paths = vec![
-        "src/main.rs".into(),
-        "src/lib.rs".into(),
-        "docs/guide.md".into(),
-        "README.md".into(),
-    ];
+    app.paths = ["src/main.rs", "src/lib.rs", "docs/guide.md", "README.md"]
+        .into_iter()
+        .collect();
     type_text(&mut app, "look at @src/ma");
     assert!(app.on_key(key(KeyCode::Tab)).is_empty());
     assert_eq!(app.input.lines(), ["look at @src/main.rs"]);
@@ -684,7 +681,7 @@ fn at_path_completion_from_the_file_list() {
         "by file name"
     );
     // A scope's file keeps one `@`: `@lib/ut` is `@lib/util.rs`.
-    app.paths.push("@lib/util.rs".into());
+    app.paths.push("@lib/util.rs");
     type_text(&mut app, " @lib/ut");
     app.on_key(key(KeyCode::Tab));
     assert_eq!(

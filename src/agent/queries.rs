@@ -10,8 +10,8 @@ use super::session_state::{SessionState, read_session};
 use crate::checkpoint::{CheckpointStore, three_way};
 use crate::protocol::{
     AuditRecord, Checkpoint, CheckpointView, EngineError, Event, EventsPage, FileDiff, FileRow,
-    FileText, FolderEntry, JobStatus, PendingReview, ScopeInfo, SessionRef, SessionSummary,
-    ThreeWay, Transcript, Verification,
+    FileText, FolderEntry, JobStatus, PathList, PendingReview, ScopeInfo, SessionRef,
+    SessionSummary, ThreeWay, Transcript, Verification,
 };
 use crate::store::{RootStore, StoreError};
 use crate::workspace::{ReadRange, read_text_range};
@@ -230,15 +230,16 @@ impl Engine {
             .await
     }
 
-    /// Every file of every scope (`@docs/…` beside the root), for completion.
-    pub async fn files(&self) -> Result<Vec<String>, EngineError> {
+    /// Every file of every scope (`@docs/…` beside the root), for
+    /// completion; at most 100,000.
+    pub async fn files(&self) -> Result<PathList, EngineError> {
         self.off_task(|ctx| {
-            Ok(crate::workspace::list_all(&ctx.workspace, None, MAX_FILES)
-                .entries
-                .into_iter()
-                .filter(|e| e.kind == crate::workspace::EntryKind::File)
-                .map(|e| e.path)
-                .collect())
+            let mut paths = PathList::new();
+            crate::workspace::each_file(&ctx.workspace, MAX_FILES, &mut |path| {
+                paths.push(path);
+            });
+            paths.shrink_to_fit();
+            Ok(paths)
         })
         .await
     }

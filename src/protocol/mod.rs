@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod checkpoint;
 pub mod event;
+pub mod paths;
 pub mod review;
 pub mod session;
 
@@ -23,6 +24,7 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
+pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use session::SessionSummary;
 

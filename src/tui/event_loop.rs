@@ -104,8 +104,6 @@ pub async fn run(
     app: App,
     engine: Engine,
 ) -> Result<Engine, String> {
-    // Load the syntax definitions once, off the UI task, before they are needed.
-    tokio::task::spawn_blocking(|| super::highlight::highlight("warm.rs", "", 1));
     let mut keys = EventStream::new();
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
@@ -214,6 +212,9 @@ impl Loop<'_> {
             event.body,
             EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
         );
+        if let EventBody::JobStarted { .. } = event.body {
+            super::highlight::warm();
+        }
         self.app.on_event(event);
         self.frames
             .want(if streamed { STREAM_FRAME } else { FRAME });

@@ -22,6 +22,18 @@ fn assets() -> &'static (SyntaxSet, Theme) {
     })
 }
 
+/// Loads the syntax definitions off the UI task, once, before they are
+/// needed: when a job starts (its answer's code blocks, its review's hunks).
+/// Until then a browsing session does not hold them (about 2 MB).
+pub fn warm() {
+    static ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !ASKED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        tokio::task::spawn_blocking(|| {
+            assets();
+        });
+    }
+}
+
 /// Highlights `text` as the language of `path` (by extension), at most
 /// `max_lines` lines. Unknown languages come back uncoloured.
 pub fn highlight(path: &str, text: &str, max_lines: usize) -> Vec<StyledLine> {

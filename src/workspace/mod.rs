@@ -21,7 +21,7 @@ pub use scope::{Access, Scope, ScopeError, ScopeSpec, expand_home};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
-pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, list, list_all};
+pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, each_file, list, list_all};
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -153,6 +153,32 @@ pub fn list_all(ws: &super::Workspace, filter: Option<&PathFilter>, limit: usize
     all
 }
 
+/// Hands `visit` the path of every file in every scope, the agent root's
+/// first, up to `limit` files (`@` completion: no entry kept but what the
+/// caller keeps). True when the walk stopped at `limit`.
+pub fn each_file(ws: &super::Workspace, limit: usize, visit: &mut dyn FnMut(&str)) -> bool {
+    let mut seen = 0;
+    for start in ws.scope_starts() {
+        let mut full = false;
+        let _ = super::handle_walk::walk(ws, &start, true, usize::MAX, &mut |met| {
+            if met.kind != EntryKind::File {
+                return true;
+            }
+            if seen == limit {
+                full = true;
+                return false;
+            }
+            seen += 1;
+            visit(&met.rel);
+            true
+        });
+        if full {
+            return true;
+        }
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -103,7 +103,7 @@ impl App {
                 .filter(|p| p.rsplit('/').next().is_some_and(|n| n.starts_with(partial)))
                 .min_by_key(|p| p.len())
         };
-        let Some(found) = by_path.or_else(by_name).cloned() else {
+        let Some(found) = by_path.or_else(by_name).map(str::to_string) else {
             return false;
         };
         if found == partial {

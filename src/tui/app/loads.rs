@@ -42,7 +42,7 @@ pub enum Loaded {
     },
     /// A resumed or picked session, or why it could not be read.
     Session(Result<Transcript, String>),
-    Paths(Vec<String>),
+    Paths(crate::protocol::PathList),
     RecentRoots(Vec<String>),
     Completions {
         typed: String,

@@ -336,7 +336,7 @@ pub struct App {
     /// The key table with the user's `[keys]` overrides.
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
-    pub paths: Vec<String>,
+    pub paths: crate::protocol::PathList,
     /// Work asked of the event loop (loads off the UI task), oldest first.
     pub loads: Vec<Load>,
     preview_generation: u64,
@@ -404,7 +404,7 @@ impl App {
             latest_checkpoint: None,
             mcp: Vec::new(),
             pinned: Vec::new(),
-            paths: Vec::new(),
+            paths: crate::protocol::PathList::new(),
             keymap: crate::tui::KeyMap::default(),
             details: Details::Folded,
             loads: Vec::new(),
