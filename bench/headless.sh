@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A headless 20,000-token answer (`agent-tui exec`), as plain text and as JSON
 # lines: CPU time of the whole process (user + sys, median of 5), its write
-# syscalls (strace), and the session it leaves next to the answer's size.
-# Budgets (issue 10): under 0.07 CPU-s, session under 2x the answer.
+# syscalls (strace), and the state it adds to the store (state.db and its
+# WAL, beyond an empty store's) next to the answer's size.
+# Budgets (issue 10): under 0.07 CPU-s, stored state under 2x the answer.
 # Two servers: `burst` sends the reply in one write (a fast server behind any
 # buffering); `trickle` writes each event alone, which costs any client the
 # kernel's work for 20,000 TCP segments: curl's CPU on it is shown alongside.
@@ -43,6 +44,11 @@ cpu() {
   done | sort -n | sed -n 3p
 }
 
+# Bytes of the store in $WORK/state (the database and its WAL).
+stored() { cat "$WORK"/state/state.db* 2>/dev/null | wc -c; }
+AGENT_TUI_HOME=$WORK/empty "$BIN" --config "$WORK/burst.toml" sessions list --root "$WORK/root" >/dev/null
+EMPTY=$(cat "$WORK"/empty/state.db* | wc -c)
+
 run() { AGENT_TUI_HOME=$WORK/state "$BIN" --config "$WORK/$1.toml" exec --root "$WORK/root" "${@:2}" stream; }
 
 for server in burst trickle; do
@@ -53,14 +59,13 @@ for server in burst trickle; do
     AGENT_TUI_HOME=$WORK/state strace -f -c -o "$WORK/strace" "$BIN" --config "$WORK/$server.toml" \
       exec --root "$WORK/root" $flag stream > "$WORK/out" 2>/dev/null
     writes=$(awk '$NF == "write" {print $4}' "$WORK/strace")
-    session=$(find "$WORK/state" -name '*.jsonl' -path '*sessions*' -exec stat -c %s {} +)
-    echo "$server $mode: CPU ${c}s (budget 0.07), write syscalls ${writes:-0}, session ${session} B"
+    echo "$server $mode: CPU ${c}s (budget 0.07), write syscalls ${writes:-0}, state $(( $(stored) - EMPTY )) B"
   done
 done
 rm -rf "$WORK/state"
 run burst > "$WORK/answer.txt" 2>/dev/null
 answer=$(stat -c %s "$WORK/answer.txt")
-session=$(find "$WORK/state" -name '*.jsonl' -path '*sessions*' -exec stat -c %s {} +)
-echo "answer ${answer} B, session ${session} B: $(awk "BEGIN {printf \"%.2f\", $session / $answer}")x (budget 2x)"
+state=$(( $(stored) - EMPTY ))
+echo "answer ${answer} B, state ${state} B: $(awk "BEGIN {printf \"%.2f\", $state / $answer}")x (budget 2x)"
 c=$(cpu curl -s -N -X POST "http://127.0.0.1:$TRICKLE/v1/chat/completions" -d '{}')
 echo "curl reading the trickle stream: CPU ${c}s"

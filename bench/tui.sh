@@ -31,4 +31,5 @@ before=$(ticks)
 sleep 10
 after=$(ticks)
 echo "idle CPU over 10 s: $(( (after - before) * 10 )) ms (clock ticks of 10 ms)"
-echo "resident memory: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status")"
+echo "resident memory: $(awk '/VmRSS/ {print $2 " kB"}' "/proc/$pid/status")" \
+  "(heap and stacks $(awk '/RssAnon/ {print $2 " kB"}' "/proc/$pid/status"), mapped code and data $(awk '/RssFile/ {print $2 " kB"}' "/proc/$pid/status"))"

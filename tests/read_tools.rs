@@ -671,3 +671,39 @@ fn search_with_a_small_limit_is_a_prefix_of_a_large_one() {
         assert_eq!(part["truncated"], true);
     }
 }
+
+// ---------- a root its parent repository ignores ----------
+
+/// A folder opened under a parent repository's ignored `build/` (a checkout
+/// in `target/`, a vendored copy): the parent's rules do not hide the whole
+/// root, its own rules and those below it still apply.
+#[test]
+fn a_root_that_a_parent_repository_ignores_is_still_walked_and_searched() {
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::create_dir(outer.path().join(".git")).unwrap();
+    write_files(
+        outer.path(),
+        &[
+            (".gitignore", "/build\n*.tmp\n"),
+            ("build/proj/.gitignore", "*.log\n"),
+            ("build/proj/src/a.rs", "fn needle() {}\n"),
+            ("build/proj/src/.ignore", "skip.rs\n"),
+            (
+                "build/proj/src/skip.rs",
+                "fn needle() {} // ignored below\n",
+            ),
+            ("build/proj/run.log", "needle in a log\n"),
+            ("build/proj/notes.tmp", "needle\n"),
+        ],
+    );
+    let root = outer.path().join("build/proj");
+    let env = Env::new();
+    let (code, out) = env.tool(&root, "list_files", "{}");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(
+        paths(&out),
+        [".gitignore", "notes.tmp", "src", "src/.ignore", "src/a.rs"]
+    );
+    let out = search(&env, &root, r#"{"query": "needle"}"#);
+    assert_eq!(hit_paths(&out), ["notes.tmp", "src/a.rs"], "{out}");
+}

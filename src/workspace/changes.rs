@@ -126,7 +126,7 @@ pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
 /// folder, by path relative to `root`; the tools' walk rules.
 pub(crate) fn scan_under(root: &Path, dir: &Path) -> (Vec<(String, Stat)>, Vec<String>) {
     let found = Mutex::new((Vec::new(), Vec::new()));
-    walker(dir, true, Vec::new())
+    walker(root, dir, true, Vec::new())
         .threads(2)
         .build_parallel()
         .run(|| {

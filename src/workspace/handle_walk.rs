@@ -93,6 +93,22 @@ fn read_in(dir: &Dir, name: &str) -> Option<Vec<u8>> {
 /// folder's own, `info/exclude` and the global excludes.
 fn root_rules(scope: &Scope, dir: &RootDir) -> io::Result<Rules> {
     let root = scope.root.as_path();
+    let (mut rules, _) = rules_above(root);
+    let dir = dir.open_dir(Path::new("."))?;
+    rules.layers.push(Arc::new(layer(
+        root,
+        read_in(&dir, ".ignore"),
+        read_in(&dir, ".gitignore"),
+    )));
+    Ok(rules)
+}
+
+/// The rules of the folders above `root` up to its repository's top, and
+/// that repository's `info/exclude`; none of them when they would hide
+/// `root` itself (a folder the user opened is never empty because a
+/// parent repository ignores it, e.g. a checkout under `target/`); true
+/// then.
+fn rules_above(root: &Path) -> (Rules, bool) {
     let mut above: Vec<&Path> = Vec::new();
     let mut top = None;
     for folder in root.ancestors() {
@@ -102,7 +118,7 @@ fn root_rules(scope: &Scope, dir: &RootDir) -> io::Result<Rules> {
             break;
         }
     }
-    let mut layers: Vec<Arc<Layer>> = above
+    let layers: Vec<Arc<Layer>> = above
         .iter()
         .rev()
         .filter(|f| **f != root)
@@ -114,12 +130,6 @@ fn root_rules(scope: &Scope, dir: &RootDir) -> io::Result<Rules> {
             ))
         })
         .collect();
-    let dir = dir.open_dir(Path::new("."))?;
-    layers.push(Arc::new(layer(
-        root,
-        read_in(&dir, ".ignore"),
-        read_in(&dir, ".gitignore"),
-    )));
     let exclude = top.and_then(|t| {
         let path = t.join(".git/info/exclude");
         let bytes = std::fs::read(path).ok()?;
@@ -129,11 +139,33 @@ fn root_rules(scope: &Scope, dir: &RootDir) -> io::Result<Rules> {
         }
         builder.build().ok().map(Arc::new)
     });
-    Ok(Rules {
+    let global = Arc::new(Gitignore::global().0);
+    let rules = Rules {
         layers,
         exclude,
-        global: Arc::new(Gitignore::global().0),
-    })
+        global: Arc::new(Gitignore::empty()),
+    };
+    // The root and each folder between it and the top, as git would test them.
+    let hidden = above
+        .iter()
+        .filter(|f| Some(**f) != top)
+        .any(|f| rules.ignored(f, true));
+    let rules = if hidden {
+        Rules {
+            layers: Vec::new(),
+            exclude: None,
+            global,
+        }
+    } else {
+        Rules { global, ..rules }
+    };
+    (rules, hidden)
+}
+
+/// True when the ignore files above `root` would hide `root` itself: a
+/// walk of it then reads only its own rules and those below.
+pub(crate) fn parents_hide(root: &Path) -> bool {
+    rules_above(root).1
 }
 
 fn is_git_dir(name: &std::ffi::OsStr) -> bool {

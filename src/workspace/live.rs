@@ -178,7 +178,7 @@ enum Entry {
 /// walk keeps, by path relative to `root`.
 fn list_dir(root: &Path, dir: &str) -> HashMap<String, Entry> {
     let mut out = HashMap::new();
-    for entry in walker(&root.join(dir), true, Vec::new())
+    for entry in walker(root, &root.join(dir), true, Vec::new())
         .max_depth(Some(1))
         .build()
         .flatten()

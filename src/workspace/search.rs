@@ -66,7 +66,8 @@ pub fn search(
     let best = Best::new(keep);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
     let handle = ws.scope_dir(start.scope);
-    walker(&start.abs, false, ws.nested_in(start.scope))
+    let root = &ws.scope_of(start).root;
+    walker(root, &start.abs, false, ws.nested_in(start.scope))
         .threads(threads)
         .build_parallel()
         .run(|| {

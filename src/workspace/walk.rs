@@ -67,11 +67,32 @@ impl PathFilter {
     }
 }
 
-/// A walker over `dir` with the rules every tool shares: `.gitignore` honoured
-/// even outside a git repository, links not followed, `.git/` never entered,
-/// nor the folders of `skip` (scopes nested in this one, walked as themselves).
-pub(crate) fn walker(dir: &Path, include_hidden: bool, skip: Vec<PathBuf>) -> WalkBuilder {
+/// A walker over `dir` (in the scope folder `root`) with the rules every
+/// tool shares: `.gitignore` honoured even outside a git repository, links
+/// not followed, `.git/` never entered, nor the folders of `skip` (scopes
+/// nested in this one, walked as themselves). When the ignore files above
+/// `root` would hide it, only its own rules and those below it apply.
+pub(crate) fn walker(
+    root: &Path,
+    dir: &Path,
+    include_hidden: bool,
+    skip: Vec<PathBuf>,
+) -> WalkBuilder {
     let mut builder = WalkBuilder::new(dir);
+    if super::handle_walk::parents_hide(root) {
+        // The folders from `root` down to `dir`'s parent give their rules
+        // as explicit ignore files, each rooted at its own folder.
+        builder.parents(false);
+        let mut folder = dir.to_path_buf();
+        while folder.pop() && folder.starts_with(root) {
+            for name in [".gitignore", ".ignore"] {
+                let file = folder.join(name);
+                if file.is_file() {
+                    builder.add_ignore(file);
+                }
+            }
+        }
+    }
     builder
         .hidden(!include_hidden)
         .require_git(false)

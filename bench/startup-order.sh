@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Regenerates build/startup.order: the functions the release binary runs
+# from launch to an idle TUI and the first keys typed, as callgrind saw them.
+# build.rs hands the list to the linker (lld's --symbol-ordering-file), which
+# puts those functions side by side at the start of .text, so the pages the
+# kernel maps in (64 KB at a time) hold code that runs instead of neighbours
+# that never do. Rerun after a toolchain or dependency update: a name the
+# binary no longer has is skipped, so a stale list costs memory, never a build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "startup-order: apt-get install valgrind" >&2; exit 2; }
+command -v tmux >/dev/null || { echo "startup-order: apt-get install tmux" >&2; exit 2; }
+AGENT_TUI_NO_ORDER=1 cargo build --release --quiet
+BIN=$PWD/target/release/agent-tui
+WORK=$(mktemp -d)
+SOCK=agent-tui-order-$$
+trap 'tmux -L $SOCK kill-server 2>/dev/null || true; sleep 1; rm -rf "$WORK"' EXIT
+# A small git project with a change, as most roots are: the tree's git
+# marks and the ignore rules run too.
+mkdir -p "$WORK/home" "$WORK/project/src"
+printf 'fn main() {}\n' >"$WORK/project/src/main.rs"
+printf 'target/\n*.log\n' >"$WORK/project/.gitignore"
+git -C "$WORK/project" init -q
+git -C "$WORK/project" add -A
+git -C "$WORK/project" -c user.name=o -c user.email=o@o commit -qm start
+printf 'fn main() { run() }\nfn run() {}\n' >"$WORK/project/src/main.rs"
+printf 'pub fn lib() {}\n' >"$WORK/project/src/lib.rs"
+tmux -L "$SOCK" new-session -d -s o -x 120 -y 36 \
+  "AGENT_TUI_HOME=$WORK/home valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.out \
+   --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no $BIN $WORK/project 2>$WORK/vg.log"
+for _ in $(seq 1 120); do
+  tmux -L "$SOCK" capture-pane -p -t o | grep -q "› " && break
+  sleep 1
+done
+sleep 5
+tmux -L "$SOCK" send-keys -t o "hello wor @src/ma"
+sleep 1
+tmux -L "$SOCK" send-keys -t o Tab
+sleep 2
+tmux -L "$SOCK" send-keys -t o BSpace BSpace Tab Tab Tab
+sleep 3
+callgrind_control -d >/dev/null
+sleep 2
+# Every function run (fn=) or called (cfn=), in first-seen order, that the
+# binary defines.
+nm --defined-only "$BIN" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$WORK/defined"
+grep -hE '^c?fn=' "$WORK"/cg.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
+  | awk '!seen[$0]++' | grep -Fxf "$WORK/defined" >build/startup.order
+echo "build/startup.order: $(wc -l <build/startup.order) functions"
