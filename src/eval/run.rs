@@ -13,6 +13,7 @@ use crate::agent::{Engine, EngineBuilder, Filter, NO_USER_ANSWER, Providers, Rec
 use crate::config::Config;
 use crate::protocol::{
     ApplyFailure, Command, DiffBundle, EventBody, FallbackReason, JobStatus, Reply, SessionRef,
+    Usage,
 };
 
 /// Who answers a task: the `--provider` and `--model` flags (the config's
@@ -41,6 +42,16 @@ pub struct TaskResult {
     pub provider: String,
     pub fallback_reason: Option<FallbackReason>,
     pub error: Option<String>,
+}
+
+impl TaskResult {
+    /// Adds a finished job's tokens and who answered it.
+    fn count(&mut self, usage: &Usage, provider: String, fallback: Option<FallbackReason>) {
+        self.input_tokens += usage.input_tokens;
+        self.output_tokens += usage.output_tokens;
+        self.provider = provider;
+        self.fallback_reason = self.fallback_reason.or(fallback);
+    }
 }
 
 /// Longest a command check may run.
@@ -131,25 +142,7 @@ async fn drive(
             .await
             .map_err(|e| format!("the engine refused: {e}"))
     };
-    let start = async |runs: &mut u32, session: &mut SessionRef| -> Result<(), String> {
-        *runs += 1;
-        let job = Command::StartJob {
-            session: session.clone(),
-            job_id: format!("eval_{}_{runs}", task.name),
-            prompt: task.prompt.clone(),
-            mode: task.mode,
-            max_tool_calls: task.max_tool_calls,
-        };
-        if let Reply::Started {
-            session_id: Some(id),
-            ..
-        } = send(job).await?
-        {
-            *session = SessionRef::Id(id);
-        }
-        Ok(())
-    };
-    start(&mut runs, &mut session).await?;
+    start(task, engine, &mut runs, &mut session).await?;
     let mut bundle: Option<DiffBundle> = None;
     loop {
         let Some(event) = events.next().await else {
@@ -160,20 +153,15 @@ async fn drive(
             EventBody::ToolCallRequested { .. } => r.tool_calls += 1,
             EventBody::ClarificationRequested { .. } => {
                 r.clarifications += 1;
-                let text = answers
-                    .next()
-                    .cloned()
-                    .unwrap_or_else(|| NO_USER_ANSWER.to_string());
-                send(Command::Answer { job_id, text }).await?;
-            }
-            EventBody::ApprovalRequested { tool_call_id, .. } => {
-                send(Command::Approve {
+                let text = answers.next().cloned();
+                send(Command::Answer {
                     job_id,
-                    tool_call_id,
-                    approved: false,
-                    reason: Some("no_user: an eval task cannot ask".into()),
+                    text: text.unwrap_or_else(|| NO_USER_ANSWER.to_string()),
                 })
                 .await?;
+            }
+            EventBody::ApprovalRequested { tool_call_id, .. } => {
+                send(deny(job_id, tool_call_id)).await?;
             }
             EventBody::DiffGenerated { bundle: b } | EventBody::ReviewUpdated { bundle: b, .. } => {
                 bundle = Some(b)
@@ -187,38 +175,17 @@ async fn drive(
                 ..
             } => {
                 answer = text;
-                r.input_tokens += usage.input_tokens;
-                r.output_tokens += usage.output_tokens;
-                r.provider = provider;
-                r.fallback_reason = r.fallback_reason.or(fallback_reason);
+                r.count(&usage, provider, fallback_reason);
                 let Some(b) = bundle
                     .take()
                     .filter(|_| status == JobStatus::AwaitingReview)
                 else {
                     return Ok(answer);
                 };
-                let (accept, reject) = decide(&b, &task.reject_paths);
-                r.hunks_proposed += (accept.len() + reject.len()) as u64;
-                r.hunks_accepted += accept.len() as u64;
-                if !drifted {
-                    drifted = true;
-                    for d in &task.drift {
-                        append(&root.join(&d.file), &d.append)
-                            .map_err(|e| format!("cannot write the drift to {}: {e}", d.file))?;
-                    }
-                }
-                if accept.is_empty() {
+                let first = !std::mem::replace(&mut drifted, true);
+                if !review(task, engine, root, r, &b, job_id, first).await? {
                     return Ok(answer);
                 }
-                send(Command::Decide {
-                    job_id: job_id.clone(),
-                    accept,
-                    reject,
-                    accept_all: false,
-                })
-                .await?;
-                // Its outcome comes as events: apply.completed or apply.failed.
-                let _ = engine.command(Command::Apply { job_id }).await;
             }
             EventBody::ApplyCompleted { .. } => return Ok(answer),
             EventBody::ApplyFailed { code, error, .. } => {
@@ -229,13 +196,90 @@ async fn drive(
                 if runs >= 2 {
                     return Ok(answer);
                 }
-                start(&mut runs, &mut session).await?;
+                start(task, engine, &mut runs, &mut session).await?;
             }
             EventBody::JobFailed { error, .. } => return Err(error),
             EventBody::JobCancelled {} => return Err("the job was cancelled".into()),
             _ => {}
         }
     }
+}
+
+/// No one can approve a command in an eval task.
+fn deny(job_id: String, tool_call_id: String) -> Command {
+    Command::Approve {
+        job_id,
+        tool_call_id,
+        approved: false,
+        reason: Some("no_user: an eval task cannot ask".into()),
+    }
+}
+
+/// Starts the task's job (again, after a conflict) in its session.
+async fn start(
+    task: &Task,
+    engine: &Engine,
+    runs: &mut u32,
+    session: &mut SessionRef,
+) -> Result<(), String> {
+    *runs += 1;
+    let job = Command::StartJob {
+        session: session.clone(),
+        job_id: format!("eval_{}_{runs}", task.name),
+        prompt: task.prompt.clone(),
+        mode: task.mode,
+        max_tool_calls: task.max_tool_calls,
+    };
+    let reply = engine
+        .command(job)
+        .await
+        .map_err(|e| format!("the engine refused: {e}"))?;
+    if let Reply::Started {
+        session_id: Some(id),
+        ..
+    } = reply
+    {
+        *session = SessionRef::Id(id);
+    }
+    Ok(())
+}
+
+/// Decides the job's bundle as the task says (after writing the task's
+/// drift to the root the first time, as a person editing meanwhile would)
+/// and asks for the apply. False when nothing is accepted.
+async fn review(
+    task: &Task,
+    engine: &Engine,
+    root: &Path,
+    r: &mut TaskResult,
+    bundle: &DiffBundle,
+    job_id: String,
+    first: bool,
+) -> Result<bool, String> {
+    let (accept, reject) = decide(bundle, &task.reject_paths);
+    r.hunks_proposed += (accept.len() + reject.len()) as u64;
+    r.hunks_accepted += accept.len() as u64;
+    if first {
+        for d in &task.drift {
+            append(&root.join(&d.file), &d.append)
+                .map_err(|e| format!("cannot write the drift to {}: {e}", d.file))?;
+        }
+    }
+    if accept.is_empty() {
+        return Ok(false);
+    }
+    engine
+        .command(Command::Decide {
+            job_id: job_id.clone(),
+            accept,
+            reject,
+            accept_all: false,
+        })
+        .await
+        .map_err(|e| format!("the engine refused: {e}"))?;
+    // Its outcome comes as events: apply.completed or apply.failed.
+    let _ = engine.command(Command::Apply { job_id }).await;
+    Ok(true)
 }
 
 /// Hunk ids to accept and to reject: a hunk touching a `reject_paths`
