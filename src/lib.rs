@@ -11,6 +11,7 @@ pub mod llm; // language model providers behind one trait, one adapter per wire 
 pub mod mcp; // MCP servers: started at the first job that offers them, tools mcp__s__t
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply
+pub mod server; // `agent-tui serve`: the agent over HTTP + SSE, a front end on the door
 pub mod store; // everything the tool keeps on disk outside the project
 pub mod tools; // tool registry (name, schema, tier, modes) and one file per tool
 pub mod tui; // the terminal front end: app state, keymap, tree, rendering (ratatui)

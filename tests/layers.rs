@@ -20,7 +20,7 @@ const LAYERS: &[&[&str]] = &[
     &["tools"],
     &["mcp"],
     &["agent"],
-    &["tui", "eval"],
+    &["tui", "eval", "server"],
     &["cli"],
 ];
 
@@ -29,7 +29,11 @@ const LAYERS: &[&[&str]] = &[
 const FRONT_ENDS: &[(&str, &[&str])] = &[
     ("tui", &["agent", "protocol", "config"]),
     ("eval", &["agent", "protocol", "config"]),
-    ("cli", &["agent", "protocol", "config", "tui", "eval"]),
+    ("server", &["agent", "protocol", "config"]),
+    (
+        "cli",
+        &["agent", "protocol", "config", "tui", "eval", "server"],
+    ),
 ];
 
 fn layer_of(folder: &str) -> Option<usize> {

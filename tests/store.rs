@@ -180,7 +180,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 4, "{check}");
+    assert_eq!(check["schema_version"], 5, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]

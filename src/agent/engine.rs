@@ -279,6 +279,9 @@ impl Core {
                 let started = self.start_job(key, job_id, kind, "/compact".into(), mode, None);
                 q.answer(started);
             }
+            Command::CreateSession => q.answer(Ok(Reply::SessionCreated {
+                session_id: key.to_string(),
+            })),
             Command::Answer { job_id, text } => {
                 let done = self.answer(&job_id, text);
                 q.answer(done);

@@ -63,6 +63,7 @@ pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::proto
     use crate::protocol::Command;
     let name = match command {
         Command::StartJob { .. } => "start_job",
+        Command::CreateSession => "create_session",
         Command::Compact { .. } => "compact",
         Command::Answer { .. } => "answer",
         Command::Approve { .. } => "approve",

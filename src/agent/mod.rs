@@ -5,6 +5,7 @@
 //! sessions it drives, their jobs (each running the agent loop, `job.rs`,
 //! on its own task) and reviews.
 
+mod accounts;
 mod approval;
 mod builder;
 mod compaction;
@@ -35,6 +36,7 @@ mod tool_calls;
 /// Front ends run their tasks this way too: a blocking store call inside
 /// is a bug that debug builds catch.
 pub use crate::store::no_blocking;
+pub use accounts::{Accounts, new_token, token_sha256};
 pub use builder::{BuildError, EngineBuilder, Providers, Recording, check_providers, process_env};
 pub use door::{Engine, PendingReply};
 pub use files::{complete_folder, expand_home};
@@ -75,4 +77,19 @@ pub fn log_dir() -> Option<std::path::PathBuf> {
 /// The command wrapper that confines `run_command` (`agent-tui __confine`).
 pub mod confine {
     pub use crate::tools::confine::{CONFINE_ARG, install_wrapper, wrapper_main};
+}
+
+/// A fresh job id for a front end's `StartJob`: sortable by time, with 64
+/// random bits (many clients start jobs at once on a server).
+pub fn new_job_id() -> String {
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    format!("job_{millis}_{:016x}", fastrand::u64(..))
+}
+
+/// The state home (`$AGENT_TUI_HOME`, else the data dir), if one can be
+/// found: where `serve` writes its one-run token.
+pub fn state_home() -> Option<std::path::PathBuf> {
+    crate::store::StateDirs::locate(&process_env).map(|d| d.home)
 }

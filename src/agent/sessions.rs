@@ -48,6 +48,7 @@ impl Core {
             Command::StartJob { session, .. } | Command::Compact { session, .. } => {
                 self.session_ready(session)
             }
+            Command::CreateSession => self.session_ready(&SessionRef::New),
             Command::Decide { job_id, .. }
             | Command::EditHunk { job_id, .. }
             | Command::Apply { job_id } => self.job_ready(job_id),

@@ -88,6 +88,52 @@ pub enum Command {
     Store(StoreArgs),
     /// The configured MCP servers: each started, its state and tools
     Mcp(McpArgs),
+    /// Serve the agent over HTTP + SSE (SPEC section 13); `serve token` manages its tokens
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    pub action: Option<ServeAction>,
+    /// Address and port to listen on (default: [server] bind, 127.0.0.1:8787;
+    /// port 0 picks a free one)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub bind: Option<String>,
+    /// Write the port listened on to FILE (with --bind ...:0)
+    #[arg(long, value_name = "FILE")]
+    pub port_file: Option<PathBuf>,
+    /// The folder served as workspace "default" when [server] lists none
+    #[arg(long, default_value = ".", value_name = "PATH")]
+    pub root: PathBuf,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServeAction {
+    /// The server's bearer tokens (stored as sha256 only)
+    Token {
+        #[command(subcommand)]
+        action: TokenAction,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenAction {
+    /// Make a token for NAME and print it once
+    Add {
+        name: String,
+        /// admin sees every session; user only their own
+        #[arg(long, default_value = "user", value_parser = ["admin", "user"])]
+        role: String,
+    },
+    /// The tokens by name, with their role and whether they are revoked
+    List {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke NAME's token (refused at once by every host sharing the store)
+    Revoke { name: String },
 }
 
 impl ValueEnum for Mode {

@@ -11,6 +11,7 @@ mod logging;
 mod mcp;
 mod output;
 mod review;
+mod serve;
 mod store;
 mod tool;
 
@@ -71,6 +72,7 @@ pub fn run(cli: Cli) -> Exit {
         },
         Command::Store(args) => store::run(&cli.global, &args),
         Command::Mcp(args) => mcp::run_mcp(&cli.global, &args),
+        Command::Serve(args) => serve::run(&cli.global, &args),
     }
 }
 

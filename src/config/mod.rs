@@ -4,6 +4,7 @@
 mod detect;
 mod load;
 mod routing;
+mod server;
 mod sessions;
 mod storage;
 mod tools;
@@ -11,6 +12,7 @@ mod tools;
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use routing::{RoutingConfig, RoutingMode};
+pub use server::{ServerConfig, ServerUser, ServerWorkspace};
 pub use sessions::SessionLimits;
 pub use storage::{StorageConfig, check_url, redact_url};
 pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig};
@@ -46,6 +48,7 @@ pub struct Config {
     pub storage: StorageConfig,
     pub context: ContextConfig,
     pub routing: RoutingConfig,
+    pub server: ServerConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -78,6 +81,7 @@ impl Default for Config {
             storage: StorageConfig::default(),
             context: ContextConfig::default(),
             routing: RoutingConfig::default(),
+            server: ServerConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -378,6 +382,7 @@ impl Config {
         let mut out = self.routing.problems(&self.provider_names());
         out.extend(self.sessions.problems());
         out.extend(self.storage.problems());
+        out.extend(self.server.problems());
         for (name, server) in &self.mcp_servers {
             out.extend(server.problems(name));
         }

@@ -38,6 +38,9 @@ pub enum Command {
         /// Overrides `agent.max_tool_calls_per_job` for this job.
         max_tool_calls: Option<u32>,
     },
+    /// A new, empty session, driven by this engine (the server's `POST
+    /// …/sessions`); its first job names it.
+    CreateSession,
     /// Summarize the session's conversation now (`/compact`); runs as a
     /// job of its own: `job.started`, `context.compacted`, `job.completed`.
     Compact { session: SessionRef, job_id: String },
@@ -100,6 +103,8 @@ pub enum Reply {
     },
     /// Done; events say the rest.
     Done,
+    /// A new session (`CreateSession`).
+    SessionCreated { session_id: String },
     /// The review after the change.
     Review { bundle: DiffBundle },
     /// The accepted hunks are written.

@@ -13,6 +13,7 @@ pub mod checkpoint;
 pub mod event;
 pub mod paths;
 pub mod review;
+pub mod server;
 pub mod session;
 
 pub use api::{
@@ -26,6 +27,7 @@ pub use event::{
 };
 pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
+pub use server::{Idempotent, Owner, Role, TokenInfo};
 pub use session::SessionSummary;
 
 /// Names of tools and tool families that front ends show specially.

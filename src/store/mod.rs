@@ -16,6 +16,7 @@ mod maintenance;
 mod paths;
 mod recent;
 mod schema;
+mod server;
 pub mod session;
 mod sessions;
 pub mod snapshots;

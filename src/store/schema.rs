@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -139,6 +139,40 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN lease_until BIGINT;
     CREATE INDEX session_records_by_job ON session_records (job_id, cursor);
     CREATE INDEX jobs_by_job ON jobs (job_id);
+    ",
+    // 5: `agent-tui serve`: its tokens (only their sha256), who made each
+    // session and job through it, and the answers kept for an
+    // `Idempotency-Key`.
+    "
+    CREATE TABLE server_tokens (
+        name TEXT PRIMARY KEY,
+        token_sha256 TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        revoked_at TEXT
+    );
+    CREATE TABLE server_sessions (
+        session_id TEXT PRIMARY KEY,
+        user_name TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE server_jobs (
+        job_id TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        workspace_id TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE server_idempotency (
+        user_name TEXT NOT NULL,
+        idem_key TEXT NOT NULL,
+        request TEXT NOT NULL,
+        status BIGINT,
+        response TEXT,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (user_name, idem_key)
+    );
     ",
 ];
 

@@ -1,0 +1,203 @@
+//! What `agent-tui serve` keeps in the store beside the roots' sessions:
+//! its tokens (made here from the system's random source; only their
+//! sha256 is stored), who made each session and job, and the first answer
+//! to each `Idempotency-Key`. Every call runs on the blocking pool.
+
+use std::io::Read;
+
+use sha2::{Digest, Sha256};
+
+use super::builder::{BuildError, EngineBuilder};
+use super::door::Engine;
+use crate::protocol::{EngineError, Idempotent, Owner, Role, TokenInfo};
+use crate::store::{Store, StoreError};
+
+/// The server's records in the store; clones share it.
+#[derive(Clone)]
+pub struct Accounts {
+    store: Store,
+}
+
+fn failed(e: StoreError) -> EngineError {
+    match e {
+        StoreError::Invalid(m) => EngineError::invalid(m),
+        StoreError::NotFound(m) => EngineError::not_found(m),
+        e => EngineError::unavailable(e.to_string()),
+    }
+}
+
+/// The sha256 of `token`, hex: what the store keeps and looks up.
+pub fn token_sha256(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A new token: `att_` and 43 characters of 256 random bits (the system's
+/// random source, never a seeded generator).
+pub fn new_token() -> Result<String, EngineError> {
+    let mut bytes = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| EngineError::failed(format!("cannot read /dev/urandom: {e}")))?;
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = String::from("att_");
+    let mut acc: u32 = 0;
+    let mut bits = 0;
+    for b in bytes {
+        acc = (acc << 8) | u32::from(b);
+        bits += 8;
+        while bits >= 6 {
+            bits -= 6;
+            out.push(char::from(ALPHABET[((acc >> bits) & 63) as usize]));
+        }
+    }
+    if bits > 0 {
+        out.push(char::from(ALPHABET[((acc << (6 - bits)) & 63) as usize]));
+    }
+    Ok(out)
+}
+
+impl Accounts {
+    async fn run<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let store = self.store.clone();
+        tokio::task::spawn_blocking(move || f(&store).map_err(failed))
+            .await
+            .unwrap_or_else(|e| Err(EngineError::failed(format!("the store call stopped: {e}"))))
+    }
+
+    /// Makes a token named `name`: the token itself (shown once, never
+    /// stored).
+    pub async fn add_token(&self, name: &str, role: Role) -> Result<String, EngineError> {
+        let valid = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '@'));
+        if !valid {
+            return Err(EngineError::invalid(format!(
+                "a token name is 1-64 letters, digits, '-', '_', '.' or '@' (not {name:?})"
+            )));
+        }
+        let token = new_token()?;
+        let (name, sha) = (name.to_string(), token_sha256(&token));
+        self.run(move |s| s.add_token(&name, &sha, role)).await?;
+        Ok(token)
+    }
+
+    pub async fn tokens(&self) -> Result<Vec<TokenInfo>, EngineError> {
+        self.run(|s| s.tokens()).await
+    }
+
+    /// False when there is no live token of that name.
+    pub async fn revoke_token(&self, name: &str) -> Result<bool, EngineError> {
+        let name = name.to_string();
+        self.run(move |s| s.revoke_token(&name)).await
+    }
+
+    /// The live token `token` is, if any.
+    pub async fn token(&self, token: &str) -> Result<Option<TokenInfo>, EngineError> {
+        let sha = token_sha256(token);
+        self.run(move |s| s.token_by_hash(&sha)).await
+    }
+
+    pub async fn own_session(&self, owner: Owner) -> Result<(), EngineError> {
+        self.run(move |s| s.own_session(&owner)).await
+    }
+
+    pub async fn own_job(&self, job_id: &str, owner: Owner) -> Result<(), EngineError> {
+        let job = job_id.to_string();
+        self.run(move |s| s.own_job(&job, &owner)).await
+    }
+
+    pub async fn session_owner(&self, session_id: &str) -> Result<Option<Owner>, EngineError> {
+        let id = session_id.to_string();
+        self.run(move |s| s.session_owner(&id)).await
+    }
+
+    pub async fn job_owner(&self, job_id: &str) -> Result<Option<Owner>, EngineError> {
+        let id = job_id.to_string();
+        self.run(move |s| s.job_owner(&id)).await
+    }
+
+    /// Sessions made through the server in a workspace (one user's only,
+    /// when given), newest first.
+    pub async fn sessions(
+        &self,
+        workspace_id: &str,
+        user: Option<&str>,
+    ) -> Result<Vec<Owner>, EngineError> {
+        let (ws, user) = (workspace_id.to_string(), user.map(str::to_string));
+        self.run(move |s| s.owned_sessions(&ws, user.as_deref()))
+            .await
+    }
+
+    /// Claims an `Idempotency-Key` of `user` for `request` (method, path
+    /// and the body's hash).
+    pub async fn begin_idempotent(
+        &self,
+        user: &str,
+        key: &str,
+        request: &str,
+    ) -> Result<Idempotent, EngineError> {
+        let (user, key, request) = (user.to_string(), key.to_string(), request.to_string());
+        self.run(move |s| s.begin_idempotent(&user, &key, &request))
+            .await
+    }
+
+    /// Keeps the answer to a key (`None`: forgets it, nothing was done).
+    pub async fn end_idempotent(
+        &self,
+        user: &str,
+        key: &str,
+        answer: Option<(u16, String)>,
+    ) -> Result<(), EngineError> {
+        let (user, key) = (user.to_string(), key.to_string());
+        self.run(move |s| s.end_idempotent(&user, &key, answer))
+            .await
+    }
+}
+
+impl EngineBuilder {
+    /// The server's records in the state home's store (`serve token`),
+    /// without an engine. Blocking.
+    pub fn accounts(self) -> Result<Accounts, BuildError> {
+        let loaded = self.load_config()?;
+        let store = super::builder::open_home(&loaded.config)?;
+        Ok(Accounts { store })
+    }
+}
+
+impl Engine {
+    /// The server's records in this engine's store; `None` when it
+    /// records nothing.
+    pub fn accounts(&self) -> Option<Accounts> {
+        let state = self.inner.ctx.state.as_ref()?;
+        Some(Accounts {
+            store: state.store.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_long_random_and_hashed() {
+        let a = new_token().unwrap();
+        let b = new_token().unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 4 + 43, "{a}");
+        assert!(a.starts_with("att_"));
+        assert_eq!(token_sha256("abc").len(), 64);
+        assert_eq!(
+            token_sha256("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+}

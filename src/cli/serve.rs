@@ -1,0 +1,297 @@
+//! `agent-tui serve` and `agent-tui serve token add|list|revoke`: builds one
+//! engine per workspace through the door (all on the state home's store),
+//! decides who may come in, listens, and stops cleanly on SIGTERM or
+//! Ctrl+C (no new requests; running jobs end and are stored).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::Exit;
+use super::args::{GlobalArgs, ServeAction, ServeArgs, TokenAction};
+use super::context::{build_error, builder, failed, usage};
+use crate::agent::{Accounts, Engine, Providers};
+use crate::config::ServerConfig;
+use crate::protocol::{EngineError, Role};
+use crate::server::Workspace;
+
+pub fn run(global: &GlobalArgs, args: &ServeArgs) -> Exit {
+    match &args.action {
+        Some(ServeAction::Token { action }) => token(global, action),
+        None => serve(global, args),
+    }
+}
+
+fn engine_failed(e: EngineError) -> Exit {
+    match e {
+        EngineError::Invalid { .. } | EngineError::NotFound { .. } => usage(e),
+        e => failed(e),
+    }
+}
+
+/// `serve token …`: the state home's store, no engine.
+fn token(global: &GlobalArgs, action: &TokenAction) -> Exit {
+    let accounts = match builder(global, Path::new(".")).accounts() {
+        Ok(a) => a,
+        Err(e) => return build_error(e),
+    };
+    let rt = match super::context::runtime() {
+        Ok(rt) => rt,
+        Err(exit) => return exit,
+    };
+    rt.block_on(async move {
+        match action {
+            TokenAction::Add { name, role } => {
+                let role = Role::parse(role).unwrap_or_default();
+                match accounts.add_token(name, role).await {
+                    Ok(token) => {
+                        eprintln!(
+                            "token for {name} ({}), shown this once; only its sha256 is kept:",
+                            role.as_str()
+                        );
+                        println!("{token}");
+                        Exit::Ok
+                    }
+                    Err(e) => engine_failed(e),
+                }
+            }
+            TokenAction::List { json } => match accounts.tokens().await {
+                Ok(tokens) if *json => {
+                    println!("{}", json!({ "tokens": tokens }));
+                    Exit::Ok
+                }
+                Ok(tokens) if tokens.is_empty() => {
+                    println!("no tokens (agent-tui serve token add NAME makes one)");
+                    Exit::Ok
+                }
+                Ok(tokens) => {
+                    for t in tokens {
+                        let state = t
+                            .revoked_at
+                            .map_or("live".to_string(), |at| format!("revoked {at}"));
+                        println!(
+                            "{}  {}  made {}  {state}",
+                            t.name,
+                            t.role.as_str(),
+                            t.created_at
+                        );
+                    }
+                    Exit::Ok
+                }
+                Err(e) => engine_failed(e),
+            },
+            TokenAction::Revoke { name } => match accounts.revoke_token(name).await {
+                Ok(true) => {
+                    println!("revoked {name}'s token");
+                    Exit::Ok
+                }
+                Ok(false) => usage(format!("no live token named {name} (serve token list)")),
+                Err(e) => engine_failed(e),
+            },
+        }
+    })
+}
+
+fn serve(global: &GlobalArgs, args: &ServeArgs) -> Exit {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return failed(format!("cannot start the async runtime: {e}")),
+    };
+    let started = {
+        let _guard = rt.enter();
+        start(global, args)
+    };
+    let (workspaces, accounts, config) = match started {
+        Ok(s) => s,
+        Err(exit) => return exit,
+    };
+    rt.block_on(listen(args, workspaces, accounts, config))
+}
+
+/// The workspaces' engines (built on the current runtime; blocking).
+fn start(
+    global: &GlobalArgs,
+    args: &ServeArgs,
+) -> Result<(Vec<Workspace>, Accounts, ServerConfig), Exit> {
+    // The first workspace's root (or --root) starts the first engine; the
+    // others are built like it, on its store.
+    let first = builder(global, &args.root)
+        .providers(Providers::Optional)
+        .remember(false);
+    let primary = first.build().map_err(build_error)?;
+    let config = primary.config().server.clone();
+    let accounts = primary
+        .accounts()
+        .ok_or_else(|| failed("internal error: the server's engine records nothing"))?;
+    let mut workspaces = Vec::new();
+    if config.workspaces.is_empty() {
+        workspaces.push(Workspace {
+            id: "default".into(),
+            name: primary
+                .root()
+                .file_name()
+                .map_or("default".into(), |n| n.to_string_lossy().to_string()),
+            engine: primary.clone(),
+            users: vec!["*".into()],
+            allowed_commands: Vec::new(),
+            read_only: false,
+        });
+    }
+    for w in &config.workspaces {
+        let root = crate::agent::expand_home(&w.root);
+        let engine: Engine = if same_folder(&root, primary.root()) {
+            primary.clone()
+        } else {
+            primary
+                .open_root(&root)
+                .map_err(|e| usage(format!("server.workspaces {:?}: {e}", w.id)))?
+        };
+        workspaces.push(Workspace {
+            id: w.id.clone(),
+            name: if w.name.is_empty() {
+                w.id.clone()
+            } else {
+                w.name.clone()
+            },
+            engine,
+            users: w.users.clone(),
+            allowed_commands: w.allowed_commands.clone(),
+            read_only: w.read_only,
+        });
+    }
+    Ok((workspaces, accounts, config))
+}
+
+fn same_folder(a: &Path, b: &Path) -> bool {
+    std::fs::canonicalize(a).is_ok_and(|a| a == b)
+}
+
+fn loopback(addr: &SocketAddr) -> bool {
+    addr.ip().is_loopback()
+}
+
+/// Listens until SIGTERM or Ctrl+C, then stops the engines.
+async fn listen(
+    args: &ServeArgs,
+    workspaces: Vec<Workspace>,
+    accounts: Accounts,
+    config: ServerConfig,
+) -> Exit {
+    let bind = args.bind.clone().unwrap_or_else(|| config.bind.clone());
+    let Ok(addr) = bind.parse::<SocketAddr>() else {
+        return usage(format!(
+            "--bind {bind:?} is not ADDRESS:PORT (127.0.0.1:8787)"
+        ));
+    };
+    let stored = match accounts.tokens().await {
+        Ok(t) => t.iter().filter(|t| t.revoked_at.is_none()).count(),
+        Err(e) => return failed(e),
+    };
+    let has_users = stored > 0 || !config.users.is_empty();
+    if !has_users && !loopback(&addr) {
+        return usage(format!(
+            "refusing to serve {addr} without users: anyone who reaches it could run commands. \
+             Make a token first (agent-tui serve token add NAME --role admin) or bind 127.0.0.1"
+        ));
+    }
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(l) => l,
+        Err(e) => return failed(format!("cannot listen on {addr}: {e}")),
+    };
+    let local = listener.local_addr().unwrap_or(addr);
+    let run_token = if has_users {
+        None
+    } else {
+        match one_run_token() {
+            Ok(t) => Some(t),
+            Err(exit) => return exit,
+        }
+    };
+    if let Some(file) = &args.port_file
+        && let Err(e) = std::fs::write(file, format!("{}\n", local.port()))
+    {
+        return failed(format!("cannot write the port to {}: {e}", file.display()));
+    }
+    let host = config.host_name.clone().unwrap_or_else(|| {
+        let name = nix::unistd::gethostname()
+            .map(|h| h.to_string_lossy().to_string())
+            .unwrap_or_else(|_| "localhost".into());
+        format!("{name}:{}", local.port())
+    });
+    let engines: Vec<Engine> = workspaces.iter().map(|w| w.engine.clone()).collect();
+    let names: Vec<String> = workspaces.iter().map(|w| w.id.clone()).collect();
+    let app = crate::server::app(workspaces, accounts, config, run_token, host);
+    eprintln!(
+        "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
+        names.join(", ")
+    );
+    let served = axum::serve(listener, crate::server::router(app))
+        .with_graceful_shutdown(stop_signal())
+        .await;
+    for engine in engines {
+        if let Err(e) = engine.shutdown().await {
+            eprintln!("agent-tui serve: while stopping: {e}");
+        }
+    }
+    match served {
+        Ok(()) => {
+            eprintln!("agent-tui serve: stopped");
+            Exit::Ok
+        }
+        Err(e) => failed(format!("the server stopped: {e}")),
+    }
+}
+
+/// A token for this run only (loopback, no users): printed, and written
+/// to `server-token` (mode 0600) at the top of the state home.
+fn one_run_token() -> Result<String, Exit> {
+    let token = crate::agent::new_token().map_err(failed)?;
+    let home: PathBuf = crate::agent::state_home()
+        .ok_or_else(|| usage("cannot find the state home: set AGENT_TUI_HOME"))?;
+    let file = home.join("server-token");
+    write_private(&file, &token)
+        .map_err(|e| failed(format!("cannot write {}: {e}", file.display())))?;
+    eprintln!(
+        "agent-tui serve: no users are set up, so this run has its own token (also in {}):",
+        file.display()
+    );
+    println!("{token}");
+    Ok(crate::agent::token_sha256(&token))
+}
+
+fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let _ = std::fs::remove_file(file);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(file)?;
+    f.write_all(text.as_bytes())?;
+    f.write_all(b"\n")?;
+    f.sync_all()
+}
+
+async fn stop_signal() {
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = term => {}
+        _ = tokio::signal::ctrl_c() => {}
+    }
+}

@@ -1,0 +1,169 @@
+//! What every request passes before a handler sees it: its `Host` must be
+//! an allowed one (DNS rebinding), its `Origin`, when sent, an allowed one
+//! (cross-site requests), its token a live one (401; never taken from a
+//! URL), its rate within the token's limit (429), and a mutation's body
+//! JSON (415) and not too large (413).
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::error::ApiError;
+use super::state::{AppState, User};
+use crate::agent::token_sha256;
+use crate::protocol::Role;
+
+/// Equal without an early exit (the time taken tells nothing).
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
+}
+
+fn host_allowed(app: &AppState, host: &str) -> bool {
+    // `name:port`, `[v6]:port`: the port is not part of the check.
+    let name = match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) && !name.is_empty() => name,
+        _ => host,
+    };
+    app.config
+        .allowed_hosts
+        .iter()
+        .any(|h| h.eq_ignore_ascii_case(name) || h.eq_ignore_ascii_case(host))
+}
+
+/// The user a bearer token stands for.
+async fn user_of(app: &AppState, token: &str) -> Result<Option<User>, ApiError> {
+    let sha = token_sha256(token);
+    if app.run_token.as_deref().is_some_and(|t| same(t, &sha)) {
+        return Ok(Some(User {
+            name: "local".into(),
+            role: Role::Admin,
+        }));
+    }
+    let mut fixed = None;
+    for u in &app.users {
+        if same(&u.token_sha256.to_ascii_lowercase(), &sha) {
+            fixed = Some(User {
+                name: u.name.clone(),
+                role: u.role,
+            });
+        }
+    }
+    if fixed.is_some() {
+        return Ok(fixed);
+    }
+    let stored = app.accounts.token(token).await?;
+    Ok(stored.map(|t| User {
+        name: t.name,
+        role: t.role,
+    }))
+}
+
+fn bearer(req: &Request) -> Option<&str> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
+    match check(&app, &mut req).await {
+        Ok(()) => next.run(req).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
+    let host = req
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or_default()
+        .to_string();
+    if !host_allowed(app, &host) {
+        return Err(
+            ApiError::forbidden(format!("Host {host:?} is not served here"))
+                .hint("add it to server.allowed_hosts"),
+        );
+    }
+    if let Some(origin) = req.headers().get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or_default();
+        if !app.config.allowed_origins.iter().any(|o| o == origin) {
+            return Err(ApiError::forbidden(format!(
+                "requests from the web origin {origin:?} are not allowed"
+            ))
+            .hint("add it to server.allowed_origins"));
+        }
+    }
+    if req.uri().path() == "/api/v1/health" || req.uri().path() == "/" {
+        return Ok(());
+    }
+    let in_url = req.uri().query().is_some_and(|q| {
+        q.split('&')
+            .any(|p| p.starts_with("token=") || p.starts_with("access_token="))
+    });
+    if in_url {
+        return Err(ApiError::unauthorized(
+            "a token is never taken from a URL (it would reach logs and histories)",
+        ));
+    }
+    let Some(token) = bearer(req).map(str::to_string) else {
+        return Err(ApiError::unauthorized("this request has no bearer token"));
+    };
+    let Some(user) = user_of(app, &token).await? else {
+        return Err(ApiError::unauthorized("the token is unknown or revoked"));
+    };
+    if let Some(wait) = app.over_limit(&user.name) {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!(
+                "more than {} requests in a minute with this token",
+                app.config.rate_limit_per_minute
+            ),
+        );
+        e.retry_after = Some(wait);
+        return Err(e);
+    }
+    let mutation = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    if mutation {
+        let json = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+        if !json {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "invalid",
+                "a request that changes something must be Content-Type: application/json",
+            ));
+        }
+        let declared = req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<usize>().ok());
+        if declared.is_some_and(|n| n > app.config.max_body_bytes) {
+            return Err(super::body::too_large(app.config.max_body_bytes));
+        }
+    }
+    req.extensions_mut().insert(user);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same;
+
+    #[test]
+    fn comparison_is_exact() {
+        assert!(same("abc", "abc"));
+        assert!(!same("abc", "abd"));
+        assert!(!same("abc", "abcd"));
+    }
+}

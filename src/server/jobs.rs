@@ -1,0 +1,250 @@
+//! Jobs: `POST …/run` (202, the job queued on the session's engine),
+//! `GET …/jobs/{id}` (its state, and its bundle when awaiting review),
+//! `GET …/jobs/{id}/events?cursor=N`, and the answers a job waits for:
+//! clarify, approvals (first answer wins: 409 for the others), cancel.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::body::Body;
+use super::error::ApiError;
+use super::idem::{self, Answer};
+use super::state::{AppState, User, Workspace};
+use crate::protocol::{Command, JobStatus, Mode, Owner, SessionRef};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Run {
+    session_id: String,
+    instruction: String,
+    #[serde(default)]
+    mode: Option<Mode>,
+    /// Accepted for clients of SPEC 13; the engine reads the files itself.
+    #[serde(default)]
+    #[allow(dead_code)]
+    context_rows: Option<Value>,
+    #[serde(default)]
+    tool_config: Option<ToolConfig>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolConfig {
+    #[serde(default)]
+    max_tool_calls: Option<u32>,
+}
+
+pub async fn run(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let work = start(&app, &user, &body);
+    idem::once(&app, &user, &headers, "POST /run", &body.0, work).await
+}
+
+async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
+    let ask: Run = body.parse()?;
+    if ask.instruction.trim().is_empty() {
+        return Err(ApiError::invalid("instruction must not be empty"));
+    }
+    let owner = app.accounts.session_owner(&ask.session_id).await?;
+    let (ws, _) = app.owned(owner, user, &format!("session {}", ask.session_id))?;
+    let job_id = crate::agent::new_job_id();
+    let owner = Owner {
+        user: user.name.clone(),
+        workspace_id: ws.id.clone(),
+        session_id: ask.session_id.clone(),
+        created_at: super::sessions::now(),
+    };
+    // Known before the job's first event, so its stream can be followed at once.
+    app.accounts.own_job(&job_id, owner).await?;
+    let mode = ask.mode.unwrap_or(ws.engine.config().ui.default_mode);
+    ws.engine
+        .command(Command::StartJob {
+            session: SessionRef::Id(ask.session_id.clone()),
+            job_id: job_id.clone(),
+            prompt: ask.instruction,
+            mode,
+            max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
+        })
+        .await?;
+    Ok((
+        StatusCode::ACCEPTED,
+        json!({ "job_id": job_id, "session_id": ask.session_id, "status": "queued" }),
+    ))
+}
+
+/// The job `id` and its workspace, if `user` may see it.
+pub async fn job<'a>(
+    app: &'a AppState,
+    user: &User,
+    id: &str,
+) -> Result<(&'a Workspace, Owner), ApiError> {
+    let owner = app.accounts.job_owner(id).await?;
+    app.owned(owner, user, &format!("job {id}"))
+}
+
+pub async fn show(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (ws, owner) = job(&app, &user, &id).await?;
+    let page = match ws.engine.events(&id, 0).await {
+        Ok(page) => Some(page),
+        // Started a moment ago: nothing is recorded yet.
+        Err(crate::protocol::EngineError::NotFound { .. }) => None,
+        Err(e) => return Err(e.into()),
+    };
+    let status = page
+        .as_ref()
+        .and_then(|p| p.status)
+        .unwrap_or(JobStatus::Queued);
+    let mut out = json!({
+        "job_id": id,
+        "session_id": owner.session_id,
+        "workspace_id": ws.id,
+        "user": owner.user,
+        "status": status,
+        "next_cursor": page.as_ref().map_or(0, |p| p.next_cursor),
+    });
+    if status == JobStatus::AwaitingReview
+        && let Some(review) = ws
+            .engine
+            .pending_review(SessionRef::Id(owner.session_id.clone()))
+            .await?
+            .filter(|r| r.job_id == id)
+    {
+        out["diff_bundle"] = serde_json::to_value(review.bundle).unwrap_or_default();
+    }
+    Ok(Json(out))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cursor {
+    #[serde(default)]
+    cursor: u64,
+}
+
+pub async fn events(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    Query(q): Query<Cursor>,
+) -> Result<Json<Value>, ApiError> {
+    let (ws, _) = job(&app, &user, &id).await?;
+    let page = match ws.engine.events(&id, q.cursor).await {
+        Ok(page) => serde_json::to_value(page).unwrap_or_default(),
+        Err(crate::protocol::EngineError::NotFound { .. }) => json!({
+            "job_id": id, "status": JobStatus::Queued, "next_cursor": q.cursor, "events": []
+        }),
+        Err(e) => return Err(e.into()),
+    };
+    Ok(Json(page))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Clarify {
+    #[allow(dead_code)]
+    #[serde(default)]
+    question_id: Option<String>,
+    answer: String,
+}
+
+pub async fn clarify(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let work = async {
+        let ask: Clarify = body.parse()?;
+        let (ws, _) = job(&app, &user, &id).await?;
+        ws.engine
+            .command(Command::Answer {
+                job_id: id.clone(),
+                text: ask.answer,
+            })
+            .await?;
+        Ok((
+            StatusCode::OK,
+            json!({ "job_id": id, "status": "answered" }),
+        ))
+    };
+    idem::once(
+        &app,
+        &user,
+        &headers,
+        &format!("POST /jobs/{id}/clarify"),
+        &body.0,
+        work,
+    )
+    .await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Decision {
+    decision: Allow,
+}
+
+#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum Allow {
+    Allow,
+    Deny,
+}
+
+pub async fn approve(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path((id, approval)): Path<(String, String)>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let work = async {
+        let ask: Decision = body.parse()?;
+        let (ws, _) = job(&app, &user, &id).await?;
+        let approved = ask.decision == Allow::Allow;
+        ws.engine
+            .command(Command::Approve {
+                job_id: id.clone(),
+                tool_call_id: approval.clone(),
+                approved,
+                reason: Some(format!("decided by {} over HTTP", user.name)),
+            })
+            .await?;
+        Ok((
+            StatusCode::OK,
+            json!({
+                "job_id": id,
+                "approval_id": approval,
+                "decision": if approved { "allow" } else { "deny" },
+                "decided_by": user.name,
+            }),
+        ))
+    };
+    let path = format!("POST /jobs/{id}/approvals/{approval}");
+    idem::once(&app, &user, &headers, &path, &body.0, work).await
+}
+
+pub async fn cancel(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (ws, _) = job(&app, &user, &id).await?;
+    ws.engine
+        .command(Command::Cancel { job_id: id.clone() })
+        .await?;
+    Ok(Json(json!({ "job_id": id, "status": "cancelling" })))
+}

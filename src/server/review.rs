@@ -1,0 +1,257 @@
+//! The review over HTTP: `POST …/apply` (decide and write, 409 with the
+//! conflicts and nothing written), checkpoints with their three-way view,
+//! and rollback (409 on conflict). A read-only workspace refuses writes.
+
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::body::Body;
+use super::error::ApiError;
+use super::idem;
+use super::state::{AppState, User, Workspace};
+use crate::protocol::{Checkpoint, Command, Reply, Role};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Apply {
+    session_id: String,
+    job_id: String,
+    accepted_hunk_ids: Vec<String>,
+    #[serde(default)]
+    rejected_hunk_ids: Vec<String>,
+}
+
+fn writable(ws: &Workspace) -> Result<(), ApiError> {
+    if ws.read_only {
+        return Err(ApiError::forbidden(format!(
+            "workspace {} is read-only",
+            ws.id
+        )));
+    }
+    Ok(())
+}
+
+pub async fn apply(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let work = async {
+        let ask: Apply = body.parse()?;
+        let (ws, owner) = super::jobs::job(&app, &user, &ask.job_id).await?;
+        if owner.session_id != ask.session_id {
+            return Err(ApiError::not_found(format!(
+                "no job {} in session {}",
+                ask.job_id, ask.session_id
+            )));
+        }
+        writable(ws)?;
+        ws.engine
+            .command(Command::Decide {
+                job_id: ask.job_id.clone(),
+                accept: ask.accepted_hunk_ids,
+                reject: ask.rejected_hunk_ids,
+                accept_all: false,
+            })
+            .await?;
+        let reply = ws
+            .engine
+            .command(Command::Apply {
+                job_id: ask.job_id.clone(),
+            })
+            .await?;
+        let Reply::Applied {
+            checkpoint_id,
+            hunk_ids,
+            bundle,
+            ..
+        } = reply
+        else {
+            return Err(ApiError::unavailable("the engine did not apply"));
+        };
+        let files: Vec<Value> = bundle
+            .files
+            .iter()
+            .map(|f| {
+                let applied: Vec<&str> = f
+                    .hunks
+                    .iter()
+                    .filter(|h| hunk_ids.contains(&h.hunk_id))
+                    .map(|h| h.hunk_id.as_str())
+                    .collect();
+                let rejected: Vec<&str> = f
+                    .hunks
+                    .iter()
+                    .filter(|h| h.state == crate::protocol::HunkState::Rejected)
+                    .map(|h| h.hunk_id.as_str())
+                    .collect();
+                json!({"file_path": f.file_path, "applied_hunks": applied, "rejected_hunks": rejected})
+            })
+            .filter(|f| {
+                f["applied_hunks"].as_array().is_some_and(|a| !a.is_empty())
+                    || f["rejected_hunks"].as_array().is_some_and(|a| !a.is_empty())
+            })
+            .collect();
+        Ok((
+            StatusCode::OK,
+            json!({"status": "applied", "checkpoint_id": checkpoint_id, "applied_files": files}),
+        ))
+    };
+    idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BySession {
+    session_id: Option<String>,
+}
+
+/// Whether `user` may see checkpoint `c` (an admin every one; a user
+/// those of their own sessions).
+async fn may_see(app: &AppState, user: &User, c: &Checkpoint) -> Result<bool, ApiError> {
+    if user.role == Role::Admin {
+        return Ok(true);
+    }
+    let Some(session) = &c.session_id else {
+        return Ok(false);
+    };
+    let owner = app.accounts.session_owner(session).await?;
+    Ok(owner.is_some_and(|o| user.may_see(&o)))
+}
+
+pub async fn list(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Query(q): Query<BySession>,
+) -> Result<Json<Value>, ApiError> {
+    let mut out = Vec::new();
+    for ws in app.workspaces.iter().filter(|w| w.admits(&user)) {
+        for c in ws.engine.checkpoints().await? {
+            if q.session_id.is_some() && c.session_id != q.session_id {
+                continue;
+            }
+            if may_see(&app, &user, &c).await? {
+                let mut v = serde_json::to_value(&c).unwrap_or_default();
+                v["workspace_id"] = json!(ws.id);
+                out.push(v);
+            }
+        }
+    }
+    Ok(Json(json!({ "checkpoints": out })))
+}
+
+/// The checkpoint `id`, its view and its workspace, if `user` may see it.
+async fn find<'a>(
+    app: &'a AppState,
+    user: &User,
+    id: &str,
+) -> Result<(&'a Workspace, crate::protocol::CheckpointView), ApiError> {
+    for ws in app.workspaces.iter().filter(|w| w.admits(user)) {
+        match ws.engine.checkpoint(id).await {
+            Ok(view) if may_see(app, user, &view.checkpoint).await? => return Ok((ws, view)),
+            Ok(_) | Err(crate::protocol::EngineError::NotFound { .. }) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ApiError::not_found(format!("no checkpoint {id}")))
+}
+
+pub async fn show(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let (ws, view) = find(&app, &user, &id).await?;
+    let mut v = serde_json::to_value(&view.checkpoint).unwrap_or_default();
+    v["workspace_id"] = json!(ws.id);
+    Ok(Json(v))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileQuery {
+    file_path: String,
+}
+
+pub async fn diff3(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    Query(q): Query<FileQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let (_, view) = find(&app, &user, &id).await?;
+    let three = view
+        .three_way
+        .into_iter()
+        .find(|t| t.file_path == q.file_path)
+        .ok_or_else(|| {
+            ApiError::not_found(format!("checkpoint {id} did not change {}", q.file_path))
+        })?;
+    Ok(Json(json!({
+        "file_path": three.file_path,
+        "current": three.current,
+        "base": three.base,
+        "proposed": three.proposed,
+    })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Rollback {
+    mode: RollbackMode,
+    #[serde(default)]
+    hunk_ids: Vec<String>,
+}
+
+#[derive(Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum RollbackMode {
+    HardAll,
+    ScopedSelected,
+}
+
+pub async fn rollback(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let ask: Rollback = body.parse()?;
+    let (ws, view) = find(&app, &user, &id).await?;
+    writable(ws)?;
+    if ask.mode == RollbackMode::ScopedSelected && ask.hunk_ids.is_empty() {
+        return Err(ApiError::invalid("scoped_selected needs hunk_ids"));
+    }
+    let hunks = match ask.mode {
+        RollbackMode::HardAll => Vec::new(),
+        RollbackMode::ScopedSelected => ask.hunk_ids,
+    };
+    let reply = ws
+        .engine
+        .command(Command::Rollback {
+            checkpoint_id: id.clone(),
+            hunks,
+            files: Vec::new(),
+            tell: view.checkpoint.session_id.clone(),
+        })
+        .await?;
+    let Reply::RolledBack {
+        rollback_checkpoint_id,
+        files,
+        ..
+    } = reply
+    else {
+        return Err(ApiError::unavailable("the engine did not roll back"));
+    };
+    Ok(Json(json!({
+        "status": "rolled_back",
+        "checkpoint_id": id,
+        "rollback_checkpoint_id": rollback_checkpoint_id,
+        "files": files,
+    })))
+}

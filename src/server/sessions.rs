@@ -1,0 +1,135 @@
+//! Workspaces and sessions: `GET …/workspaces`, `POST …/sessions`, `GET
+//! …/sessions` (a user's own; an admin's, everyone's) and `GET
+//! …/sessions/{id}` (its chat, jobs and pending review).
+
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::body::Body;
+use super::error::ApiError;
+use super::state::{AppState, User};
+use crate::protocol::{Command, Owner, Reply, Role, SessionRef};
+
+pub async fn workspaces(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+) -> Json<Value> {
+    let list: Vec<Value> = app
+        .workspaces
+        .iter()
+        .filter(|w| w.admits(&user))
+        .map(|w| {
+            json!({
+                "id": w.id,
+                "name": w.name,
+                "root": w.engine.root().display().to_string(),
+                "read_only": w.read_only,
+                "allowed_commands": w.allowed_commands,
+                "provider": w.engine.provider_label(),
+            })
+        })
+        .collect();
+    Json(json!({ "workspaces": list }))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewSession {
+    workspace_id: String,
+    #[serde(default)]
+    #[allow(dead_code)]
+    title: Option<String>,
+}
+
+pub async fn create(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    body: Body,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let ask: NewSession = body.parse()?;
+    let ws = app.workspace(&ask.workspace_id, &user)?;
+    let Reply::SessionCreated { session_id } = ws.engine.command(Command::CreateSession).await?
+    else {
+        return Err(ApiError::unavailable("the engine gave no session"));
+    };
+    let owner = Owner {
+        user: user.name.clone(),
+        workspace_id: ws.id.clone(),
+        session_id: session_id.clone(),
+        created_at: now(),
+    };
+    app.accounts.own_session(owner.clone()).await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({
+            "session_id": session_id,
+            "workspace_id": ws.id,
+            "status": "idle",
+            "created_at": owner.created_at,
+        })),
+    ))
+}
+
+pub fn now() -> String {
+    humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    workspace_id: Option<String>,
+}
+
+pub async fn list(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Query(q): Query<ListQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let mut out = Vec::new();
+    for ws in app.workspaces.iter().filter(|w| w.admits(&user)) {
+        if q.workspace_id.as_ref().is_some_and(|id| *id != ws.id) {
+            continue;
+        }
+        let only = (user.role != Role::Admin).then_some(user.name.as_str());
+        let owned = app.accounts.sessions(&ws.id, only).await?;
+        let summaries = ws.engine.sessions().await?;
+        for o in owned {
+            let Some(s) = summaries.iter().find(|s| s.session_id == o.session_id) else {
+                continue;
+            };
+            out.push(json!({
+                "session_id": s.session_id,
+                "workspace_id": ws.id,
+                "user": o.user,
+                "created_at": s.created_at,
+                "updated_at": s.updated_at,
+                "jobs": s.jobs,
+                "pending_review": s.pending_review,
+                "last_prompt": s.last_prompt,
+            }));
+        }
+    }
+    Ok(Json(json!({ "sessions": out })))
+}
+
+pub async fn show(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let owner = app.accounts.session_owner(&id).await?;
+    let (ws, owner) = app.owned(owner, &user, &format!("session {id}"))?;
+    let transcript = ws.engine.transcript(&id).await?;
+    let review = ws.engine.pending_review(SessionRef::Id(id.clone())).await?;
+    Ok(Json(json!({
+        "session_id": id,
+        "workspace_id": ws.id,
+        "user": owner.user,
+        "created_at": transcript.created_at,
+        "jobs": transcript.jobs,
+        "pending_review": review,
+    })))
+}

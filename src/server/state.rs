@@ -1,0 +1,107 @@
+//! What every request handler shares: the workspaces (one engine each,
+//! all on one store), the server's records (tokens, owners, idempotency),
+//! `[server]`, the fixed users and the per-token request counts.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::agent::{Accounts, Engine};
+use crate::config::{ServerConfig, ServerUser};
+use crate::protocol::{Owner, Role};
+
+use super::error::ApiError;
+
+pub type AppState = Arc<App>;
+
+/// A folder the server serves, with its engine.
+pub struct Workspace {
+    pub id: String,
+    pub name: String,
+    pub engine: Engine,
+    /// Users who may use it (`"*"`: everyone).
+    pub users: Vec<String>,
+    pub allowed_commands: Vec<String>,
+    pub read_only: bool,
+}
+
+impl Workspace {
+    pub fn admits(&self, user: &User) -> bool {
+        user.role == Role::Admin || self.users.iter().any(|u| u == "*" || *u == user.name)
+    }
+}
+
+/// Who sent a request (from its token).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct User {
+    pub name: String,
+    pub role: Role,
+}
+
+impl User {
+    /// Whether this user may see what `owner` made.
+    pub fn may_see(&self, owner: &Owner) -> bool {
+        self.role == Role::Admin || owner.user == self.name
+    }
+}
+
+pub struct App {
+    pub workspaces: Vec<Workspace>,
+    pub accounts: Accounts,
+    pub config: ServerConfig,
+    /// `[[server.users]]`.
+    pub users: Vec<ServerUser>,
+    /// The sha256 of this run's own token (loopback without users).
+    pub run_token: Option<String>,
+    pub host: String,
+    pub started_at: String,
+    /// Requests per token in the current minute.
+    pub counts: Mutex<HashMap<String, (Instant, u32)>>,
+}
+
+impl App {
+    /// The workspace `id`, if `user` may use it (else 404: a user does not
+    /// learn that others exist).
+    pub fn workspace(&self, id: &str, user: &User) -> Result<&Workspace, ApiError> {
+        self.workspaces
+            .iter()
+            .find(|w| w.id == id && w.admits(user))
+            .ok_or_else(|| {
+                ApiError::not_found(format!("no workspace {id:?}"))
+                    .hint("GET /api/v1/agent/workspaces lists yours")
+            })
+    }
+
+    /// The workspace of something `owner` made, if `user` may see it.
+    pub fn owned(
+        &self,
+        owner: Option<Owner>,
+        user: &User,
+        what: &str,
+    ) -> Result<(&Workspace, Owner), ApiError> {
+        let owner = owner
+            .filter(|o| user.may_see(o))
+            .ok_or_else(|| ApiError::not_found(format!("no {what}")))?;
+        let ws = self.workspace(&owner.workspace_id, user)?;
+        Ok((ws, owner))
+    }
+
+    /// Counts a request of `token_name`; the seconds to wait when over
+    /// `rate_limit_per_minute`.
+    pub fn over_limit(&self, token_name: &str) -> Option<u64> {
+        let limit = self.config.rate_limit_per_minute;
+        let now = Instant::now();
+        let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = counts.entry(token_name.to_string()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= Duration::from_secs(60) {
+            *entry = (now, 0);
+        }
+        entry.1 += 1;
+        if entry.1 > limit {
+            let left = Duration::from_secs(60).saturating_sub(now.duration_since(entry.0));
+            Some(left.as_secs().max(1))
+        } else {
+            None
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! `GET …/jobs/{id}/stream`: a job's events as server-sent events, `id:`
+//! the job's cursor, `event:` its type, `data:` the event. It starts after
+//! `Last-Event-ID` (or `?cursor=`), reading what is stored first (also
+//! after a restart) and then following the engine live; a client that
+//! reads slowly falls behind its subscription's window and is caught up
+//! from the store, never served a gap. It ends after the job's last event
+//! (`job.completed`, `job.failed`, `job.cancelled`); a stream opened after
+//! that sends what was stored after the cursor (an apply's events) and ends.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Extension;
+use axum::extract::{Path, Query, State};
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use serde::Deserialize;
+
+use super::error::ApiError;
+use super::state::{AppState, User};
+use crate::agent::{Filter, Subscription};
+use crate::protocol::{Event, EventBody, JobStatus};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct From {
+    cursor: Option<u64>,
+}
+
+/// Whether `event` ends the job's run (what follows, an apply's events,
+/// is read by resuming after it).
+fn last(event: &Event) -> bool {
+    matches!(
+        event.body,
+        EventBody::JobCompleted { .. } | EventBody::JobFailed { .. } | EventBody::JobCancelled {}
+    )
+}
+
+fn frame(event: &Event) -> SseEvent {
+    let data = serde_json::to_string(event).unwrap_or_default();
+    SseEvent::default()
+        .id(event.cursor.to_string())
+        .event(event.body.kind())
+        .data(data)
+}
+
+pub async fn stream(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    Query(q): Query<From>,
+    headers: HeaderMap,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let (ws, _) = super::jobs::job(&app, &user, &id).await?;
+    let resume = headers
+        .get("last-event-id")
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.trim()
+                .parse::<u64>()
+                .map_err(|_| ApiError::invalid("Last-Event-ID must be a cursor (a number)"))
+        })
+        .transpose()?;
+    let after = resume.or(q.cursor).unwrap_or(0);
+    // A job whose run has ended: what is stored after the cursor, then the end.
+    let stored = match ws.engine.events(&id, after).await {
+        Ok(page) if ended(page.status) => Some(page.events),
+        _ => None,
+    };
+    let live = stored.is_none().then(|| {
+        ws.engine.subscribe(Filter::Job {
+            job_id: id.clone(),
+            after,
+        })
+    });
+    let start = (stored.unwrap_or_default().into_iter(), live, false);
+    let events = futures_util::stream::unfold(start, |(mut stored, live, done)| async move {
+        if let Some(event) = stored.next() {
+            return Some((Ok(frame(&event)), (stored, live, false)));
+        }
+        let mut sub: Subscription = live?;
+        if done {
+            return None;
+        }
+        let event = sub.next().await?;
+        let end = last(&event);
+        Some((Ok(frame(&event)), (stored, Some(sub), end)))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// Whether the job's run is over (awaiting review included).
+fn ended(status: Option<JobStatus>) -> bool {
+    matches!(
+        status,
+        Some(
+            JobStatus::AwaitingReview
+                | JobStatus::Completed
+                | JobStatus::Failed
+                | JobStatus::Cancelled
+        )
+    )
+}

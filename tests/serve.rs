@@ -1,0 +1,603 @@
+//! `agent-tui serve` over real HTTP (SPEC section 13): the installed binary
+//! listening on loopback, a loopback model behind it, a reqwest client in
+//! front. Who may come in, the error shapes, a job from run to rollback
+//! with its SSE stream resumed by `Last-Event-ID`, tokens and users that
+//! cannot see each other's sessions, and `Idempotency-Key`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::jobs::{KEY, config, project, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+use support::{Env, code, stderr, stdout};
+
+/// A running `serve` on 127.0.0.1 and a random port.
+struct Server {
+    child: Child,
+    base: String,
+    /// The token printed at start (loopback without users), if any.
+    token: Option<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(env: &Env, cfg: &Path, root: &Path) -> Server {
+    let port_file = env.home.path().join(format!("port-{}", fastrand::u32(..)));
+    let mut child = env
+        .cmd()
+        .env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(cfg)
+        .args(["serve", "--bind", "127.0.0.1:0", "--port-file"])
+        .arg(&port_file)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file)
+            && let Ok(port) = text.trim().parse::<u16>()
+        {
+            break port;
+        }
+        assert!(Instant::now() < deadline, "serve did not start");
+        assert!(child.try_wait().unwrap().is_none(), "serve exited early");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Its token, when it made one, is stdout's first line (printed before listening).
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line.trim().to_string());
+    });
+    let token = rx
+        .recv_timeout(Duration::from_millis(500))
+        .ok()
+        .filter(|t| !t.is_empty());
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        token,
+    }
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+struct Client {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl Client {
+    fn new(base: &str, token: &str) -> Client {
+        Client {
+            http: reqwest::Client::new(),
+            base: base.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.post_with(path, body, None).await
+    }
+
+    async fn post_with(&self, path: &str, body: Value, key: Option<&str>) -> (StatusCode, Value) {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body);
+        if let Some(key) = key {
+            req = req.header("Idempotency-Key", key);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The SSE frames of a job's stream until it ends: (id, event, data).
+    async fn stream(&self, job: &str, last_id: Option<u64>) -> Vec<(u64, String, Value)> {
+        let mut req = self
+            .http
+            .get(format!("{}/api/v1/agent/jobs/{job}/stream", self.base))
+            .bearer_auth(&self.token);
+        if let Some(id) = last_id {
+            req = req.header("Last-Event-ID", id.to_string());
+        }
+        let mut r = req.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        let mut text = String::new();
+        let read = async {
+            while let Some(chunk) = r.chunk().await.unwrap() {
+                text.push_str(&String::from_utf8_lossy(&chunk));
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), read)
+            .await
+            .expect("the stream ends after the job's last event");
+        frames(&text)
+    }
+}
+
+fn frames(text: &str) -> Vec<(u64, String, Value)> {
+    text.split("\n\n")
+        .filter(|f| f.contains("data:"))
+        .map(|f| {
+            let field = |name: &str| {
+                f.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+                    .unwrap()
+            };
+            (
+                field("id:").parse().unwrap(),
+                field("event:"),
+                serde_json::from_str(&field("data:")).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn error_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("")
+}
+
+#[test]
+fn a_public_bind_without_users_is_refused() {
+    let env = Env::new();
+    let dir = project();
+    let out = env
+        .cmd()
+        .args(["serve", "--bind", "0.0.0.0:0", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("without users"), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "no token is printed");
+}
+
+#[test]
+fn who_may_come_in_and_the_errors_they_get() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    // A small limit, so the refused body fits the socket's buffers.
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}\n[server]\nmax_body_bytes = 4096\n")).unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv
+        .token
+        .clone()
+        .expect("a one-run token on loopback without users");
+    let file = env.home.path().join("state/server-token");
+    let meta = std::fs::metadata(&file).unwrap();
+    assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), token);
+    rt().block_on(async {
+        let http = reqwest::Client::new();
+        let base = &srv.base;
+        // Health needs no token and tells nothing of users.
+        let r = http
+            .get(format!("{base}/api/v1/health"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        let health: Value = r.json().await.unwrap();
+        assert_eq!(health["status"], "online", "{health}");
+        assert!(health["host"].as_str().unwrap().contains(':'));
+        // No token, a wrong one, one in the URL: 401 with the error shape.
+        for (url, auth) in [
+            (format!("{base}/api/v1/agent/workspaces"), None),
+            (format!("{base}/api/v1/agent/workspaces"), Some("att_wrong")),
+            (
+                format!("{base}/api/v1/agent/workspaces?token={token}"),
+                None,
+            ),
+        ] {
+            let mut req = http.get(&url);
+            if let Some(a) = auth {
+                req = req.bearer_auth(a);
+            }
+            let r = req.send().await.unwrap();
+            assert_eq!(r.status(), 401, "{url}");
+            assert_eq!(r.headers()["www-authenticate"], "Bearer");
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(error_code(&body), "unauthorized");
+            assert!(body["error"]["hint"].is_string());
+            assert!(
+                !body.to_string().contains(&token),
+                "a token never comes back"
+            );
+        }
+        // DNS rebinding and cross-site requests: 403.
+        let r = http
+            .get(format!("{base}/api/v1/agent/workspaces"))
+            .bearer_auth(&token)
+            .header("Host", "attacker.example:80")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
+        let r = http
+            .get(format!("{base}/api/v1/agent/workspaces"))
+            .bearer_auth(&token)
+            .header("Origin", "https://attacker.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 403);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(error_code(&body), "forbidden");
+        let c = Client::new(base, &token);
+        let (status, ws) = c.get("/api/v1/agent/workspaces").await;
+        assert_eq!(status, 200);
+        assert_eq!(ws["workspaces"][0]["id"], "default", "{ws}");
+        // A mutation that is not JSON: 415; too large: 413; unknown field: 400.
+        let r = http
+            .post(format!("{base}/api/v1/agent/sessions"))
+            .bearer_auth(&token)
+            .header("Content-Type", "text/plain")
+            .body(r#"{"workspace_id":"default"}"#)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 415);
+        let big = json!({ "workspace_id": "default", "title": "x".repeat(8192) });
+        let (status, body) = c.post("/api/v1/agent/sessions", big).await;
+        assert_eq!(status, 413, "{body}");
+        assert_eq!(error_code(&body), "too_large");
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/sessions",
+                json!({"workspace_id": "default", "owner": "me"}),
+            )
+            .await;
+        assert_eq!(status, 400);
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("owner"),
+            "{body}"
+        );
+        let r = http
+            .post(format!("{base}/api/v1/agent/sessions"))
+            .bearer_auth(&token)
+            .header("Content-Type", "application/json")
+            .body("{not json")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 400);
+        // Unknown things: 404 in the same shape.
+        for path in [
+            "/api/v1/agent/jobs/job_nope",
+            "/api/v1/agent/sessions/s_nope",
+            "/api/v1/agent/checkpoints/cp_nope",
+            "/api/v1/nothing",
+        ] {
+            let (status, body) = c.get(path).await;
+            assert_eq!(status, 404, "{path}");
+            assert_eq!(error_code(&body), "not_found", "{path}");
+        }
+        let (status, _) = c
+            .post(
+                "/api/v1/agent/sessions",
+                json!({"workspace_id": "elsewhere"}),
+            )
+            .await;
+        assert_eq!(status, 404);
+        // Hostile paths through fs endpoints stay in the root.
+        for path in ["../../etc/passwd", "/etc/passwd", "src/../../x"] {
+            let (status, body) = c
+                .get(&format!(
+                    "/api/v1/agent/fs/read?workspace_id=default&path={}",
+                    urlencode(path)
+                ))
+                .await;
+            assert!(status == 400 || status == 404, "{path}: {status} {body}");
+            assert!(!body.to_string().contains("root:x:0:0"), "{path}");
+        }
+        let (status, body) = c
+            .get("/api/v1/agent/fs/read?workspace_id=default&path=src/main.rs")
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert!(body.to_string().contains("greet()"), "{body}");
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/fs/search",
+                json!({"workspace_id": "default", "query": "println"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["results"][0]["file_path"], "src/greet.rs", "{body}");
+    });
+}
+
+fn urlencode(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'_' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn edit_then_answer() -> Vec<Reply> {
+    let edits = json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"}
+    ]})
+    .to_string();
+    vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["I ", "changed ", "the ", "greeting."])),
+    ]
+}
+
+#[test]
+fn a_job_over_http_streams_resumes_applies_and_rolls_back() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(edit_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, root);
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (status, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        assert_eq!(status, 201, "{s}");
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (status, run) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "say hola", "mode": "agent"}),
+            )
+            .await;
+        assert_eq!(status, 202, "{run}");
+        assert_eq!(run["status"], "queued");
+        let job = run["job_id"].as_str().unwrap().to_string();
+        let all = c.stream(&job, None).await;
+        let ids: Vec<u64> = all.iter().map(|f| f.0).collect();
+        assert!(ids.windows(2).all(|w| w[0] < w[1]), "ids rise: {ids:?}");
+        let kinds: Vec<&str> = all.iter().map(|f| f.1.as_str()).collect();
+        assert_eq!(kinds.first(), Some(&"job.started"), "{kinds:?}");
+        assert!(kinds.contains(&"diff.generated"), "{kinds:?}");
+        assert_eq!(all.last().unwrap().1, "job.completed", "{kinds:?}");
+        assert_eq!(all.last().unwrap().2["data"]["status"], "awaiting_review");
+        // Resumed after a cursor: exactly the stored events after it, once.
+        let (_, stored) = c
+            .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+            .await;
+        let stored: Vec<u64> = stored["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["cursor"].as_u64().unwrap())
+            .collect();
+        let mid = stored[stored.len() / 2];
+        let rest = c.stream(&job, Some(mid)).await;
+        let rest_ids: Vec<u64> = rest.iter().map(|f| f.0).collect();
+        let want: Vec<u64> = stored.iter().copied().filter(|c| *c > mid).collect();
+        assert_eq!(rest_ids, want, "after Last-Event-ID {mid}");
+        // The job's snapshot carries its bundle; apply writes the hunk.
+        let (_, snap) = c.get(&format!("/api/v1/agent/jobs/{job}")).await;
+        assert_eq!(snap["status"], "awaiting_review", "{snap}");
+        let hunk = snap["diff_bundle"]["files"][0]["hunks"][0]["hunk_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, applied) = c
+            .post(
+                "/api/v1/agent/apply",
+                json!({"session_id": session, "job_id": job, "accepted_hunk_ids": [hunk]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{applied}");
+        assert_eq!(applied["applied_files"][0]["file_path"], "src/greet.rs");
+        let checkpoint = applied["checkpoint_id"].as_str().unwrap().to_string();
+        let greet = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
+        assert!(greet.contains("hola"), "{greet}");
+        let (_, list) = c
+            .get(&format!("/api/v1/agent/checkpoints?session_id={session}"))
+            .await;
+        assert_eq!(
+            list["checkpoints"][0]["checkpoint_id"], checkpoint,
+            "{list}"
+        );
+        let (status, three) = c
+            .get(&format!(
+                "/api/v1/agent/checkpoints/{checkpoint}/diff3?file_path=src/greet.rs"
+            ))
+            .await;
+        assert_eq!(status, 200, "{three}");
+        assert!(three["base"].as_str().unwrap().contains("hello"));
+        assert!(three["current"].as_str().unwrap().contains("hola"));
+        let (status, back) = c
+            .post(
+                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
+                json!({"mode": "hard_all"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{back}");
+        let greet = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
+        assert!(greet.contains("hello"), "{greet}");
+        // The session lists its job; the audit names the user.
+        let (_, s) = c.get(&format!("/api/v1/agent/sessions/{session}")).await;
+        assert_eq!(s["jobs"][0]["job_id"], job, "{s}");
+        let (status, audit) = c
+            .get(&format!("/api/v1/agent/audit?session_id={session}"))
+            .await;
+        assert_eq!(status, 200, "{audit}");
+        assert!(!audit["records"].as_array().unwrap().is_empty(), "{audit}");
+    });
+    // The session is an ordinary session of the root.
+    let out = env
+        .cmd()
+        .args(["sessions", "list", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("say hola"), "{}", stdout(&out));
+}
+
+#[test]
+fn users_see_only_their_own_and_revoked_tokens_are_refused() {
+    let env = Env::new();
+    let dir = project();
+    let add = |name: &str, role: &str| {
+        let out = env
+            .cmd()
+            .args(["serve", "token", "add", name, "--role", role])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out).trim().to_string()
+    };
+    let alice = add("alice", "user");
+    let bob = add("bob", "user");
+    let admin = add("root", "admin");
+    let out = env
+        .cmd()
+        .args(["serve", "token", "add", "alice"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "a live name is not given twice");
+    let out = env
+        .cmd()
+        .args(["serve", "token", "list", "--json"])
+        .output()
+        .unwrap();
+    let list = stdout(&out);
+    assert!(
+        list.contains("\"alice\"") && list.contains("\"admin\""),
+        "{list}"
+    );
+    for t in [&alice, &bob, &admin] {
+        assert!(!list.contains(t.as_str()), "list never shows a token");
+    }
+    let db = std::fs::read(env.state_db()).unwrap();
+    assert!(
+        !db.windows(alice.len()).any(|w| w == alice.as_bytes()),
+        "only the sha256 is stored"
+    );
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    assert!(srv.token.is_none(), "users exist: no one-run token");
+    rt().block_on(async {
+        let a = Client::new(&srv.base, &alice);
+        let b = Client::new(&srv.base, &bob);
+        let r = Client::new(&srv.base, &admin);
+        let (_, s) = a
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (status, _) = b.get(&format!("/api/v1/agent/sessions/{session}")).await;
+        assert_eq!(status, 404, "bob does not see alice's session");
+        let (_, list) = b.get("/api/v1/agent/sessions").await;
+        assert_eq!(list["sessions"].as_array().unwrap().len(), 0, "{list}");
+        let (status, _) = b
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "hi"}),
+            )
+            .await;
+        assert_eq!(status, 404, "nor runs in it");
+        let (_, list) = a.get("/api/v1/agent/sessions").await;
+        assert_eq!(list["sessions"][0]["session_id"], session, "{list}");
+        let (status, _) = r.get(&format!("/api/v1/agent/sessions/{session}")).await;
+        assert_eq!(status, 200, "an admin sees every session");
+        let out = env
+            .cmd()
+            .args(["serve", "token", "revoke", "bob"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let (status, body) = b.get("/api/v1/agent/workspaces").await;
+        assert_eq!(status, 401, "revoked at once: {body}");
+    });
+}
+
+#[test]
+fn an_idempotency_key_runs_once() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["once"]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let body = json!({"session_id": s["session_id"], "instruction": "hello", "mode": "ask"});
+        let (s1, first) = c
+            .post_with("/api/v1/agent/run", body.clone(), Some("k-1"))
+            .await;
+        assert_eq!(s1, 202, "{first}");
+        let (s2, again) = c
+            .post_with("/api/v1/agent/run", body.clone(), Some("k-1"))
+            .await;
+        assert_eq!(s2, 202, "{again}");
+        assert_eq!(
+            first["job_id"], again["job_id"],
+            "the same job, not a second"
+        );
+        let mut other = body.clone();
+        other["instruction"] = json!("something else");
+        let (s3, e) = c.post_with("/api/v1/agent/run", other, Some("k-1")).await;
+        assert_eq!(s3, 422, "{e}");
+        let job = first["job_id"].as_str().unwrap();
+        let frames = c.stream(job, None).await;
+        assert_eq!(frames.last().unwrap().1, "job.completed");
+    });
+    let model_calls = server
+        .requests()
+        .iter()
+        .filter(|r| r.is_model_call())
+        .count();
+    assert_eq!(model_calls, 1, "one job reached the model");
+}
