@@ -601,3 +601,116 @@ fn an_idempotency_key_runs_once() {
         .count();
     assert_eq!(model_calls, 1, "one job reached the model");
 }
+
+#[test]
+fn the_first_answer_to_an_approval_wins() {
+    let env = Env::new();
+    let dir = project();
+    let call = json!({"command": "echo approved"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran it"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let (_, run) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": s["session_id"], "instruction": "run it", "mode": "agent"}),
+            )
+            .await;
+        let job = run["job_id"].as_str().unwrap().to_string();
+        // Wait for the question (stored as it is asked).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let asked = loop {
+            let (_, page) = c
+                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+                .await;
+            let found = page["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["type"] == "approval.requested")
+                .cloned();
+            if let Some(e) = found {
+                break e;
+            }
+            assert!(Instant::now() < deadline, "no approval asked: {page}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(
+            asked["data"]["arguments"]["command"], "echo approved",
+            "{asked}"
+        );
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        let path = format!("/api/v1/agent/jobs/{job}/approvals/{id}");
+        let (first, second) = tokio::join!(
+            c.post(&path, json!({"decision": "allow"})),
+            c.post(&path, json!({"decision": "deny"})),
+        );
+        let mut statuses = [first.0.as_u16(), second.0.as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "{first:?} {second:?}");
+        let (status, bad) = c.post(&path, json!({"decision": "maybe"})).await;
+        assert_eq!(status, 400, "{bad}");
+        let frames = c.stream(&job, None).await;
+        let resolved: Vec<_> = frames
+            .iter()
+            .filter(|f| f.1 == "approval.resolved")
+            .collect();
+        assert_eq!(resolved.len(), 1, "every client sees one approval.resolved");
+        assert_eq!(frames.last().unwrap().1, "job.completed");
+    });
+}
+
+#[test]
+fn a_token_past_its_rate_gets_429_with_retry_after() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[server]\nrate_limit_per_minute = 5\n"),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    rt().block_on(async {
+        let http = reqwest::Client::new();
+        let mut statuses = Vec::new();
+        for _ in 0..7 {
+            let r = http
+                .get(format!("{}/api/v1/agent/workspaces", srv.base))
+                .bearer_auth(&token)
+                .send()
+                .await
+                .unwrap();
+            statuses.push(r.status().as_u16());
+            if r.status() == 429 {
+                let wait: u64 = r.headers()["retry-after"]
+                    .to_str()
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!((1..=60).contains(&wait), "{wait}");
+                let body: Value = r.json().await.unwrap();
+                assert_eq!(error_code(&body), "rate_limited");
+            }
+        }
+        assert_eq!(statuses, [200, 200, 200, 200, 200, 429, 429]);
+        // Health is not counted (load balancers poll it).
+        let r = http
+            .get(format!("{}/api/v1/health", srv.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+    });
+}

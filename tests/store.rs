@@ -169,6 +169,14 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
     support::db::exec(&db, "DROP INDEX jobs_by_job");
     support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN owner");
     support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN lease_until");
+    for table in [
+        "server_tokens",
+        "server_sessions",
+        "server_jobs",
+        "server_idempotency",
+    ] {
+        support::db::exec(&db, &format!("DROP TABLE {table}"));
+    }
     support::db::exec(
         &db,
         "UPDATE store_meta SET value = '1' WHERE key = 'schema_version'",
@@ -218,7 +226,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 4")
+                && err.contains("version 5")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -363,7 +371,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 4, ")),
+        said.contains(&format!("sqlite at {db} (schema version 5, ")),
         "{said}"
     );
     let check = env
@@ -380,7 +388,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(4)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(5)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");
