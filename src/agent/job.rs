@@ -17,15 +17,13 @@ use super::prompt::system_prompt;
 use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
-use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolCall, ToolDef, Turn};
-use crate::protocol::{
-    CompactReason, EventBody, FallbackReason, JobFailure, JobStatus, Mode, Tier, Usage,
-};
+use crate::llm::{LlmError, Message, ToolCall, ToolDef, Turn};
+use crate::protocol::{EventBody, FallbackReason, JobFailure, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, ProposedEdit};
 
 /// The answer given to `clarify_user` when nobody answers.
 pub const NO_USER_ANSWER: &str = "no_user_answer";
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+pub(super) const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 
 /// What the front end says to a waiting job.
 #[derive(Debug, Clone)]
@@ -445,164 +443,10 @@ impl<'a> Job<'a> {
             )
         })
     }
-
-    /// One request of the conversation, fitted into the window first; an
-    /// overflow the provider reports is answered by compacting and asking
-    /// once more.
-    async fn ask(&mut self, system: &str, tools: &[ToolDef]) -> Result<Turn, Outcome> {
-        let with_tools = !tools.is_empty();
-        self.fit(with_tools, CompactReason::Threshold).await?;
-        let (e, counted) = match self.send_conversation(system, tools).await {
-            Ok(turn) => return Ok(turn),
-            Err(failed) => failed,
-        };
-        let Some(overflow) = e.overflow().cloned() else {
-            return Err(e.into());
-        };
-        self.learn(&overflow, counted);
-        self.compact(CompactReason::Overflow, with_tools).await?;
-        self.fit(with_tools, CompactReason::Overflow).await?;
-        match self.send_conversation(system, tools).await {
-            Ok(turn) => Ok(turn),
-            Err((e, counted)) => Err(match e.overflow().cloned() {
-                Some(overflow) => {
-                    self.learn(&overflow, counted);
-                    self.overflow_failure(overflow.limit)
-                }
-                None => e.into(),
-            }),
-        }
-    }
-
-    /// The conversation as it stands, sent once (with retries); on success
-    /// its usage is accounted. A failure comes with the request's count.
-    async fn send_conversation(
-        &mut self,
-        system: &str,
-        tools: &[ToolDef],
-    ) -> Result<Turn, (LlmError, u64)> {
-        let extra = self.extra.of(!tools.is_empty());
-        let counted = self.conv.counted() + extra;
-        // Lent out for the request, so it is not copied per request.
-        let empty = Conversation::new(Vec::new(), *self.conv.counter(), self.conv.cap());
-        let conv = std::mem::replace(&mut self.conv, empty);
-        let result = self.request(system, conv.messages(), tools, true).await;
-        self.conv = conv;
-        match result {
-            Ok(turn) => {
-                if turn.usage.is_none_or(|u| u.input_tokens == 0) {
-                    self.count_on_server(system, tools).await;
-                }
-                self.account(&turn, counted, extra);
-                Ok(turn)
-            }
-            Err(e) => Err((e, counted)),
-        }
-    }
-
-    /// One model request, retried per policy. With `visible`, streamed
-    /// text becomes `llm.delta`; compaction requests are not shown.
-    pub(super) async fn request(
-        &mut self,
-        system: &str,
-        messages: &[Message],
-        tools: &[ToolDef],
-        visible: bool,
-    ) -> Result<Turn, LlmError> {
-        let agent = &self.ctx.config.agent;
-        let policy = RetryPolicy {
-            max_retries: self
-                .local_attempts()
-                .map_or(agent.max_retries, |n| n.saturating_sub(1)),
-            base_delay: Duration::from_millis(agent.retry_base_delay_ms),
-            max_delay: MAX_RETRY_DELAY,
-        };
-        let ctx = self.ctx.clone();
-        let Some(provider) = self.route.provider(&ctx) else {
-            return Err(LlmError::Client(SETUP_HINT.to_string()));
-        };
-        let deadline = self.local_deadline();
-        let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
-        let mut attempt = 1;
-        loop {
-            let emit = &mut *self.emit;
-            let mut sink = |delta: Delta<'_>| {
-                if visible {
-                    emit.emit(match delta {
-                        Delta::Text(text) => EventBody::LlmDelta {
-                            text: text.to_string(),
-                            attempt,
-                        },
-                        Delta::Reasoning(text) => EventBody::LlmReasoning {
-                            text: text.to_string(),
-                            attempt,
-                        },
-                    });
-                }
-            };
-            let request = Request {
-                system,
-                messages,
-                tools,
-                max_output_tokens: Some(reserve),
-            };
-            self.usage.requests += 1;
-            let step = provider.step(request, &mut sink);
-            let result = match deadline {
-                // hybrid_auto: a local request that takes too long falls back.
-                Some(limit) => tokio::time::timeout(limit, step).await.unwrap_or_else(|_| {
-                    Err(LlmError::Timeout {
-                        url: provider.name().to_string(),
-                        secs: limit.as_secs(),
-                    })
-                }),
-                None => step.await,
-            };
-            match result {
-                Ok(turn) => return Ok(turn),
-                Err(error) => match policy.delay(attempt, &error) {
-                    Some(wait) => {
-                        tokio::time::sleep(wait).await;
-                        attempt += 1;
-                    }
-                    None => return Err(error),
-                },
-            }
-        }
-    }
-
-    /// Adds a response's tokens to the job's usage, corrects the estimate
-    /// by what the provider counted, and reports how full the window is.
-    pub(super) fn account(&mut self, turn: &Turn, counted: u64, extra: u64) {
-        let counter = *self.conv.counter();
-        let reply = u64::from(counter.count(&turn.text))
-            + turn
-                .tool_calls
-                .iter()
-                .map(|c| u64::from(counter.count(&c.arguments.to_string())))
-                .sum::<u64>();
-        let (input, output, estimated) = match turn.usage {
-            Some(u) if u.input_tokens > 0 => {
-                self.conv.calibrate(counted, u.input_tokens);
-                (u.input_tokens, u.output_tokens, false)
-            }
-            Some(_) | None => (self.conv.scaled(counted), self.conv.scaled(reply), true),
-        };
-        self.usage.input_tokens += input;
-        self.usage.output_tokens += output;
-        let context_tokens = self.conv.estimate(extra) + self.conv.scaled(reply);
-        self.emit.emit(EventBody::UsageUpdated {
-            input_tokens: self.usage.input_tokens,
-            output_tokens: self.usage.output_tokens,
-            context_tokens,
-            context_window: self.window.tokens,
-            estimated,
-        });
-    }
 }
 
 /// The tool definitions as the request carries them, for counting.
-fn tool_text(tools: &[ToolDef]) -> String {
+pub(super) fn tool_text(tools: &[ToolDef]) -> String {
     tools
         .iter()
         .map(|t| format!("{} {} {}", t.name, t.description, t.parameters))

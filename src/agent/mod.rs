@@ -18,6 +18,7 @@ mod event_log;
 mod feedback;
 mod files;
 mod job;
+mod job_request;
 mod jobs;
 mod live;
 mod mcp_calls;
