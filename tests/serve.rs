@@ -714,3 +714,150 @@ fn a_token_past_its_rate_gets_429_with_retry_after() {
         assert_eq!(r.status(), 200);
     });
 }
+
+/// SIGTERM while a job streams: the server stops taking requests, the job
+/// ends as cancelled and is stored, the process exits 0; a new server on
+/// the same home serves the job's stored stream from any cursor.
+#[test]
+fn sigterm_stops_cleanly_and_a_restart_serves_the_stored_stream() {
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..400).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 20,
+    }]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let mut srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let c = Client::new(&srv.base, &token);
+    let job = rt().block_on(async {
+        let (_, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let (_, run) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": s["session_id"], "instruction": "talk", "mode": "ask"}),
+            )
+            .await;
+        let job = run["job_id"].as_str().unwrap().to_string();
+        // Streaming has begun.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (_, page) = c
+                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+                .await;
+            if page["events"].as_array().is_some_and(|e| !e.is_empty()) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the job did not start");
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        }
+        job
+    });
+    let pid = nix::unistd::Pid::from_raw(srv.child.id() as i32);
+    let asked = Instant::now();
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = loop {
+        if let Some(status) = srv.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(10),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "a clean stop exits 0");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        // The restarted server made a new one-run token; the job is still
+        // the session's (made by the one-run user "local").
+        let (status, snap) = c.get(&format!("/api/v1/agent/jobs/{job}")).await;
+        assert_eq!(status, 200, "{snap}");
+        assert_eq!(snap["status"], "cancelled", "{snap}");
+        let all = c.stream(&job, None).await;
+        assert_eq!(all.first().unwrap().1, "job.started");
+        assert_eq!(all.last().unwrap().1, "job.cancelled");
+        let from = all[0].0;
+        let rest = c.stream(&job, Some(from)).await;
+        assert_eq!(rest.len(), all.len() - 1, "after Last-Event-ID {from}");
+    });
+}
+
+/// Each job's tokens and cost are kept with its user; a user past their
+/// monthly budget is refused a run (429 budget_exceeded); a user reads
+/// their own usage only.
+#[test]
+fn spend_is_attributed_and_a_budget_stops_runs() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["priced"]))]);
+    // $1 per input and output token: the job's 11 + 7 tokens cost $18.
+    let cfg = config(
+        &env,
+        "openai",
+        &server.url(),
+        "price_input_per_mtok = 1000000.0\nprice_output_per_mtok = 1000000.0",
+    );
+    let (carol, dave) = ("att_carol_token_for_tests", "att_dave_token_for_tests");
+    let sha = |t: &str| agent_tui::agent::token_sha256(t);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[[server.users]]\nname = \"carol\"\ntoken_sha256 = \"{}\"\nmonthly_budget_usd = 10\n\
+             [[server.users]]\nname = \"dave\"\ntoken_sha256 = \"{}\"\n",
+            sha(carol),
+            sha(dave)
+        ),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, carol);
+    let d = Client::new(&srv.base, dave);
+    rt().block_on(async {
+        let (_, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let body = json!({"session_id": s["session_id"], "instruction": "hi", "mode": "ask"});
+        let (status, run) = c.post("/api/v1/agent/run", body.clone()).await;
+        assert_eq!(status, 202, "{run}");
+        let job = run["job_id"].as_str().unwrap();
+        c.stream(job, None).await;
+        // The watcher keeps the usage just after the job's last event.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let usage = loop {
+            let (_, u) = c.get("/api/v1/agent/usage").await;
+            if u["usage"][0]["cost_usd"].as_f64().unwrap_or(0.0) > 0.0 {
+                break u;
+            }
+            assert!(Instant::now() < deadline, "no usage kept: {u}");
+            tokio::time::sleep(Duration::from_millis(30)).await;
+        };
+        let row = &usage["usage"][0];
+        assert_eq!(row["user"], "carol");
+        assert_eq!(row["workspace_id"], "default");
+        assert_eq!(row["jobs"], 1);
+        assert_eq!(row["input_tokens"], openai::PROMPT_TOKENS);
+        assert_eq!(row["output_tokens"], openai::COMPLETION_TOKENS);
+        assert!(
+            (row["cost_usd"].as_f64().unwrap() - 18.0).abs() < 1e-6,
+            "{row}"
+        );
+        let (status, refused) = c.post("/api/v1/agent/run", body).await;
+        assert_eq!(status, 429, "{refused}");
+        assert_eq!(refused["error"]["code"], "rate_limited");
+        assert_eq!(refused["error"]["reason"], "budget_exceeded");
+        // Dave sees none of it and may not ask for carol's.
+        let (_, mine) = d.get("/api/v1/agent/usage").await;
+        assert_eq!(mine["usage"].as_array().unwrap().len(), 0, "{mine}");
+        let (status, _) = d.get("/api/v1/agent/usage?user=carol").await;
+        assert_eq!(status, 403);
+        let (status, _) = d.get("/api/v1/agent/usage?since=yesterday").await;
+        assert_eq!(status, 400);
+    });
+}

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 
 use super::builder::{BuildError, EngineBuilder};
 use super::door::Engine;
-use crate::protocol::{EngineError, Idempotent, Owner, Role, TokenInfo};
+use crate::protocol::{EngineError, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 use crate::store::{Store, StoreError};
 
 /// The server's records in the store; clones share it.
@@ -133,6 +133,28 @@ impl Accounts {
     ) -> Result<Vec<Owner>, EngineError> {
         let (ws, user) = (workspace_id.to_string(), user.map(str::to_string));
         self.run(move |s| s.owned_sessions(&ws, user.as_deref()))
+            .await
+    }
+
+    /// Keeps what a job used once it ended.
+    pub async fn finish_job(&self, job_id: &str, usage: JobUsage) -> Result<(), EngineError> {
+        let job = job_id.to_string();
+        self.run(move |s| s.finish_job(&job, &usage)).await
+    }
+
+    /// Tokens and cost per user and workspace since `since` (RFC 3339).
+    pub async fn usage(
+        &self,
+        since: &str,
+        user: Option<&str>,
+        workspace_id: Option<&str>,
+    ) -> Result<Vec<UsageRow>, EngineError> {
+        let (since, user, ws) = (
+            since.to_string(),
+            user.map(str::to_string),
+            workspace_id.map(str::to_string),
+        );
+        self.run(move |s| s.usage(&since, user.as_deref(), ws.as_deref()))
             .await
     }
 

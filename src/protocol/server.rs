@@ -63,3 +63,25 @@ pub enum Idempotent {
     /// The key was used for another request (another path or body).
     Mismatch,
 }
+
+/// What a finished job used, kept with its user and workspace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobUsage {
+    pub status: String,
+    pub provider: String,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// At the provider's `price_*_per_mtok` (0 when it has no prices).
+    pub cost_usd: f64,
+}
+
+/// Tokens and cost of one user in one workspace over a period.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageRow {
+    pub user: String,
+    pub workspace_id: String,
+    pub jobs: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cost_usd: f64,
+}

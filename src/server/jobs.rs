@@ -55,6 +55,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
     }
     let owner = app.accounts.session_owner(&ask.session_id).await?;
     let (ws, _) = app.owned(owner, user, &format!("session {}", ask.session_id))?;
+    super::usage::admit(app, user).await?;
     let job_id = crate::agent::new_job_id();
     let owner = Owner {
         user: user.name.clone(),
@@ -74,6 +75,12 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
             max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
         })
         .await?;
+    super::usage::watch(
+        app.clone(),
+        ws.engine.clone(),
+        job_id.clone(),
+        user.name.clone(),
+    );
     Ok((
         StatusCode::ACCEPTED,
         json!({ "job_id": job_id, "session_id": ask.session_id, "status": "queued" }),

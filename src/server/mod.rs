@@ -14,6 +14,7 @@ mod review;
 mod sessions;
 mod state;
 mod stream;
+mod usage;
 
 use std::sync::Arc;
 
@@ -57,6 +58,7 @@ pub fn router(app: AppState) -> Router {
         .route("/api/v1/agent/fs/read", get(fs::read))
         .route("/api/v1/agent/fs/search", post(fs::search))
         .route("/api/v1/agent/audit", get(fs::audit))
+        .route("/api/v1/agent/usage", get(usage::usage))
         .fallback(|| async {
             ApiError::not_found("no such endpoint").hint("the API is under /api/v1/")
         })
@@ -123,5 +125,6 @@ pub fn app(
         host,
         started_at: sessions::now(),
         counts: std::sync::Mutex::new(std::collections::HashMap::new()),
+        jobs: std::sync::Mutex::new(std::collections::HashMap::new()),
     })
 }

@@ -57,6 +57,8 @@ pub struct App {
     pub started_at: String,
     /// Requests per token in the current minute.
     pub counts: Mutex<HashMap<String, (Instant, u32)>>,
+    /// Jobs each user has running on this host.
+    pub jobs: Mutex<HashMap<String, usize>>,
 }
 
 impl App {
@@ -84,6 +86,24 @@ impl App {
             .ok_or_else(|| ApiError::not_found(format!("no {what}")))?;
         let ws = self.workspace(&owner.workspace_id, user)?;
         Ok((ws, owner))
+    }
+
+    /// Jobs `user` has running.
+    pub fn running(&self, user: &str) -> usize {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        jobs.get(user).copied().unwrap_or(0)
+    }
+
+    pub fn started(&self, user: &str) {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        *jobs.entry(user.to_string()).or_insert(0) += 1;
+    }
+
+    pub fn ended(&self, user: &str) {
+        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = jobs.get_mut(user) {
+            *n = n.saturating_sub(1);
+        }
     }
 
     /// Counts a request of `token_name`; the seconds to wait when over

@@ -162,8 +162,14 @@ const MIGRATIONS: &[&str] = &[
         session_id TEXT NOT NULL,
         user_name TEXT NOT NULL,
         workspace_id TEXT NOT NULL,
-        created_at TEXT NOT NULL
+        created_at TEXT NOT NULL,
+        status TEXT,
+        provider TEXT,
+        input_tokens BIGINT NOT NULL DEFAULT 0,
+        output_tokens BIGINT NOT NULL DEFAULT 0,
+        cost_microusd BIGINT NOT NULL DEFAULT 0
     );
+    CREATE INDEX server_jobs_by_user ON server_jobs (user_name, created_at);
     CREATE TABLE server_idempotency (
         user_name TEXT NOT NULL,
         idem_key TEXT NOT NULL,

@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::{Store, StoreError};
-use crate::protocol::{Idempotent, Owner, Role, TokenInfo};
+use crate::protocol::{Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 
 /// Kept answers older than this are forgotten (a retry comes within
 /// minutes, not days).
@@ -220,6 +220,78 @@ impl Store {
             .iter()
             .map(owner_of)
             .collect()
+        })
+    }
+
+    /// Keeps what job `job_id` used once it has ended.
+    pub fn finish_job(&self, job_id: &str, usage: &JobUsage) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let (job, u) = (job_id.to_string(), usage.clone());
+        let micro = (u.cost_usd * 1e6).round() as i64;
+        shared.block(async move {
+            sqlx::query(
+                "UPDATE server_jobs SET status = $1, provider = $2, input_tokens = $3,
+                 output_tokens = $4, cost_microusd = $5 WHERE job_id = $6",
+            )
+            .bind(u.status)
+            .bind(u.provider)
+            .bind(i64::try_from(u.input_tokens).unwrap_or(i64::MAX))
+            .bind(i64::try_from(u.output_tokens).unwrap_or(i64::MAX))
+            .bind(micro)
+            .bind(job)
+            .execute(&pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Tokens and cost per user and workspace of the jobs started since
+    /// `since` (RFC 3339), of `user` and in `workspace_id` when given.
+    pub fn usage(
+        &self,
+        since: &str,
+        user: Option<&str>,
+        workspace_id: Option<&str>,
+    ) -> Result<Vec<UsageRow>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let (since, user, ws) = (
+            since.to_string(),
+            user.map(str::to_string),
+            workspace_id.map(str::to_string),
+        );
+        shared.block(async move {
+            let rows = sqlx::query(
+                "SELECT user_name, workspace_id, CAST(COUNT(*) AS BIGINT) AS jobs,
+                        CAST(SUM(input_tokens) AS BIGINT) AS input,
+                        CAST(SUM(output_tokens) AS BIGINT) AS output,
+                        CAST(SUM(cost_microusd) AS BIGINT) AS micro
+                 FROM server_jobs
+                 WHERE created_at >= $1 AND ($2 IS NULL OR user_name = $2)
+                   AND ($3 IS NULL OR workspace_id = $3)
+                 GROUP BY user_name, workspace_id ORDER BY user_name, workspace_id",
+            )
+            .bind(since)
+            .bind(user)
+            .bind(ws)
+            .fetch_all(&pool)
+            .await?;
+            rows.iter()
+                .map(|r| {
+                    let n = |name: &str| -> Result<u64, sqlx::Error> {
+                        Ok(u64::try_from(r.try_get::<i64, _>(name)?).unwrap_or(0))
+                    };
+                    Ok(UsageRow {
+                        user: r.try_get("user_name")?,
+                        workspace_id: r.try_get("workspace_id")?,
+                        jobs: n("jobs")?,
+                        input_tokens: n("input")?,
+                        output_tokens: n("output")?,
+                        cost_usd: n("micro")? as f64 / 1e6,
+                    })
+                })
+                .collect()
         })
     }
 

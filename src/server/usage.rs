@@ -1,0 +1,166 @@
+//! Spend, attributed: every job started over HTTP is watched to its end,
+//! and its tokens and cost (the provider's `price_*_per_mtok`) are kept
+//! with its user and workspace; `GET …/usage` reads them. A user with a
+//! monthly budget past it, or with `max_concurrent_jobs_per_user` jobs
+//! running, is refused a new run (429).
+
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::{Extension, Json};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use super::state::{AppState, User};
+use crate::agent::{Engine, Filter};
+use crate::protocol::{EventBody, JobUsage, Role};
+
+/// The first instant of this month (UTC), as the store writes times.
+pub fn month_start() -> String {
+    let now = super::sessions::now();
+    format!("{}01T00:00:00.000Z", &now[..8])
+}
+
+/// Refuses a run `user` may not start now: too many running, or past
+/// their monthly budget.
+pub async fn admit(app: &AppState, user: &User) -> Result<(), ApiError> {
+    let limit = app.config.max_concurrent_jobs_per_user;
+    if app.running(&user.name) >= limit {
+        let mut e = ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limited",
+            format!(
+                "{} has {limit} jobs running already (server.max_concurrent_jobs_per_user)",
+                user.name
+            ),
+        );
+        e.retry_after = Some(5);
+        return Err(e);
+    }
+    let budget = app
+        .users
+        .iter()
+        .find(|u| u.name == user.name)
+        .and_then(|u| u.monthly_budget_usd);
+    if let Some(budget) = budget {
+        let spent: f64 = app
+            .accounts
+            .usage(&month_start(), Some(&user.name), None)
+            .await?
+            .iter()
+            .map(|r| r.cost_usd)
+            .sum();
+        if spent >= budget {
+            let mut e = ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "rate_limited",
+                format!(
+                    "{} has spent ${spent:.2} of a ${budget:.2} monthly budget",
+                    user.name
+                ),
+            )
+            .hint("an admin can raise server.users[].monthly_budget_usd");
+            e.reason = Some("budget_exceeded");
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// Follows job `job_id` on `engine` to its end and keeps what it used;
+/// the user's running count goes down then.
+pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
+    app.started(&user);
+    tokio::spawn(async move {
+        let mut events = engine.subscribe(Filter::Job {
+            job_id: job_id.clone(),
+            after: 0,
+        });
+        let mut usage = JobUsage {
+            status: "running".into(),
+            provider: String::new(),
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+        };
+        while let Some(event) = events.next().await {
+            match &event.body {
+                EventBody::JobStarted { provider, .. } => usage.provider = provider.clone(),
+                EventBody::UsageUpdated {
+                    input_tokens,
+                    output_tokens,
+                    ..
+                } => {
+                    usage.input_tokens = usage.input_tokens.max(*input_tokens);
+                    usage.output_tokens = usage.output_tokens.max(*output_tokens);
+                }
+                EventBody::JobCompleted {
+                    usage: u,
+                    status,
+                    provider,
+                    ..
+                } => {
+                    usage.input_tokens = usage.input_tokens.max(u.input_tokens);
+                    usage.output_tokens = usage.output_tokens.max(u.output_tokens);
+                    if !provider.is_empty() {
+                        usage.provider = provider.clone();
+                    }
+                    usage.status = status.as_str().into();
+                    break;
+                }
+                EventBody::JobFailed { .. } => {
+                    usage.status = "failed".into();
+                    break;
+                }
+                EventBody::JobCancelled {} => {
+                    usage.status = "cancelled".into();
+                    break;
+                }
+                _ => {}
+            }
+        }
+        if let Some(p) = engine.config().providers.get(&usage.provider) {
+            let price =
+                |tokens: u64, per_mtok: Option<f64>| tokens as f64 * per_mtok.unwrap_or(0.0) / 1e6;
+            usage.cost_usd = price(usage.input_tokens, p.price_input_per_mtok)
+                + price(usage.output_tokens, p.price_output_per_mtok);
+        }
+        let _ = app.accounts.finish_job(&job_id, usage).await;
+        app.ended(&user);
+    });
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UsageQuery {
+    since: Option<String>,
+    user: Option<String>,
+    workspace_id: Option<String>,
+}
+
+/// `GET …/usage`: a user's own, an admin's anyone's (all by default);
+/// since the start of the month unless `since` says otherwise.
+pub async fn usage(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Query(q): Query<UsageQuery>,
+) -> Result<Json<Value>, ApiError> {
+    let whose = match (user.role, q.user) {
+        (Role::Admin, who) => who,
+        (Role::User, Some(who)) if who != user.name => {
+            return Err(ApiError::forbidden("a user reads only their own usage"));
+        }
+        (Role::User, _) => Some(user.name.clone()),
+    };
+    let since = q.since.unwrap_or_else(month_start);
+    if humantime::parse_rfc3339_weak(&since).is_err() {
+        return Err(ApiError::invalid(format!(
+            "since = {since:?} is not a date and time (2026-11-01T00:00:00Z)"
+        )));
+    }
+    let rows = app
+        .accounts
+        .usage(&since, whose.as_deref(), q.workspace_id.as_deref())
+        .await?;
+    Ok(Json(json!({ "since": since, "usage": rows })))
+}
