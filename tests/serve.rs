@@ -861,3 +861,103 @@ fn spend_is_attributed_and_a_budget_stops_runs() {
         assert_eq!(status, 400);
     });
 }
+
+/// The user's own write: hash-checked (409, nothing written), atomic,
+/// checkpointed (rollback undoes it), refused outside the root and in a
+/// read-only workspace.
+#[test]
+fn fs_write_is_hash_checked_checkpointed_and_confined() {
+    let env = Env::new();
+    let dir = project();
+    let docs = tempfile::tempdir().unwrap();
+    std::fs::write(docs.path().join("guide.md"), "# Guide\n").unwrap();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
+             [[server.workspaces]]\nid = \"docs\"\nroot = \"{}\"\nusers = [\"*\"]\nread_only = true\n",
+            dir.path().display(),
+            docs.path().display()
+        ),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    let root = dir.path();
+    rt().block_on(async {
+        let (_, ws) = c.get("/api/v1/agent/workspaces").await;
+        let ids: Vec<&str> = ws["workspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["app", "docs"], "{ws}");
+        let (_, read) = c
+            .get("/api/v1/agent/fs/read?workspace_id=app&path=src/greet.rs")
+            .await;
+        let hash = read["file_hash"].as_str().unwrap_or_default().to_string();
+        assert!(hash.starts_with("sha256:"), "{read}");
+        let new = "pub fn greet() {\n    println!(\"hi\");\n}\n";
+        let write = |content: &str, expected: Value| {
+            json!({"workspace_id": "app", "path": "src/greet.rs", "content": content, "expected_hash": expected})
+        };
+        let (status, done) = c.post("/api/v1/agent/fs/write", write(new, json!(hash))).await;
+        assert_eq!(status, 200, "{done}");
+        assert_eq!(std::fs::read_to_string(root.join("src/greet.rs")).unwrap(), new);
+        let checkpoint = done["checkpoint_id"].as_str().unwrap().to_string();
+        // The old hash again: the file moved on, nothing is written.
+        let (status, refused) = c
+            .post("/api/v1/agent/fs/write", write("clobber\n", json!(hash)))
+            .await;
+        assert_eq!(status, 409, "{refused}");
+        assert_eq!(refused["error"]["conflicts"][0]["file_path"], "src/greet.rs");
+        assert_eq!(std::fs::read_to_string(root.join("src/greet.rs")).unwrap(), new);
+        // null creates, and only creates.
+        let create = json!({"workspace_id": "app", "path": "src/new.rs", "content": "// new\n", "expected_hash": null});
+        let (status, _) = c.post("/api/v1/agent/fs/write", create.clone()).await;
+        assert_eq!(status, 200);
+        let (status, _) = c.post("/api/v1/agent/fs/write", create).await;
+        assert_eq!(status, 409, "an existing file is not created again");
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/fs/write",
+                json!({"workspace_id": "app", "path": "src/x.rs", "content": "x"}),
+            )
+            .await;
+        assert_eq!(status, 400, "expected_hash is required: {body}");
+        for hostile in ["../escape.txt", "/tmp/escape.txt", "src/../../escape.txt"] {
+            let (status, body) = c
+                .post(
+                    "/api/v1/agent/fs/write",
+                    json!({"workspace_id": "app", "path": hostile, "content": "x", "expected_hash": null}),
+                )
+                .await;
+            assert_eq!(status, 400, "{hostile}: {body}");
+        }
+        assert!(!root.parent().unwrap().join("escape.txt").exists());
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/fs/write",
+                json!({"workspace_id": "docs", "path": "guide.md", "content": "x", "expected_hash": null}),
+            )
+            .await;
+        assert_eq!(status, 403, "{body}");
+        // The write is a checkpoint: rolled back, the file is as it was.
+        let (status, back) = c
+            .post(
+                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
+                json!({"mode": "hard_all"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{back}");
+        let greet = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
+        assert!(greet.contains("hello"), "{greet}");
+        let (_, audit) = c.get("/api/v1/agent/audit").await;
+        let text = audit.to_string();
+        assert!(text.contains("fs.write") && text.contains("written by local"), "{audit}");
+    });
+}

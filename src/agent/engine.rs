@@ -224,6 +224,7 @@ impl Core {
                 | Command::EditHunk { .. }
                 | Command::Apply { .. }
                 | Command::Rollback { .. }
+                | Command::WriteFiles { .. }
         );
         if review && self.review_busy {
             self.deferred.push_back(q);
@@ -251,6 +252,7 @@ impl Core {
                 | Command::EditHunk { .. }
                 | Command::Apply { .. }
                 | Command::Rollback { .. }
+                | Command::WriteFiles { .. }
         );
         if review && self.review_busy {
             self.deferred.push_back(q);
@@ -322,6 +324,7 @@ impl Core {
             } => self.rollback(key, &checkpoint_id, &hunks, &files, q.reply),
             Command::DeleteSession { session_id } => self.delete_session(session_id, q),
             Command::CallTool { name, arguments } => self.call_tool(name, arguments, q),
+            Command::WriteFiles { files, by } => self.write_files(files, by, q.reply),
             Command::Shutdown => q.answer(Ok(Reply::Done)),
         }
     }

@@ -74,6 +74,7 @@ pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::proto
         Command::Rollback { .. } => "rollback",
         Command::DeleteSession { .. } => "delete_session",
         Command::CallTool { .. } => "call_tool",
+        Command::WriteFiles { .. } => "write_files",
         Command::Shutdown => "shutdown",
     };
     tracing::debug!(request = id, command = name, "command");

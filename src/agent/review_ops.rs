@@ -9,7 +9,7 @@ use super::review_work::{
     ApplyDone, ReviewDone, RollbackDone, apply_files, rollback_failure, rollback_files,
 };
 use crate::checkpoint::CheckpointKind;
-use crate::protocol::{ApplyFailure, EngineError, EventBody, Reply, RollbackFailure};
+use crate::protocol::{ApplyFailure, EngineError, EventBody, Reply, RollbackFailure, UserWrite};
 use crate::review::{
     DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
 };
@@ -271,6 +271,22 @@ impl Core {
         });
     }
 
+    /// A person's own write of whole files, off the task like an apply.
+    pub(super) fn write_files(&mut self, files: Vec<UserWrite>, by: String, reply: ReplyTx) {
+        let ws = self.ctx.workspace.clone();
+        let store = self.checkpoints.clone();
+        let job = format!("user_write_{}", crate::review::new_id("w"));
+        let key = super::engine::LOOSE.to_string();
+        self.off_task(&key, reply, move || {
+            let done = super::review_work::write_user_files(&ws, store.as_ref(), &job, &files);
+            ReviewDone::UserWrite {
+                by,
+                files: files.into_iter().map(|f| f.file_path).collect(),
+                done,
+            }
+        });
+    }
+
     /// Publishes and audits what an apply or rollback did, answers its
     /// command, then runs the review commands that waited for it.
     pub(super) fn finish_review(&mut self, done: ReviewDone, reply: Option<ReplyTx>) {
@@ -295,6 +311,26 @@ impl Core {
             } => {
                 let result = self.rolled_back(&tell, &checkpoint_id, &hunks, &only, done);
                 (tell, result)
+            }
+            ReviewDone::UserWrite { by, files, done } => {
+                let key = super::engine::LOOSE.to_string();
+                let what = files.join(", ");
+                let result = match done {
+                    Ok(cp) => {
+                        let outcome = format!("written by {by}");
+                        self.audit(&key, &cp.job_id, "fs.write", &what, Some(true), &outcome);
+                        Ok(Reply::Written {
+                            checkpoint_id: cp.checkpoint_id,
+                            files,
+                        })
+                    }
+                    Err(e) => {
+                        let outcome = format!("refused for {by}: {e}");
+                        self.audit(&key, "user_write", "fs.write", &what, Some(false), &outcome);
+                        Err(e)
+                    }
+                };
+                (key, result)
             }
             ReviewDone::EditHunk {
                 job_id,

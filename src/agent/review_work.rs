@@ -9,7 +9,7 @@ use crate::checkpoint::{
     Checkpoint, CheckpointKind, CheckpointStore, FileChange, RollbackError, files_rollback,
     scoped_rollback,
 };
-use crate::protocol::{ApplyFailure, RollbackFailure};
+use crate::protocol::{ApplyFailure, EngineError, RollbackFailure, UserWrite};
 use crate::review::{ApplyError, DiffBundle, FilePlan, ProposedEdit, plan_apply};
 use crate::workspace::Workspace;
 
@@ -60,6 +60,12 @@ pub enum ReviewDone {
         /// The session told of it (`""`: none).
         tell: String,
         done: RollbackDone,
+    },
+    /// A person's own write of whole files (`WriteFiles`).
+    UserWrite {
+        by: String,
+        files: Vec<String>,
+        done: Result<Checkpoint, EngineError>,
     },
     /// A reviewer's own text for a hunk: its file as edited, or why not.
     EditHunk {
@@ -135,6 +141,77 @@ pub fn apply_files(
         };
     }
     ApplyDone::Written { checkpoint, plans }
+}
+
+/// A person's own write: each file checked against the hash it was read
+/// with (409 naming every file that moved), then recorded as a checkpoint
+/// and written atomically under the root's lock, as an apply is.
+pub fn write_user_files(
+    ws: &Workspace,
+    store: Option<&CheckpointStore>,
+    job_id: &str,
+    files: &[UserWrite],
+) -> Result<Checkpoint, EngineError> {
+    let Some(store) = store else {
+        return Err(EngineError::unavailable(
+            "no state directory to keep the checkpoint in, so nothing was written",
+        ));
+    };
+    let _lock = store
+        .lock(ws)
+        .map_err(|e| EngineError::failed(format!("cannot lock the root: {e}")))?;
+    let mut changes = Vec::new();
+    let mut conflicts = Vec::new();
+    for f in files {
+        let resolved = ws
+            .resolve_writable(&f.file_path)
+            .map_err(|e| EngineError::invalid(e.to_string()))?;
+        let before = ws
+            .read_opt(&resolved)
+            .map_err(|e| EngineError::failed(format!("`{}`: cannot read it: {e}", f.file_path)))?;
+        let current = before.as_deref().map(crate::workspace::sha256_hex);
+        let expected = f.expected_hash.as_ref().map(|h| {
+            if h.starts_with("sha256:") {
+                h.clone()
+            } else {
+                format!("sha256:{h}")
+            }
+        });
+        if current != expected {
+            let reason = match (&current, &expected) {
+                (Some(_), None) => "it exists already (expected_hash null means create only)",
+                (None, Some(_)) => "it does not exist (it was deleted, or never was)",
+                _ => "it changed since it was read",
+            };
+            conflicts
+                .push(json!({"file_path": f.file_path, "reason": reason, "current_hash": current}));
+            continue;
+        }
+        changes.push(FileChange {
+            file_path: resolved.rel.clone(),
+            abs: resolved.abs.clone(),
+            before,
+            after: Some(f.content.clone().into_bytes()),
+            regions: Vec::new(),
+        });
+    }
+    if !conflicts.is_empty() {
+        return Err(EngineError::Conflict {
+            message: "nothing was written: a file is not as it was read".into(),
+            conflicts,
+        });
+    }
+    let checkpoint = store
+        .record(ws, None, job_id, CheckpointKind::Apply, None, &changes)
+        .map_err(|e| {
+            EngineError::failed(format!(
+                "cannot record the checkpoint, so nothing was written: {e}"
+            ))
+        })?;
+    store
+        .write_journaled(ws, &checkpoint, &changes)
+        .map_err(|e| EngineError::failed(format!("cannot write the files: {e}")))?;
+    Ok(checkpoint)
 }
 
 /// Finds the checkpoint and rolls it back (hard, by file or by hunk).

@@ -63,6 +63,7 @@ impl Core {
             Command::Rollback { tell: None, .. }
             | Command::DeleteSession { .. }
             | Command::CallTool { .. }
+            | Command::WriteFiles { .. }
             | Command::Shutdown => Ready::Now(LOOSE.to_string()),
         }
     }

@@ -87,9 +87,25 @@ pub enum Command {
     DeleteSession { session_id: String },
     /// Run one tool directly (`agent-tui tool`): its JSON result.
     CallTool { name: String, arguments: Value },
+    /// A person's own write of whole files (the server's `fs/write` and
+    /// `fs/patch`): each checked against the hash it was read with,
+    /// written atomically under the root's lock, checkpointed like an
+    /// apply, audited as done by `by`.
+    WriteFiles { files: Vec<UserWrite>, by: String },
     /// Stop: running jobs end (`job.cancelled`), an apply or rollback under
     /// way finishes, everything is in the store, sessions are let go.
     Shutdown,
+}
+
+/// One file of a person's own write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UserWrite {
+    pub file_path: String,
+    /// `sha256:<hex>` (or the bare hex) of the file as it was read;
+    /// `None`: it must not exist yet.
+    pub expected_hash: Option<String>,
+    /// The whole new content.
+    pub content: String,
 }
 
 /// What a command did.
@@ -105,6 +121,11 @@ pub enum Reply {
     Done,
     /// A new session (`CreateSession`).
     SessionCreated { session_id: String },
+    /// `WriteFiles` wrote these files; the checkpoint undoes it.
+    Written {
+        checkpoint_id: String,
+        files: Vec<String>,
+    },
     /// The review after the change.
     Review { bundle: DiffBundle },
     /// The accepted hunks are written.

@@ -18,7 +18,7 @@ pub mod session;
 
 pub use api::{
     CheckpointView, Command, EngineError, EntryKind, EventsPage, FileRow, FileText, FolderEntry,
-    JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript,
+    JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript, UserWrite,
 };
 pub use audit::{AuditRecord, StoreCheck, Verification};
 pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};

@@ -180,3 +180,58 @@ pub async fn audit(
     }
     Ok(Json(json!({ "records": out })))
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Write {
+    workspace_id: String,
+    path: String,
+    content: String,
+    /// Required: the hash the file was read with, or `null` to create it.
+    expected_hash: Option<String>,
+}
+
+/// `POST …/fs/write`: the user's own write of one whole file: 409 unless
+/// it still hashes to `expected_hash` (`null`: create only); atomic,
+/// checkpointed (rollback undoes it), audited with the user.
+pub async fn write(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let raw: Value = body.parse()?;
+    if raw.get("expected_hash").is_none() {
+        return Err(ApiError::invalid(
+            "expected_hash is required: the file's hash as fs/read gave it, or null to create it",
+        ));
+    }
+    let ask: Write = body.parse()?;
+    let ws = app.workspace(&ask.workspace_id, &user)?;
+    if ws.read_only {
+        return Err(ApiError::forbidden(format!(
+            "workspace {} is read-only",
+            ws.id
+        )));
+    }
+    let reply = ws
+        .engine
+        .command(Command::WriteFiles {
+            files: vec![crate::protocol::UserWrite {
+                file_path: ask.path,
+                expected_hash: ask.expected_hash,
+                content: ask.content,
+            }],
+            by: user.name.clone(),
+        })
+        .await?;
+    let Reply::Written {
+        checkpoint_id,
+        files,
+    } = reply
+    else {
+        return Err(ApiError::unavailable("the engine wrote nothing"));
+    };
+    Ok(Json(
+        json!({"status": "written", "checkpoint_id": checkpoint_id, "files": files}),
+    ))
+}
