@@ -961,3 +961,72 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
         assert!(text.contains("fs.write") && text.contains("written by local"), "{audit}");
     });
 }
+
+/// `fs/patch`: a unified diff written as the user's own change, 409 and
+/// nothing written when it no longer fits, malformed ones a 400.
+#[test]
+fn fs_patch_applies_a_unified_diff_or_nothing() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, root);
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    let patch = "--- a/src/greet.rs\n+++ b/src/greet.rs\n@@ -1,3 +1,3 @@\n pub fn greet() {\n-    println!(\"hello\");\n+    println!(\"salut\");\n }\n--- /dev/null\n+++ b/CHANGES.md\n@@ -0,0 +1 @@\n+- greet in French\n";
+    rt().block_on(async {
+        let body = json!({"workspace_id": "default", "patch": patch});
+        let (status, done) = c.post("/api/v1/agent/fs/patch", body.clone()).await;
+        assert_eq!(status, 200, "{done}");
+        assert!(
+            std::fs::read_to_string(root.join("src/greet.rs"))
+                .unwrap()
+                .contains("salut")
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("CHANGES.md")).unwrap(),
+            "- greet in French\n"
+        );
+        // Again: the old lines are gone and CHANGES.md exists: 409, both named.
+        let before = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
+        let (status, refused) = c.post("/api/v1/agent/fs/patch", body).await;
+        assert_eq!(status, 409, "{refused}");
+        assert_eq!(
+            refused["error"]["conflicts"].as_array().unwrap().len(),
+            2,
+            "{refused}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join("src/greet.rs")).unwrap(),
+            before
+        );
+        let (status, bad) = c
+            .post(
+                "/api/v1/agent/fs/patch",
+                json!({"workspace_id": "default", "patch": "not a diff"}),
+            )
+            .await;
+        assert_eq!(status, 400, "{bad}");
+        let escape = "--- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+x\n";
+        let (status, bad) = c
+            .post(
+                "/api/v1/agent/fs/patch",
+                json!({"workspace_id": "default", "patch": escape}),
+            )
+            .await;
+        assert_eq!(status, 400, "{bad}");
+        assert!(!root.parent().unwrap().join("outside.txt").exists());
+        let checkpoint = done["checkpoint_id"].as_str().unwrap();
+        let (status, _) = c
+            .post(
+                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
+                json!({"mode": "hard_all"}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        assert!(
+            !root.join("CHANGES.md").exists(),
+            "the rollback removes what the patch made"
+        );
+    });
+}

@@ -22,6 +22,7 @@ mod job_request;
 mod jobs;
 mod live;
 mod mcp_calls;
+mod patch;
 mod prompt;
 mod publish;
 mod queries;

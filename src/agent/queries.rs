@@ -11,7 +11,7 @@ use crate::checkpoint::{CheckpointStore, three_way};
 use crate::protocol::{
     AuditRecord, Checkpoint, CheckpointView, EngineError, Event, EventsPage, FileDiff, FileRow,
     FileText, FolderEntry, JobStatus, PathList, PendingReview, ScopeInfo, SessionRef,
-    SessionSummary, ThreeWay, Transcript, Verification,
+    SessionSummary, ThreeWay, Transcript, UserWrite, Verification,
 };
 use crate::store::{RootStore, StoreError};
 use crate::workspace::{ReadRange, read_text_range};
@@ -240,6 +240,30 @@ impl Engine {
             });
             paths.shrink_to_fit();
             Ok(paths)
+        })
+        .await
+    }
+
+    /// The whole-file writes a unified diff makes (for `WriteFiles`), each
+    /// with the hash of the text it was computed from; 409 when a hunk no
+    /// longer fits, 400 when the patch is malformed or names a path
+    /// outside the root.
+    pub async fn patch_writes(&self, patch: &str) -> Result<Vec<UserWrite>, EngineError> {
+        let files = super::patch::parse(patch)?;
+        self.off_task(move |ctx| {
+            super::patch::writes(&files, |path| {
+                let resolved = ctx
+                    .workspace
+                    .resolve_writable(path)
+                    .map_err(|e| EngineError::invalid(e.to_string()))?;
+                let Some(bytes) = ctx.workspace.read_opt(&resolved).map_err(io_error)? else {
+                    return Ok(None);
+                };
+                let hash = crate::workspace::sha256_hex(&bytes);
+                let text = String::from_utf8(bytes)
+                    .map_err(|_| EngineError::invalid(format!("`{path}` is not UTF-8 text")))?;
+                Ok(Some((text, hash)))
+            })
         })
         .await
     }

@@ -235,3 +235,45 @@ pub async fn write(
         json!({"status": "written", "checkpoint_id": checkpoint_id, "files": files}),
     ))
 }
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Patch {
+    workspace_id: String,
+    patch: String,
+}
+
+/// `POST …/fs/patch`: a unified diff as the user's own write: 409 (nothing
+/// written) when a hunk's lines are no longer in the file; checkpointed.
+pub async fn patch(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let ask: Patch = body.parse()?;
+    let ws = app.workspace(&ask.workspace_id, &user)?;
+    if ws.read_only {
+        return Err(ApiError::forbidden(format!(
+            "workspace {} is read-only",
+            ws.id
+        )));
+    }
+    let files = ws.engine.patch_writes(&ask.patch).await?;
+    let reply = ws
+        .engine
+        .command(Command::WriteFiles {
+            files,
+            by: user.name.clone(),
+        })
+        .await?;
+    let Reply::Written {
+        checkpoint_id,
+        files,
+    } = reply
+    else {
+        return Err(ApiError::unavailable("the engine wrote nothing"));
+    };
+    Ok(Json(
+        json!({"status": "written", "checkpoint_id": checkpoint_id, "files": files}),
+    ))
+}

@@ -58,6 +58,7 @@ pub fn router(app: AppState) -> Router {
         .route("/api/v1/agent/fs/read", get(fs::read))
         .route("/api/v1/agent/fs/search", post(fs::search))
         .route("/api/v1/agent/fs/write", post(fs::write))
+        .route("/api/v1/agent/fs/patch", post(fs::patch))
         .route("/api/v1/agent/audit", get(fs::audit))
         .route("/api/v1/agent/usage", get(usage::usage))
         .fallback(|| async {
