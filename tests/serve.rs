@@ -1030,3 +1030,78 @@ fn fs_patch_applies_a_unified_diff_or_nothing() {
         );
     });
 }
+
+/// `exec`: only the workspace's allowed commands, output streamed as SSE
+/// then the exit; a client that hangs up stops the command.
+#[test]
+fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
+             allowed_commands = [\"ls src\", \"cat no-such-file\", \"sleep 31.25\"]\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, root);
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let run = |command: &str| {
+            c.http
+                .post(format!("{}/api/v1/agent/exec", c.base))
+                .bearer_auth(&c.token)
+                .json(&json!({"workspace_id": "app", "command": command}))
+                .send()
+        };
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/exec",
+                json!({"workspace_id": "app", "command": "rm -rf src"}),
+            )
+            .await;
+        assert_eq!(status, 403, "{body}");
+        assert!(root.join("src/main.rs").exists());
+        let r = run("ls   src").await.unwrap();
+        assert_eq!(r.status(), 200);
+        let text = r.text().await.unwrap();
+        assert!(
+            text.contains("event: stdout") && text.contains("greet.rs"),
+            "{text}"
+        );
+        assert!(
+            text.contains("event: exit") && text.contains("\"exit_code\":0"),
+            "{text}"
+        );
+        let text = run("cat no-such-file").await.unwrap().text().await.unwrap();
+        assert!(text.contains("event: stderr"), "{text}");
+        assert!(!text.contains("\"exit_code\":0"), "{text}");
+        // Hang up while it runs: the command is stopped.
+        let pending = |_: ()| {
+            std::process::Command::new("pgrep")
+                .args(["-f", "sleep 31.25"])
+                .output()
+                .map(|o| o.status.success())
+                .unwrap_or(false)
+        };
+        let r = run("sleep 31.25").await.unwrap();
+        assert_eq!(r.status(), 200);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while !pending(()) {
+            assert!(Instant::now() < deadline, "the command did not start");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        drop(r);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pending(()) {
+            assert!(Instant::now() < deadline, "the command outlived its client");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    });
+}

@@ -97,6 +97,30 @@ pub enum Command {
     Shutdown,
 }
 
+/// A piece of a command the server runs for a client (`exec`), in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ExecChunk {
+    Stdout {
+        text: String,
+    },
+    Stderr {
+        text: String,
+    },
+    /// How it ended (`exit_code` null: killed by timeout or cancel).
+    Exit {
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        truncated: bool,
+        timed_out: bool,
+        confined: bool,
+    },
+    /// It could not start.
+    Error {
+        message: String,
+    },
+}
+
 /// One file of a person's own write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct UserWrite {

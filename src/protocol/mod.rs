@@ -17,8 +17,9 @@ pub mod server;
 pub mod session;
 
 pub use api::{
-    CheckpointView, Command, EngineError, EntryKind, EventsPage, FileRow, FileText, FolderEntry,
-    JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript, UserWrite,
+    CheckpointView, Command, EngineError, EntryKind, EventsPage, ExecChunk, FileRow, FileText,
+    FolderEntry, JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript,
+    UserWrite,
 };
 pub use audit::{AuditRecord, StoreCheck, Verification};
 pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};

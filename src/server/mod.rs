@@ -6,6 +6,7 @@
 
 mod body;
 mod error;
+mod exec;
 mod fs;
 mod guard;
 mod idem;
@@ -59,6 +60,7 @@ pub fn router(app: AppState) -> Router {
         .route("/api/v1/agent/fs/search", post(fs::search))
         .route("/api/v1/agent/fs/write", post(fs::write))
         .route("/api/v1/agent/fs/patch", post(fs::patch))
+        .route("/api/v1/agent/exec", post(exec::exec))
         .route("/api/v1/agent/audit", get(fs::audit))
         .route("/api/v1/agent/usage", get(usage::usage))
         .fallback(|| async {

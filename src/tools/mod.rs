@@ -23,7 +23,7 @@ pub use list_scopes::LIST_SCOPES;
 pub use propose_edits::PROPOSE_EDITS;
 pub use registry::{Registry, ToolSpec};
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
-pub use runner::is_secret;
+pub use runner::{Tee, is_secret};
 
 use serde_json::Value;
 
@@ -45,6 +45,8 @@ pub struct ToolContext<'a> {
     /// Where a command's changes are recorded as a checkpoint (in a job
     /// with a store).
     pub record: Option<ExecRecord<'a>>,
+    /// A command's output as it comes (the server's `exec`).
+    pub tee: Option<runner::Tee>,
 }
 
 /// A job's checkpoint recording for commands.
@@ -63,6 +65,7 @@ impl<'a> ToolContext<'a> {
             secrets: config.secret_env_names(),
             cancel: None,
             record: None,
+            tee: None,
         }
     }
 }

@@ -141,6 +141,7 @@ impl Tool for RunCommand {
             secrets: &ctx.secrets,
             env: Vec::new(),
             cancel: ctx.cancel.as_ref(),
+            tee: ctx.tee.clone(),
         };
         let (ran, tracked) = tracked(ctx, || runner::run(&spawn))?;
         let mut changed = tracked.changed;

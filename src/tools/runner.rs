@@ -28,7 +28,13 @@ pub struct Spawn<'a> {
     /// Variables set for it.
     pub env: Vec<(&'static str, String)>,
     pub cancel: Option<&'a CancellationToken>,
+    /// Handed each piece of output as it comes (`true`: stderr), within
+    /// the cap (the server streams a command's output).
+    pub tee: Option<Tee>,
 }
+
+/// Where a command's output goes as it comes: (`true` for stderr, bytes).
+pub type Tee = std::sync::Arc<dyn Fn(bool, &[u8]) + Send + Sync>;
 
 /// How it ended.
 #[derive(Debug)]
@@ -107,8 +113,15 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         .spawn()
         .map_err(|e| ToolError::invalid("command", format!("cannot start `{program}`: {e}")))?;
     let pgid = child.id();
-    let stdout = child.stdout.take().map(|s| capture(s, spawn.cap));
-    let stderr = child.stderr.take().map(|s| capture(s, spawn.cap));
+    let tee = |err: bool| spawn.tee.clone().map(|t| (t, err));
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| capture(s, spawn.cap, tee(false)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| capture(s, spawn.cap, tee(true)));
     let mut timed_out = false;
     let status = loop {
         match child.try_wait() {
@@ -159,6 +172,7 @@ fn can_start(program: &str, cwd: &Path) -> bool {
 fn capture(
     mut pipe: impl Read + Send + 'static,
     cap: usize,
+    tee: Option<(Tee, bool)>,
 ) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -170,6 +184,11 @@ fn capture(
                 Ok(n) => {
                     let room = cap.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
+                    if let Some((tee, err)) = &tee
+                        && room > 0
+                    {
+                        tee(*err, &buf[..n.min(room)]);
+                    }
                     cut |= n > room;
                 }
             }

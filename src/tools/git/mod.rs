@@ -181,6 +181,7 @@ pub(super) fn git_cli(
         secrets: &ctx.secrets,
         env,
         cancel: ctx.cancel.as_ref(),
+        tee: None,
     };
     let ran = runner::run(&spawn)?;
     if ran.timed_out {

@@ -1,0 +1,77 @@
+//! `POST …/exec`: a command of the workspace's `allowed_commands` (any
+//! other: 403), run confined in its root as `run_command` runs, streamed as
+//! SSE: `stdout` and `stderr` pieces, then `exit {exit_code, duration_ms,
+//! truncated}` (or `error`). A client that goes away stops the command.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Extension;
+use axum::extract::State;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::body::Body;
+use super::error::ApiError;
+use super::state::{AppState, User};
+use crate::agent::{ExecStream, command_allowed};
+use crate::protocol::ExecChunk;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Exec {
+    workspace_id: String,
+    command: String,
+    #[serde(default)]
+    timeout_secs: Option<u64>,
+}
+
+fn frame(chunk: &ExecChunk) -> SseEvent {
+    let (name, data) = match chunk {
+        ExecChunk::Stdout { text } => ("stdout", json!({ "text": text })),
+        ExecChunk::Stderr { text } => ("stderr", json!({ "text": text })),
+        ExecChunk::Exit {
+            exit_code,
+            duration_ms,
+            truncated,
+            timed_out,
+            confined,
+        } => (
+            "exit",
+            json!({"exit_code": exit_code, "duration_ms": duration_ms, "truncated": truncated,
+                   "timed_out": timed_out, "confined": confined}),
+        ),
+        ExecChunk::Error { message } => ("error", json!({ "message": message })),
+    };
+    SseEvent::default().event(name).data(data.to_string())
+}
+
+pub async fn exec(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    body: Body,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let ask: Exec = body.parse()?;
+    let ws = app.workspace(&ask.workspace_id, &user)?;
+    if ws.read_only {
+        return Err(ApiError::forbidden(format!(
+            "workspace {} is read-only: it runs no commands",
+            ws.id
+        )));
+    }
+    if !command_allowed(&ask.command, &ws.allowed_commands)? {
+        return Err(ApiError::forbidden(format!(
+            "`{}` is not one of workspace {}'s allowed_commands",
+            ask.command, ws.id
+        ))
+        .hint("an admin lists it in [[server.workspaces]] allowed_commands"));
+    }
+    let stream: ExecStream = ws.engine.exec(&ask.command, ask.timeout_secs);
+    let events = futures_util::stream::unfold(stream, |mut s| async move {
+        let chunk = s.next().await?;
+        Some((Ok(frame(&chunk)), s))
+    });
+    Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
