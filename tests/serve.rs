@@ -1105,3 +1105,81 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
         }
     });
 }
+
+/// MCP through the engine's hub: the reference `everything` server listed
+/// and called; a server that cannot start is named with its error.
+#[test]
+fn mcp_tools_are_listed_and_called_and_a_dead_server_is_named() {
+    let npm = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp-servers/node_modules/@modelcontextprotocol");
+    let every = npm.join("server-everything/dist/index.js");
+    if !every.exists() {
+        let why = "the reference MCP servers are not installed (npm ci --prefix tests/mcp-servers)";
+        assert!(
+            std::env::var("AGENT_TUI_REQUIRE_MCP").as_deref() != Ok("1"),
+            "{why}"
+        );
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[mcp_servers.every]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n\
+             [mcp_servers.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'cannot open the widget db' >&2; exit 7\"]\n",
+            json!(every.display().to_string())
+        ),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (status, list) = c.get("/api/v1/agent/mcp/tools?workspace_id=default").await;
+        assert_eq!(status, 200, "{list}");
+        let servers = list["servers"].as_array().unwrap();
+        let every = servers.iter().find(|s| s["name"] == "every").unwrap();
+        assert!(
+            every["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["tool"] == "echo"),
+            "{every}"
+        );
+        let broken = servers.iter().find(|s| s["name"] == "broken").unwrap();
+        assert_eq!(broken["state"]["state"], "failed", "{broken}");
+        let (status, done) = c
+            .post(
+                "/api/v1/agent/mcp/call",
+                json!({"workspace_id": "default", "server": "every", "tool": "echo",
+                       "arguments": {"message": "over http"}}),
+            )
+            .await;
+        assert_eq!(status, 200, "{done}");
+        assert!(done.to_string().contains("over http"), "{done}");
+        let (status, failed) = c
+            .post(
+                "/api/v1/agent/mcp/call",
+                json!({"workspace_id": "default", "server": "broken", "tool": "anything"}),
+            )
+            .await;
+        assert_eq!(status, 503, "{failed}");
+        let message = failed["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("broken") && message.contains("cannot open the widget db"),
+            "the server and its stderr are named: {message}"
+        );
+        let (status, _) = c
+            .post(
+                "/api/v1/agent/mcp/call",
+                json!({"workspace_id": "default", "server": "nosuch", "tool": "x"}),
+            )
+            .await;
+        assert_eq!(status, 404);
+    });
+}

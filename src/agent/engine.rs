@@ -325,6 +325,12 @@ impl Core {
             Command::DeleteSession { session_id } => self.delete_session(session_id, q),
             Command::CallTool { name, arguments } => self.call_tool(name, arguments, q),
             Command::WriteFiles { files, by } => self.write_files(files, by, q.reply),
+            Command::McpTools => self.mcp_tools(q),
+            Command::McpCall {
+                server,
+                tool,
+                arguments,
+            } => self.mcp_call(server, tool, arguments, q),
             Command::Shutdown => q.answer(Ok(Reply::Done)),
         }
     }

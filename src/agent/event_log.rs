@@ -75,6 +75,8 @@ pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::proto
         Command::DeleteSession { .. } => "delete_session",
         Command::CallTool { .. } => "call_tool",
         Command::WriteFiles { .. } => "write_files",
+        Command::McpTools => "mcp_tools",
+        Command::McpCall { .. } => "mcp_call",
         Command::Shutdown => "shutdown",
     };
     tracing::debug!(request = id, command = name, "command");

@@ -113,3 +113,75 @@ impl Job<'_> {
         outcome
     }
 }
+
+impl super::engine::Core {
+    /// `McpTools`: the hub's servers started, with their tools.
+    pub(super) fn mcp_tools(&mut self, q: super::engine::Queued) {
+        let hub = self.mcp.clone();
+        tokio::spawn(async move {
+            let Some(hub) = hub else {
+                return q.answer(Ok(crate::protocol::Reply::McpServers {
+                    servers: Vec::new(),
+                }));
+            };
+            let states = hub.start_all().await;
+            let tools = hub.tools().await;
+            let servers = states
+                .iter()
+                .map(|(name, state)| {
+                    let listed: Vec<Value> = tools
+                        .iter()
+                        .filter(|t| &t.server == name)
+                        .map(|t| {
+                            serde_json::json!({"name": t.name, "tool": t.tool,
+                                "description": t.description, "input_schema": t.schema})
+                        })
+                        .collect();
+                    serde_json::json!({"name": name, "state": state, "label": state.label(), "tools": listed})
+                })
+                .collect();
+            q.answer(Ok(crate::protocol::Reply::McpServers { servers }));
+        });
+    }
+
+    /// `McpCall`: one call through the hub (a server down is started).
+    pub(super) fn mcp_call(
+        &mut self,
+        server: String,
+        tool: String,
+        arguments: Value,
+        q: super::engine::Queued,
+    ) {
+        let hub = self.mcp.clone();
+        tokio::spawn(async move {
+            let Some(hub) = hub else {
+                return q.answer(Err(crate::protocol::EngineError::not_found(
+                    "this root's configuration has no MCP servers ([mcp_servers.NAME])",
+                )));
+            };
+            let name = crate::mcp::tool_name(&server, &tool);
+            let mut restarts = BTreeMap::new();
+            let answer = match hub.call(&name, arguments, &mut restarts).await {
+                Ok(result) => Ok(crate::protocol::Reply::Tool { result }),
+                Err(error) => {
+                    let code = error["error"]["code"]
+                        .as_str()
+                        .or(error["code"].as_str())
+                        .unwrap_or("mcp_error")
+                        .to_string();
+                    let message = error["error"]["message"]
+                        .as_str()
+                        .or(error["message"].as_str())
+                        .unwrap_or("the MCP call failed")
+                        .to_string();
+                    Err(crate::protocol::EngineError::Failed {
+                        message,
+                        reason: Some(code),
+                        detail: Some(error),
+                    })
+                }
+            };
+            q.answer(answer);
+        });
+    }
+}

@@ -64,6 +64,8 @@ impl Core {
             | Command::DeleteSession { .. }
             | Command::CallTool { .. }
             | Command::WriteFiles { .. }
+            | Command::McpTools
+            | Command::McpCall { .. }
             | Command::Shutdown => Ready::Now(LOOSE.to_string()),
         }
     }

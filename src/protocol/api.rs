@@ -87,6 +87,16 @@ pub enum Command {
     DeleteSession { session_id: String },
     /// Run one tool directly (`agent-tui tool`): its JSON result.
     CallTool { name: String, arguments: Value },
+    /// The MCP servers of the root, started (the engine's own hub, which
+    /// its jobs use too): each one's state and tools.
+    McpTools,
+    /// Call tool `tool` of MCP server `server` directly (the server's
+    /// `mcp/call`); a server that failed to start is named with its error.
+    McpCall {
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
     /// A person's own write of whole files (the server's `fs/write` and
     /// `fs/patch`): each checked against the hash it was read with,
     /// written atomically under the root's lock, checkpointed like an
@@ -166,6 +176,9 @@ pub enum Reply {
     },
     /// A tool's JSON result.
     Tool { result: Value },
+    /// The MCP servers: `[{name, state, tools: [{name, tool, description,
+    /// input_schema}]}]`.
+    McpServers { servers: Vec<Value> },
 }
 
 /// Why the engine refused or failed a command or a query; `code()` is

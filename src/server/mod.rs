@@ -11,6 +11,7 @@ mod fs;
 mod guard;
 mod idem;
 mod jobs;
+mod mcp;
 mod review;
 mod sessions;
 mod state;
@@ -61,6 +62,8 @@ pub fn router(app: AppState) -> Router {
         .route("/api/v1/agent/fs/write", post(fs::write))
         .route("/api/v1/agent/fs/patch", post(fs::patch))
         .route("/api/v1/agent/exec", post(exec::exec))
+        .route("/api/v1/agent/mcp/tools", get(mcp::tools))
+        .route("/api/v1/agent/mcp/call", post(mcp::call))
         .route("/api/v1/agent/audit", get(fs::audit))
         .route("/api/v1/agent/usage", get(usage::usage))
         .fallback(|| async {
