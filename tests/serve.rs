@@ -1183,3 +1183,80 @@ fn mcp_tools_are_listed_and_called_and_a_dead_server_is_named() {
         assert_eq!(status, 404);
     });
 }
+
+/// `/openapi.json` is made from the handlers: every path of SPEC 13 is in
+/// it with its method, request bodies carry their fields, bearer auth.
+#[test]
+fn openapi_describes_every_endpoint() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let r = reqwest::get(format!("{}/openapi.json", srv.base))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401, "the document needs a token too");
+        let (status, doc) = c.get("/openapi.json").await;
+        assert_eq!(status, 200);
+        assert!(
+            doc["openapi"].as_str().unwrap().starts_with("3.1"),
+            "{}",
+            doc["openapi"]
+        );
+        let want = [
+            ("get", "/api/v1/health"),
+            ("get", "/api/v1/agent/workspaces"),
+            ("post", "/api/v1/agent/sessions"),
+            ("get", "/api/v1/agent/sessions"),
+            ("get", "/api/v1/agent/sessions/{id}"),
+            ("post", "/api/v1/agent/run"),
+            ("get", "/api/v1/agent/jobs/{id}"),
+            ("get", "/api/v1/agent/jobs/{id}/events"),
+            ("get", "/api/v1/agent/jobs/{id}/stream"),
+            ("post", "/api/v1/agent/jobs/{id}/clarify"),
+            ("post", "/api/v1/agent/jobs/{id}/approvals/{approval_id}"),
+            ("post", "/api/v1/agent/jobs/{id}/cancel"),
+            ("post", "/api/v1/agent/apply"),
+            ("get", "/api/v1/agent/checkpoints"),
+            ("get", "/api/v1/agent/checkpoints/{id}"),
+            ("get", "/api/v1/agent/checkpoints/{id}/diff3"),
+            ("post", "/api/v1/agent/checkpoints/{id}/rollback"),
+            ("get", "/api/v1/agent/fs/list"),
+            ("get", "/api/v1/agent/fs/read"),
+            ("post", "/api/v1/agent/fs/search"),
+            ("post", "/api/v1/agent/fs/write"),
+            ("post", "/api/v1/agent/fs/patch"),
+            ("post", "/api/v1/agent/exec"),
+            ("get", "/api/v1/agent/mcp/tools"),
+            ("post", "/api/v1/agent/mcp/call"),
+            ("get", "/api/v1/agent/audit"),
+            ("get", "/api/v1/agent/usage"),
+        ];
+        let paths = doc["paths"].as_object().unwrap();
+        for (method, path) in want {
+            assert!(
+                paths.get(path).and_then(|p| p.get(method)).is_some(),
+                "{method} {path}"
+            );
+        }
+        let count: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
+        assert_eq!(count, want.len(), "nothing undocumented, nothing extra");
+        let run = &paths["/api/v1/agent/run"]["post"];
+        let schema = run["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap();
+        let name = schema.rsplit('/').next().unwrap();
+        let props = &doc["components"]["schemas"][name]["properties"];
+        assert!(
+            props["session_id"].is_object() && props["instruction"].is_object(),
+            "{props}"
+        );
+        assert_eq!(
+            doc["components"]["securitySchemes"]["bearer"]["scheme"],
+            "bearer"
+        );
+    });
+}

@@ -8,6 +8,22 @@ use serde_json::json;
 
 use crate::protocol::EngineError;
 
+/// The JSON of every error (for the OpenAPI document).
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(serde::Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// unauthorized, forbidden, not_found, invalid, conflict, rate_limited, too_large, unavailable
+    pub code: String,
+    pub message: String,
+    pub hint: Option<String>,
+    /// budget_exceeded (with rate_limited)
+    pub reason: Option<String>,
+}
+
 /// An error response (boxed: handlers return it by value everywhere).
 #[derive(Debug, Clone)]
 pub struct ApiError(Box<Parts>);

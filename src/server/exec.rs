@@ -19,7 +19,7 @@ use super::state::{AppState, User};
 use crate::agent::{ExecStream, command_allowed};
 use crate::protocol::ExecChunk;
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Exec {
     workspace_id: String,
@@ -48,6 +48,7 @@ fn frame(chunk: &ExecChunk) -> SseEvent {
     SseEvent::default().event(name).data(data.to_string())
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/exec", tag = "exec", request_body = Exec, responses((status = 200, description = "text/event-stream: stdout, stderr, then exit"), (status = 403, description = "not an allowed command", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn exec(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

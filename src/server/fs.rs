@@ -74,7 +74,8 @@ fn args(pairs: Vec<(&str, Option<Value>)>) -> Value {
     Value::Object(map)
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     workspace_id: String,
@@ -83,6 +84,7 @@ pub struct ListQuery {
     limit: Option<u64>,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/fs/list", tag = "files", params(ListQuery), responses((status = 200, description = "as list_files"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -97,7 +99,8 @@ pub async fn list(
     tool(ws, "list_files", a).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ReadQuery {
     workspace_id: String,
@@ -106,6 +109,7 @@ pub struct ReadQuery {
     end_line: Option<u64>,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/fs/read", tag = "files", params(ReadQuery), responses((status = 200, description = "as read_file"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn read(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -120,7 +124,7 @@ pub async fn read(
     tool(ws, "read_file", a).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Search {
     workspace_id: String,
@@ -133,6 +137,7 @@ struct Search {
     limit: Option<u64>,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/fs/search", tag = "files", request_body = Search, responses((status = 200, description = "as search_project"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn search(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -149,7 +154,8 @@ pub async fn search(
     tool(ws, "search_project", a).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct AuditQuery {
     session_id: Option<String>,
@@ -158,6 +164,7 @@ pub struct AuditQuery {
 
 /// Audit records: a user's own sessions' (a session is required), an
 /// admin's any.
+#[utoipa::path(get, path = "/api/v1/agent/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "audit records"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn audit(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -181,7 +188,7 @@ pub async fn audit(
     Ok(Json(json!({ "records": out })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Write {
     workspace_id: String,
@@ -194,6 +201,7 @@ struct Write {
 /// `POST …/fs/write`: the user's own write of one whole file: 409 unless
 /// it still hashes to `expected_hash` (`null`: create only); atomic,
 /// checkpointed (rollback undoes it), audited with the user.
+#[utoipa::path(post, path = "/api/v1/agent/fs/write", tag = "files", request_body = Write, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "the file is not as it was read: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn write(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -236,7 +244,7 @@ pub async fn write(
     ))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Patch {
     workspace_id: String,
@@ -245,6 +253,7 @@ struct Patch {
 
 /// `POST …/fs/patch`: a unified diff as the user's own write: 409 (nothing
 /// written) when a hunk's lines are no longer in the file; checkpointed.
+#[utoipa::path(post, path = "/api/v1/agent/fs/patch", tag = "files", request_body = Patch, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "a hunk no longer fits: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn patch(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

@@ -16,28 +16,32 @@ use super::idem::{self, Answer};
 use super::state::{AppState, User, Workspace};
 use crate::protocol::{Command, JobStatus, Mode, Owner, SessionRef};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Run {
     session_id: String,
     instruction: String,
+    /// ask, plan or agent (default: [ui] default_mode)
     #[serde(default)]
+    #[schema(value_type = Option<String>)]
     mode: Option<Mode>,
     /// Accepted for clients of SPEC 13; the engine reads the files itself.
     #[serde(default)]
     #[allow(dead_code)]
+    #[schema(value_type = Option<Object>)]
     context_rows: Option<Value>,
     #[serde(default)]
     tool_config: Option<ToolConfig>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ToolConfig {
     #[serde(default)]
     max_tool_calls: Option<u32>,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/run", tag = "jobs", request_body = Run, params(("Idempotency-Key" = Option<String>, Header, description = "a retry with the same key gets the first answer")), responses((status = 200, description = "202: {job_id, status: queued}"), (status = 429, description = "too many running, or past the monthly budget (reason budget_exceeded)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn run(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -97,6 +101,7 @@ pub async fn job<'a>(
     app.owned(owner, user, &format!("job {id}"))
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "the job's status; diff_bundle when awaiting review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -133,13 +138,15 @@ pub async fn show(
     Ok(Json(out))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Cursor {
     #[serde(default)]
     cursor: u64,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/events", tag = "jobs", params(("id" = String, Path, description = "job id"), Cursor), responses((status = 200, description = "{job_id, status, next_cursor, events} after the cursor"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn events(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -157,7 +164,7 @@ pub async fn events(
     Ok(Json(page))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Clarify {
     #[allow(dead_code)]
@@ -166,6 +173,7 @@ struct Clarify {
     answer: String,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/clarify", tag = "jobs", request_body = Clarify, params(("id" = String, Path, description = "job id"), ("Idempotency-Key" = Option<String>, Header, description = "retries answer once")), responses((status = 200, description = "answered"), (status = 409, description = "answered already (the first answer wins)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn clarify(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -198,19 +206,20 @@ pub async fn clarify(
     .await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Decision {
     decision: Allow,
 }
 
-#[derive(Deserialize, Clone, Copy, PartialEq)]
+#[derive(Deserialize, Clone, Copy, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "lowercase")]
 enum Allow {
     Allow,
     Deny,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/approvals/{approval_id}", tag = "jobs", request_body = Decision, params(("id" = String, Path, description = "job id"), ("approval_id" = String, Path, description = "the tool call asked about"), ("Idempotency-Key" = Option<String>, Header, description = "retries decide once")), responses((status = 200, description = "decided"), (status = 409, description = "decided already (the first answer wins)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn approve(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -244,6 +253,7 @@ pub async fn approve(
     idem::once(&app, &user, &headers, &path, &body.0, work).await
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/cancel", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "cancelling"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn cancel(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

@@ -14,12 +14,14 @@ use super::error::ApiError;
 use super::state::{AppState, User};
 use crate::protocol::{Command, EngineError, Reply};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ToolsQuery {
     workspace_id: String,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/mcp/tools", tag = "mcp", params(ToolsQuery), responses((status = 200, description = "{servers: [{name, state, tools}]}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn tools(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -32,16 +34,18 @@ pub async fn tools(
     Ok(Json(json!({ "servers": servers })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Call {
     workspace_id: String,
     server: String,
     tool: String,
     #[serde(default)]
+    #[schema(value_type = Object)]
     arguments: Value,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/mcp/call", tag = "mcp", request_body = Call, responses((status = 200, description = "{result}"), (status = 503, description = "the server is down: named with its error", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn call(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

@@ -21,51 +21,79 @@ mod usage;
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
 use serde_json::{Value, json};
 
 pub use error::ApiError;
 pub use state::{App, AppState, User, Workspace};
 
-/// Every route of SPEC section 13 that this server has.
+/// The API description: handlers and request types give the rest.
+#[derive(utoipa::OpenApi)]
+#[openapi(
+    info(title = "agent-tui", description = "The agent over HTTP + SSE (SPEC section 13)"),
+    modifiers(&Bearer),
+    components(schemas(error::ErrorBody))
+)]
+struct ApiDoc;
+
+/// Every request but health carries `Authorization: Bearer TOKEN`.
+struct Bearer;
+
+impl utoipa::Modify for Bearer {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// Every route of SPEC section 13 that this server has, and the OpenAPI
+/// document made from their annotations.
 pub fn router(app: AppState) -> Router {
-    let api = Router::new()
-        .route("/api/v1/health", get(health))
-        .route("/api/v1/agent/workspaces", get(sessions::workspaces))
+    use utoipa::OpenApi;
+    use utoipa_axum::router::OpenApiRouter;
+    use utoipa_axum::routes;
+    let (api, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(health))
+        .routes(routes!(sessions::workspaces))
+        .routes(routes!(sessions::list, sessions::create))
+        .routes(routes!(sessions::show))
+        .routes(routes!(jobs::run))
+        .routes(routes!(jobs::show))
+        .routes(routes!(jobs::events))
+        .routes(routes!(stream::stream))
+        .routes(routes!(jobs::clarify))
+        .routes(routes!(jobs::approve))
+        .routes(routes!(jobs::cancel))
+        .routes(routes!(review::apply))
+        .routes(routes!(review::list))
+        .routes(routes!(review::show))
+        .routes(routes!(review::diff3))
+        .routes(routes!(review::rollback))
+        .routes(routes!(fs::list))
+        .routes(routes!(fs::read))
+        .routes(routes!(fs::search))
+        .routes(routes!(fs::write))
+        .routes(routes!(fs::patch))
+        .routes(routes!(exec::exec))
+        .routes(routes!(mcp::tools))
+        .routes(routes!(mcp::call))
+        .routes(routes!(fs::audit))
+        .routes(routes!(usage::usage))
+        .split_for_parts();
+    let doc = Arc::new(doc);
+    let api = api
         .route(
-            "/api/v1/agent/sessions",
-            get(sessions::list).post(sessions::create),
+            "/openapi.json",
+            get(move || {
+                let doc = doc.clone();
+                async move { Json(doc.as_ref().clone()) }
+            }),
         )
-        .route("/api/v1/agent/sessions/{id}", get(sessions::show))
-        .route("/api/v1/agent/run", post(jobs::run))
-        .route("/api/v1/agent/jobs/{id}", get(jobs::show))
-        .route("/api/v1/agent/jobs/{id}/events", get(jobs::events))
-        .route("/api/v1/agent/jobs/{id}/stream", get(stream::stream))
-        .route("/api/v1/agent/jobs/{id}/clarify", post(jobs::clarify))
-        .route(
-            "/api/v1/agent/jobs/{id}/approvals/{approval_id}",
-            post(jobs::approve),
-        )
-        .route("/api/v1/agent/jobs/{id}/cancel", post(jobs::cancel))
-        .route("/api/v1/agent/apply", post(review::apply))
-        .route("/api/v1/agent/checkpoints", get(review::list))
-        .route("/api/v1/agent/checkpoints/{id}", get(review::show))
-        .route("/api/v1/agent/checkpoints/{id}/diff3", get(review::diff3))
-        .route(
-            "/api/v1/agent/checkpoints/{id}/rollback",
-            post(review::rollback),
-        )
-        .route("/api/v1/agent/fs/list", get(fs::list))
-        .route("/api/v1/agent/fs/read", get(fs::read))
-        .route("/api/v1/agent/fs/search", post(fs::search))
-        .route("/api/v1/agent/fs/write", post(fs::write))
-        .route("/api/v1/agent/fs/patch", post(fs::patch))
-        .route("/api/v1/agent/exec", post(exec::exec))
-        .route("/api/v1/agent/mcp/tools", get(mcp::tools))
-        .route("/api/v1/agent/mcp/call", post(mcp::call))
-        .route("/api/v1/agent/audit", get(fs::audit))
-        .route("/api/v1/agent/usage", get(usage::usage))
         .fallback(|| async {
             ApiError::not_found("no such endpoint").hint("the API is under /api/v1/")
         })
@@ -84,6 +112,7 @@ pub fn router(app: AppState) -> Router {
 }
 
 /// `GET /api/v1/health`: no token needed; says nothing about users.
+#[utoipa::path(get, path = "/api/v1/health", tag = "health", responses((status = 200, description = "{status: online|degraded|offline, version, host, hosts, providers}")))]
 async fn health(State(app): State<AppState>) -> Json<Value> {
     let providers: Vec<Value> = app
         .workspaces

@@ -15,7 +15,7 @@ use super::idem;
 use super::state::{AppState, User, Workspace};
 use crate::protocol::{Checkpoint, Command, Reply, Role};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Apply {
     session_id: String,
@@ -35,6 +35,7 @@ fn writable(ws: &Workspace) -> Result<(), ApiError> {
     Ok(())
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once")), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn apply(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -105,7 +106,8 @@ pub async fn apply(
     idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct BySession {
     session_id: Option<String>,
@@ -124,6 +126,7 @@ async fn may_see(app: &AppState, user: &User, c: &Checkpoint) -> Result<bool, Ap
     Ok(owner.is_some_and(|o| user.may_see(&o)))
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints", tag = "review", params(BySession), responses((status = 200, description = "checkpoints"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -161,6 +164,7 @@ async fn find<'a>(
     Err(ApiError::not_found(format!("no checkpoint {id}")))
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}", tag = "review", params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "the checkpoint"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -172,12 +176,14 @@ pub async fn show(
     Ok(Json(v))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FileQuery {
     file_path: String,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}/diff3", tag = "review", params(("id" = String, Path, description = "checkpoint id"), FileQuery), responses((status = 200, description = "{current, base, proposed}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn diff3(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -200,7 +206,7 @@ pub async fn diff3(
     })))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Rollback {
     mode: RollbackMode,
@@ -208,13 +214,14 @@ struct Rollback {
     hunk_ids: Vec<String>,
 }
 
-#[derive(Deserialize, PartialEq)]
+#[derive(Deserialize, PartialEq, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
 enum RollbackMode {
     HardAll,
     ScopedSelected,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/checkpoints/{id}/rollback", tag = "review", request_body = Rollback, params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "rolled back"), (status = 409, description = "a region changed since: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn rollback(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

@@ -13,6 +13,7 @@ use super::error::ApiError;
 use super::state::{AppState, User};
 use crate::protocol::{Command, Owner, Reply, Role, SessionRef};
 
+#[utoipa::path(get, path = "/api/v1/agent/workspaces", tag = "workspaces", responses((status = 200, description = "the workspaces this user may use"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn workspaces(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -35,7 +36,7 @@ pub async fn workspaces(
     Json(json!({ "workspaces": list }))
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewSession {
     workspace_id: String,
@@ -44,6 +45,7 @@ struct NewSession {
     title: Option<String>,
 }
 
+#[utoipa::path(post, path = "/api/v1/agent/sessions", tag = "sessions", request_body = NewSession, responses((status = 200, description = "201: the new session {session_id, workspace_id, status, created_at}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn create(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -77,12 +79,14 @@ pub fn now() -> String {
     humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string()
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     workspace_id: Option<String>,
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/sessions", tag = "sessions", params(ListQuery), responses((status = 200, description = "the sessions this user may see"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -115,6 +119,7 @@ pub async fn list(
     Ok(Json(json!({ "sessions": out })))
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session: jobs and pending review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

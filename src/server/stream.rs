@@ -22,7 +22,8 @@ use super::state::{AppState, User};
 use crate::agent::{Filter, Subscription};
 use crate::protocol::{Event, EventBody, JobStatus};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct From {
     cursor: Option<u64>,
@@ -45,6 +46,7 @@ fn frame(event: &Event) -> SseEvent {
         .data(data)
 }
 
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id"), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn stream(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

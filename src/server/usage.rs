@@ -130,7 +130,8 @@ pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
     });
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct UsageQuery {
     since: Option<String>,
@@ -140,6 +141,7 @@ pub struct UsageQuery {
 
 /// `GET …/usage`: a user's own, an admin's anyone's (all by default);
 /// since the start of the month unless `since` says otherwise.
+#[utoipa::path(get, path = "/api/v1/agent/usage", tag = "usage", params(UsageQuery), responses((status = 200, description = "{since, usage: [{user, workspace_id, jobs, input_tokens, output_tokens, cost_usd}]}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn usage(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
