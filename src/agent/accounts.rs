@@ -9,7 +9,9 @@ use sha2::{Digest, Sha256};
 
 use super::builder::{BuildError, EngineBuilder};
 use super::door::Engine;
-use crate::protocol::{EngineError, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
+use crate::protocol::{
+    EngineError, HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow,
+};
 use crate::store::{Store, StoreError};
 
 /// The server's records in the store; clones share it.
@@ -134,6 +136,39 @@ impl Accounts {
         let (ws, user) = (workspace_id.to_string(), user.map(str::to_string));
         self.run(move |s| s.owned_sessions(&ws, user.as_deref()))
             .await
+    }
+
+    /// Whether several hosts may share this store (PostgreSQL): then
+    /// request counts are kept in it too.
+    pub fn shared(&self) -> bool {
+        self.store.kind() == crate::store::StoreKind::Postgres
+    }
+
+    /// `host` is alive; the hosts alive within the last `live_ms`.
+    pub async fn heartbeat(
+        &self,
+        host: &str,
+        started_at: &str,
+        live_ms: u64,
+    ) -> Result<Vec<HostInfo>, EngineError> {
+        let (host, started) = (host.to_string(), started_at.to_string());
+        let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
+        self.run(move |s| s.heartbeat(&host, &started, now, live_ms))
+            .await
+    }
+
+    /// `host` stops: it leaves the list at once.
+    pub async fn host_gone(&self, host: &str) -> Result<(), EngineError> {
+        let host = host.to_string();
+        self.run(move |s| s.host_gone(&host)).await
+    }
+
+    /// One more request of `token_name` this minute, counted in the store
+    /// (every host sees it): the count and the minute's start (ms).
+    pub async fn count_request(&self, token_name: &str) -> Result<(u64, u64), EngineError> {
+        let name = token_name.to_string();
+        let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
+        self.run(move |s| s.count_request(&name, now)).await
     }
 
     /// Keeps what a job used once it ended.

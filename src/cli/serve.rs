@@ -226,13 +226,16 @@ async fn listen(
     let engines: Vec<Engine> = workspaces.iter().map(|w| w.engine.clone()).collect();
     let names: Vec<String> = workspaces.iter().map(|w| w.id.clone()).collect();
     let app = crate::server::app(workspaces, accounts, config, run_token, host);
+    crate::server::hosts::beat(&app).await;
+    crate::server::hosts::start(app.clone());
     eprintln!(
         "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
         names.join(", ")
     );
-    let served = axum::serve(listener, crate::server::router(app))
+    let served = axum::serve(listener, crate::server::router(app.clone()))
         .with_graceful_shutdown(stop_signal())
         .await;
+    crate::server::hosts::leave(&app).await;
     for engine in engines {
         if let Err(e) = engine.shutdown().await {
             eprintln!("agent-tui serve: while stopping: {e}");

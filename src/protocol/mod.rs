@@ -28,7 +28,7 @@ pub use event::{
 };
 pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
-pub use server::{Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
+pub use server::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 pub use session::SessionSummary;
 
 /// Names of tools and tool families that front ends show specially.

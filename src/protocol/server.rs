@@ -85,3 +85,12 @@ pub struct UsageRow {
     pub output_tokens: u64,
     pub cost_usd: f64,
 }
+
+/// A `serve` host sharing the store, as `health` lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HostInfo {
+    pub host: String,
+    pub started_at: String,
+    /// Milliseconds since the epoch of its last heartbeat.
+    pub last_seen: u64,
+}

@@ -116,7 +116,7 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
     let Some(user) = user_of(app, &token).await? else {
         return Err(ApiError::unauthorized("the token is unknown or revoked"));
     };
-    if let Some(wait) = app.over_limit(&user.name) {
+    if let Some(wait) = app.over_limit(&user.name).await? {
         let mut e = ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             "rate_limited",

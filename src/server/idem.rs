@@ -67,8 +67,15 @@ pub async fn once(
             let answer = work.await;
             let kept = match &answer {
                 Ok((status, value)) => Some((status.as_u16(), value.to_string())),
-                // A server-side failure did nothing a retry would repeat.
-                Err(e) if e.status.is_server_error() => None,
+                // A failure of the server, a busy session or a rate did
+                // nothing a retry would repeat: the retry runs it.
+                Err(e)
+                    if e.status.is_server_error()
+                        || e.status == StatusCode::CONFLICT
+                        || e.status == StatusCode::TOO_MANY_REQUESTS =>
+                {
+                    None
+                }
                 Err(e) => Some((e.status.as_u16(), error_body(e))),
             };
             let _ = app.accounts.end_idempotent(&user.name, &key, kept).await;

@@ -9,6 +9,7 @@ mod error;
 mod exec;
 mod fs;
 mod guard;
+pub mod hosts;
 mod idem;
 mod jobs;
 mod mcp;
@@ -130,6 +131,7 @@ async fn health(State(app): State<AppState>) -> Json<Value> {
         })
         .collect();
     let online = providers.iter().filter(|p| p["status"] == "online").count();
+    let hosts = app.hosts.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let status = match online {
         0 => "offline",
         n if n == providers.len() => "online",
@@ -139,7 +141,7 @@ async fn health(State(app): State<AppState>) -> Json<Value> {
         "status": status,
         "version": env!("CARGO_PKG_VERSION"),
         "host": app.host,
-        "hosts": [{"host": app.host, "started_at": app.started_at}],
+        "hosts": hosts,
         "providers": providers,
     }))
 }
@@ -162,5 +164,6 @@ pub fn app(
         started_at: sessions::now(),
         counts: std::sync::Mutex::new(std::collections::HashMap::new()),
         jobs: std::sync::Mutex::new(std::collections::HashMap::new()),
+        hosts: std::sync::Mutex::new(Vec::new()),
     })
 }

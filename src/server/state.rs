@@ -59,6 +59,8 @@ pub struct App {
     pub counts: Mutex<HashMap<String, (Instant, u32)>>,
     /// Jobs each user has running on this host.
     pub jobs: Mutex<HashMap<String, usize>>,
+    /// The live hosts sharing the store, as the last heartbeat found them.
+    pub hosts: Mutex<Vec<crate::protocol::HostInfo>>,
 }
 
 impl App {
@@ -106,9 +108,24 @@ impl App {
         }
     }
 
-    /// Counts a request of `token_name`; the seconds to wait when over
+    /// Counts a request of `token_name` (in the store when hosts share
+    /// it, so the limit holds across them); the seconds to wait when over
     /// `rate_limit_per_minute`.
-    pub fn over_limit(&self, token_name: &str) -> Option<u64> {
+    pub async fn over_limit(&self, token_name: &str) -> Result<Option<u64>, ApiError> {
+        if !self.accounts.shared() {
+            return Ok(self.over_limit_here(token_name));
+        }
+        let (count, start) = self.accounts.count_request(token_name).await?;
+        if count <= u64::from(self.config.rate_limit_per_minute) {
+            return Ok(None);
+        }
+        let now = u64::try_from(crate::agent::now_ms()).unwrap_or(0);
+        Ok(Some(
+            (60_000u64.saturating_sub(now.saturating_sub(start)) / 1000).max(1),
+        ))
+    }
+
+    fn over_limit_here(&self, token_name: &str) -> Option<u64> {
         let limit = self.config.rate_limit_per_minute;
         let now = Instant::now();
         let mut counts = self.counts.lock().unwrap_or_else(|p| p.into_inner());

@@ -7,6 +7,7 @@
 //! (`job.completed`, `job.failed`, `job.cancelled`); a stream opened after
 //! that sends what was stored after the cursor (an apply's events) and ends.
 
+use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -27,6 +28,53 @@ use crate::protocol::{Event, EventBody, JobStatus};
 #[serde(deny_unknown_fields)]
 pub struct From {
     cursor: Option<u64>,
+}
+
+/// How often a stream whose job runs on another host (nothing comes live
+/// here) reads the store for what it stored since.
+const POLL: Duration = Duration::from_millis(100);
+
+enum Live {
+    /// The job's run is over: what was stored after the cursor.
+    Stored(std::vec::IntoIter<Event>),
+    Following(Box<Follow>),
+}
+
+/// A running job: live from this host's engine, and from the store when
+/// the job runs on another host sharing it (each event once, by cursor).
+struct Follow {
+    sub: Subscription,
+    engine: crate::agent::Engine,
+    job: String,
+    last: u64,
+    queue: VecDeque<Event>,
+    done: bool,
+}
+
+impl Follow {
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            if let Some(event) = self.queue.pop_front() {
+                if event.cursor <= self.last {
+                    continue;
+                }
+                self.last = event.cursor;
+                self.done = last(&event);
+                return Some(event);
+            }
+            if self.done {
+                return None;
+            }
+            tokio::select! {
+                event = self.sub.next() => self.queue.push_back(event?.as_ref().clone()),
+                () = tokio::time::sleep(POLL) => {
+                    if let Ok(page) = self.engine.events(&self.job, self.last).await {
+                        self.queue.extend(page.events);
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// Whether `event` ends the job's run (what follows, an apply's events,
@@ -70,24 +118,26 @@ pub async fn stream(
         Ok(page) if ended(page.status) => Some(page.events),
         _ => None,
     };
-    let live = stored.is_none().then(|| {
-        ws.engine.subscribe(Filter::Job {
-            job_id: id.clone(),
-            after,
-        })
-    });
-    let start = (stored.unwrap_or_default().into_iter(), live, false);
-    let events = futures_util::stream::unfold(start, |(mut stored, live, done)| async move {
-        if let Some(event) = stored.next() {
-            return Some((Ok(frame(&event)), (stored, live, false)));
-        }
-        let mut sub: Subscription = live?;
-        if done {
-            return None;
-        }
-        let event = sub.next().await?;
-        let end = last(&event);
-        Some((Ok(frame(&event)), (stored, Some(sub), end)))
+    let live = match stored {
+        Some(events) => Live::Stored(events.into_iter()),
+        None => Live::Following(Box::new(Follow {
+            sub: ws.engine.subscribe(Filter::Job {
+                job_id: id.clone(),
+                after,
+            }),
+            engine: ws.engine.clone(),
+            job: id,
+            last: after,
+            queue: VecDeque::new(),
+            done: false,
+        })),
+    };
+    let events = futures_util::stream::unfold(live, |mut live| async move {
+        let event = match &mut live {
+            Live::Stored(events) => events.next()?,
+            Live::Following(follow) => follow.next().await?,
+        };
+        Some((Ok(frame(&event)), live))
     });
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

@@ -170,6 +170,16 @@ const MIGRATIONS: &[&str] = &[
         cost_microusd BIGINT NOT NULL DEFAULT 0
     );
     CREATE INDEX server_jobs_by_user ON server_jobs (user_name, created_at);
+    CREATE TABLE server_hosts (
+        host TEXT PRIMARY KEY,
+        started_at TEXT NOT NULL,
+        last_seen BIGINT NOT NULL
+    );
+    CREATE TABLE server_rates (
+        token_name TEXT PRIMARY KEY,
+        window_start BIGINT NOT NULL,
+        count BIGINT NOT NULL
+    );
     CREATE TABLE server_idempotency (
         user_name TEXT NOT NULL,
         idem_key TEXT NOT NULL,

@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::{Store, StoreError};
-use crate::protocol::{Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
+use crate::protocol::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 
 /// Kept answers older than this are forgotten (a retry comes within
 /// minutes, not days).
@@ -220,6 +220,103 @@ impl Store {
             .iter()
             .map(owner_of)
             .collect()
+        })
+    }
+
+    /// Notes that `host` is alive now (`now_ms`); the hosts seen within
+    /// `live_ms` before it, by name.
+    pub fn heartbeat(
+        &self,
+        host: &str,
+        started_at: &str,
+        now_ms: u64,
+        live_ms: u64,
+    ) -> Result<Vec<HostInfo>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let (host, started) = (host.to_string(), started_at.to_string());
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        let since = now - i64::try_from(live_ms).unwrap_or(0);
+        shared.block(async move {
+            sqlx::query(
+                "INSERT INTO server_hosts (host, started_at, last_seen) VALUES ($1, $2, $3)
+                 ON CONFLICT (host) DO UPDATE SET started_at = excluded.started_at,
+                 last_seen = excluded.last_seen",
+            )
+            .bind(host)
+            .bind(started)
+            .bind(now)
+            .execute(&pool)
+            .await?;
+            sqlx::query(
+                "SELECT host, started_at, last_seen FROM server_hosts
+                 WHERE last_seen >= $1 ORDER BY host",
+            )
+            .bind(since)
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| {
+                Ok(HostInfo {
+                    host: r.try_get("host")?,
+                    started_at: r.try_get("started_at")?,
+                    last_seen: u64::try_from(r.try_get::<i64, _>("last_seen")?).unwrap_or(0),
+                })
+            })
+            .collect()
+        })
+    }
+
+    /// A host leaving: it is no longer listed.
+    pub fn host_gone(&self, host: &str) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let host = host.to_string();
+        shared.block(async move {
+            sqlx::query("DELETE FROM server_hosts WHERE host = $1")
+                .bind(host)
+                .execute(&pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    /// Counts one request of `token_name` in the minute starting at
+    /// `window_start` (ms): the count so far in that minute, and the
+    /// minute's start (a new minute starts the count again).
+    pub fn count_request(&self, token_name: &str, now_ms: u64) -> Result<(u64, u64), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let begin = shared.begin_write();
+        let name = token_name.to_string();
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        shared.block(async move {
+            let mut tx = pool.begin_with(begin).await?;
+            // A new row, a new minute, or one more in this minute.
+            sqlx::query(
+                "INSERT INTO server_rates (token_name, window_start, count) VALUES ($1, $2, 1)
+                 ON CONFLICT (token_name) DO UPDATE SET
+                   count = CASE WHEN server_rates.window_start <= $2 - 60000 THEN 1
+                                ELSE server_rates.count + 1 END,
+                   window_start = CASE WHEN server_rates.window_start <= $2 - 60000 THEN $2
+                                       ELSE server_rates.window_start END",
+            )
+            .bind(&name)
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+            let row =
+                sqlx::query("SELECT window_start, count FROM server_rates WHERE token_name = $1")
+                    .bind(&name)
+                    .fetch_one(&mut *tx)
+                    .await?;
+            tx.commit().await?;
+            let start: i64 = row.try_get("window_start")?;
+            let count: i64 = row.try_get("count")?;
+            Ok((
+                u64::try_from(count).unwrap_or(0),
+                u64::try_from(start).unwrap_or(0),
+            ))
         })
     }
 

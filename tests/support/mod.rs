@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod llm_server;
 pub mod pg;
 pub mod reference;
+pub mod serve;
 pub mod strace;
 pub mod tmux;
 pub mod tui;

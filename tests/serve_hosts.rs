@@ -1,0 +1,181 @@
+//! Two `agent-tui serve` hosts on one private PostgreSQL cluster (SPEC 16),
+//! each with its own empty state home and the same workspace root: a
+//! session made on one is continued on the other, a job's stream is
+//! followed from the other, one `Idempotency-Key` makes one job on both, a
+//! revoked token is refused by both, a token's rate limit holds across
+//! them, and `health` lists both hosts.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use support::jobs::{config, project, sse};
+use support::llm_server::{LlmServer, openai};
+use support::pg::{Cluster, PASSWORD};
+use support::serve::{Client, rt, serve_with};
+use support::{Env, code, stderr, stdout};
+
+#[test]
+fn two_hosts_share_sessions_streams_keys_and_tokens() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let (env_a, env_b) = (Env::new(), Env::new());
+    let dir = project();
+    let words: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let model = LlmServer::start(vec![
+        sse(openai::text(&refs)),
+        sse(openai::text(&["second"])),
+        sse(openai::text(&["keyed"])),
+    ]);
+    let with_pg = |env: &Env| {
+        let cfg = config(env, "openai", &model.url(), "");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(
+            &cfg,
+            format!(
+                "{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n\
+                 [server]\nrate_limit_per_minute = 40\n"
+            ),
+        )
+        .unwrap();
+        cfg
+    };
+    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
+    // One token, made on host A's machine, known to both through the store.
+    let out = env_a
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_a)
+        .args(["serve", "token", "add", "erin", "--role", "user"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let token = stdout(&out).trim().to_string();
+    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
+    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
+    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    rt().block_on(async {
+        // Both hosts are listed by either.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let health: serde_json::Value = reqwest::get(format!("{}/api/v1/health", a.base))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if health["hosts"].as_array().unwrap().len() == 2 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{health}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        // A session made on A; its job started on A, followed from B.
+        let (status, s) = ca
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        assert_eq!(status, 201, "{s}");
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (status, run) = ca
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "first", "mode": "ask"}),
+            )
+            .await;
+        assert_eq!(status, 202, "{run}");
+        let job = run["job_id"].as_str().unwrap().to_string();
+        let on_b = cb.stream(&job, None).await;
+        let ids: Vec<u64> = on_b.iter().map(|f| f.0).collect();
+        assert!(
+            ids.windows(2).all(|w| w[0] < w[1]),
+            "each event once: {ids:?}"
+        );
+        assert_eq!(on_b.first().unwrap().1, "job.started");
+        let done = on_b.last().unwrap();
+        assert_eq!(done.1, "job.completed");
+        assert!(done.2["data"]["answer"].as_str().unwrap().contains("w39"));
+        // The same session continued on B (once A lets it go).
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let second = loop {
+            let (status, run) = cb
+                .post(
+                    "/api/v1/agent/run",
+                    json!({"session_id": session, "instruction": "second", "mode": "ask"}),
+                )
+                .await;
+            if status == 202 {
+                break run["job_id"].as_str().unwrap().to_string();
+            }
+            assert_eq!(status, 409, "busy while A holds it: {run}");
+            assert!(Instant::now() < deadline, "B never got the session");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        let frames = cb.stream(&second, None).await;
+        assert_eq!(frames.last().unwrap().1, "job.completed");
+        let (_, s) = ca.get(&format!("/api/v1/agent/sessions/{session}")).await;
+        assert_eq!(s["jobs"].as_array().unwrap().len(), 2, "{s}");
+        // One Idempotency-Key on both hosts: one job.
+        let body = json!({"session_id": session, "instruction": "keyed", "mode": "ask"});
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let first = loop {
+            let (status, r) = cb
+                .post_with("/api/v1/agent/run", body.clone(), Some("k-9"))
+                .await;
+            if status == 202 {
+                break r;
+            }
+            // Busy (B still holds the session): nothing was kept for the key.
+            assert_eq!(status, 409, "{r}");
+            assert!(Instant::now() < deadline);
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        let (status, again) = ca.post_with("/api/v1/agent/run", body, Some("k-9")).await;
+        assert_eq!(status, 202, "{again}");
+        assert_eq!(first["job_id"], again["job_id"]);
+        // The rate limit counts requests on both hosts together.
+        let mut limited = false;
+        for i in 0..60 {
+            let c = if i % 2 == 0 { &ca } else { &cb };
+            let (status, _) = c.get("/api/v1/agent/workspaces").await;
+            if status == 429 {
+                limited = true;
+                break;
+            }
+        }
+        assert!(limited, "40 a minute across both hosts");
+    });
+    // Revoked on the command line: refused by both at once.
+    let out = env_b
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_b)
+        .args(["serve", "token", "revoke", "erin"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    rt().block_on(async {
+        for c in [&ca, &cb] {
+            let (status, _) = c.get("/api/v1/agent/workspaces").await;
+            assert_eq!(status, 401);
+        }
+    });
+    assert_eq!(
+        model
+            .requests()
+            .iter()
+            .filter(|r| r.is_model_call())
+            .count(),
+        3
+    );
+}

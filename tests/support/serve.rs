@@ -1,0 +1,189 @@
+//! `agent-tui serve` driven over real HTTP: the binary on a random
+//! loopback port (its one-run token read from stdout) and a reqwest client
+//! with the SSE frames it reads.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use super::Env;
+use super::jobs::KEY;
+
+/// A running `serve` on 127.0.0.1 and a random port.
+pub struct Server {
+    pub child: Child,
+    pub base: String,
+    /// The token printed at start (loopback without users), if any.
+    pub token: Option<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn serve(env: &Env, cfg: &Path, root: &Path) -> Server {
+    serve_with(env, cfg, root, &[])
+}
+
+/// `serve` with extra environment variables (a shared store's URL).
+pub fn serve_with(env: &Env, cfg: &Path, root: &Path, vars: &[(&str, &str)]) -> Server {
+    let port_file = env.home.path().join(format!("port-{}", fastrand::u32(..)));
+    let mut child = env
+        .cmd()
+        .envs(vars.iter().copied())
+        .env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(cfg)
+        .args(["serve", "--bind", "127.0.0.1:0", "--port-file"])
+        .arg(&port_file)
+        .arg("--root")
+        .arg(root)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let port = loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file)
+            && let Ok(port) = text.trim().parse::<u16>()
+        {
+            break port;
+        }
+        assert!(Instant::now() < deadline, "serve did not start");
+        assert!(child.try_wait().unwrap().is_none(), "serve exited early");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // Its token, when it made one, is stdout's first line (printed before listening).
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line.trim().to_string());
+    });
+    let token = rx
+        .recv_timeout(Duration::from_millis(500))
+        .ok()
+        .filter(|t| !t.is_empty());
+    Server {
+        child,
+        base: format!("http://127.0.0.1:{port}"),
+        token,
+    }
+}
+
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+pub struct Client {
+    pub http: reqwest::Client,
+    pub base: String,
+    pub token: String,
+}
+
+impl Client {
+    pub fn new(base: &str, token: &str) -> Client {
+        Client {
+            http: reqwest::Client::new(),
+            base: base.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> (StatusCode, Value) {
+        let r = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.post_with(path, body, None).await
+    }
+
+    pub async fn post_with(
+        &self,
+        path: &str,
+        body: Value,
+        key: Option<&str>,
+    ) -> (StatusCode, Value) {
+        let mut req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(&body);
+        if let Some(key) = key {
+            req = req.header("Idempotency-Key", key);
+        }
+        let r = req.send().await.unwrap();
+        let status = r.status();
+        (status, r.json().await.unwrap_or(Value::Null))
+    }
+
+    /// The SSE frames of a job's stream until it ends: (id, event, data).
+    pub async fn stream(&self, job: &str, last_id: Option<u64>) -> Vec<(u64, String, Value)> {
+        let mut req = self
+            .http
+            .get(format!("{}/api/v1/agent/jobs/{job}/stream", self.base))
+            .bearer_auth(&self.token);
+        if let Some(id) = last_id {
+            req = req.header("Last-Event-ID", id.to_string());
+        }
+        let mut r = req.send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(
+            r.headers()["content-type"].to_str().unwrap(),
+            "text/event-stream"
+        );
+        let mut text = String::new();
+        let read = async {
+            while let Some(chunk) = r.chunk().await.unwrap() {
+                text.push_str(&String::from_utf8_lossy(&chunk));
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(20), read)
+            .await
+            .expect("the stream ends after the job's last event");
+        frames(&text)
+    }
+}
+
+pub fn frames(text: &str) -> Vec<(u64, String, Value)> {
+    text.split("\n\n")
+        .filter(|f| f.contains("data:"))
+        .map(|f| {
+            let field = |name: &str| {
+                f.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+                    .unwrap()
+            };
+            (
+                field("id:").parse().unwrap(),
+                field("event:"),
+                serde_json::from_str(&field("data:")).unwrap(),
+            )
+        })
+        .collect()
+}
+
+pub fn error_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("")
+}
