@@ -179,3 +179,114 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
         3
     );
 }
+
+/// A host killed mid-job: another host ends the job as `host_lost` within
+/// 15 s, the session goes on there, and the store is sound.
+#[test]
+fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let (env_a, env_b) = (Env::new(), Env::new());
+    let dir = project();
+    let words: Vec<String> = (0..600).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let model = LlmServer::start(vec![
+        support::llm_server::Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 50,
+        },
+        sse(openai::text(&["still", " here"])),
+    ]);
+    let with_pg = |env: &Env| {
+        let cfg = config(env, "openai", &model.url(), "");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(
+            &cfg,
+            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
+        )
+        .unwrap();
+        cfg
+    };
+    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
+    let out = env_a
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_a)
+        .args(["serve", "token", "add", "fay"])
+        .output()
+        .unwrap();
+    let token = stdout(&out).trim().to_string();
+    let mut a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
+    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
+    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    let (session, job) = rt().block_on(async {
+        let (_, s) = ca
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (_, run) = ca
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "long", "mode": "ask"}),
+            )
+            .await;
+        let job = run["job_id"].as_str().unwrap().to_string();
+        // Running on A (its start is stored).
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (_, page) = cb
+                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+                .await;
+            if page["events"].as_array().is_some_and(|e| !e.is_empty()) {
+                break;
+            }
+            assert!(Instant::now() < deadline);
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        (session, job)
+    });
+    a.child.kill().unwrap();
+    a.child.wait().unwrap();
+    let killed = Instant::now();
+    rt().block_on(async {
+        let frames = cb.stream(&job, None).await;
+        let last = frames.last().unwrap();
+        assert_eq!(last.1, "job.failed", "{:?}", last);
+        assert_eq!(last.2["data"]["code"], "host_lost");
+        assert!(
+            killed.elapsed() < Duration::from_secs(15),
+            "lost after {:?}",
+            killed.elapsed()
+        );
+        let (_, snap) = cb.get(&format!("/api/v1/agent/jobs/{job}")).await;
+        assert_eq!(snap["status"], "failed", "{snap}");
+        // The session goes on on B.
+        let (status, run) = cb
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "again", "mode": "ask"}),
+            )
+            .await;
+        assert_eq!(status, 202, "{run}");
+        let frames = cb.stream(run["job_id"].as_str().unwrap(), None).await;
+        assert_eq!(frames.last().unwrap().1, "job.completed");
+        let (_, health) = cb.get("/api/v1/health").await;
+        assert_eq!(health["hosts"].as_array().unwrap().len(), 1, "{health}");
+    });
+    let out = env_b
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_b)
+        .args(["store", "check"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+}

@@ -111,9 +111,21 @@ impl Accounts {
         self.run(move |s| s.own_session(&owner)).await
     }
 
-    pub async fn own_job(&self, job_id: &str, owner: Owner) -> Result<(), EngineError> {
+    /// Notes who started `job_id` and the host running it.
+    pub async fn own_job(&self, job_id: &str, owner: Owner, host: &str) -> Result<(), EngineError> {
+        let (job, host) = (job_id.to_string(), host.to_string());
+        self.run(move |s| s.own_job(&job, &owner, &host)).await
+    }
+
+    /// Jobs not ended whose host has not been heard of since `since_ms`.
+    pub async fn lost_jobs(&self, since_ms: u64) -> Result<Vec<(String, Owner)>, EngineError> {
+        self.run(move |s| s.lost_jobs(since_ms)).await
+    }
+
+    /// Takes (or gives back) the ending of a lost job; true when taken.
+    pub async fn claim_lost(&self, job_id: &str, claimed: bool) -> Result<bool, EngineError> {
         let job = job_id.to_string();
-        self.run(move |s| s.own_job(&job, &owner)).await
+        self.run(move |s| s.claim_lost(&job, claimed)).await
     }
 
     pub async fn session_owner(&self, session_id: &str) -> Result<Option<Owner>, EngineError> {

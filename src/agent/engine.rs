@@ -326,6 +326,10 @@ impl Core {
             Command::CallTool { name, arguments } => self.call_tool(name, arguments, q),
             Command::WriteFiles { files, by } => self.write_files(files, by, q.reply),
             Command::McpTools => self.mcp_tools(q),
+            Command::EndLostJob { job_id, .. } => {
+                self.end_lost_job(key, &job_id);
+                q.answer(Ok(Reply::Done));
+            }
             Command::McpCall {
                 server,
                 tool,

@@ -13,7 +13,7 @@ use super::live::{Asked, Held, Running};
 use super::session_state::Record;
 use crate::context::TokenCounter;
 use crate::llm::Message;
-use crate::protocol::{EngineError, EventBody, JobFailure, Mode, Reply};
+use crate::protocol::{EngineError, EventBody, JobFailure, JobStatus, Mode, Reply};
 
 impl Core {
     /// Starts a job in session `key`.
@@ -286,6 +286,34 @@ impl Core {
             job.cancel.cancel();
         }
         Ok(Reply::Done)
+    }
+
+    /// `job.failed {code: host_lost}` for a job of session `key` that
+    /// neither ended nor runs here (its host stopped answering).
+    pub(super) fn end_lost_job(&mut self, key: &str, job_id: &str) {
+        let Some(live) = self.sessions.get(key) else {
+            return;
+        };
+        let ended = live.state.job(job_id).is_some_and(|j| {
+            matches!(
+                j.status,
+                Some(
+                    JobStatus::Completed
+                        | JobStatus::Failed
+                        | JobStatus::Cancelled
+                        | JobStatus::AwaitingReview
+                )
+            )
+        });
+        if ended || live.running.contains_key(job_id) {
+            return;
+        }
+        self.jobs.insert(job_id.to_string(), key.to_string());
+        let body = EventBody::JobFailed {
+            error: "the host running this job stopped answering; the session goes on here".into(),
+            code: JobFailure::HostLost,
+        };
+        self.publish(key, job_id, body);
     }
 
     /// The session of a running job.

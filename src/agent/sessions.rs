@@ -49,6 +49,9 @@ impl Core {
                 self.session_ready(session)
             }
             Command::CreateSession => self.session_ready(&SessionRef::New),
+            Command::EndLostJob { session_id, .. } => {
+                self.session_ready(&SessionRef::Id(session_id.clone()))
+            }
             Command::Decide { job_id, .. }
             | Command::EditHunk { job_id, .. }
             | Command::Apply { job_id } => self.job_ready(job_id),

@@ -87,6 +87,10 @@ pub enum Command {
     DeleteSession { session_id: String },
     /// Run one tool directly (`agent-tui tool`): its JSON result.
     CallTool { name: String, arguments: Value },
+    /// End a job whose `serve` host stopped answering with `job.failed
+    /// {code: "host_lost"}`, unless it ended or runs here; its session is
+    /// taken (once the lost host's lease ran out) and goes on.
+    EndLostJob { session_id: String, job_id: String },
     /// The MCP servers of the root, started (the engine's own hub, which
     /// its jobs use too): each one's state and tools.
     McpTools,

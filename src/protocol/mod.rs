@@ -92,6 +92,9 @@ pub enum JobFailure {
     MalformedToolCalls,
     SessionFull,
     InternalError,
+    /// The `serve` host running it stopped answering (SPEC 16); another
+    /// host ended it.
+    HostLost,
 }
 
 impl JobFailure {

@@ -1,10 +1,13 @@
 //! This host among the hosts sharing the store: a heartbeat every 2 s
 //! (SPEC 16) keeps it in `health`'s list, which holds the hosts seen in
-//! the last 10 s; a host that stops cleanly leaves the list at once.
+//! the last 10 s; a host that stops cleanly leaves the list at once. Each
+//! beat also ends the jobs of hosts gone silent (`job.failed {code:
+//! "host_lost"}`), one host taking each job, so their sessions go on.
 
 use std::time::Duration;
 
 use super::state::AppState;
+use crate::protocol::Command;
 
 /// How often a host says it is alive.
 pub const BEAT: Duration = Duration::from_secs(2);
@@ -30,6 +33,40 @@ pub async fn beat(app: &AppState) {
         .await
     {
         *app.hosts.lock().unwrap_or_else(|p| p.into_inner()) = hosts;
+    }
+    sweep(app).await;
+}
+
+/// Ends the jobs whose host has been silent for `LIVE_MS`.
+async fn sweep(app: &AppState) {
+    let now = u64::try_from(crate::agent::now_ms()).unwrap_or(0);
+    let Ok(lost) = app.accounts.lost_jobs(now.saturating_sub(LIVE_MS)).await else {
+        return;
+    };
+    for (job_id, owner) in lost {
+        if !app
+            .accounts
+            .claim_lost(&job_id, true)
+            .await
+            .unwrap_or(false)
+        {
+            continue;
+        }
+        let ended = match app.workspaces.iter().find(|w| w.id == owner.workspace_id) {
+            Some(ws) => ws
+                .engine
+                .command(Command::EndLostJob {
+                    session_id: owner.session_id.clone(),
+                    job_id: job_id.clone(),
+                })
+                .await
+                .is_ok(),
+            None => false,
+        };
+        if !ended {
+            // Its session is still leased (or not served here): next beat.
+            let _ = app.accounts.claim_lost(&job_id, false).await;
+        }
     }
 }
 

@@ -68,7 +68,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         created_at: super::sessions::now(),
     };
     // Known before the job's first event, so its stream can be followed at once.
-    app.accounts.own_job(&job_id, owner).await?;
+    app.accounts.own_job(&job_id, owner, &app.host).await?;
     let mode = ask.mode.unwrap_or(ws.engine.config().ui.default_mode);
     ws.engine
         .command(Command::StartJob {

@@ -163,6 +163,7 @@ const MIGRATIONS: &[&str] = &[
         user_name TEXT NOT NULL,
         workspace_id TEXT NOT NULL,
         created_at TEXT NOT NULL,
+        host TEXT,
         status TEXT,
         provider TEXT,
         input_tokens BIGINT NOT NULL DEFAULT 0,
@@ -170,6 +171,7 @@ const MIGRATIONS: &[&str] = &[
         cost_microusd BIGINT NOT NULL DEFAULT 0
     );
     CREATE INDEX server_jobs_by_user ON server_jobs (user_name, created_at);
+    CREATE INDEX server_jobs_open ON server_jobs (status, host);
     CREATE TABLE server_hosts (
         host TEXT PRIMARY KEY,
         started_at TEXT NOT NULL,

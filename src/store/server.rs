@@ -130,42 +130,88 @@ impl Store {
 
     /// Notes who made session `owner.session_id` (kept if known already).
     pub fn own_session(&self, owner: &Owner) -> Result<(), StoreError> {
-        self.own("server_sessions", None, owner)
+        self.own("server_sessions", owner)
     }
 
-    /// Notes who started `job_id`, and in which session.
-    pub fn own_job(&self, job_id: &str, owner: &Owner) -> Result<(), StoreError> {
-        self.own("server_jobs", Some(job_id), owner)
-    }
-
-    fn own(&self, table: &str, job: Option<&str>, owner: &Owner) -> Result<(), StoreError> {
+    /// Notes who started `job_id`, in which session, on which host.
+    pub fn own_job(&self, job_id: &str, owner: &Owner, host: &str) -> Result<(), StoreError> {
         let shared = self.shared();
         let pool = shared.pool.clone();
-        let (cols, vals) = match job {
-            Some(_) => ("job_id, ", "$5, "),
-            None => ("", ""),
-        };
-        let key = if job.is_some() {
-            "job_id"
-        } else {
-            "session_id"
-        };
-        let sql = format!(
-            "INSERT INTO {table} ({cols}session_id, user_name, workspace_id, created_at)
-             VALUES ({vals}$1, $2, $3, $4) ON CONFLICT ({key}) DO NOTHING"
-        );
-        let (o, job) = (owner.clone(), job.map(str::to_string));
+        let (o, job, host) = (owner.clone(), job_id.to_string(), host.to_string());
         shared.block(async move {
-            let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            sqlx::query(
+                "INSERT INTO server_jobs (job_id, session_id, user_name, workspace_id, created_at, host)
+                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id) DO NOTHING",
+            )
+            .bind(job)
+            .bind(o.session_id)
+            .bind(o.user)
+            .bind(o.workspace_id)
+            .bind(o.created_at)
+            .bind(host)
+            .execute(&pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    fn own(&self, table: &str, owner: &Owner) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let sql = format!(
+            "INSERT INTO {table} (session_id, user_name, workspace_id, created_at)
+             VALUES ($1, $2, $3, $4) ON CONFLICT (session_id) DO NOTHING"
+        );
+        let o = owner.clone();
+        shared.block(async move {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(o.session_id)
                 .bind(o.user)
                 .bind(o.workspace_id)
-                .bind(o.created_at);
-            if let Some(job) = job {
-                q = q.bind(job);
-            }
-            q.execute(&pool).await?;
+                .bind(o.created_at)
+                .execute(&pool)
+                .await?;
             Ok(())
+        })
+    }
+
+    /// Jobs not ended whose host has not been heard of since `since_ms`
+    /// (killed, frozen, cut off): (job, its owner).
+    pub fn lost_jobs(&self, since_ms: u64) -> Result<Vec<(String, Owner)>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
+        shared.block(async move {
+            sqlx::query(
+                "SELECT j.job_id, j.session_id, j.user_name, j.workspace_id, j.created_at
+                 FROM server_jobs j LEFT JOIN server_hosts h ON h.host = j.host
+                 WHERE j.status IS NULL AND j.host IS NOT NULL
+                   AND (h.host IS NULL OR h.last_seen < $1)
+                 ORDER BY j.created_at",
+            )
+            .bind(since)
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get("job_id")?, owner_of(r)?)))
+            .collect()
+        })
+    }
+
+    /// Takes the ending of lost job `job_id` (one host of several wins):
+    /// `claimed` true marks it, false gives it back (to try again).
+    pub fn claim_lost(&self, job_id: &str, claimed: bool) -> Result<bool, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let job = job_id.to_string();
+        let sql = if claimed {
+            "UPDATE server_jobs SET status = 'host_lost' WHERE job_id = $1 AND status IS NULL"
+        } else {
+            "UPDATE server_jobs SET status = NULL WHERE job_id = $1 AND status = 'host_lost'"
+        };
+        shared.block(async move {
+            let done = sqlx::query(sql).bind(job).execute(&pool).await?;
+            Ok(done.rows_affected() == 1)
         })
     }
 
