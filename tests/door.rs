@@ -212,10 +212,17 @@ async fn commands_answer_with_typed_replies_and_errors() {
         })
         .collect();
     assert_eq!(received, ["greet.rs"]);
-    // Nothing runs any more: cancelling is refused.
+    // It has ended: cancelling is refused as too late (the state moved
+    // on), a job never seen is not found.
     let cancel = engine
         .command(Command::Cancel {
             job_id: "j1".into(),
+        })
+        .await;
+    assert_eq!(cancel.map_err(|e| e.code()), Err("conflict"));
+    let cancel = engine
+        .command(Command::Cancel {
+            job_id: "j_never".into(),
         })
         .await;
     assert_eq!(cancel.map_err(|e| e.code()), Err("not_found"));

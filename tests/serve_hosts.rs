@@ -290,3 +290,135 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
         .unwrap();
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
+
+/// An approval sent to both hosts at once, for a job running on one: the
+/// first answer wins (one 200, one 409), every client sees one
+/// `approval.resolved`; a cancel sent to the other host stops a job.
+#[test]
+fn answers_reach_the_jobs_host_and_the_first_wins() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let (env_a, env_b) = (Env::new(), Env::new());
+    let dir = project();
+    let call = json!({"command": "echo across"}).to_string();
+    let words: Vec<String> = (0..600).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let model = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran"])),
+        support::llm_server::Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 50,
+        },
+    ]);
+    let with_pg = |env: &Env| {
+        let cfg = config(env, "openai", &model.url(), "");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(
+            &cfg,
+            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
+        )
+        .unwrap();
+        cfg
+    };
+    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
+    let out = env_a
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_a)
+        .args(["serve", "token", "add", "gus"])
+        .output()
+        .unwrap();
+    let token = stdout(&out).trim().to_string();
+    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
+    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
+    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    rt().block_on(async {
+        // B must know A is alive before it relays to it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (_, h) = cb.get("/api/v1/health").await;
+            if h["hosts"].as_array().is_some_and(|l| l.len() == 2) {
+                break;
+            }
+            assert!(Instant::now() < deadline);
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let (_, s) = ca
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (_, run) = ca
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "run it", "mode": "agent"}),
+            )
+            .await;
+        let job = run["job_id"].as_str().unwrap().to_string();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let id = loop {
+            let (_, page) = cb
+                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+                .await;
+            let asked = page["events"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["type"] == "approval.requested")
+                .map(|e| e["data"]["tool_call_id"].as_str().unwrap().to_string());
+            if let Some(id) = asked {
+                break id;
+            }
+            assert!(Instant::now() < deadline, "{page}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        let path = format!("/api/v1/agent/jobs/{job}/approvals/{id}");
+        let (on_a, on_b) = tokio::join!(
+            ca.post(&path, json!({"decision": "allow"})),
+            cb.post(&path, json!({"decision": "deny"})),
+        );
+        let mut statuses = [on_a.0.as_u16(), on_b.0.as_u16()];
+        statuses.sort_unstable();
+        assert_eq!(statuses, [200, 409], "{on_a:?} {on_b:?}");
+        let frames = cb.stream(&job, None).await;
+        let resolved = frames.iter().filter(|f| f.1 == "approval.resolved").count();
+        assert_eq!(resolved, 1);
+        assert_eq!(frames.last().unwrap().1, "job.completed");
+        // A long job on A, cancelled through B.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        let long = loop {
+            let (status, run) = ca
+                .post(
+                    "/api/v1/agent/run",
+                    json!({"session_id": session, "instruction": "long", "mode": "ask"}),
+                )
+                .await;
+            if status == 202 {
+                break run["job_id"].as_str().unwrap().to_string();
+            }
+            assert!(Instant::now() < deadline, "{run}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let (status, body) = cb
+                .post(&format!("/api/v1/agent/jobs/{long}/cancel"), json!({}))
+                .await;
+            if status == 200 {
+                break;
+            }
+            // Not started on A yet: it is not running there.
+            assert!(Instant::now() < deadline, "{status} {body}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let frames = cb.stream(&long, None).await;
+        assert_eq!(frames.last().unwrap().1, "job.cancelled");
+    });
+}

@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 use super::builder::{BuildError, EngineBuilder};
 use super::door::Engine;
 use crate::protocol::{
-    EngineError, HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow,
+    Command, EngineError, HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow,
 };
 use crate::store::{Store, StoreError};
 
@@ -181,6 +181,58 @@ impl Accounts {
         let name = token_name.to_string();
         let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
         self.run(move |s| s.count_request(&name, now)).await
+    }
+
+    /// The host running `job_id`.
+    pub async fn job_host(&self, job_id: &str) -> Result<Option<String>, EngineError> {
+        let job = job_id.to_string();
+        self.run(move |s| s.job_host(&job)).await
+    }
+
+    /// Leaves `command` for `host` (running `job_id`); its relay id.
+    pub async fn relay_put(
+        &self,
+        host: &str,
+        job_id: &str,
+        command: &Command,
+    ) -> Result<String, EngineError> {
+        let id = format!("r_{}", &new_token()?[4..]);
+        let text = serde_json::to_string(command)
+            .map_err(|e| EngineError::failed(format!("cannot relay the command: {e}")))?;
+        let (rid, host, job) = (id.clone(), host.to_string(), job_id.to_string());
+        let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
+        self.run(move |s| s.relay_put(&rid, &host, &job, &text, now))
+            .await?;
+        Ok(id)
+    }
+
+    /// The commands left for `host`: (relay id, job, command).
+    pub async fn relay_take(
+        &self,
+        host: &str,
+    ) -> Result<Vec<(String, String, Command)>, EngineError> {
+        let host = host.to_string();
+        let rows = self.run(move |s| s.relay_take(&host)).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(id, job, text)| Some((id, job, serde_json::from_str(&text).ok()?)))
+            .collect())
+    }
+
+    pub async fn relay_answer(
+        &self,
+        relay_id: &str,
+        status: u16,
+        answer: String,
+    ) -> Result<(), EngineError> {
+        let id = relay_id.to_string();
+        self.run(move |s| s.relay_answer(&id, status, &answer))
+            .await
+    }
+
+    pub async fn relay_result(&self, relay_id: &str) -> Result<Option<(u16, String)>, EngineError> {
+        let id = relay_id.to_string();
+        self.run(move |s| s.relay_result(&id)).await
     }
 
     /// Keeps what a job used once it ended.

@@ -321,6 +321,11 @@ impl Core {
         let key = self.jobs.get(job_id).cloned().unwrap_or_default();
         match self.sessions.get_mut(&key) {
             Some(live) if live.running.contains_key(job_id) => Ok(live),
+            // It ran here and ended: whatever it asked was answered.
+            Some(live) if live.state.job(job_id).is_some() => Err(EngineError::Conflict {
+                message: format!("job {job_id} has ended: there is nothing left to answer"),
+                conflicts: Vec::new(),
+            }),
             Some(_) | None => Err(EngineError::not_found(format!(
                 "job {job_id} is not running"
             ))),

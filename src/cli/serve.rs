@@ -228,6 +228,7 @@ async fn listen(
     let app = crate::server::app(workspaces, accounts, config, run_token, host);
     crate::server::hosts::beat(&app).await;
     crate::server::hosts::start(app.clone());
+    crate::server::relay::start(app.clone());
     eprintln!(
         "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
         names.join(", ")

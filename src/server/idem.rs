@@ -84,7 +84,7 @@ pub async fn once(
     }
 }
 
-fn error_body(e: &ApiError) -> String {
+pub fn error_body(e: &ApiError) -> String {
     // The same JSON the error response carries.
     let mut error = serde_json::json!({ "code": e.code, "message": e.message });
     if let Some(h) = &e.hint {

@@ -184,12 +184,11 @@ pub async fn clarify(
     let work = async {
         let ask: Clarify = body.parse()?;
         let (ws, _) = job(&app, &user, &id).await?;
-        ws.engine
-            .command(Command::Answer {
-                job_id: id.clone(),
-                text: ask.answer,
-            })
-            .await?;
+        let answer = Command::Answer {
+            job_id: id.clone(),
+            text: ask.answer,
+        };
+        super::relay::command(&app, ws, &id, answer).await?;
         Ok((
             StatusCode::OK,
             json!({ "job_id": id, "status": "answered" }),
@@ -231,14 +230,13 @@ pub async fn approve(
         let ask: Decision = body.parse()?;
         let (ws, _) = job(&app, &user, &id).await?;
         let approved = ask.decision == Allow::Allow;
-        ws.engine
-            .command(Command::Approve {
-                job_id: id.clone(),
-                tool_call_id: approval.clone(),
-                approved,
-                reason: Some(format!("decided by {} over HTTP", user.name)),
-            })
-            .await?;
+        let decide = Command::Approve {
+            job_id: id.clone(),
+            tool_call_id: approval.clone(),
+            approved,
+            reason: Some(format!("decided by {} over HTTP", user.name)),
+        };
+        super::relay::command(&app, ws, &id, decide).await?;
         Ok((
             StatusCode::OK,
             json!({
@@ -260,8 +258,7 @@ pub async fn cancel(
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let (ws, _) = job(&app, &user, &id).await?;
-    ws.engine
-        .command(Command::Cancel { job_id: id.clone() })
-        .await?;
+    let cancel = Command::Cancel { job_id: id.clone() };
+    super::relay::command(&app, ws, &id, cancel).await?;
     Ok(Json(json!({ "job_id": id, "status": "cancelling" })))
 }

@@ -13,6 +13,7 @@ pub mod hosts;
 mod idem;
 mod jobs;
 mod mcp;
+pub mod relay;
 mod review;
 mod sessions;
 mod state;

@@ -90,6 +90,12 @@ impl App {
         Ok((ws, owner))
     }
 
+    /// Whether `host` beat within the last 10 s.
+    pub fn is_live(&self, host: &str) -> bool {
+        let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        hosts.iter().any(|h| h.host == host)
+    }
+
     /// Jobs `user` has running.
     pub fn running(&self, user: &str) -> usize {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());

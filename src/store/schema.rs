@@ -177,6 +177,16 @@ const MIGRATIONS: &[&str] = &[
         started_at TEXT NOT NULL,
         last_seen BIGINT NOT NULL
     );
+    CREATE TABLE server_relay (
+        relay_id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        job_id TEXT NOT NULL,
+        command TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        status BIGINT,
+        answer TEXT
+    );
+    CREATE INDEX server_relay_by_host ON server_relay (host, status);
     CREATE TABLE server_rates (
         token_name TEXT PRIMARY KEY,
         window_start BIGINT NOT NULL,

@@ -366,6 +366,122 @@ impl Store {
         })
     }
 
+    /// The host running `job_id` (as noted when it started).
+    pub fn job_host(&self, job_id: &str) -> Result<Option<String>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let job = job_id.to_string();
+        shared.block(async move {
+            let row = sqlx::query("SELECT host FROM server_jobs WHERE job_id = $1")
+                .bind(job)
+                .fetch_optional(&pool)
+                .await?;
+            Ok(row.and_then(|r| r.try_get::<Option<String>, _>(0).ok().flatten()))
+        })
+    }
+
+    /// Leaves `command` (JSON) for the host running `job_id`.
+    pub fn relay_put(
+        &self,
+        relay_id: &str,
+        host: &str,
+        job_id: &str,
+        command: &str,
+        now_ms: u64,
+    ) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let (id, host, job, command) = (
+            relay_id.to_string(),
+            host.to_string(),
+            job_id.to_string(),
+            command.to_string(),
+        );
+        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
+        shared.block(async move {
+            // Answers nobody fetched within an hour go.
+            sqlx::query("DELETE FROM server_relay WHERE created_at < $1")
+                .bind(now - 3_600_000)
+                .execute(&pool)
+                .await?;
+            sqlx::query(
+                "INSERT INTO server_relay (relay_id, host, job_id, command, created_at)
+                 VALUES ($1, $2, $3, $4, $5)",
+            )
+            .bind(id)
+            .bind(host)
+            .bind(job)
+            .bind(command)
+            .bind(now)
+            .execute(&pool)
+            .await?;
+            Ok(())
+        })
+    }
+
+    /// Takes the commands left for `host` (each once): (relay id, job, command).
+    pub fn relay_take(&self, host: &str) -> Result<Vec<(String, String, String)>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let host = host.to_string();
+        shared.block(async move {
+            sqlx::query(
+                "UPDATE server_relay SET status = 0 WHERE host = $1 AND status IS NULL
+                 RETURNING relay_id, job_id, command",
+            )
+            .bind(host)
+            .fetch_all(&pool)
+            .await?
+            .iter()
+            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
+            .collect()
+        })
+    }
+
+    /// The answer to relayed command `relay_id`.
+    pub fn relay_answer(
+        &self,
+        relay_id: &str,
+        status: u16,
+        answer: &str,
+    ) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let (id, answer) = (relay_id.to_string(), answer.to_string());
+        shared.block(async move {
+            sqlx::query("UPDATE server_relay SET status = $1, answer = $2 WHERE relay_id = $3")
+                .bind(i64::from(status))
+                .bind(answer)
+                .bind(id)
+                .execute(&pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    /// The answer to `relay_id`, once there is one (then the row goes).
+    pub fn relay_result(&self, relay_id: &str) -> Result<Option<(u16, String)>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let id = relay_id.to_string();
+        shared.block(async move {
+            let row = sqlx::query(
+                "SELECT status, answer FROM server_relay WHERE relay_id = $1 AND answer IS NOT NULL",
+            )
+            .bind(&id)
+            .fetch_optional(&pool)
+            .await?;
+            let Some(row) = row else { return Ok(None) };
+            let status: i64 = row.try_get(0)?;
+            let answer: String = row.try_get(1)?;
+            sqlx::query("DELETE FROM server_relay WHERE relay_id = $1")
+                .bind(id)
+                .execute(&pool)
+                .await?;
+            Ok(Some((u16::try_from(status).unwrap_or(500), answer)))
+        })
+    }
+
     /// Keeps what job `job_id` used once it has ended.
     pub fn finish_job(&self, job_id: &str, usage: &JobUsage) -> Result<(), StoreError> {
         let shared = self.shared();
