@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates build/startup.order: the functions the release binary runs
-# from launch to an idle TUI and the first keys typed, as callgrind saw them.
+# from launch to an idle TUI and the first keys typed, then in `serve` up to
+# its first requests, as callgrind saw them.
 # build.rs hands the list to the linker (lld's --symbol-ordering-file), which
 # puts those functions side by side at the start of .text, so the pages the
 # kernel maps in (64 KB at a time) hold code that runs instead of neighbours
@@ -41,9 +42,32 @@ tmux -L "$SOCK" send-keys -t o BSpace BSpace Tab Tab Tab
 sleep 3
 callgrind_control -d >/dev/null
 sleep 2
+tmux -L "$SOCK" kill-server 2>/dev/null || true
+# Then `serve` idling and answering its first requests (the same list keeps
+# an idle server's code together too).
+AGENT_TUI_HOME=$WORK/home2 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg-serve.out" \
+  --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no \
+  "$BIN" serve --bind 127.0.0.1:0 --port-file "$WORK/port" --root "$WORK/project" \
+  >"$WORK/token" 2>"$WORK/vg-serve.log" &
+VG=$!
+for _ in $(seq 1 120); do [ -s "$WORK/port" ] && [ -s "$WORK/token" ] && break; sleep 1; done
+sleep 3
+BASE=http://127.0.0.1:$(cat "$WORK/port")
+AUTH="Authorization: Bearer $(head -n 1 "$WORK/token")"
+curl -s "$BASE/api/v1/health" >/dev/null
+curl -s -H "$AUTH" "$BASE/api/v1/agent/workspaces" >/dev/null
+S=$(curl -s -H "$AUTH" -H 'Content-Type: application/json' -d '{"workspace_id":"default"}' \
+  "$BASE/api/v1/agent/sessions" | sed -E 's/.*"session_id":"([^"]+)".*/\1/')
+curl -s -H "$AUTH" "$BASE/api/v1/agent/sessions" >/dev/null
+curl -s -H "$AUTH" "$BASE/api/v1/agent/sessions/$S" >/dev/null
+sleep 3
+callgrind_control -d "$VG" >/dev/null
+sleep 2
+kill "$VG" 2>/dev/null || true
+wait "$VG" 2>/dev/null || true
 # Every function run (fn=) or called (cfn=), in first-seen order, that the
 # binary defines.
 nm --defined-only "$BIN" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$WORK/defined"
-grep -hE '^c?fn=' "$WORK"/cg.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
+grep -hE '^c?fn=' "$WORK"/cg.out.* "$WORK"/cg-serve.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
   | awk '!seen[$0]++' | grep -Fxf "$WORK/defined" >build/startup.order
 echo "build/startup.order: $(wc -l <build/startup.order) functions"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# `agent-tui serve` on one host (SQLite): idle resident memory, memory per
+# idle session, and the time from an event's emission to its arrival at an
+# SSE client with 50 jobs streaming at once from a fast loopback model
+# streaming 200 tokens at 100 a second each (issue 27 goals: idle < 20 MB,
+# < 100 KB a session, p99 < 5 ms), every
+# stored event received once.
+set -euo pipefail
+source "$(dirname "$0")/common.sh"
+start_model fake_openai.py "${TOKENS:-200}" "${RATE:-100}"
+cat >> "$WORK/config.toml" <<TOML
+[server]
+rate_limit_per_minute = 1000000
+max_concurrent_jobs_per_user = 1000
+TOML
+mkdir -p "$WORK/root/src"
+printf 'fn main() {}\n' > "$WORK/root/src/main.rs"
+AGENT_TUI_HOME=$WORK/state "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 \
+  --port-file "$WORK/port" --root "$WORK/root" > "$WORK/token" 2> "$WORK/serve.log" &
+SERVE=$!
+trap 'kill $SERVE $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+until [ -s "$WORK/port" ] && [ -s "$WORK/token" ]; do sleep 0.05; done
+BASE=http://127.0.0.1:$(cat "$WORK/port")
+TOKEN=$(head -n 1 "$WORK/token")
+rss() { awk '/VmRSS/ {print $2}' "/proc/$SERVE/status"; }
+sleep 3
+idle=$(rss)
+echo "idle server: $idle kB resident (goal < 20 MB)"
+python3 bench/serve_client.py "$BASE" "$TOKEN" sessions 200
+sleep 3
+after=$(rss)
+echo "200 idle sessions: $(( (after - idle) / 200 )) kB each (goal < 100 KB)"
+python3 bench/serve_client.py "$BASE" "$TOKEN" jobs "${JOBS:-50}"
+echo "after the jobs: $(rss) kB resident"
