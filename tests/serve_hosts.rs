@@ -422,3 +422,89 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
         assert_eq!(frames.last().unwrap().1, "job.cancelled");
     });
 }
+
+/// A host that is full leaves new runs in the store's queue; another host
+/// with a free slot takes and runs them.
+#[test]
+fn a_full_host_queues_jobs_that_another_host_runs() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let (env_a, env_b) = (Env::new(), Env::new());
+    let dir = project();
+    let slow = || {
+        let words: Vec<String> = (0..30).map(|i| format!("w{i} ")).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        support::llm_server::Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 50,
+        }
+    };
+    let model = LlmServer::start(vec![slow(), slow(), slow()]);
+    let with_pg = |env: &Env, server: &str| {
+        let cfg = config(env, "openai", &model.url(), "");
+        let text = std::fs::read_to_string(&cfg).unwrap();
+        std::fs::write(
+            &cfg,
+            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n{server}"),
+        )
+        .unwrap();
+        cfg
+    };
+    let cfg_a = with_pg(&env_a, "[server]\nmax_jobs_per_host = 1\n");
+    let cfg_b = with_pg(&env_b, "");
+    let out = env_a
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg_a)
+        .args(["serve", "token", "add", "hal"])
+        .output()
+        .unwrap();
+    let token = stdout(&out).trim().to_string();
+    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
+    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
+    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    rt().block_on(async {
+        let mut sessions = Vec::new();
+        for _ in 0..3 {
+            let (_, s) = ca
+                .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+                .await;
+            sessions.push(s["session_id"].clone());
+        }
+        // A lets the new sessions go once idle (2 s): any host may drive them.
+        tokio::time::sleep(Duration::from_millis(3000)).await;
+        let mut jobs = Vec::new();
+        for s in sessions {
+            let (status, run) = ca
+                .post(
+                    "/api/v1/agent/run",
+                    json!({"session_id": s, "instruction": "q", "mode": "ask"}),
+                )
+                .await;
+            assert_eq!(status, 202, "{run}");
+            assert_eq!(run["status"], "queued");
+            jobs.push(run["job_id"].as_str().unwrap().to_string());
+        }
+        let mut hosts = Vec::new();
+        for job in &jobs {
+            let frames = cb.stream(job, None).await;
+            assert_eq!(frames.last().unwrap().1, "job.completed", "{job}");
+            let (_, snap) = ca.get(&format!("/api/v1/agent/jobs/{job}")).await;
+            hosts.push(snap["host"].as_str().unwrap().to_string());
+        }
+        let on_b = hosts
+            .iter()
+            .filter(|h| h.ends_with(&b.base[b.base.rfind(':').unwrap()..]))
+            .count();
+        assert!(on_b >= 1, "B ({}) took queued jobs: {hosts:?}", b.base);
+        let on_a = hosts.len() - on_b;
+        assert!(on_a <= 1 || hosts.len() == 3, "{hosts:?}");
+    });
+}

@@ -173,6 +173,9 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         "server_tokens",
         "server_sessions",
         "server_jobs",
+        "server_hosts",
+        "server_relay",
+        "server_rates",
         "server_idempotency",
     ] {
         support::db::exec(&db, &format!("DROP TABLE {table}"));

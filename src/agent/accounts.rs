@@ -111,10 +111,40 @@ impl Accounts {
         self.run(move |s| s.own_session(&owner)).await
     }
 
-    /// Notes who started `job_id` and the host running it.
-    pub async fn own_job(&self, job_id: &str, owner: Owner, host: &str) -> Result<(), EngineError> {
-        let (job, host) = (job_id.to_string(), host.to_string());
-        self.run(move |s| s.own_job(&job, &owner, &host)).await
+    /// Notes who started `job_id`: running on `host`, or (`None`) queued
+    /// with its `StartJob` for any host with a free slot.
+    pub async fn own_job(
+        &self,
+        job_id: &str,
+        owner: Owner,
+        host: Option<&str>,
+        start: &Command,
+    ) -> Result<(), EngineError> {
+        let request = serde_json::to_string(start)
+            .map_err(|e| EngineError::failed(format!("cannot keep the job's request: {e}")))?;
+        let (job, host) = (job_id.to_string(), host.map(str::to_string));
+        self.run(move |s| s.own_job(&job, &owner, host.as_deref(), &request))
+            .await
+    }
+
+    /// Takes up to `limit` queued jobs for `host`: (job, owner, its StartJob).
+    pub async fn claim_queued(
+        &self,
+        host: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, Owner, Command)>, EngineError> {
+        let host = host.to_string();
+        let rows = self.run(move |s| s.claim_queued(&host, limit)).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(job, owner, text)| Some((job, owner, serde_json::from_str(&text).ok()?)))
+            .collect())
+    }
+
+    /// Puts a taken job back in the queue.
+    pub async fn requeue(&self, job_id: &str) -> Result<(), EngineError> {
+        let job = job_id.to_string();
+        self.run(move |s| s.requeue(&job)).await
     }
 
     /// Jobs not ended whose host has not been heard of since `since_ms`.

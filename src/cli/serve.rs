@@ -229,6 +229,7 @@ async fn listen(
     crate::server::hosts::beat(&app).await;
     crate::server::hosts::start(app.clone());
     crate::server::relay::start(app.clone());
+    crate::server::queue::start(app.clone());
     eprintln!(
         "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
         names.join(", ")

@@ -67,24 +67,31 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         session_id: ask.session_id.clone(),
         created_at: super::sessions::now(),
     };
-    // Known before the job's first event, so its stream can be followed at once.
-    app.accounts.own_job(&job_id, owner, &app.host).await?;
     let mode = ask.mode.unwrap_or(ws.engine.config().ui.default_mode);
-    ws.engine
-        .command(Command::StartJob {
-            session: SessionRef::Id(ask.session_id.clone()),
-            job_id: job_id.clone(),
-            prompt: ask.instruction,
-            mode,
-            max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
-        })
-        .await?;
-    super::usage::watch(
-        app.clone(),
-        ws.engine.clone(),
-        job_id.clone(),
-        user.name.clone(),
-    );
+    let start = Command::StartJob {
+        session: SessionRef::Id(ask.session_id.clone()),
+        job_id: job_id.clone(),
+        prompt: ask.instruction,
+        mode,
+        max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
+    };
+    // A free slot here: it starts now; else it waits in the store's queue
+    // for whichever host frees one first.
+    if app.running_total() >= app.config.max_jobs_per_host {
+        app.accounts.own_job(&job_id, owner, None, &start).await?;
+    } else {
+        // Known before the job's first event, so its stream can be followed at once.
+        app.accounts
+            .own_job(&job_id, owner, Some(&app.host), &start)
+            .await?;
+        ws.engine.command(start).await?;
+        super::usage::watch(
+            app.clone(),
+            ws.engine.clone(),
+            job_id.clone(),
+            user.name.clone(),
+        );
+    }
     Ok((
         StatusCode::ACCEPTED,
         json!({ "job_id": job_id, "session_id": ask.session_id, "status": "queued" }),
@@ -118,8 +125,10 @@ pub async fn show(
         .as_ref()
         .and_then(|p| p.status)
         .unwrap_or(JobStatus::Queued);
+    let host = app.accounts.job_host(&id).await?;
     let mut out = json!({
         "job_id": id,
+        "host": host,
         "session_id": owner.session_id,
         "workspace_id": ws.id,
         "user": owner.user,

@@ -13,6 +13,7 @@ pub mod hosts;
 mod idem;
 mod jobs;
 mod mcp;
+pub mod queue;
 pub mod relay;
 mod review;
 mod sessions;

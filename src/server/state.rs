@@ -96,6 +96,12 @@ impl App {
         hosts.iter().any(|h| h.host == host)
     }
 
+    /// Jobs running on this host.
+    pub fn running_total(&self) -> usize {
+        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
+        jobs.values().sum()
+    }
+
     /// Jobs `user` has running.
     pub fn running(&self, user: &str) -> usize {
         let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());

@@ -164,6 +164,7 @@ const MIGRATIONS: &[&str] = &[
         workspace_id TEXT NOT NULL,
         created_at TEXT NOT NULL,
         host TEXT,
+        request TEXT,
         status TEXT,
         provider TEXT,
         input_tokens BIGINT NOT NULL DEFAULT 0,

@@ -133,15 +133,26 @@ impl Store {
         self.own("server_sessions", owner)
     }
 
-    /// Notes who started `job_id`, in which session, on which host.
-    pub fn own_job(&self, job_id: &str, owner: &Owner, host: &str) -> Result<(), StoreError> {
+    /// Notes who started `job_id`, in which session, and either the host
+    /// running it or (`host` `None`) that it waits in the queue with its
+    /// `request` for a host with a free slot.
+    pub fn own_job(
+        &self,
+        job_id: &str,
+        owner: &Owner,
+        host: Option<&str>,
+        request: &str,
+    ) -> Result<(), StoreError> {
         let shared = self.shared();
         let pool = shared.pool.clone();
-        let (o, job, host) = (owner.clone(), job_id.to_string(), host.to_string());
+        let (o, job, request) = (owner.clone(), job_id.to_string(), request.to_string());
+        let host = host.map(str::to_string);
+        let status = if host.is_none() { Some("queued") } else { None };
         shared.block(async move {
             sqlx::query(
-                "INSERT INTO server_jobs (job_id, session_id, user_name, workspace_id, created_at, host)
-                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (job_id) DO NOTHING",
+                "INSERT INTO server_jobs
+                   (job_id, session_id, user_name, workspace_id, created_at, host, request, status)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (job_id) DO NOTHING",
             )
             .bind(job)
             .bind(o.session_id)
@@ -149,8 +160,64 @@ impl Store {
             .bind(o.workspace_id)
             .bind(o.created_at)
             .bind(host)
+            .bind(request)
+            .bind(status)
             .execute(&pool)
             .await?;
+            Ok(())
+        })
+    }
+
+    /// Takes up to `limit` queued jobs, oldest first, for `host`; two hosts
+    /// never take one job (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite has
+    /// one writer). (job, owner, request) each.
+    pub fn claim_queued(
+        &self,
+        host: &str,
+        limit: usize,
+    ) -> Result<Vec<(String, Owner, String)>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let lock = match shared.kind {
+            super::StoreKind::Postgres => "FOR UPDATE SKIP LOCKED",
+            super::StoreKind::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE server_jobs SET host = $1, status = NULL WHERE job_id IN (
+               SELECT job_id FROM server_jobs WHERE status = 'queued'
+               ORDER BY created_at, job_id LIMIT $2 {lock})
+             RETURNING job_id, session_id, user_name, workspace_id, created_at, request"
+        );
+        let (host, limit) = (host.to_string(), i64::try_from(limit).unwrap_or(0));
+        shared.block(async move {
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(host)
+                .bind(limit)
+                .fetch_all(&pool)
+                .await?
+                .iter()
+                .map(|r| {
+                    let request: Option<String> = r.try_get("request")?;
+                    Ok((
+                        r.try_get("job_id")?,
+                        owner_of(r)?,
+                        request.unwrap_or_default(),
+                    ))
+                })
+                .collect()
+        })
+    }
+
+    /// Puts a taken job back in the queue (its session was busy).
+    pub fn requeue(&self, job_id: &str) -> Result<(), StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let job = job_id.to_string();
+        shared.block(async move {
+            sqlx::query("UPDATE server_jobs SET host = NULL, status = 'queued' WHERE job_id = $1")
+                .bind(job)
+                .execute(&pool)
+                .await?;
             Ok(())
         })
     }
