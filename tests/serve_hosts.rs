@@ -508,3 +508,57 @@ fn a_full_host_queues_jobs_that_another_host_runs() {
         assert!(on_a <= 1 || hosts.len() == 3, "{hosts:?}");
     });
 }
+
+/// The store goes away: requests get 503 `unavailable` (never a wrong
+/// 401), and the server answers again once it is back.
+#[test]
+fn a_store_that_goes_away_is_503_then_recovers() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfg)
+        .args(["serve", "token", "add", "ivy"])
+        .output()
+        .unwrap();
+    let token = stdout(&out).trim().to_string();
+    let srv = serve_with(&env, &cfg, dir.path(), &vars);
+    let c = Client::new(&srv.base, &token);
+    rt().block_on(async {
+        let (status, _) = c.get("/api/v1/agent/workspaces").await;
+        assert_eq!(status, 200);
+        cluster.stop();
+        let (status, body) = c.get("/api/v1/agent/sessions").await;
+        assert_eq!(status, 503, "{body}");
+        assert_eq!(body["error"]["code"], "unavailable");
+        assert!(!body.to_string().contains(PASSWORD), "{body}");
+        cluster.restart();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let (status, _) = c.get("/api/v1/agent/sessions").await;
+            if status == 200 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no recovery: {status}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    });
+}
