@@ -305,7 +305,16 @@ fn a_job_over_http_streams_resumes_applies_and_rolls_back() {
             .get(&format!("/api/v1/agent/audit?session_id={session}"))
             .await;
         assert_eq!(status, 200, "{audit}");
-        assert!(!audit["records"].as_array().unwrap().is_empty(), "{audit}");
+        let text = audit.to_string();
+        for action in [
+            "session.create",
+            "job.run",
+            "apply.request",
+            "rollback.request",
+        ] {
+            assert!(text.contains(action), "{action}: {audit}");
+        }
+        assert!(text.contains("by local over HTTP"), "{audit}");
     });
     // The session is an ordinary session of the root.
     let out = env
@@ -937,6 +946,19 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
             assert!(Instant::now() < deadline, "the command outlived its client");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // Every command run is in the audit log with who ran it.
+        let (_, audit) = c.get("/api/v1/agent/audit").await;
+        let runs: Vec<&serde_json::Value> = audit["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["action"] == "exec")
+            .collect();
+        assert_eq!(runs.len(), 3, "{audit}");
+        assert!(
+            runs.iter().all(|r| r["outcome"] == "by local over HTTP"),
+            "{audit}"
+        );
     });
 }
 

@@ -324,8 +324,32 @@ impl Core {
             } => self.rollback(key, &checkpoint_id, &hunks, &files, q.reply),
             Command::DeleteSession { session_id } => self.delete_session(session_id, q),
             Command::CallTool { name, arguments } => self.call_tool(name, arguments, q),
+            Command::WriteFiles { .. }
+            | Command::McpTools
+            | Command::McpCall { .. }
+            | Command::EndLostJob { .. }
+            | Command::Audit { .. } => self.run_for_server(q, key),
+            Command::Shutdown => q.answer(Ok(Reply::Done)),
+        }
+    }
+
+    /// The commands a server sends besides a front end's: a person's own
+    /// writes, MCP calls, ending a lost host's job, audit records.
+    fn run_for_server(&mut self, q: Queued, key: &str) {
+        match q.command.clone() {
             Command::WriteFiles { files, by } => self.write_files(files, by, q.reply),
             Command::McpTools => self.mcp_tools(q),
+            Command::Audit {
+                session_id,
+                job_id,
+                action,
+                target,
+                outcome,
+            } => {
+                let job = job_id.unwrap_or_default();
+                self.audit_in(session_id, &job, &action, &target, None, &outcome);
+                q.answer(Ok(Reply::Done));
+            }
             Command::EndLostJob { job_id, .. } => {
                 self.end_lost_job(key, &job_id);
                 q.answer(Ok(Reply::Done));
@@ -335,7 +359,7 @@ impl Core {
                 tool,
                 arguments,
             } => self.mcp_call(server, tool, arguments, q),
-            Command::Shutdown => q.answer(Ok(Reply::Done)),
+            _ => q.answer(Err(EngineError::invalid("not a server command"))),
         }
     }
 

@@ -76,6 +76,7 @@ pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::proto
         Command::CallTool { .. } => "call_tool",
         Command::WriteFiles { .. } => "write_files",
         Command::McpTools => "mcp_tools",
+        Command::Audit { .. } => "audit",
         Command::EndLostJob { .. } => "end_lost_job",
         Command::McpCall { .. } => "mcp_call",
         Command::Shutdown => "shutdown",

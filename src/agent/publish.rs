@@ -141,6 +141,19 @@ impl Core {
         outcome: &str,
     ) {
         let session = self.session_id(key).filter(|_| self.recorded(key));
+        self.audit_in(session, job_id, action, target, approved, outcome);
+    }
+
+    /// Appends to the audit log under `session` (a front end's record).
+    pub(super) fn audit_in(
+        &mut self,
+        session: Option<String>,
+        job_id: &str,
+        action: &str,
+        target: &str,
+        approved: Option<bool>,
+        outcome: &str,
+    ) {
         if let Some(writer) = &self.writer {
             writer.audit(AuditEntry {
                 session,

@@ -69,6 +69,7 @@ impl Core {
             | Command::WriteFiles { .. }
             | Command::McpTools
             | Command::McpCall { .. }
+            | Command::Audit { .. }
             | Command::Shutdown => Ready::Now(LOOSE.to_string()),
         }
     }

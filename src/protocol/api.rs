@@ -87,6 +87,15 @@ pub enum Command {
     DeleteSession { session_id: String },
     /// Run one tool directly (`agent-tui tool`): its JSON result.
     CallTool { name: String, arguments: Value },
+    /// Append to the root's audit log what a front end did for someone
+    /// (the server: who started a job, ran a command, called a tool).
+    Audit {
+        session_id: Option<String>,
+        job_id: Option<String>,
+        action: String,
+        target: String,
+        outcome: String,
+    },
     /// End a job whose `serve` host stopped answering with `job.failed
     /// {code: "host_lost"}`, unless it ended or runs here; its session is
     /// taken (once the lost host's lease ran out) and goes on.

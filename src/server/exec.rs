@@ -15,7 +15,7 @@ use serde_json::json;
 
 use super::body::Body;
 use super::error::ApiError;
-use super::state::{AppState, User};
+use super::state::{AppState, Place, User};
 use crate::agent::{ExecStream, command_allowed};
 use crate::protocol::ExecChunk;
 
@@ -69,6 +69,7 @@ pub async fn exec(
         ))
         .hint("an admin lists it in [[server.workspaces]] allowed_commands"));
     }
+    ws.audit(Place::default(), "exec", &ask.command, &user);
     let stream: ExecStream = ws.engine.exec(&ask.command, ask.timeout_secs);
     let events = futures_util::stream::unfold(stream, |mut s| async move {
         let chunk = s.next().await?;

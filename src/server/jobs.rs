@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::error::ApiError;
 use super::idem::{self, Answer};
-use super::state::{AppState, User, Workspace};
+use super::state::{AppState, Place, User, Workspace};
 use crate::protocol::{Command, JobStatus, Mode, Owner, SessionRef};
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -75,6 +75,11 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         mode,
         max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
     };
+    let here = Place {
+        session: Some(&ask.session_id),
+        job: Some(&job_id),
+    };
+    ws.audit(here, "job.run", &ask.session_id, user);
     // A free slot here: it starts now; else it waits in the store's queue
     // for whichever host frees one first.
     if app.running_total() >= app.config.max_jobs_per_host {
@@ -96,6 +101,14 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         StatusCode::ACCEPTED,
         json!({ "job_id": job_id, "session_id": ask.session_id, "status": "queued" }),
     ))
+}
+
+/// Where job `id` of `owner` is, for the audit log.
+fn place<'a>(owner: &'a Owner, id: &'a str) -> Place<'a> {
+    Place {
+        session: Some(&owner.session_id),
+        job: Some(id),
+    }
 }
 
 /// The job `id` and its workspace, if `user` may see it.
@@ -192,11 +205,12 @@ pub async fn clarify(
 ) -> Response {
     let work = async {
         let ask: Clarify = body.parse()?;
-        let (ws, _) = job(&app, &user, &id).await?;
+        let (ws, owner) = job(&app, &user, &id).await?;
         let answer = Command::Answer {
             job_id: id.clone(),
             text: ask.answer,
         };
+        ws.audit(place(&owner, &id), "clarify", &id, &user);
         super::relay::command(&app, ws, &id, answer).await?;
         Ok((
             StatusCode::OK,
@@ -237,7 +251,7 @@ pub async fn approve(
 ) -> Response {
     let work = async {
         let ask: Decision = body.parse()?;
-        let (ws, _) = job(&app, &user, &id).await?;
+        let (ws, owner) = job(&app, &user, &id).await?;
         let approved = ask.decision == Allow::Allow;
         let decide = Command::Approve {
             job_id: id.clone(),
@@ -245,6 +259,12 @@ pub async fn approve(
             approved,
             reason: Some(format!("decided by {} over HTTP", user.name)),
         };
+        let action = if approved {
+            "approval.allow"
+        } else {
+            "approval.deny"
+        };
+        ws.audit(place(&owner, &id), action, &approval, &user);
         super::relay::command(&app, ws, &id, decide).await?;
         Ok((
             StatusCode::OK,
@@ -266,8 +286,9 @@ pub async fn cancel(
     Extension(user): Extension<User>,
     Path(id): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let (ws, _) = job(&app, &user, &id).await?;
+    let (ws, owner) = job(&app, &user, &id).await?;
     let cancel = Command::Cancel { job_id: id.clone() };
+    ws.audit(place(&owner, &id), "cancel", &id, &user);
     super::relay::command(&app, ws, &id, cancel).await?;
     Ok(Json(json!({ "job_id": id, "status": "cancelling" })))
 }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::body::Body;
 use super::error::ApiError;
-use super::state::{AppState, User};
+use super::state::{AppState, Place, User};
 use crate::protocol::{Command, EngineError, Reply};
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -59,6 +59,12 @@ pub async fn call(
             ws.id
         )));
     }
+    ws.audit(
+        Place::default(),
+        "mcp.call",
+        &format!("{}/{}", ask.server, ask.tool),
+        &user,
+    );
     let arguments = if ask.arguments.is_null() {
         json!({})
     } else {

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::body::Body;
 use super::error::ApiError;
 use super::idem;
-use super::state::{AppState, User, Workspace};
+use super::state::{AppState, Place, User, Workspace};
 use crate::protocol::{Checkpoint, Command, Reply, Role};
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -52,6 +52,15 @@ pub async fn apply(
             )));
         }
         writable(ws)?;
+        ws.audit(
+            Place {
+                session: Some(&ask.session_id),
+                job: Some(&ask.job_id),
+            },
+            "apply.request",
+            &ask.accepted_hunk_ids.join(","),
+            &user,
+        );
         ws.engine
             .command(Command::Decide {
                 job_id: ask.job_id.clone(),
@@ -234,6 +243,11 @@ pub async fn rollback(
     if ask.mode == RollbackMode::ScopedSelected && ask.hunk_ids.is_empty() {
         return Err(ApiError::invalid("scoped_selected needs hunk_ids"));
     }
+    let here = Place {
+        session: view.checkpoint.session_id.as_deref(),
+        job: None,
+    };
+    ws.audit(here, "rollback.request", &id, &user);
     let hunks = match ask.mode {
         RollbackMode::HardAll => Vec::new(),
         RollbackMode::ScopedSelected => ask.hunk_ids,

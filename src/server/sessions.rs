@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::body::Body;
 use super::error::ApiError;
-use super::state::{AppState, User};
+use super::state::{AppState, Place, User};
 use crate::protocol::{Command, Owner, Reply, Role, SessionRef};
 
 #[utoipa::path(get, path = "/api/v1/agent/workspaces", tag = "workspaces", responses((status = 200, description = "the workspaces this user may use"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
@@ -64,6 +64,11 @@ pub async fn create(
         created_at: now(),
     };
     app.accounts.own_session(owner.clone()).await?;
+    let here = Place {
+        session: Some(&session_id),
+        job: None,
+    };
+    ws.audit(here, "session.create", &session_id, &user);
     Ok((
         StatusCode::CREATED,
         Json(json!({

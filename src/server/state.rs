@@ -26,9 +26,27 @@ pub struct Workspace {
 }
 
 impl Workspace {
+    /// Notes in the root's audit log what `user` had done here.
+    pub fn audit(&self, at: Place<'_>, action: &str, target: &str, user: &User) {
+        let _ = self.engine.submit(crate::protocol::Command::Audit {
+            session_id: at.session.map(str::to_string),
+            job_id: at.job.map(str::to_string),
+            action: action.to_string(),
+            target: target.to_string(),
+            outcome: format!("by {} over HTTP", user.name),
+        });
+    }
+
     pub fn admits(&self, user: &User) -> bool {
         user.role == Role::Admin || self.users.iter().any(|u| u == "*" || *u == user.name)
     }
+}
+
+/// Where an audited action happened: its session and job, when it has them.
+#[derive(Clone, Copy, Default)]
+pub struct Place<'a> {
+    pub session: Option<&'a str>,
+    pub job: Option<&'a str>,
 }
 
 /// Who sent a request (from its token).
