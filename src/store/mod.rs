@@ -17,6 +17,7 @@ mod paths;
 mod recent;
 mod schema;
 mod server;
+mod server_hosts;
 pub mod session;
 mod sessions;
 pub mod snapshots;

@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use super::{Store, StoreError};
-use crate::protocol::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
+use crate::protocol::{Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 
 /// Kept answers older than this are forgotten (a retry comes within
 /// minutes, not days).
@@ -21,7 +21,7 @@ fn token_of(row: &sqlx::any::AnyRow) -> Result<TokenInfo, sqlx::Error> {
     })
 }
 
-fn owner_of(row: &sqlx::any::AnyRow) -> Result<Owner, sqlx::Error> {
+pub(super) fn owner_of(row: &sqlx::any::AnyRow) -> Result<Owner, sqlx::Error> {
     Ok(Owner {
         user: row.try_get("user_name")?,
         workspace_id: row.try_get("workspace_id")?,
@@ -168,60 +168,6 @@ impl Store {
         })
     }
 
-    /// Takes up to `limit` queued jobs, oldest first, for `host`; two hosts
-    /// never take one job (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite has
-    /// one writer). (job, owner, request) each.
-    pub fn claim_queued(
-        &self,
-        host: &str,
-        limit: usize,
-    ) -> Result<Vec<(String, Owner, String)>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let lock = match shared.kind {
-            super::StoreKind::Postgres => "FOR UPDATE SKIP LOCKED",
-            super::StoreKind::Sqlite => "",
-        };
-        let sql = format!(
-            "UPDATE server_jobs SET host = $1, status = NULL WHERE job_id IN (
-               SELECT job_id FROM server_jobs WHERE status = 'queued'
-               ORDER BY created_at, job_id LIMIT $2 {lock})
-             RETURNING job_id, session_id, user_name, workspace_id, created_at, request"
-        );
-        let (host, limit) = (host.to_string(), i64::try_from(limit).unwrap_or(0));
-        shared.block(async move {
-            sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(host)
-                .bind(limit)
-                .fetch_all(&pool)
-                .await?
-                .iter()
-                .map(|r| {
-                    let request: Option<String> = r.try_get("request")?;
-                    Ok((
-                        r.try_get("job_id")?,
-                        owner_of(r)?,
-                        request.unwrap_or_default(),
-                    ))
-                })
-                .collect()
-        })
-    }
-
-    /// Puts a taken job back in the queue (its session was busy).
-    pub fn requeue(&self, job_id: &str) -> Result<(), StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let job = job_id.to_string();
-        shared.block(async move {
-            sqlx::query("UPDATE server_jobs SET host = NULL, status = 'queued' WHERE job_id = $1")
-                .bind(job)
-                .execute(&pool)
-                .await?;
-            Ok(())
-        })
-    }
-
     fn own(&self, table: &str, owner: &Owner) -> Result<(), StoreError> {
         let shared = self.shared();
         let pool = shared.pool.clone();
@@ -239,46 +185,6 @@ impl Store {
                 .execute(&pool)
                 .await?;
             Ok(())
-        })
-    }
-
-    /// Jobs not ended whose host has not been heard of since `since_ms`
-    /// (killed, frozen, cut off): (job, its owner).
-    pub fn lost_jobs(&self, since_ms: u64) -> Result<Vec<(String, Owner)>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
-        shared.block(async move {
-            sqlx::query(
-                "SELECT j.job_id, j.session_id, j.user_name, j.workspace_id, j.created_at
-                 FROM server_jobs j LEFT JOIN server_hosts h ON h.host = j.host
-                 WHERE j.status IS NULL AND j.host IS NOT NULL
-                   AND (h.host IS NULL OR h.last_seen < $1)
-                 ORDER BY j.created_at",
-            )
-            .bind(since)
-            .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get("job_id")?, owner_of(r)?)))
-            .collect()
-        })
-    }
-
-    /// Takes the ending of lost job `job_id` (one host of several wins):
-    /// `claimed` true marks it, false gives it back (to try again).
-    pub fn claim_lost(&self, job_id: &str, claimed: bool) -> Result<bool, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let job = job_id.to_string();
-        let sql = if claimed {
-            "UPDATE server_jobs SET status = 'host_lost' WHERE job_id = $1 AND status IS NULL"
-        } else {
-            "UPDATE server_jobs SET status = NULL WHERE job_id = $1 AND status = 'host_lost'"
-        };
-        shared.block(async move {
-            let done = sqlx::query(sql).bind(job).execute(&pool).await?;
-            Ok(done.rows_affected() == 1)
         })
     }
 
@@ -333,219 +239,6 @@ impl Store {
             .iter()
             .map(owner_of)
             .collect()
-        })
-    }
-
-    /// Notes that `host` is alive now (`now_ms`); the hosts seen within
-    /// `live_ms` before it, by name.
-    pub fn heartbeat(
-        &self,
-        host: &str,
-        started_at: &str,
-        now_ms: u64,
-        live_ms: u64,
-    ) -> Result<Vec<HostInfo>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let (host, started) = (host.to_string(), started_at.to_string());
-        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
-        let since = now - i64::try_from(live_ms).unwrap_or(0);
-        shared.block(async move {
-            sqlx::query(
-                "INSERT INTO server_hosts (host, started_at, last_seen) VALUES ($1, $2, $3)
-                 ON CONFLICT (host) DO UPDATE SET started_at = excluded.started_at,
-                 last_seen = excluded.last_seen",
-            )
-            .bind(host)
-            .bind(started)
-            .bind(now)
-            .execute(&pool)
-            .await?;
-            sqlx::query(
-                "SELECT host, started_at, last_seen FROM server_hosts
-                 WHERE last_seen >= $1 ORDER BY host",
-            )
-            .bind(since)
-            .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(HostInfo {
-                    host: r.try_get("host")?,
-                    started_at: r.try_get("started_at")?,
-                    last_seen: u64::try_from(r.try_get::<i64, _>("last_seen")?).unwrap_or(0),
-                })
-            })
-            .collect()
-        })
-    }
-
-    /// A host leaving: it is no longer listed.
-    pub fn host_gone(&self, host: &str) -> Result<(), StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let host = host.to_string();
-        shared.block(async move {
-            sqlx::query("DELETE FROM server_hosts WHERE host = $1")
-                .bind(host)
-                .execute(&pool)
-                .await?;
-            Ok(())
-        })
-    }
-
-    /// Counts one request of `token_name` in the minute starting at
-    /// `window_start` (ms): the count so far in that minute, and the
-    /// minute's start (a new minute starts the count again).
-    pub fn count_request(&self, token_name: &str, now_ms: u64) -> Result<(u64, u64), StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let begin = shared.begin_write();
-        let name = token_name.to_string();
-        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
-        shared.block(async move {
-            let mut tx = pool.begin_with(begin).await?;
-            // A new row, a new minute, or one more in this minute.
-            sqlx::query(
-                "INSERT INTO server_rates (token_name, window_start, count) VALUES ($1, $2, 1)
-                 ON CONFLICT (token_name) DO UPDATE SET
-                   count = CASE WHEN server_rates.window_start <= $2 - 60000 THEN 1
-                                ELSE server_rates.count + 1 END,
-                   window_start = CASE WHEN server_rates.window_start <= $2 - 60000 THEN $2
-                                       ELSE server_rates.window_start END",
-            )
-            .bind(&name)
-            .bind(now)
-            .execute(&mut *tx)
-            .await?;
-            let row =
-                sqlx::query("SELECT window_start, count FROM server_rates WHERE token_name = $1")
-                    .bind(&name)
-                    .fetch_one(&mut *tx)
-                    .await?;
-            tx.commit().await?;
-            let start: i64 = row.try_get("window_start")?;
-            let count: i64 = row.try_get("count")?;
-            Ok((
-                u64::try_from(count).unwrap_or(0),
-                u64::try_from(start).unwrap_or(0),
-            ))
-        })
-    }
-
-    /// The host running `job_id` (as noted when it started).
-    pub fn job_host(&self, job_id: &str) -> Result<Option<String>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let job = job_id.to_string();
-        shared.block(async move {
-            let row = sqlx::query("SELECT host FROM server_jobs WHERE job_id = $1")
-                .bind(job)
-                .fetch_optional(&pool)
-                .await?;
-            Ok(row.and_then(|r| r.try_get::<Option<String>, _>(0).ok().flatten()))
-        })
-    }
-
-    /// Leaves `command` (JSON) for the host running `job_id`.
-    pub fn relay_put(
-        &self,
-        relay_id: &str,
-        host: &str,
-        job_id: &str,
-        command: &str,
-        now_ms: u64,
-    ) -> Result<(), StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let (id, host, job, command) = (
-            relay_id.to_string(),
-            host.to_string(),
-            job_id.to_string(),
-            command.to_string(),
-        );
-        let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
-        shared.block(async move {
-            // Answers nobody fetched within an hour go.
-            sqlx::query("DELETE FROM server_relay WHERE created_at < $1")
-                .bind(now - 3_600_000)
-                .execute(&pool)
-                .await?;
-            sqlx::query(
-                "INSERT INTO server_relay (relay_id, host, job_id, command, created_at)
-                 VALUES ($1, $2, $3, $4, $5)",
-            )
-            .bind(id)
-            .bind(host)
-            .bind(job)
-            .bind(command)
-            .bind(now)
-            .execute(&pool)
-            .await?;
-            Ok(())
-        })
-    }
-
-    /// Takes the commands left for `host` (each once): (relay id, job, command).
-    pub fn relay_take(&self, host: &str) -> Result<Vec<(String, String, String)>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let host = host.to_string();
-        shared.block(async move {
-            sqlx::query(
-                "UPDATE server_relay SET status = 0 WHERE host = $1 AND status IS NULL
-                 RETURNING relay_id, job_id, command",
-            )
-            .bind(host)
-            .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| Ok((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?)))
-            .collect()
-        })
-    }
-
-    /// The answer to relayed command `relay_id`.
-    pub fn relay_answer(
-        &self,
-        relay_id: &str,
-        status: u16,
-        answer: &str,
-    ) -> Result<(), StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let (id, answer) = (relay_id.to_string(), answer.to_string());
-        shared.block(async move {
-            sqlx::query("UPDATE server_relay SET status = $1, answer = $2 WHERE relay_id = $3")
-                .bind(i64::from(status))
-                .bind(answer)
-                .bind(id)
-                .execute(&pool)
-                .await?;
-            Ok(())
-        })
-    }
-
-    /// The answer to `relay_id`, once there is one (then the row goes).
-    pub fn relay_result(&self, relay_id: &str) -> Result<Option<(u16, String)>, StoreError> {
-        let shared = self.shared();
-        let pool = shared.pool.clone();
-        let id = relay_id.to_string();
-        shared.block(async move {
-            let row = sqlx::query(
-                "SELECT status, answer FROM server_relay WHERE relay_id = $1 AND answer IS NOT NULL",
-            )
-            .bind(&id)
-            .fetch_optional(&pool)
-            .await?;
-            let Some(row) = row else { return Ok(None) };
-            let status: i64 = row.try_get(0)?;
-            let answer: String = row.try_get(1)?;
-            sqlx::query("DELETE FROM server_relay WHERE relay_id = $1")
-                .bind(id)
-                .execute(&pool)
-                .await?;
-            Ok(Some((u16::try_from(status).unwrap_or(500), answer)))
         })
     }
 
