@@ -8,27 +8,95 @@
 
 mod support;
 
+use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, openai};
 use support::pg::{Cluster, PASSWORD};
-use support::serve::{Client, rt, serve_with};
+use support::serve::{Client, Server, rt, serve_with};
 use support::{Env, code, stderr, stdout};
+
+/// `serve` hosts on one private PostgreSQL cluster, each with its own
+/// empty state home and config (`[storage] password_env` and its own extra
+/// text), serving one project; and a token made on the first.
+struct Hosts {
+    cluster: Cluster,
+    url: String,
+    dir: tempfile::TempDir,
+    envs: Vec<Env>,
+    cfgs: Vec<PathBuf>,
+    servers: Vec<Server>,
+    token: String,
+}
+
+impl Hosts {
+    /// `extra[i]` is host i's added config; `token` is `serve token add`'s
+    /// arguments. `None` where PostgreSQL is not installed.
+    fn start(model: &LlmServer, extra: &[&str], token: &[&str]) -> Option<Hosts> {
+        let cluster = Cluster::start()?;
+        let url = cluster.url();
+        let dir = project();
+        let envs: Vec<Env> = extra.iter().map(|_| Env::new()).collect();
+        let cfgs: Vec<PathBuf> = envs
+            .iter()
+            .zip(extra)
+            .map(|(env, extra)| {
+                let cfg = config(env, "openai", &model.url(), "");
+                let text = std::fs::read_to_string(&cfg).unwrap();
+                let storage = "[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n";
+                std::fs::write(&cfg, format!("{text}\n{storage}{extra}")).unwrap();
+                cfg
+            })
+            .collect();
+        let mut hosts = Hosts {
+            cluster,
+            url,
+            dir,
+            envs,
+            cfgs,
+            servers: Vec::new(),
+            token: String::new(),
+        };
+        let out = hosts
+            .cmd(0)
+            .args(["serve", "token", "add"])
+            .args(token)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        hosts.token = stdout(&out).trim().to_string();
+        for i in 0..extra.len() {
+            let vars = hosts.vars();
+            let server = serve_with(&hosts.envs[i], &hosts.cfgs[i], hosts.dir.path(), &vars);
+            hosts.servers.push(server);
+        }
+        Some(hosts)
+    }
+
+    fn vars(&self) -> [(&str, &str); 2] {
+        [
+            ("AGENT_TUI_DATABASE_URL", self.url.as_str()),
+            ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+        ]
+    }
+
+    /// `agent-tui` as host `i`'s machine runs it (its home, its config).
+    fn cmd(&self, i: usize) -> Command {
+        let mut cmd = self.envs[i].cmd();
+        cmd.envs(self.vars()).arg("--config").arg(&self.cfgs[i]);
+        cmd
+    }
+
+    fn client(&self, i: usize) -> Client {
+        Client::new(&self.servers[i].base, &self.token)
+    }
+}
 
 #[test]
 fn two_hosts_share_sessions_streams_keys_and_tokens() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
-    let url = cluster.url();
-    let vars = [
-        ("AGENT_TUI_DATABASE_URL", url.as_str()),
-        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
-    ];
-    let (env_a, env_b) = (Env::new(), Env::new());
-    let dir = project();
     let words: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
     let model = LlmServer::start(vec![
@@ -36,34 +104,15 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
         sse(openai::text(&["second"])),
         sse(openai::text(&["keyed"])),
     ]);
-    let with_pg = |env: &Env| {
-        let cfg = config(env, "openai", &model.url(), "");
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        std::fs::write(
-            &cfg,
-            format!(
-                "{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n\
-                 [server]\nrate_limit_per_minute = 40\n"
-            ),
-        )
-        .unwrap();
-        cfg
+    let Some(h) = Hosts::start(
+        &model,
+        &["[server]\nrate_limit_per_minute = 40\n"; 2],
+        &["erin", "--role", "user"],
+    ) else {
+        return;
     };
-    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
-    // One token, made on host A's machine, known to both through the store.
-    let out = env_a
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_a)
-        .args(["serve", "token", "add", "erin", "--role", "user"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let token = stdout(&out).trim().to_string();
-    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
-    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
-    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    let (ca, cb) = (h.client(0), h.client(1));
+    let a = &h.servers[0];
     rt().block_on(async {
         // Both hosts are listed by either.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -155,11 +204,8 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
         assert!(limited, "40 a minute across both hosts");
     });
     // Revoked on the command line: refused by both at once.
-    let out = env_b
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_b)
+    let out = h
+        .cmd(1)
         .args(["serve", "token", "revoke", "erin"])
         .output()
         .unwrap();
@@ -184,16 +230,6 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
 /// 15 s, the session goes on there, and the store is sound.
 #[test]
 fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
-    let url = cluster.url();
-    let vars = [
-        ("AGENT_TUI_DATABASE_URL", url.as_str()),
-        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
-    ];
-    let (env_a, env_b) = (Env::new(), Env::new());
-    let dir = project();
     let words: Vec<String> = (0..600).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
     let model = LlmServer::start(vec![
@@ -203,29 +239,10 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
         },
         sse(openai::text(&["still", " here"])),
     ]);
-    let with_pg = |env: &Env| {
-        let cfg = config(env, "openai", &model.url(), "");
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        std::fs::write(
-            &cfg,
-            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
-        )
-        .unwrap();
-        cfg
+    let Some(mut h) = Hosts::start(&model, &["", ""], &["fay"]) else {
+        return;
     };
-    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
-    let out = env_a
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_a)
-        .args(["serve", "token", "add", "fay"])
-        .output()
-        .unwrap();
-    let token = stdout(&out).trim().to_string();
-    let mut a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
-    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
-    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    let (ca, cb) = (h.client(0), h.client(1));
     let (session, job) = rt().block_on(async {
         let (_, s) = ca
             .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
@@ -252,8 +269,8 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
         }
         (session, job)
     });
-    a.child.kill().unwrap();
-    a.child.wait().unwrap();
+    h.servers[0].child.kill().unwrap();
+    h.servers[0].child.wait().unwrap();
     let killed = Instant::now();
     rt().block_on(async {
         let frames = cb.stream(&job, None).await;
@@ -280,14 +297,7 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
         let (_, health) = cb.get("/api/v1/health").await;
         assert_eq!(health["hosts"].as_array().unwrap().len(), 1, "{health}");
     });
-    let out = env_b
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_b)
-        .args(["store", "check"])
-        .output()
-        .unwrap();
+    let out = h.cmd(1).args(["store", "check"]).output().unwrap();
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
 }
 
@@ -296,16 +306,6 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
 /// `approval.resolved`; a cancel sent to the other host stops a job.
 #[test]
 fn answers_reach_the_jobs_host_and_the_first_wins() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
-    let url = cluster.url();
-    let vars = [
-        ("AGENT_TUI_DATABASE_URL", url.as_str()),
-        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
-    ];
-    let (env_a, env_b) = (Env::new(), Env::new());
-    let dir = project();
     let call = json!({"command": "echo across"}).to_string();
     let words: Vec<String> = (0..600).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -317,29 +317,10 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
             delay_ms: 50,
         },
     ]);
-    let with_pg = |env: &Env| {
-        let cfg = config(env, "openai", &model.url(), "");
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        std::fs::write(
-            &cfg,
-            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
-        )
-        .unwrap();
-        cfg
+    let Some(h) = Hosts::start(&model, &["", ""], &["gus"]) else {
+        return;
     };
-    let (cfg_a, cfg_b) = (with_pg(&env_a), with_pg(&env_b));
-    let out = env_a
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_a)
-        .args(["serve", "token", "add", "gus"])
-        .output()
-        .unwrap();
-    let token = stdout(&out).trim().to_string();
-    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
-    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
-    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    let (ca, cb) = (h.client(0), h.client(1));
     rt().block_on(async {
         // B must know A is alive before it relays to it.
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -427,16 +408,6 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
 /// with a free slot takes and runs them.
 #[test]
 fn a_full_host_queues_jobs_that_another_host_runs() {
-    let Some(cluster) = Cluster::start() else {
-        return;
-    };
-    let url = cluster.url();
-    let vars = [
-        ("AGENT_TUI_DATABASE_URL", url.as_str()),
-        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
-    ];
-    let (env_a, env_b) = (Env::new(), Env::new());
-    let dir = project();
     let slow = || {
         let words: Vec<String> = (0..30).map(|i| format!("w{i} ")).collect();
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -446,30 +417,11 @@ fn a_full_host_queues_jobs_that_another_host_runs() {
         }
     };
     let model = LlmServer::start(vec![slow(), slow(), slow()]);
-    let with_pg = |env: &Env, server: &str| {
-        let cfg = config(env, "openai", &model.url(), "");
-        let text = std::fs::read_to_string(&cfg).unwrap();
-        std::fs::write(
-            &cfg,
-            format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n{server}"),
-        )
-        .unwrap();
-        cfg
+    let Some(h) = Hosts::start(&model, &["[server]\nmax_jobs_per_host = 1\n", ""], &["hal"]) else {
+        return;
     };
-    let cfg_a = with_pg(&env_a, "[server]\nmax_jobs_per_host = 1\n");
-    let cfg_b = with_pg(&env_b, "");
-    let out = env_a
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg_a)
-        .args(["serve", "token", "add", "hal"])
-        .output()
-        .unwrap();
-    let token = stdout(&out).trim().to_string();
-    let a = serve_with(&env_a, &cfg_a, dir.path(), &vars);
-    let b = serve_with(&env_b, &cfg_b, dir.path(), &vars);
-    let (ca, cb) = (Client::new(&a.base, &token), Client::new(&b.base, &token));
+    let (ca, cb) = (h.client(0), h.client(1));
+    let b = &h.servers[1];
     rt().block_on(async {
         let mut sessions = Vec::new();
         for _ in 0..3 {
@@ -513,44 +465,20 @@ fn a_full_host_queues_jobs_that_another_host_runs() {
 /// 401), and the server answers again once it is back.
 #[test]
 fn a_store_that_goes_away_is_503_then_recovers() {
-    let Some(cluster) = Cluster::start() else {
+    let model = LlmServer::start(vec![]);
+    let Some(h) = Hosts::start(&model, &[""], &["ivy"]) else {
         return;
     };
-    let url = cluster.url();
-    let vars = [
-        ("AGENT_TUI_DATABASE_URL", url.as_str()),
-        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
-    ];
-    let env = Env::new();
-    let dir = project();
-    let model = LlmServer::start(vec![]);
-    let cfg = config(&env, "openai", &model.url(), "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        format!("{text}\n[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n"),
-    )
-    .unwrap();
-    let out = env
-        .cmd()
-        .envs(vars)
-        .arg("--config")
-        .arg(&cfg)
-        .args(["serve", "token", "add", "ivy"])
-        .output()
-        .unwrap();
-    let token = stdout(&out).trim().to_string();
-    let srv = serve_with(&env, &cfg, dir.path(), &vars);
-    let c = Client::new(&srv.base, &token);
+    let c = h.client(0);
     rt().block_on(async {
         let (status, _) = c.get("/api/v1/agent/workspaces").await;
         assert_eq!(status, 200);
-        cluster.stop();
+        h.cluster.stop();
         let (status, body) = c.get("/api/v1/agent/sessions").await;
         assert_eq!(status, 503, "{body}");
         assert_eq!(body["error"]["code"], "unavailable");
         assert!(!body.to_string().contains(PASSWORD), "{body}");
-        cluster.restart();
+        h.cluster.restart();
         let deadline = Instant::now() + Duration::from_secs(20);
         loop {
             let (status, _) = c.get("/api/v1/agent/sessions").await;
