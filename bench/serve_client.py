@@ -4,15 +4,18 @@
   serve_client.py BASE TOKEN jobs N       N jobs at once, each in its own session,
                                           each followed over SSE: latency from an
                                           event's `ts` to its arrival, and every
-                                          stored event received exactly once."""
+                                          stored event received exactly once.
+  BASE may be several, comma-separated (hosts sharing a store): job i is
+  posted to host i and followed on the next one."""
 import http.client, json, sys, threading, time
 from datetime import datetime
 from urllib.parse import urlparse
 
-BASE, TOKEN, WHAT, N = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-U = urlparse(BASE)
+BASES, TOKEN, WHAT, N = sys.argv[1].split(","), sys.argv[2], sys.argv[3], int(sys.argv[4])
+HOSTS = [urlparse(b) for b in BASES]
 
-def call(method, path, body=None):
+def call(method, path, body=None, host=0):
+    U = HOSTS[host % len(HOSTS)]
     c = http.client.HTTPConnection(U.hostname, U.port, timeout=60)
     headers = {"Authorization": f"Bearer {TOKEN}"}
     data = None
@@ -27,8 +30,8 @@ def call(method, path, body=None):
         raise SystemExit(f"{method} {path}: {r.status} {out}")
     return out
 
-def session():
-    return call("POST", "/api/v1/agent/sessions", {"workspace_id": "default"})["session_id"]
+def session(host=0):
+    return call("POST", "/api/v1/agent/sessions", {"workspace_id": "default"}, host)["session_id"]
 
 def ts_ms(ts):
     return datetime.fromisoformat(ts.replace("Z", "+00:00")).timestamp() * 1000
@@ -38,14 +41,17 @@ if WHAT == "sessions":
         session()
     sys.exit(0)
 
-sessions = [session() for _ in range(N)]
+sessions = [session(i) for i in range(N)]
+if len(HOSTS) > 1:
+    time.sleep(3)  # the hosts let their new sessions go (2 s idle): any host may run them
 lat, problems, received = [], [], {}
 lock = threading.Lock()
 go = threading.Barrier(N)
 
-def follow(s):
+def follow(i, s):
     go.wait()
-    job = call("POST", "/api/v1/agent/run", {"session_id": s, "instruction": "bench", "mode": "ask"})["job_id"]
+    job = call("POST", "/api/v1/agent/run", {"session_id": s, "instruction": "bench", "mode": "ask"}, i)["job_id"]
+    U = HOSTS[(i + 1) % len(HOSTS)]
     c = http.client.HTTPConnection(U.hostname, U.port, timeout=120)
     c.request("GET", f"/api/v1/agent/jobs/{job}/stream", headers={"Authorization": f"Bearer {TOKEN}"})
     r = c.getresponse()
@@ -80,7 +86,7 @@ def follow(s):
         with lock:
             problems.append(f"{job}: stored {len(stored)} events, streamed {len(received.get(job, []))}")
 
-threads = [threading.Thread(target=follow, args=(s,)) for s in sessions]
+threads = [threading.Thread(target=follow, args=(i, s)) for i, s in enumerate(sessions)]
 start = time.time()
 for t in threads:
     t.start()
@@ -88,7 +94,8 @@ for t in threads:
     t.join()
 lat.sort()
 pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
-print(f"{N} jobs at once: {len(lat)} live events in {time.time() - start:.2f} s; "
+where = f" over {len(HOSTS)} hosts (followed on another host than the one posted to)" if len(HOSTS) > 1 else ""
+print(f"{N} jobs at once{where}: {len(lat)} live events in {time.time() - start:.2f} s; "
       f"emission to SSE client p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms, max {lat[-1]:.1f} ms "
       f"(ts has 1 ms steps); lost or duplicated: {len(problems)}")
 for p in problems[:5]:

@@ -186,6 +186,12 @@ impl Accounts {
         self.store.kind() == crate::store::StoreKind::Postgres
     }
 
+    /// PostgreSQL: sends to `tx` the id of each job whose events another
+    /// process (or this one) just committed (`LISTEN`); false on SQLite.
+    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<String>) -> bool {
+        self.store.listen_jobs(tx)
+    }
+
     /// `host` is alive; the hosts alive within the last `live_ms`.
     pub async fn heartbeat(
         &self,

@@ -156,6 +156,8 @@ pub fn app(
     run_token: Option<String>,
     host: String,
 ) -> AppState {
+    let (tx, _) = tokio::sync::broadcast::channel(1024);
+    let committed = accounts.listen_jobs(tx.clone()).then_some(tx);
     Arc::new(App {
         workspaces,
         accounts,
@@ -167,5 +169,6 @@ pub fn app(
         counts: std::sync::Mutex::new(std::collections::HashMap::new()),
         jobs: std::sync::Mutex::new(std::collections::HashMap::new()),
         hosts: std::sync::Mutex::new(Vec::new()),
+        committed,
     })
 }

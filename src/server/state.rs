@@ -79,6 +79,9 @@ pub struct App {
     pub jobs: Mutex<HashMap<String, usize>>,
     /// The live hosts sharing the store, as the last heartbeat found them.
     pub hosts: Mutex<Vec<crate::protocol::HostInfo>>,
+    /// Ids of jobs whose events were just committed (PostgreSQL's
+    /// `NOTIFY`), when the store sends them.
+    pub committed: Option<tokio::sync::broadcast::Sender<String>>,
 }
 
 impl App {

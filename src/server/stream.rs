@@ -31,8 +31,10 @@ pub struct From {
 }
 
 /// How often a stream whose job runs on another host (nothing comes live
-/// here) reads the store for what it stored since.
+/// here) reads the store for what it stored since: woken at once by the
+/// store's notice of a commit where there is one (PostgreSQL), else polled.
 const POLL: Duration = Duration::from_millis(100);
+const POLL_NOTIFIED: Duration = Duration::from_secs(1);
 
 enum Live {
     /// The job's run is over: what was stored after the cursor.
@@ -49,6 +51,8 @@ struct Follow {
     last: u64,
     queue: VecDeque<Event>,
     done: bool,
+    /// Job ids whose events were just committed (PostgreSQL).
+    committed: Option<tokio::sync::broadcast::Receiver<String>>,
 }
 
 impl Follow {
@@ -65,15 +69,36 @@ impl Follow {
             if self.done {
                 return None;
             }
-            tokio::select! {
-                event = self.sub.next() => self.queue.push_back(event?.as_ref().clone()),
-                () = tokio::time::sleep(POLL) => {
-                    if let Ok(page) = self.engine.events(&self.job, self.last).await {
-                        self.queue.extend(page.events);
-                    }
+            let poll = if self.committed.is_some() {
+                POLL_NOTIFIED
+            } else {
+                POLL
+            };
+            let read = tokio::select! {
+                event = self.sub.next() => {
+                    self.queue.push_back(event?.as_ref().clone());
+                    false
                 }
+                () = tokio::time::sleep(poll) => true,
+                job = committed(&mut self.committed) => job.is_none_or(|j| j == self.job),
+            };
+            if read && let Ok(page) = self.engine.events(&self.job, self.last).await {
+                self.queue.extend(page.events);
             }
         }
+    }
+}
+
+/// The next job whose events were committed; `None` when some notices
+/// were missed (read the store anyway); never, without notices.
+async fn committed(rx: &mut Option<tokio::sync::broadcast::Receiver<String>>) -> Option<String> {
+    let Some(rx) = rx else {
+        return std::future::pending().await;
+    };
+    match rx.recv().await {
+        Ok(job) => Some(job),
+        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
+        Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending().await,
     }
 }
 
@@ -130,6 +155,7 @@ pub async fn stream(
             last: after,
             queue: VecDeque::new(),
             done: false,
+            committed: app.committed.as_ref().map(|tx| tx.subscribe()),
         })),
     };
     let events = futures_util::stream::unfold(live, |mut live| async move {

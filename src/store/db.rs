@@ -148,6 +148,9 @@ pub(super) struct Shared {
     pub kind: StoreKind,
     pub location: String,
     pub path: Option<PathBuf>,
+    /// PostgreSQL: the URL with its password, for a `LISTEN` connection of
+    /// its own (never shown: `location` is what is shown).
+    pub listen_url: Option<String>,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
 }
@@ -197,6 +200,15 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         Target::Sqlite(path) => (sqlite_options(path, &location)?, Some(path.clone())),
         Target::Postgres { url, password } => (postgres_options(url, password.as_deref())?, None),
     };
+    let listen_url = match target {
+        Target::Postgres { url, password } => url::Url::parse(url).ok().map(|mut u| {
+            if password.is_some() {
+                let _ = u.set_password(password.as_deref());
+            }
+            u.to_string()
+        }),
+        Target::Sqlite(_) => None,
+    };
     let kind = target.kind();
     let pool_options = match kind {
         StoreKind::Sqlite => AnyPoolOptions::new()
@@ -237,6 +249,7 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         kind,
         location,
         path,
+        listen_url,
         runtime: Mutex::new(Some(runtime)),
         handle,
     }))
@@ -326,6 +339,11 @@ fn postgres_options(url: &str, password: Option<&str>) -> Result<AnyConnectOptio
 }
 
 impl Shared {
+    /// Runs `fut` on the store's runtime in the background.
+    pub fn spawn(&self, fut: impl Future<Output = ()> + Send + 'static) {
+        self.handle.spawn(fut);
+    }
+
     /// Runs `fut` on the store's runtime and waits for its result.
     pub fn block<T: Send + 'static>(
         &self,

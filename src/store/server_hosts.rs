@@ -316,3 +316,32 @@ impl Store {
         })
     }
 }
+
+/// The channel that carries the ids of jobs whose events were committed.
+const EVENTS_CHANNEL: &str = "agent_tui_events";
+
+impl Store {
+    /// PostgreSQL: follows the store's job notifications (`LISTEN`) on a
+    /// connection of its own, sending each job id whose events were just
+    /// committed to `tx`; reconnects when the connection drops. `false`
+    /// (nothing started) on SQLite.
+    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<String>) -> bool {
+        let shared = self.shared();
+        let Some(url) = shared.listen_url.clone() else {
+            return false;
+        };
+        shared.spawn(async move {
+            loop {
+                if let Ok(mut listener) = sqlx::postgres::PgListener::connect(&url).await
+                    && listener.listen(EVENTS_CHANNEL).await.is_ok()
+                {
+                    while let Ok(n) = listener.recv().await {
+                        let _ = tx.send(n.payload().to_string());
+                    }
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+        });
+        true
+    }
+}

@@ -281,6 +281,24 @@ impl Task {
                 .execute(&mut *tx)
                 .await?;
         }
+        if self.kind == super::StoreKind::Postgres {
+            // Hosts following these jobs read them as soon as they commit.
+            let mut jobs: Vec<&str> = writes
+                .iter()
+                .filter_map(|w| match w {
+                    Msg::Append { row, .. } => row.job_id.as_deref(),
+                    _ => None,
+                })
+                .collect();
+            jobs.sort_unstable();
+            jobs.dedup();
+            for job in jobs {
+                sqlx::query("SELECT pg_notify('agent_tui_events', $1)")
+                    .bind(job)
+                    .execute(&mut *tx)
+                    .await?;
+            }
+        }
         tx.commit().await
     }
 
