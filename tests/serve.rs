@@ -458,34 +458,11 @@ fn the_first_answer_to_an_approval_wins() {
     let srv = serve(&env, &cfg, dir.path());
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     rt().block_on(async {
-        let (_, s) = c
-            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+        let (_, job) = c.session_and_run("run it", "agent").await;
+        // The question, stored as it is asked.
+        let asked = c
+            .wait_event(&job, 20, |e| e["type"] == "approval.requested")
             .await;
-        let (_, run) = c
-            .post(
-                "/api/v1/agent/run",
-                json!({"session_id": s["session_id"], "instruction": "run it", "mode": "agent"}),
-            )
-            .await;
-        let job = run["job_id"].as_str().unwrap().to_string();
-        // Wait for the question (stored as it is asked).
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let asked = loop {
-            let (_, page) = c
-                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
-                .await;
-            let found = page["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["type"] == "approval.requested")
-                .cloned();
-            if let Some(e) = found {
-                break e;
-            }
-            assert!(Instant::now() < deadline, "no approval asked: {page}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
         assert_eq!(
             asked["data"]["arguments"]["command"], "echo approved",
             "{asked}"
@@ -576,28 +553,9 @@ fn sigterm_stops_cleanly_and_a_restart_serves_the_stored_stream() {
     let token = srv.token.clone().unwrap();
     let c = Client::new(&srv.base, &token);
     let job = rt().block_on(async {
-        let (_, s) = c
-            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
-            .await;
-        let (_, run) = c
-            .post(
-                "/api/v1/agent/run",
-                json!({"session_id": s["session_id"], "instruction": "talk", "mode": "ask"}),
-            )
-            .await;
-        let job = run["job_id"].as_str().unwrap().to_string();
+        let (_, job) = c.session_and_run("talk", "ask").await;
         // Streaming has begun.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let (_, page) = c
-                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
-                .await;
-            if page["events"].as_array().is_some_and(|e| !e.is_empty()) {
-                break;
-            }
-            assert!(Instant::now() < deadline, "the job did not start");
-            tokio::time::sleep(Duration::from_millis(30)).await;
-        }
+        c.wait_event(&job, 10, |_| true).await;
         job
     });
     let pid = nix::unistd::Pid::from_raw(srv.child.id() as i32);

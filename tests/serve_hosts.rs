@@ -244,29 +244,9 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
     };
     let (ca, cb) = (h.client(0), h.client(1));
     let (session, job) = rt().block_on(async {
-        let (_, s) = ca
-            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
-            .await;
-        let session = s["session_id"].as_str().unwrap().to_string();
-        let (_, run) = ca
-            .post(
-                "/api/v1/agent/run",
-                json!({"session_id": session, "instruction": "long", "mode": "ask"}),
-            )
-            .await;
-        let job = run["job_id"].as_str().unwrap().to_string();
+        let (session, job) = ca.session_and_run("long", "ask").await;
         // Running on A (its start is stored).
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let (_, page) = cb
-                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
-                .await;
-            if page["events"].as_array().is_some_and(|e| !e.is_empty()) {
-                break;
-            }
-            assert!(Instant::now() < deadline);
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        cb.wait_event(&job, 10, |_| true).await;
         (session, job)
     });
     h.servers[0].child.kill().unwrap();
@@ -332,34 +312,11 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
             assert!(Instant::now() < deadline);
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        let (_, s) = ca
-            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+        let (session, job) = ca.session_and_run("run it", "agent").await;
+        let asked = cb
+            .wait_event(&job, 15, |e| e["type"] == "approval.requested")
             .await;
-        let session = s["session_id"].as_str().unwrap().to_string();
-        let (_, run) = ca
-            .post(
-                "/api/v1/agent/run",
-                json!({"session_id": session, "instruction": "run it", "mode": "agent"}),
-            )
-            .await;
-        let job = run["job_id"].as_str().unwrap().to_string();
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let id = loop {
-            let (_, page) = cb
-                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
-                .await;
-            let asked = page["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|e| e["type"] == "approval.requested")
-                .map(|e| e["data"]["tool_call_id"].as_str().unwrap().to_string());
-            if let Some(id) = asked {
-                break id;
-            }
-            assert!(Instant::now() < deadline, "{page}");
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        };
+        let id = asked["data"]["tool_call_id"].as_str().unwrap().to_string();
         let path = format!("/api/v1/agent/jobs/{job}/approvals/{id}");
         let (on_a, on_b) = tokio::join!(
             ca.post(&path, json!({"decision": "allow"})),

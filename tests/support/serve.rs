@@ -187,3 +187,45 @@ pub fn frames(text: &str) -> Vec<(u64, String, Value)> {
 pub fn error_code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
 }
+
+impl Client {
+    /// A new session in workspace `default` and a job started in it:
+    /// (session, job).
+    pub async fn session_and_run(&self, instruction: &str, mode: &str) -> (String, String) {
+        let (status, s) = self
+            .post(
+                "/api/v1/agent/sessions",
+                serde_json::json!({"workspace_id": "default"}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{s}");
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (status, run) = self
+            .post(
+                "/api/v1/agent/run",
+                serde_json::json!({"session_id": session, "instruction": instruction, "mode": mode}),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+        (session, run["job_id"].as_str().unwrap().to_string())
+    }
+
+    /// The first stored event of `job` that `pick` accepts, read by cursor
+    /// until it is there (at most `secs` seconds).
+    pub async fn wait_event(&self, job: &str, secs: u64, pick: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let (_, page) = self
+                .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+                .await;
+            if let Some(e) = page["events"]
+                .as_array()
+                .and_then(|e| e.iter().find(|e| pick(e)))
+            {
+                return e.clone();
+            }
+            assert!(Instant::now() < deadline, "no such event of {job}: {page}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
