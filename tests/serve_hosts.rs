@@ -245,8 +245,24 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
     let (ca, cb) = (h.client(0), h.client(1));
     let (session, job) = rt().block_on(async {
         let (session, job) = ca.session_and_run("long", "ask").await;
-        // Running on A (its start is stored).
+        // Running on A (its start is stored), and health says so (within a beat).
         cb.wait_event(&job, 10, |_| true).await;
+        let deadline = Instant::now() + Duration::from_secs(6);
+        loop {
+            let (_, health) = cb.get("/api/v1/health").await;
+            let listed = health["hosts"].as_array().unwrap().iter().any(|h| {
+                h["running_jobs"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|j| *j == job)
+            });
+            if listed {
+                break;
+            }
+            assert!(Instant::now() < deadline, "{health}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
         (session, job)
     });
     h.servers[0].child.kill().unwrap();
@@ -445,5 +461,47 @@ fn a_store_that_goes_away_is_503_then_recovers() {
             assert!(Instant::now() < deadline, "no recovery: {status}");
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
+    });
+}
+
+/// Host names are unique among live hosts: a second host under a live
+/// host's name is refused (exit 2, naming the setting); `health` lists
+/// each live host with the jobs it runs.
+#[test]
+fn a_live_hosts_name_is_not_taken_twice() {
+    let model = LlmServer::start(vec![]);
+    let Some(h) = Hosts::start(&model, &["[server]\nhost_name = \"alpha\"\n"], &["jo"]) else {
+        return;
+    };
+    let other = Env::new();
+    let mut child = other
+        .cmd()
+        .envs(h.vars())
+        .arg("--config")
+        .arg(&h.cfgs[0])
+        .args(["serve", "--bind", "127.0.0.1:0", "--root"])
+        .arg(h.dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the second alpha kept running");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("alpha") && err.contains("host_name"), "{err}");
+    rt().block_on(async {
+        let (_, health) = h.client(0).get("/api/v1/health").await;
+        let hosts = health["hosts"].as_array().unwrap();
+        assert_eq!(hosts.len(), 1, "{health}");
+        assert_eq!(hosts[0]["host"], "alpha");
+        assert!(hosts[0]["running_jobs"].is_array(), "{health}");
     });
 }

@@ -193,15 +193,17 @@ impl Accounts {
     }
 
     /// `host` is alive; the hosts alive within the last `live_ms`.
+    /// The first beat (`first`) is refused when a live host has the name.
     pub async fn heartbeat(
         &self,
         host: &str,
         started_at: &str,
         live_ms: u64,
+        first: bool,
     ) -> Result<Vec<HostInfo>, EngineError> {
         let (host, started) = (host.to_string(), started_at.to_string());
         let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
-        self.run(move |s| s.heartbeat(&host, &started, now, live_ms))
+        self.run(move |s| s.heartbeat(&host, &started, now, live_ms, first))
             .await
     }
 

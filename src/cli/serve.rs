@@ -226,7 +226,9 @@ async fn listen(
     let engines: Vec<Engine> = workspaces.iter().map(|w| w.engine.clone()).collect();
     let names: Vec<String> = workspaces.iter().map(|w| w.id.clone()).collect();
     let app = crate::server::app(workspaces, accounts, config, run_token, host);
-    crate::server::hosts::beat(&app).await;
+    if let Err(e) = crate::server::hosts::join(&app).await {
+        return usage(e);
+    }
     crate::server::hosts::start(app.clone());
     crate::server::relay::start(app.clone());
     crate::server::queue::start(app.clone());

@@ -93,4 +93,6 @@ pub struct HostInfo {
     pub started_at: String,
     /// Milliseconds since the epoch of its last heartbeat.
     pub last_seen: u64,
+    /// The jobs it runs now.
+    pub running_jobs: Vec<String>,
 }

@@ -25,11 +25,23 @@ pub fn start(app: AppState) {
     });
 }
 
-/// One heartbeat (also the first, before the server answers anything).
+/// The first heartbeat, before the server answers anything: refused when
+/// a live host already has this one's name.
+pub async fn join(app: &AppState) -> Result<(), String> {
+    let hosts = app
+        .accounts
+        .heartbeat(&app.host, &app.started_at, LIVE_MS, true)
+        .await
+        .map_err(|e| e.to_string())?;
+    *app.hosts.lock().unwrap_or_else(|p| p.into_inner()) = hosts;
+    Ok(())
+}
+
+/// One heartbeat, then the jobs of silent hosts are ended.
 pub async fn beat(app: &AppState) {
     if let Ok(hosts) = app
         .accounts
-        .heartbeat(&app.host, &app.started_at, LIVE_MS)
+        .heartbeat(&app.host, &app.started_at, LIVE_MS, false)
         .await
     {
         *app.hosts.lock().unwrap_or_else(|p| p.into_inner()) = hosts;

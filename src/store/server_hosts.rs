@@ -105,18 +105,40 @@ impl Store {
 
     /// Notes that `host` is alive now (`now_ms`); the hosts seen within
     /// `live_ms` before it, by name.
+    /// The first beat (`first`) is refused when a live host already has
+    /// the name.
     pub fn heartbeat(
         &self,
         host: &str,
         started_at: &str,
         now_ms: u64,
         live_ms: u64,
+        first: bool,
     ) -> Result<Vec<HostInfo>, StoreError> {
         let shared = self.shared();
         let pool = shared.pool.clone();
         let (host, started) = (host.to_string(), started_at.to_string());
         let now = i64::try_from(now_ms).unwrap_or(i64::MAX);
         let since = now - i64::try_from(live_ms).unwrap_or(0);
+        let name = host.clone();
+        let taken = shared.block(async move {
+            let row = sqlx::query(
+                "SELECT started_at FROM server_hosts WHERE host = $1 AND last_seen >= $2",
+            )
+            .bind(name)
+            .bind(since)
+            .fetch_optional(&pool)
+            .await?;
+            Ok(row.is_some())
+        })?;
+        if first && taken {
+            return Err(StoreError::Invalid(format!(
+                "another live host is named {host} (it beat in the last {}s): give this one \
+                 another [server] host_name",
+                live_ms / 1000
+            )));
+        }
+        let pool = shared.pool.clone();
         shared.block(async move {
             sqlx::query(
                 "INSERT INTO server_hosts (host, started_at, last_seen) VALUES ($1, $2, $3)
@@ -128,22 +150,36 @@ impl Store {
             .bind(now)
             .execute(&pool)
             .await?;
-            sqlx::query(
+            let rows = sqlx::query(
                 "SELECT host, started_at, last_seen FROM server_hosts
                  WHERE last_seen >= $1 ORDER BY host",
             )
             .bind(since)
             .fetch_all(&pool)
-            .await?
-            .iter()
-            .map(|r| {
-                Ok(HostInfo {
-                    host: r.try_get("host")?,
+            .await?;
+            let open = sqlx::query(
+                "SELECT host, job_id FROM server_jobs WHERE status IS NULL AND host IS NOT NULL
+                 ORDER BY created_at",
+            )
+            .fetch_all(&pool)
+            .await?;
+            let mut hosts = Vec::new();
+            for r in &rows {
+                let host: String = r.try_get("host")?;
+                let mut running_jobs = Vec::new();
+                for o in &open {
+                    if o.try_get::<String, _>(0)? == host {
+                        running_jobs.push(o.try_get::<String, _>(1)?);
+                    }
+                }
+                hosts.push(HostInfo {
+                    host,
                     started_at: r.try_get("started_at")?,
                     last_seen: u64::try_from(r.try_get::<i64, _>("last_seen")?).unwrap_or(0),
-                })
-            })
-            .collect()
+                    running_jobs,
+                });
+            }
+            Ok(hosts)
         })
     }
 
