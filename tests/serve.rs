@@ -39,7 +39,13 @@ fn who_may_come_in_and_the_errors_they_get() {
     let cfg = config(&env, "openai", &server.url(), "");
     // A small limit, so the refused body fits the socket's buffers.
     let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(&cfg, format!("{text}\n[server]\nmax_body_bytes = 4096\n")).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[server]\nmax_body_bytes = 4096\nallowed_origins = [\"https://app.example\"]\n"
+        ),
+    )
+    .unwrap();
     let srv = serve(&env, &cfg, dir.path());
     let token = srv
         .token
@@ -105,6 +111,43 @@ fn who_may_come_in_and_the_errors_they_get() {
         assert_eq!(r.status(), 403);
         let body: Value = r.json().await.unwrap();
         assert_eq!(error_code(&body), "forbidden");
+        // An allowed origin: its preflight (no token) and its requests are
+        // answered with CORS headers naming it.
+        let r = http
+            .request(
+                reqwest::Method::OPTIONS,
+                format!("{base}/api/v1/agent/sessions"),
+            )
+            .header("Origin", "https://app.example")
+            .header("Access-Control-Request-Method", "POST")
+            .header(
+                "Access-Control-Request-Headers",
+                "authorization, content-type",
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 204);
+        assert_eq!(
+            r.headers()["access-control-allow-origin"],
+            "https://app.example"
+        );
+        let allowed = r.headers()["access-control-allow-headers"]
+            .to_str()
+            .unwrap();
+        assert!(allowed.contains("authorization") && allowed.contains("last-event-id"));
+        let r = http
+            .get(format!("{base}/api/v1/agent/workspaces"))
+            .bearer_auth(&token)
+            .header("Origin", "https://app.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(
+            r.headers()["access-control-allow-origin"],
+            "https://app.example"
+        );
         let c = Client::new(base, &token);
         let (status, ws) = c.get("/api/v1/agent/workspaces").await;
         assert_eq!(status, 200);

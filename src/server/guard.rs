@@ -70,10 +70,36 @@ fn bearer(req: &Request) -> Option<&str> {
 }
 
 pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) -> Response {
-    match check(&app, &mut req).await {
+    // An allowed browser origin (checked in `check`) is told so (CORS).
+    let origin = req.headers().get(header::ORIGIN).cloned();
+    let preflight = *req.method() == Method::OPTIONS && origin.is_some();
+    let mut response = match check(&app, &mut req).await {
+        Ok(()) if preflight => StatusCode::NO_CONTENT.into_response(),
         Ok(()) => next.run(req).await,
-        Err(e) => e.into_response(),
+        Err(e) => return e.into_response(),
+    };
+    if let Some(origin) = origin {
+        let h = response.headers_mut();
+        h.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        h.insert(header::VARY, header::HeaderValue::from_static("Origin"));
+        if preflight {
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_METHODS,
+                header::HeaderValue::from_static("GET, POST"),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_ALLOW_HEADERS,
+                header::HeaderValue::from_static(
+                    "authorization, content-type, idempotency-key, last-event-id",
+                ),
+            );
+            h.insert(
+                header::ACCESS_CONTROL_MAX_AGE,
+                header::HeaderValue::from_static("600"),
+            );
+        }
     }
+    response
 }
 
 async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
@@ -98,7 +124,9 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
             .hint("add it to server.allowed_origins"));
         }
     }
-    if req.uri().path() == "/api/v1/health" || req.uri().path() == "/" {
+    // A browser's preflight carries no token; the request after it does.
+    let preflight = *req.method() == Method::OPTIONS && req.headers().contains_key(header::ORIGIN);
+    if req.uri().path() == "/api/v1/health" || req.uri().path() == "/" || preflight {
         return Ok(());
     }
     let in_url = req.uri().query().is_some_and(|q| {
