@@ -1117,3 +1117,81 @@ fn openapi_describes_every_endpoint() {
         );
     });
 }
+
+/// A workspace that names its users is invisible to the others: not
+/// listed, and every endpoint that names it answers 404.
+#[test]
+fn a_workspace_is_only_its_users() {
+    let env = Env::new();
+    let dir = project();
+    let other = tempfile::tempdir().unwrap();
+    std::fs::write(other.path().join("plan.md"), "secret plan\n").unwrap();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let (kim, lee) = ("att_kim_token_for_tests", "att_lee_token_for_tests");
+    let sha = |t: &str| agent_tui::agent::token_sha256(t);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[[server.users]]\nname = \"kim\"\ntoken_sha256 = \"{}\"\n\
+             [[server.users]]\nname = \"lee\"\ntoken_sha256 = \"{}\"\n\
+             [[server.workspaces]]\nid = \"shared\"\nroot = \"{}\"\nusers = [\"*\"]\n\
+             [[server.workspaces]]\nid = \"kims\"\nroot = \"{}\"\nusers = [\"kim\"]\n",
+            sha(kim),
+            sha(lee),
+            dir.path().display(),
+            other.path().display()
+        ),
+    )
+    .unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let (k, l) = (Client::new(&srv.base, kim), Client::new(&srv.base, lee));
+    rt().block_on(async {
+        let ids = |v: &Value| -> Vec<String> {
+            v["workspaces"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| w["id"].as_str().unwrap().to_string())
+                .collect()
+        };
+        assert_eq!(
+            ids(&k.get("/api/v1/agent/workspaces").await.1),
+            ["shared", "kims"]
+        );
+        assert_eq!(ids(&l.get("/api/v1/agent/workspaces").await.1), ["shared"]);
+        let (status, _) = k
+            .get("/api/v1/agent/fs/read?workspace_id=kims&path=plan.md")
+            .await;
+        assert_eq!(status, 200);
+        for path in [
+            "/api/v1/agent/fs/read?workspace_id=kims&path=plan.md",
+            "/api/v1/agent/fs/list?workspace_id=kims",
+            "/api/v1/agent/sessions?workspace_id=kims",
+            "/api/v1/agent/mcp/tools?workspace_id=kims",
+        ] {
+            let (status, body) = l.get(path).await;
+            assert!(
+                status == 404 || (status == 200 && body["sessions"] == json!([])),
+                "{path}: {status} {body}"
+            );
+            assert!(!body.to_string().contains("secret plan"), "{path}");
+        }
+        for (path, body) in [
+            ("/api/v1/agent/sessions", json!({"workspace_id": "kims"})),
+            (
+                "/api/v1/agent/fs/search",
+                json!({"workspace_id": "kims", "query": "secret"}),
+            ),
+            (
+                "/api/v1/agent/fs/write",
+                json!({"workspace_id": "kims", "path": "x", "content": "x", "expected_hash": null}),
+            ),
+        ] {
+            let (status, answer) = l.post(path, body).await;
+            assert_eq!(status, 404, "{path}: {answer}");
+        }
+        assert!(!other.path().join("x").exists());
+    });
+}
