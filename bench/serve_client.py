@@ -70,17 +70,18 @@ def follow(i, s):
             for line in frame.decode().splitlines():
                 if line.startswith("data:"):
                     e = json.loads(line[5:])
-                    ids.append(e["cursor"])
+                    if e["type"] not in ("llm.delta", "llm.reasoning"):
+                        ids.append(e["cursor"])
                     emitted = ts_ms(e["ts"])
                     if emitted >= opened:
                         mine.append(now - emitted)
-                    if e["type"] != "llm.delta":
+                    if e["type"] not in ("llm.delta", "llm.reasoning"):
                         received.setdefault(job, []).append(e["cursor"])
     c.close()
     with lock:
         lat.extend(mine)
         if ids != sorted(set(ids)):
-            problems.append(f"{job}: ids not rising once each")
+            problems.append(f"{job}: stored events not rising once each")
     stored = [e["cursor"] for e in call("GET", f"/api/v1/agent/jobs/{job}/events?cursor=0")["events"]]
     if stored != received.get(job, []):
         with lock:

@@ -100,7 +100,10 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
     let words: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
     let refs: Vec<&str> = words.iter().map(String::as_str).collect();
     let model = LlmServer::start(vec![
-        sse(openai::text(&refs)),
+        support::llm_server::Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 30,
+        },
         sse(openai::text(&["second"])),
         sse(openai::text(&["keyed"])),
     ]);
@@ -143,7 +146,10 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
             .await;
         assert_eq!(status, 202, "{run}");
         let job = run["job_id"].as_str().unwrap().to_string();
-        let on_b = cb.stream(&job, None).await;
+        let text = cb.stream_text(&job, None).await;
+        // Its text streams on B too (relayed through the store's notices).
+        assert!(text.contains("event: llm.delta"), "{text}");
+        let on_b = support::serve::frames(&text);
         let ids: Vec<u64> = on_b.iter().map(|f| f.0).collect();
         assert!(
             ids.windows(2).all(|w| w[0] < w[1]),

@@ -12,6 +12,7 @@ use super::door::Engine;
 use crate::protocol::{
     Command, EngineError, HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow,
 };
+pub use crate::store::Notice;
 use crate::store::{Store, StoreError};
 
 /// The server's records in the store; clones share it.
@@ -186,9 +187,10 @@ impl Accounts {
         self.store.kind() == crate::store::StoreKind::Postgres
     }
 
-    /// PostgreSQL: sends to `tx` the id of each job whose events another
-    /// process (or this one) just committed (`LISTEN`); false on SQLite.
-    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<String>) -> bool {
+    /// PostgreSQL: sends to `tx` the store's notices (`LISTEN`): the id of
+    /// each job whose events were just committed, and the streamed text of
+    /// jobs on any host; false on SQLite.
+    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<Notice>) -> bool {
         self.store.listen_jobs(tx)
     }
 

@@ -39,7 +39,7 @@ mod tool_calls;
 /// Front ends run their tasks this way too: a blocking store call inside
 /// is a bug that debug builds catch.
 pub use crate::store::{no_blocking, now_ms};
-pub use accounts::{Accounts, new_token, token_sha256};
+pub use accounts::{Accounts, Notice, new_token, token_sha256};
 pub use builder::{BuildError, EngineBuilder, Providers, Recording, check_providers, process_env};
 pub use door::{Engine, PendingReply};
 pub use exec::{ExecStream, command_allowed};

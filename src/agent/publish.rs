@@ -72,6 +72,14 @@ impl Core {
             job_id: job_id.to_string(),
         };
         let index = live.state.apply_event(&event);
+        if event.body.live_only()
+            && let Some(state) = &self.ctx.state
+            && state.store.kind() == crate::store::StoreKind::Postgres
+            && let Ok(json) = serde_json::to_string(&event)
+        {
+            // Hosts sharing the store stream this job's text too.
+            state.store.notify_live(json);
+        }
         if terminal {
             live.running.remove(job_id);
             live.asked.remove(job_id);

@@ -250,6 +250,14 @@ pub enum EventBody {
 }
 
 impl EventBody {
+    /// Streamed text: sent to whoever follows live, never stored.
+    pub fn live_only(&self) -> bool {
+        matches!(
+            self,
+            EventBody::LlmDelta { .. } | EventBody::LlmReasoning { .. }
+        )
+    }
+
     /// The status a job is in once this event has been emitted, if it changes it.
     pub fn status(&self) -> Option<JobStatus> {
         match self {

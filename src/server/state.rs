@@ -81,7 +81,7 @@ pub struct App {
     pub hosts: Mutex<Vec<crate::protocol::HostInfo>>,
     /// Ids of jobs whose events were just committed (PostgreSQL's
     /// `NOTIFY`), when the store sends them.
-    pub committed: Option<tokio::sync::broadcast::Sender<String>>,
+    pub committed: Option<tokio::sync::broadcast::Sender<crate::agent::Notice>>,
 }
 
 impl App {

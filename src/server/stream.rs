@@ -20,7 +20,7 @@ use serde::Deserialize;
 
 use super::error::ApiError;
 use super::state::{AppState, User};
-use crate::agent::{Filter, Subscription};
+use crate::agent::{Filter, Notice, Subscription};
 use crate::protocol::{Event, EventBody, JobStatus};
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -48,17 +48,28 @@ struct Follow {
     sub: Subscription,
     engine: crate::agent::Engine,
     job: String,
+    /// The last stored event sent (its cursor).
     last: u64,
+    /// The last streamed text sent (its cursor), which may run ahead of
+    /// stored events not read yet.
+    last_live: u64,
     queue: VecDeque<Event>,
     done: bool,
-    /// Job ids whose events were just committed (PostgreSQL).
-    committed: Option<tokio::sync::broadcast::Receiver<String>>,
+    /// The store's notices (PostgreSQL): commits, and other hosts' text.
+    committed: Option<tokio::sync::broadcast::Receiver<Notice>>,
 }
 
 impl Follow {
     async fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(event) = self.queue.pop_front() {
+                if event.body.live_only() {
+                    if event.cursor <= self.last.max(self.last_live) {
+                        continue;
+                    }
+                    self.last_live = event.cursor;
+                    return Some(event);
+                }
                 if event.cursor <= self.last {
                     continue;
                 }
@@ -80,7 +91,18 @@ impl Follow {
                     false
                 }
                 () = tokio::time::sleep(poll) => true,
-                job = committed(&mut self.committed) => job.is_none_or(|j| j == self.job),
+                notice = committed(&mut self.committed) => match notice {
+                    None => true,
+                    Some(Notice::Committed(job)) => job == self.job,
+                    Some(Notice::Live(json)) => {
+                        if let Ok(event) = serde_json::from_str::<Event>(&json)
+                            && event.job_id == self.job
+                        {
+                            self.queue.push_back(event);
+                        }
+                        false
+                    }
+                },
             };
             if read && let Ok(page) = self.engine.events(&self.job, self.last).await {
                 self.queue.extend(page.events);
@@ -89,9 +111,9 @@ impl Follow {
     }
 }
 
-/// The next job whose events were committed; `None` when some notices
-/// were missed (read the store anyway); never, without notices.
-async fn committed(rx: &mut Option<tokio::sync::broadcast::Receiver<String>>) -> Option<String> {
+/// The store's next notice; `None` when some were missed (read the store
+/// anyway); never, without notices.
+async fn committed(rx: &mut Option<tokio::sync::broadcast::Receiver<Notice>>) -> Option<Notice> {
     let Some(rx) = rx else {
         return std::future::pending().await;
     };
@@ -111,12 +133,17 @@ fn last(event: &Event) -> bool {
     )
 }
 
+/// One SSE frame; stored events carry their cursor as `id:`, streamed
+/// text none (a client resumes from what is stored, so `Last-Event-ID`
+/// always names a stored event).
 fn frame(event: &Event) -> SseEvent {
     let data = serde_json::to_string(event).unwrap_or_default();
-    SseEvent::default()
-        .id(event.cursor.to_string())
-        .event(event.body.kind())
-        .data(data)
+    let frame = SseEvent::default().event(event.body.kind()).data(data);
+    if event.body.live_only() {
+        frame
+    } else {
+        frame.id(event.cursor.to_string())
+    }
 }
 
 #[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id"), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
@@ -153,6 +180,7 @@ pub async fn stream(
             engine: ws.engine.clone(),
             job: id,
             last: after,
+            last_live: 0,
             queue: VecDeque::new(),
             done: false,
             committed: app.committed.as_ref().map(|tx| tx.subscribe()),

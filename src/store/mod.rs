@@ -31,6 +31,7 @@ pub use leases::{Lease, now_ms};
 pub use maintenance::{Check, StoreInfo};
 pub use paths::{StateDirs, root_key};
 pub use schema::SCHEMA_VERSION;
+pub use server_hosts::Notice;
 pub use session::{IndexUpdate, RecordRow, StoredSession};
 pub use sessions::JobEvents;
 pub use writer::SessionWriter;

@@ -355,13 +355,42 @@ impl Store {
 
 /// The channel that carries the ids of jobs whose events were committed.
 const EVENTS_CHANNEL: &str = "agent_tui_events";
+/// The channel that carries live-only events (streamed text) as JSON.
+const LIVE_CHANNEL: &str = "agent_tui_live";
+/// PostgreSQL refuses a notice payload of 8,000 bytes or more.
+const MAX_PAYLOAD: usize = 7_900;
+
+/// What the store's notices say.
+#[derive(Debug, Clone)]
+pub enum Notice {
+    /// Events of this job were committed.
+    Committed(String),
+    /// A live-only event of a job (its JSON), as it was sent.
+    Live(String),
+}
 
 impl Store {
-    /// PostgreSQL: follows the store's job notifications (`LISTEN`) on a
-    /// connection of its own, sending each job id whose events were just
-    /// committed to `tx`; reconnects when the connection drops. `false`
-    /// (nothing started) on SQLite.
-    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<String>) -> bool {
+    /// PostgreSQL: sends a live-only event (its JSON) to every host, in
+    /// the background (never waits); a larger one than a notice holds is
+    /// not sent (the completed answer stands in for it). Nothing on SQLite.
+    pub fn notify_live(&self, event_json: String) {
+        let shared = self.shared();
+        if shared.listen_url.is_none() || event_json.len() >= MAX_PAYLOAD {
+            return;
+        }
+        let pool = shared.pool.clone();
+        shared.spawn(async move {
+            let _ = sqlx::query("SELECT pg_notify('agent_tui_live', $1)")
+                .bind(event_json)
+                .execute(&pool)
+                .await;
+        });
+    }
+
+    /// PostgreSQL: follows the store's notices (`LISTEN`) on a connection
+    /// of its own and sends each to `tx`; reconnects when the connection
+    /// drops. `false` (nothing started) on SQLite.
+    pub fn listen_jobs(&self, tx: tokio::sync::broadcast::Sender<Notice>) -> bool {
         let shared = self.shared();
         let Some(url) = shared.listen_url.clone() else {
             return false;
@@ -369,10 +398,19 @@ impl Store {
         shared.spawn(async move {
             loop {
                 if let Ok(mut listener) = sqlx::postgres::PgListener::connect(&url).await
-                    && listener.listen(EVENTS_CHANNEL).await.is_ok()
+                    && listener
+                        .listen_all([EVENTS_CHANNEL, LIVE_CHANNEL])
+                        .await
+                        .is_ok()
                 {
                     while let Ok(n) = listener.recv().await {
-                        let _ = tx.send(n.payload().to_string());
+                        let payload = n.payload().to_string();
+                        let notice = if n.channel() == LIVE_CHANNEL {
+                            Notice::Live(payload)
+                        } else {
+                            Notice::Committed(payload)
+                        };
+                        let _ = tx.send(notice);
                     }
                 }
                 tokio::time::sleep(std::time::Duration::from_millis(500)).await;

@@ -137,8 +137,8 @@ impl Client {
         (status, r.json().await.unwrap_or(Value::Null))
     }
 
-    /// The SSE frames of a job's stream until it ends: (id, event, data).
-    pub async fn stream(&self, job: &str, last_id: Option<u64>) -> Vec<(u64, String, Value)> {
+    /// The raw text of a job's SSE stream until it ends.
+    pub async fn stream_text(&self, job: &str, last_id: Option<u64>) -> String {
         let mut req = self
             .http
             .get(format!("{}/api/v1/agent/jobs/{job}/stream", self.base))
@@ -161,13 +161,20 @@ impl Client {
         tokio::time::timeout(Duration::from_secs(20), read)
             .await
             .expect("the stream ends after the job's last event");
-        frames(&text)
+        text
+    }
+
+    /// The stored events of a job's stream until it ends: (id, event, data).
+    pub async fn stream(&self, job: &str, last_id: Option<u64>) -> Vec<(u64, String, Value)> {
+        frames(&self.stream_text(job, last_id).await)
     }
 }
 
 pub fn frames(text: &str) -> Vec<(u64, String, Value)> {
+    // Stored events only: they carry their cursor as `id:` (streamed text
+    // carries none).
     text.split("\n\n")
-        .filter(|f| f.contains("data:"))
+        .filter(|f| f.contains("data:") && f.lines().any(|l| l.starts_with("id:")))
         .map(|f| {
             let field = |name: &str| {
                 f.lines()
