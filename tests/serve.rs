@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
-use support::serve::{Client, error_code, rt, serve};
+use support::serve::{Client, add_config, error_code, rt, serve};
 use support::{Env, code, stderr, stdout};
 
 #[test]
@@ -38,14 +38,10 @@ fn who_may_come_in_and_the_errors_they_get() {
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, "openai", &server.url(), "");
     // A small limit, so the refused body fits the socket's buffers.
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[server]\nmax_body_bytes = 4096\nallowed_origins = [\"https://app.example\"]\n"
-        ),
-    )
-    .unwrap();
+        "[server]\nmax_body_bytes = 4096\nallowed_origins = [\"https://app.example\"]\n",
+    );
     let srv = serve(&env, &cfg, dir.path());
     let token = srv
         .token
@@ -537,12 +533,7 @@ fn a_token_past_its_rate_gets_429_with_retry_after() {
     let dir = project();
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, "openai", &server.url(), "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
-        &cfg,
-        format!("{text}\n[server]\nrate_limit_per_minute = 5\n"),
-    )
-    .unwrap();
+    add_config(&cfg, "[server]\nrate_limit_per_minute = 5\n");
     let srv = serve(&env, &cfg, dir.path());
     let token = srv.token.clone().unwrap();
     rt().block_on(async {
@@ -649,17 +640,15 @@ fn spend_is_attributed_and_a_budget_stops_runs() {
     );
     let (carol, dave) = ("att_carol_token_for_tests", "att_dave_token_for_tests");
     let sha = |t: &str| agent_tui::agent::token_sha256(t);
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[[server.users]]\nname = \"carol\"\ntoken_sha256 = \"{}\"\nmonthly_budget_usd = 10\n\
+        &format!(
+            "[[server.users]]\nname = \"carol\"\ntoken_sha256 = \"{}\"\nmonthly_budget_usd = 10\n\
              [[server.users]]\nname = \"dave\"\ntoken_sha256 = \"{}\"\n",
             sha(carol),
             sha(dave)
         ),
-    )
-    .unwrap();
+    );
     let srv = serve(&env, &cfg, dir.path());
     let c = Client::new(&srv.base, carol);
     let d = Client::new(&srv.base, dave);
@@ -717,17 +706,15 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
     std::fs::write(docs.path().join("guide.md"), "# Guide\n").unwrap();
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, "openai", &server.url(), "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
+        &format!(
+            "[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
              [[server.workspaces]]\nid = \"docs\"\nroot = \"{}\"\nusers = [\"*\"]\nread_only = true\n",
             dir.path().display(),
             docs.path().display()
         ),
-    )
-    .unwrap();
+    );
     let srv = serve(&env, &cfg, dir.path());
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     let root = dir.path();
@@ -790,6 +777,17 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
             )
             .await;
         assert_eq!(status, 403, "{body}");
+        // Nothing else that could write happens there either.
+        for (path, body) in [
+            ("/api/v1/agent/fs/patch", json!({"workspace_id": "docs", "patch": "--- /dev/null\n+++ b/n.md\n@@ -0,0 +1 @@\n+x\n"})),
+            ("/api/v1/agent/exec", json!({"workspace_id": "docs", "command": "ls"})),
+            ("/api/v1/agent/mcp/call", json!({"workspace_id": "docs", "server": "s", "tool": "t"})),
+        ] {
+            let (status, answer) = c.post(path, body).await;
+            assert_eq!(status, 403, "{path}: {answer}");
+            assert!(answer["error"]["message"].as_str().unwrap().contains("read-only"));
+        }
+        assert!(!docs.path().join("n.md").exists());
         // The write is a checkpoint: rolled back, the file is as it was.
         let (status, back) = c
             .post(
@@ -884,16 +882,14 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
     let root = dir.path();
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, "openai", &server.url(), "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
+        &format!(
+            "[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
              allowed_commands = [\"ls src\", \"cat no-such-file\", \"sleep 31.25\"]\n",
             root.display()
         ),
-    )
-    .unwrap();
+    );
     let srv = serve(&env, &cfg, root);
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     rt().block_on(async {
@@ -983,16 +979,14 @@ fn mcp_tools_are_listed_and_called_and_a_dead_server_is_named() {
     let dir = project();
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, "openai", &server.url(), "");
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[mcp_servers.every]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n\
+        &format!(
+            "[mcp_servers.every]\ncommand = \"node\"\nargs = [{}, \"stdio\"]\n\
              [mcp_servers.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo 'cannot open the widget db' >&2; exit 7\"]\n",
             json!(every.display().to_string())
         ),
-    )
-    .unwrap();
+    );
     let srv = serve(&env, &cfg, dir.path());
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     rt().block_on(async {
@@ -1130,11 +1124,10 @@ fn a_workspace_is_only_its_users() {
     let cfg = config(&env, "openai", &server.url(), "");
     let (kim, lee) = ("att_kim_token_for_tests", "att_lee_token_for_tests");
     let sha = |t: &str| agent_tui::agent::token_sha256(t);
-    let text = std::fs::read_to_string(&cfg).unwrap();
-    std::fs::write(
+    add_config(
         &cfg,
-        format!(
-            "{text}\n[[server.users]]\nname = \"kim\"\ntoken_sha256 = \"{}\"\n\
+        &format!(
+            "[[server.users]]\nname = \"kim\"\ntoken_sha256 = \"{}\"\n\
              [[server.users]]\nname = \"lee\"\ntoken_sha256 = \"{}\"\n\
              [[server.workspaces]]\nid = \"shared\"\nroot = \"{}\"\nusers = [\"*\"]\n\
              [[server.workspaces]]\nid = \"kims\"\nroot = \"{}\"\nusers = [\"kim\"]\n",
@@ -1143,8 +1136,7 @@ fn a_workspace_is_only_its_users() {
             dir.path().display(),
             other.path().display()
         ),
-    )
-    .unwrap();
+    );
     let srv = serve(&env, &cfg, dir.path());
     let (k, l) = (Client::new(&srv.base, kim), Client::new(&srv.base, lee));
     rt().block_on(async {

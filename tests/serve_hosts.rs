@@ -16,7 +16,7 @@ use serde_json::json;
 use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, openai};
 use support::pg::{Cluster, PASSWORD};
-use support::serve::{Client, Server, rt, serve_with};
+use support::serve::{Client, Server, add_config, rt, serve_with};
 use support::{Env, code, stderr, stdout};
 
 /// `serve` hosts on one private PostgreSQL cluster, each with its own
@@ -45,9 +45,8 @@ impl Hosts {
             .zip(extra)
             .map(|(env, extra)| {
                 let cfg = config(env, "openai", &model.url(), "");
-                let text = std::fs::read_to_string(&cfg).unwrap();
                 let storage = "[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n";
-                std::fs::write(&cfg, format!("{text}\n{storage}{extra}")).unwrap();
+                add_config(&cfg, &format!("{storage}{extra}"));
                 cfg
             })
             .collect();

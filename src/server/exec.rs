@@ -56,12 +56,7 @@ pub async fn exec(
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let ask: Exec = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
-    if ws.read_only {
-        return Err(ApiError::forbidden(format!(
-            "workspace {} is read-only: it runs no commands",
-            ws.id
-        )));
-    }
+    ws.writable("it runs no commands")?;
     if !command_allowed(&ask.command, &ws.allowed_commands)? {
         return Err(ApiError::forbidden(format!(
             "`{}` is not one of workspace {}'s allowed_commands",

@@ -215,33 +215,12 @@ pub async fn write(
     }
     let ask: Write = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
-    if ws.read_only {
-        return Err(ApiError::forbidden(format!(
-            "workspace {} is read-only",
-            ws.id
-        )));
-    }
-    let reply = ws
-        .engine
-        .command(Command::WriteFiles {
-            files: vec![crate::protocol::UserWrite {
-                file_path: ask.path,
-                expected_hash: ask.expected_hash,
-                content: ask.content,
-            }],
-            by: user.name.clone(),
-        })
-        .await?;
-    let Reply::Written {
-        checkpoint_id,
-        files,
-    } = reply
-    else {
-        return Err(ApiError::unavailable("the engine wrote nothing"));
+    let file = crate::protocol::UserWrite {
+        file_path: ask.path,
+        expected_hash: ask.expected_hash,
+        content: ask.content,
     };
-    Ok(Json(
-        json!({"status": "written", "checkpoint_id": checkpoint_id, "files": files}),
-    ))
+    write_files(ws, vec![file], &user).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -261,13 +240,19 @@ pub async fn patch(
 ) -> Result<Json<Value>, ApiError> {
     let ask: Patch = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
-    if ws.read_only {
-        return Err(ApiError::forbidden(format!(
-            "workspace {} is read-only",
-            ws.id
-        )));
-    }
+    ws.writable("nothing is written")?;
     let files = ws.engine.patch_writes(&ask.patch).await?;
+    write_files(ws, files, &user).await
+}
+
+/// The person's own write of `files` through the engine (hash-checked,
+/// checkpointed, audited): what `fs/write` and `fs/patch` answer.
+async fn write_files(
+    ws: &Workspace,
+    files: Vec<crate::protocol::UserWrite>,
+    user: &User,
+) -> Result<Json<Value>, ApiError> {
+    ws.writable("nothing is written")?;
     let reply = ws
         .engine
         .command(Command::WriteFiles {

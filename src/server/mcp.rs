@@ -53,12 +53,7 @@ pub async fn call(
 ) -> Result<Json<Value>, ApiError> {
     let ask: Call = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
-    if ws.read_only {
-        return Err(ApiError::forbidden(format!(
-            "workspace {} is read-only: its MCP tools are not called",
-            ws.id
-        )));
-    }
+    ws.writable("its MCP tools are not called")?;
     ws.audit(
         Place::default(),
         "mcp.call",

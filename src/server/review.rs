@@ -25,16 +25,6 @@ struct Apply {
     rejected_hunk_ids: Vec<String>,
 }
 
-fn writable(ws: &Workspace) -> Result<(), ApiError> {
-    if ws.read_only {
-        return Err(ApiError::forbidden(format!(
-            "workspace {} is read-only",
-            ws.id
-        )));
-    }
-    Ok(())
-}
-
 #[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once")), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn apply(
     State(app): State<AppState>,
@@ -51,7 +41,7 @@ pub async fn apply(
                 ask.job_id, ask.session_id
             )));
         }
-        writable(ws)?;
+        ws.writable("nothing is written")?;
         ws.audit(
             Place {
                 session: Some(&ask.session_id),
@@ -239,7 +229,7 @@ pub async fn rollback(
 ) -> Result<Json<Value>, ApiError> {
     let ask: Rollback = body.parse()?;
     let (ws, view) = find(&app, &user, &id).await?;
-    writable(ws)?;
+    ws.writable("nothing is written")?;
     if ask.mode == RollbackMode::ScopedSelected && ask.hunk_ids.is_empty() {
         return Err(ApiError::invalid("scoped_selected needs hunk_ids"));
     }

@@ -37,6 +37,18 @@ impl Workspace {
         });
     }
 
+    /// 403 in a read-only workspace, where `what` (writes, commands,
+    /// MCP calls) does not happen.
+    pub fn writable(&self, what: &str) -> Result<(), ApiError> {
+        if self.read_only {
+            return Err(ApiError::forbidden(format!(
+                "workspace {} is read-only: {what}",
+                self.id
+            )));
+        }
+        Ok(())
+    }
+
     pub fn admits(&self, user: &User) -> bool {
         user.role == Role::Admin || self.users.iter().any(|u| u == "*" || *u == user.name)
     }

@@ -236,3 +236,9 @@ impl Client {
         }
     }
 }
+
+/// Adds `text` (TOML tables) to the config file `cfg`.
+pub fn add_config(cfg: &Path, text: &str) {
+    let before = std::fs::read_to_string(cfg).unwrap();
+    std::fs::write(cfg, format!("{before}\n{text}")).unwrap();
+}
