@@ -573,7 +573,7 @@ fn a_token_past_its_rate_gets_429_with_retry_after() {
 /// ends as cancelled and is stored, the process exits 0; a new server on
 /// the same home serves the job's stored stream from any cursor.
 #[test]
-fn sigterm_stops_cleanly_and_a_restart_serves_the_stored_stream() {
+fn sigterm_past_the_grace_cancels_and_a_restart_serves_the_stored_stream() {
     let env = Env::new();
     let dir = project();
     let words: Vec<String> = (0..400).map(|i| format!("w{i} ")).collect();
@@ -583,6 +583,8 @@ fn sigterm_stops_cleanly_and_a_restart_serves_the_stored_stream() {
         delay_ms: 20,
     }]);
     let cfg = config(&env, "openai", &server.url(), "");
+    // A job longer than the grace is cancelled when it runs out.
+    add_config(&cfg, "[server]\nshutdown_grace_secs = 1\n");
     let mut srv = serve(&env, &cfg, dir.path());
     let token = srv.token.clone().unwrap();
     let c = Client::new(&srv.base, &token);
@@ -1186,4 +1188,373 @@ fn a_workspace_is_only_its_users() {
         }
         assert!(!other.path().join("x").exists());
     });
+}
+
+/// A client that stops reading falls out of its window of the live stream:
+/// the server cuts it off rather than holding events for it, and it resumes
+/// after its `Last-Event-ID` from the store with nothing missing or twice.
+#[test]
+fn a_slow_subscriber_is_cut_off_and_resumes() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let env = Env::new();
+    let dir = project();
+    let call = json!({"command": "echo go"}).to_string();
+    // More streamed text than the sockets buffer, after the approval.
+    let chunk = "x".repeat(25_000);
+    let chunks: Vec<&str> = (0..400).map(|_| chunk.as_str()).collect();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        Reply::Slow {
+            events: openai::text(&chunks),
+            delay_ms: 1,
+        },
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let c = Client::new(&srv.base, &token);
+    rt().block_on(async {
+        let (_, job) = c.session_and_run("run it", "agent").await;
+        let asked = c
+            .wait_event(&job, 20, |e| e["type"] == "approval.requested")
+            .await;
+        // A reader with a small window that reads the head, then nothing.
+        let addr: std::net::SocketAddr = srv.base.trim_start_matches("http://").parse().unwrap();
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.set_recv_buffer_size(4096).unwrap();
+        let mut conn = socket.connect(addr).await.unwrap();
+        let request = format!(
+            "GET /api/v1/agent/jobs/{job}/stream HTTP/1.0\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\r\n"
+        );
+        conn.write_all(request.as_bytes()).await.unwrap();
+        let mut head = vec![0u8; 1024];
+        let n = conn.read(&mut head).await.unwrap();
+        assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.0 200"));
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        let (status, _) = c
+            .post(
+                &format!("/api/v1/agent/jobs/{job}/approvals/{id}"),
+                json!({"decision": "allow"}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        c.wait_event(&job, 60, |e| e["type"] == "job.completed").await;
+        // Now it reads again: what was buffered, then the end, early.
+        let mut rest = head[..n].to_vec();
+        tokio::time::timeout(Duration::from_secs(30), conn.read_to_end(&mut rest))
+            .await
+            .expect("the slow subscriber's stream is closed")
+            .unwrap();
+        let text = String::from_utf8_lossy(&rest);
+        let body = text.split_once("\r\n\r\n").unwrap().1;
+        let first = support::serve::frames(body);
+        assert!(
+            first.iter().all(|f| f.1 != "job.completed"),
+            "cut off before the job's end"
+        );
+        let last = first.last().unwrap().0;
+        let resumed = c.stream(&job, Some(last)).await;
+        assert_eq!(resumed.last().unwrap().1, "job.completed");
+        let ids: Vec<u64> = first.iter().chain(&resumed).map(|f| f.0).collect();
+        let (_, all) = c.get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0")).await;
+        let stored: Vec<u64> = all["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["cursor"].as_u64().unwrap())
+            .collect();
+        assert_eq!(ids, stored, "every stored event once, in order");
+    });
+}
+
+/// Every stored event is in the store before a client sees it: while
+/// another program holds the store's write lock, the stream waits; each
+/// frame read can be read back by cursor at once (so a client that moves
+/// to another host resumes it there).
+#[test]
+fn events_are_stored_before_a_client_sees_them() {
+    use sqlx::Connection;
+    let env = Env::new();
+    let dir = project();
+    let call = json!({"command": "echo go"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran ", "it"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, job) = c.session_and_run("run it", "agent").await;
+        let asked = c
+            .wait_event(&job, 20, |e| e["type"] == "approval.requested")
+            .await;
+        let mut r = c
+            .http
+            .get(format!("{}/api/v1/agent/jobs/{job}/stream", srv.base))
+            .bearer_auth(&c.token)
+            .send()
+            .await
+            .unwrap();
+        // The store's write lock, held by another program for a while.
+        let db = env.state_db();
+        let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&db);
+        let mut lock = sqlx::SqliteConnection::connect_with(&options)
+            .await
+            .unwrap();
+        let mut reader = sqlx::SqliteConnection::connect_with(&options)
+            .await
+            .unwrap();
+        sqlx::query("BEGIN IMMEDIATE")
+            .execute(&mut lock)
+            .await
+            .unwrap();
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        let (status, _) = c
+            .post(
+                &format!("/api/v1/agent/jobs/{job}/approvals/{id}"),
+                json!({"decision": "allow"}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            sqlx::query("COMMIT").execute(&mut lock).await.unwrap();
+        };
+        let read = async {
+            let (mut text, mut checked, mut missing) = (String::new(), 0, Vec::new());
+            while let Some(chunk) = r.chunk().await.unwrap() {
+                text.push_str(&String::from_utf8_lossy(&chunk));
+                let Some(end) = text.rfind("\n\n") else {
+                    continue;
+                };
+                let ready: String = text.drain(..end + 2).collect();
+                for (id, kind, _) in support::serve::frames(&ready) {
+                    // Read as any other program would: committed rows only.
+                    let stored: i64 = sqlx::query_scalar(
+                        "SELECT count(*) FROM session_records WHERE job_id = ? AND cursor = ?",
+                    )
+                    .bind(&job)
+                    .bind(i64::try_from(id).unwrap())
+                    .fetch_one(&mut reader)
+                    .await
+                    .unwrap();
+                    checked += 1;
+                    if stored != 1 {
+                        missing.push(format!("{id} {kind}"));
+                    }
+                }
+            }
+            (checked, missing)
+        };
+        let ((checked, missing), ()) = tokio::join!(read, release);
+        assert!(checked > 5, "{checked} events streamed");
+        assert!(missing.is_empty(), "streamed before stored: {missing:?}");
+    });
+}
+
+/// SIGTERM lets a running job finish (its open stream sees the end), cancels
+/// one that waits for an approval at once, and leaves a queued one in the
+/// store, where the next start takes it; the process exits 0.
+#[test]
+fn sigterm_lets_running_jobs_finish_and_hands_queued_ones_back() {
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..40).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let call = json!({"command": "echo later"}).to_string();
+    let server = LlmServer::start(vec![
+        Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 40,
+        },
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["queued ", "and ", "done"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, "[server]\nmax_jobs_per_host = 2\n");
+    let mut srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    let pid = nix::unistd::Pid::from_raw(srv.child.id() as i32);
+    let (long, asking, queued, streamed) = rt().block_on(async {
+        let (_, long) = c.session_and_run("talk", "ask").await;
+        c.wait_event(&long, 10, |e| e["type"] == "job.started")
+            .await;
+        let (_, asking) = c.session_and_run("run it", "agent").await;
+        c.wait_event(&asking, 10, |e| e["type"] == "approval.requested")
+            .await;
+        // The host is full: this one waits in the store.
+        let (_, queued) = c.session_and_run("later", "ask").await;
+        let (status, snap) = c.get(&format!("/api/v1/agent/jobs/{queued}")).await;
+        assert_eq!(status, 200);
+        assert_eq!(snap["status"], "queued", "{snap}");
+        let stream = c.stream(&long, None);
+        let stop = async {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+        };
+        let (streamed, ()) = tokio::join!(stream, stop);
+        (long, asking, queued, streamed)
+    });
+    let asked = Instant::now();
+    let status = loop {
+        if let Some(status) = srv.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            asked.elapsed() < Duration::from_secs(15),
+            "serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(0), "a clean stop exits 0");
+    assert_eq!(
+        streamed.last().unwrap().1,
+        "job.completed",
+        "the open stream saw the running job end"
+    );
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, snap) = c.get(&format!("/api/v1/agent/jobs/{long}")).await;
+        assert_eq!(snap["status"], "completed", "{snap}");
+        let answer = c
+            .wait_event(&long, 5, |e| e["type"] == "job.completed")
+            .await;
+        assert!(answer.to_string().contains("w39"), "{answer}");
+        let (_, snap) = c.get(&format!("/api/v1/agent/jobs/{asking}")).await;
+        assert_eq!(snap["status"], "cancelled", "{snap}");
+        // At once, not when the running job had ended.
+        let cancelled = c
+            .wait_event(&asking, 5, |e| e["type"] == "job.cancelled")
+            .await;
+        assert!(
+            cancelled["ts"].as_str() < answer["ts"].as_str(),
+            "{cancelled} {answer}"
+        );
+        // The next start took the queued run.
+        let done = c
+            .wait_event(&queued, 20, |e| e["type"] == "job.completed")
+            .await;
+        assert!(done.to_string().contains("done"), "{done}");
+    });
+}
+
+/// Every file in `dir` with its bytes (links as their targets).
+fn snapshot(dir: &std::path::Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for entry in walkdir(dir) {
+        let meta = std::fs::symlink_metadata(&entry).unwrap();
+        let body = if meta.file_type().is_symlink() {
+            std::fs::read_link(&entry)
+                .unwrap()
+                .into_os_string()
+                .into_encoded_bytes()
+        } else if meta.is_file() {
+            std::fs::read(&entry).unwrap()
+        } else {
+            Vec::new()
+        };
+        out.push((entry.display().to_string(), body));
+    }
+    out.sort();
+    out
+}
+
+fn walkdir(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        let here = out[i].clone();
+        i += 1;
+        let is_dir = std::fs::symlink_metadata(&here).is_ok_and(|m| m.is_dir());
+        if is_dir {
+            for e in std::fs::read_dir(&here).unwrap() {
+                out.push(e.unwrap().path());
+            }
+        }
+    }
+    out
+}
+
+/// The sandbox's hostile path corpus through every file endpoint: each
+/// refused spelling gets a 4xx with the sandbox's own code (read, list),
+/// writes and patches naming it write nothing, searches never reach past
+/// the root, and nothing outside it is read or touched.
+#[test]
+fn the_hostile_path_corpus_through_every_fs_endpoint() {
+    use support::hostile::{Fixture, Want, hostile_cases};
+    let env = Env::new();
+    let fx = Fixture::new();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, "[server]\nrate_limit_per_minute = 100000\n");
+    let before = snapshot(fx.base.path());
+    let srv = serve(&env, &cfg, &fx.root());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    let secret = |v: &Value| {
+        let t = v.to_string();
+        t.contains("top secret") || t.contains("deeper") || t.contains("sibling with")
+    };
+    rt().block_on(async {
+        let mut wrong = Vec::new();
+        for (path, want) in hostile_cases() {
+            let q = urlencode(&path);
+            let read = c
+                .get(&format!("/api/v1/agent/fs/read?workspace_id=default&path={q}"))
+                .await;
+            let list = c
+                .get(&format!("/api/v1/agent/fs/list?workspace_id=default&path={q}"))
+                .await;
+            let write = c
+                .post(
+                    "/api/v1/agent/fs/write",
+                    json!({"workspace_id": "default", "path": path, "content": "owned\n", "expected_hash": null}),
+                )
+                .await;
+            let search = c
+                .post(
+                    "/api/v1/agent/fs/search",
+                    json!({"workspace_id": "default", "query": "secret|deeper|sibling", "regex": true, "glob": path}),
+                )
+                .await;
+            for (what, (status, body)) in [("read", &read), ("list", &list), ("write", &write), ("search", &search)] {
+                if status.is_server_error() || secret(body) {
+                    wrong.push(format!("{what} {path:?}: {status} {body}"));
+                }
+            }
+            if let Want::Err(code) = want {
+                for (what, (status, body)) in [("read", &read), ("list", &list)] {
+                    if !status.is_client_error() || body["error"]["tool_error"]["code"] != code {
+                        wrong.push(format!("{what} {path:?}: want {code}, got {status} {body}"));
+                    }
+                }
+                if !write.0.is_client_error() {
+                    wrong.push(format!("write {path:?}: {} {}", write.0, write.1));
+                }
+                if !path.contains(['\n', '\r', '\0']) {
+                    let patch = format!("--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+owned\n");
+                    let (status, body) = c
+                        .post("/api/v1/agent/fs/patch", json!({"workspace_id": "default", "patch": patch}))
+                        .await;
+                    if !status.is_client_error() {
+                        wrong.push(format!("patch {path:?}: {status} {body}"));
+                    }
+                }
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    });
+    // Writes to safe new paths inside (e.g. `new_dir/new_file.rs`) are
+    // the only changes: nothing outside the root, nothing in `.git`.
+    let after = snapshot(fx.base.path());
+    let root = fx.root().display().to_string();
+    let changed: Vec<_> = after
+        .iter()
+        .filter(|f| !before.contains(f))
+        .filter(|(p, _)| !p.starts_with(&root) || p.contains("/.git/") || p.ends_with("/.git"))
+        .collect();
+    assert!(changed.is_empty(), "{changed:?}");
+    let gone: Vec<_> = before.iter().filter(|f| !after.contains(f)).collect();
+    assert!(gone.is_empty(), "{gone:?}");
 }

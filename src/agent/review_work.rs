@@ -166,9 +166,17 @@ pub fn write_user_files(
         let resolved = ws
             .resolve_writable(&f.file_path)
             .map_err(|e| EngineError::invalid(e.to_string()))?;
-        let before = ws
-            .read_opt(&resolved)
-            .map_err(|e| EngineError::failed(format!("`{}`: cannot read it: {e}", f.file_path)))?;
+        let before = ws.read_opt(&resolved).map_err(|e| match e.kind() {
+            std::io::ErrorKind::IsADirectory => EngineError::invalid(format!(
+                "`{}` is a folder; only files can be written",
+                f.file_path
+            )),
+            std::io::ErrorKind::NotADirectory => EngineError::invalid(format!(
+                "`{}` lies below a file; nothing can be written there",
+                f.file_path
+            )),
+            _ => EngineError::failed(format!("`{}`: cannot read it: {e}", f.file_path)),
+        })?;
         let current = before.as_deref().map(crate::workspace::sha256_hex);
         let expected = f.expected_hash.as_ref().map(|h| {
             if h.starts_with("sha256:") {

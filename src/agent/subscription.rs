@@ -39,6 +39,8 @@ pub struct Subscription {
     behind: bool,
     /// How many times it fell behind the live stream.
     lagged: u64,
+    /// Stored events are delivered only once they are in the store.
+    committed: bool,
 }
 
 impl Subscription {
@@ -67,7 +69,16 @@ impl Subscription {
             sessions: HashSet::new(),
             behind,
             lagged: 0,
+            committed: false,
         }
+    }
+
+    /// Delivers every stored event only once the store holds it (streamed
+    /// text at once): what a client reads it can read again from the store,
+    /// on any host sharing it.
+    pub fn committed(mut self) -> Subscription {
+        self.committed = true;
+        self
     }
 
     /// The next event; `None` once the engine has stopped.
@@ -85,7 +96,12 @@ impl Subscription {
             }
             match self.rx.recv().await {
                 Ok(p) => {
-                    if self.wants(&p.event) && self.fresh(p.session_id.as_deref(), &p.event) {
+                    if !self.wants(&p.event) {
+                        continue;
+                    }
+                    if self.committed && !p.event.body.live_only() {
+                        self.hold(p).await;
+                    } else if self.fresh(p.session_id.as_deref(), &p.event) {
                         return Some(p.event.clone());
                     }
                 }
@@ -95,6 +111,34 @@ impl Subscription {
                 }
                 Err(RecvError::Closed) => return None,
             }
+        }
+    }
+
+    /// Holds stored event `first`, with whatever else is ready behind it,
+    /// until the store has them all (one wait for the lot); they are
+    /// delivered from the backlog, in order.
+    async fn hold(&mut self, first: Arc<Published>) {
+        self.backlog
+            .push_back((first.session_id.clone(), first.event.clone()));
+        loop {
+            match self.rx.try_recv() {
+                Ok(p) => {
+                    if self.wants(&p.event) {
+                        // Told fresh or not as it leaves the backlog.
+                        self.backlog
+                            .push_back((p.session_id.clone(), p.event.clone()));
+                    }
+                }
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => {
+                    self.lagged += 1;
+                    self.behind = true;
+                    break;
+                }
+                Err(_) => break,
+            }
+        }
+        if let Some(root) = &self.engine.inner.ctx.state {
+            root.store.settled().await;
         }
     }
 

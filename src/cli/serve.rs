@@ -5,6 +5,7 @@
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -236,20 +237,46 @@ async fn listen(
         "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
         names.join(", ")
     );
-    let served = axum::serve(listener, crate::server::router(app.clone()))
-        .with_graceful_shutdown(stop_signal())
-        .await;
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        stop_signal().await;
+        let _ = stop.send(true);
+    });
+    let mut accepting = stopping.clone();
+    let server = axum::serve(listener, crate::server::router(app.clone())).with_graceful_shutdown(
+        async move {
+            let _ = accepting.wait_for(|s| *s).await;
+        },
+    );
+    let mut server = tokio::spawn(server.into_future());
+    let mut stopping = stopping;
+    tokio::select! {
+        served = &mut server => return ended(served),
+        _ = stopping.wait_for(|s| *s) => {}
+    }
+    let grace = Duration::from_secs(app.config.shutdown_grace_secs);
+    crate::server::drain::drain(&app, grace).await;
     crate::server::hosts::leave(&app).await;
     for engine in engines {
         if let Err(e) = engine.shutdown().await {
             eprintln!("agent-tui serve: while stopping: {e}");
         }
     }
+    // Streams end with their engines; a client that holds on is let go.
+    match tokio::time::timeout(Duration::from_secs(5), server).await {
+        Ok(served) => ended(served),
+        Err(_) => ended(Ok(Ok(()))),
+    }
+}
+
+/// How the listener ended.
+fn ended(served: Result<std::io::Result<()>, tokio::task::JoinError>) -> Exit {
     match served {
-        Ok(()) => {
+        Ok(Ok(())) => {
             eprintln!("agent-tui serve: stopped");
             Exit::Ok
         }
+        Ok(Err(e)) => failed(format!("the server stopped: {e}")),
         Err(e) => failed(format!("the server stopped: {e}")),
     }
 }

@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub max_concurrent_jobs_per_user: usize,
     /// Jobs this host runs at once.
     pub max_jobs_per_host: usize,
+    /// On SIGTERM, how long running jobs may go on to their end before
+    /// they are cancelled.
+    pub shutdown_grace_secs: u64,
     /// This host's name among the hosts sharing the store; unset:
     /// `<hostname>:<port>`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -44,6 +47,7 @@ impl Default for ServerConfig {
             max_body_bytes: 1024 * 1024,
             max_concurrent_jobs_per_user: 4,
             max_jobs_per_host: 8,
+            shutdown_grace_secs: 20,
             host_name: None,
             users: Vec::new(),
             workspaces: Vec::new(),

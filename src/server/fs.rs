@@ -32,17 +32,20 @@ async fn tool(ws: &Workspace, name: &str, arguments: Value) -> Result<Json<Value
             .as_str()
             .unwrap_or("the request failed")
             .to_string();
-        return Err(match code {
+        let mut err = match code {
             "not_found" => ApiError::not_found(message),
             _ => ApiError::invalid(message),
-        });
+        };
+        err.detail = Some(json!({ "tool_error": error }));
+        return Err(err);
     }
     Ok(Json(result))
 }
 
 /// A tool's refusal as the client's error: what it could not find is 404,
 /// what it refused (a path outside the root, a bad range, a binary file)
-/// 400, a failure of the machine's 500; the tool's own JSON goes along.
+/// 400, a failure of the machine's 500; the tool's own error (`{code,
+/// message}`, e.g. `outside_root`) goes along as `tool_error`.
 fn tool_error(e: EngineError) -> ApiError {
     let EngineError::Failed {
         message,
@@ -61,7 +64,7 @@ fn tool_error(e: EngineError) -> ApiError {
         ),
         _ => ApiError::invalid(message),
     };
-    err.detail = detail.map(|d| json!({ "tool_error": d }));
+    err.detail = detail.map(|d| json!({ "tool_error": d.get("error").cloned().unwrap_or(d) }));
     err
 }
 

@@ -82,7 +82,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
     ws.audit(here, "job.run", &ask.session_id, user);
     // A free slot here: it starts now; else it waits in the store's queue
     // for whichever host frees one first.
-    if app.running_total() >= app.config.max_jobs_per_host {
+    if app.is_draining() || app.running_total() >= app.config.max_jobs_per_host {
         app.accounts.own_job(&job_id, owner, None, &start).await?;
     } else {
         // Known before the job's first event, so its stream can be followed at once.

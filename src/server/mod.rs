@@ -5,6 +5,7 @@
 //! content type, size) before its handler.
 
 mod body;
+pub mod drain;
 mod error;
 mod exec;
 mod fs;
@@ -13,6 +14,7 @@ pub mod hosts;
 mod idem;
 mod jobs;
 mod mcp;
+mod outbox;
 pub mod queue;
 pub mod relay;
 mod review;
@@ -168,6 +170,7 @@ pub fn app(
         started_at: sessions::now(),
         counts: std::sync::Mutex::new(std::collections::HashMap::new()),
         jobs: std::sync::Mutex::new(std::collections::HashMap::new()),
+        draining: std::sync::atomic::AtomicBool::new(false),
         hosts: std::sync::Mutex::new(Vec::new()),
         committed,
     })

@@ -23,6 +23,9 @@ pub fn start(app: AppState) {
 }
 
 async fn take(app: &AppState) {
+    if app.is_draining() {
+        return;
+    }
     let free = app
         .config
         .max_jobs_per_host

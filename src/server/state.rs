@@ -75,6 +75,14 @@ impl User {
     }
 }
 
+/// A job running on this host.
+pub struct LocalJob {
+    pub user: String,
+    pub engine: Engine,
+    /// It waits for a person's answer.
+    pub waiting: bool,
+}
+
 pub struct App {
     pub workspaces: Vec<Workspace>,
     pub accounts: Accounts,
@@ -87,8 +95,10 @@ pub struct App {
     pub started_at: String,
     /// Requests per token in the current minute.
     pub counts: Mutex<HashMap<String, (Instant, u32)>>,
-    /// Jobs each user has running on this host.
-    pub jobs: Mutex<HashMap<String, usize>>,
+    /// The jobs running on this host, by id.
+    pub jobs: Mutex<HashMap<String, LocalJob>>,
+    /// Stopping: nothing more starts here (runs wait in the store's queue).
+    pub draining: std::sync::atomic::AtomicBool,
     /// The live hosts sharing the store, as the last heartbeat found them.
     pub hosts: Mutex<Vec<crate::protocol::HostInfo>>,
     /// Ids of jobs whose events were just committed (PostgreSQL's
@@ -131,26 +141,56 @@ impl App {
 
     /// Jobs running on this host.
     pub fn running_total(&self) -> usize {
-        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        jobs.values().sum()
+        self.local_jobs().len()
     }
 
-    /// Jobs `user` has running.
+    /// Jobs `user` has running on this host.
     pub fn running(&self, user: &str) -> usize {
-        let jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        jobs.get(user).copied().unwrap_or(0)
+        self.local_jobs()
+            .values()
+            .filter(|j| j.user == user)
+            .count()
     }
 
-    pub fn started(&self, user: &str) {
-        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        *jobs.entry(user.to_string()).or_insert(0) += 1;
+    pub fn started(&self, job_id: &str, user: &str, engine: &Engine) {
+        self.local_jobs().insert(
+            job_id.to_string(),
+            LocalJob {
+                user: user.to_string(),
+                engine: engine.clone(),
+                waiting: false,
+            },
+        );
     }
 
-    pub fn ended(&self, user: &str) {
-        let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(n) = jobs.get_mut(user) {
-            *n = n.saturating_sub(1);
+    /// Job `job_id` waits for a person (a question or an approval), or
+    /// goes on.
+    pub fn waiting(&self, job_id: &str, waiting: bool) {
+        if let Some(job) = self.local_jobs().get_mut(job_id) {
+            job.waiting = waiting;
         }
+    }
+
+    pub fn ended(&self, job_id: &str) {
+        self.local_jobs().remove(job_id);
+    }
+
+    /// The jobs here that wait for a person, with their engines.
+    pub fn waiting_jobs(&self) -> Vec<(String, Engine)> {
+        self.local_jobs()
+            .iter()
+            .filter(|(_, j)| j.waiting)
+            .map(|(id, j)| (id.clone(), j.engine.clone()))
+            .collect()
+    }
+
+    /// Whether this host is stopping.
+    pub fn is_draining(&self) -> bool {
+        self.draining.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn local_jobs(&self) -> std::sync::MutexGuard<'_, HashMap<String, LocalJob>> {
+        self.jobs.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Counts a request of `token_name` (in the store when hosts share

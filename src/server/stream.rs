@@ -1,9 +1,11 @@
 //! `GET …/jobs/{id}/stream`: a job's events as server-sent events, `id:`
 //! the job's cursor, `event:` its type, `data:` the event. It starts after
 //! `Last-Event-ID` (or `?cursor=`), reading what is stored first (also
-//! after a restart) and then following the engine live; a client that
-//! reads slowly falls behind its subscription's window and is caught up
-//! from the store, never served a gap. It ends after the job's last event
+//! after a restart) and then following the engine live, each stored event
+//! sent only once the store holds it (so a client can always resume it, on
+//! any host). A client that reads too slowly for its window of the live
+//! stream is cut off, and resumes after its `Last-Event-ID` from the store,
+//! never served a gap. It ends after the job's last event
 //! (`job.completed`, `job.failed`, `job.cancelled`); a stream opened after
 //! that sends what was stored after the cursor (an apply's events) and ends.
 
@@ -15,7 +17,7 @@ use axum::Extension;
 use axum::extract::{Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 
 use super::error::ApiError;
@@ -87,6 +89,11 @@ impl Follow {
             };
             let read = tokio::select! {
                 event = self.sub.next() => {
+                    if self.sub.lagged() > 0 {
+                        // Too slow for its window of the live stream: cut
+                        // off; the client resumes after its Last-Event-ID.
+                        return None;
+                    }
                     self.queue.push_back(event?.as_ref().clone());
                     false
                 }
@@ -133,17 +140,19 @@ fn last(event: &Event) -> bool {
     )
 }
 
-/// One SSE frame; stored events carry their cursor as `id:`, streamed
+/// One SSE frame and its size; stored events carry their cursor as `id:`, streamed
 /// text none (a client resumes from what is stored, so `Last-Event-ID`
 /// always names a stored event).
-fn frame(event: &Event) -> SseEvent {
+fn frame(event: &Event) -> (SseEvent, usize) {
     let data = serde_json::to_string(event).unwrap_or_default();
+    let size = data.len();
     let frame = SseEvent::default().event(event.body.kind()).data(data);
-    if event.body.live_only() {
+    let frame = if event.body.live_only() {
         frame
     } else {
         frame.id(event.cursor.to_string())
-    }
+    };
+    (frame, size)
 }
 
 #[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id"), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
@@ -173,10 +182,13 @@ pub async fn stream(
     let live = match stored {
         Some(events) => Live::Stored(events.into_iter()),
         None => Live::Following(Box::new(Follow {
-            sub: ws.engine.subscribe(Filter::Job {
-                job_id: id.clone(),
-                after,
-            }),
+            sub: ws
+                .engine
+                .subscribe(Filter::Job {
+                    job_id: id.clone(),
+                    after,
+                })
+                .committed(),
             engine: ws.engine.clone(),
             job: id,
             last: after,
@@ -186,13 +198,14 @@ pub async fn stream(
             committed: app.committed.as_ref().map(|tx| tx.subscribe()),
         })),
     };
-    let events = futures_util::stream::unfold(live, |mut live| async move {
-        let event = match &mut live {
-            Live::Stored(events) => events.next()?,
-            Live::Following(follow) => follow.next().await?,
-        };
-        Some((Ok(frame(&event)), live))
-    });
+    let events = match live {
+        Live::Stored(events) => {
+            futures_util::stream::iter(events.map(|e| Ok(frame(&e).0))).left_stream()
+        }
+        Live::Following(follow) => {
+            super::outbox::queued(follow, |f| Box::pin(f.next()), frame).right_stream()
+        }
+    };
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 

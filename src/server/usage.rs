@@ -70,7 +70,7 @@ pub async fn admit(app: &AppState, user: &User) -> Result<(), ApiError> {
 /// Follows job `job_id` on `engine` to its end and keeps what it used;
 /// the user's running count goes down then.
 pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
-    app.started(&user);
+    app.started(&job_id, &user, &engine);
     tokio::spawn(async move {
         let mut events = engine.subscribe(Filter::Job {
             job_id: job_id.clone(),
@@ -86,6 +86,12 @@ pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
         while let Some(event) = events.next().await {
             match &event.body {
                 EventBody::JobStarted { provider, .. } => usage.provider = provider.clone(),
+                EventBody::ApprovalRequested { .. } | EventBody::ClarificationRequested { .. } => {
+                    app.waiting(&job_id, true);
+                }
+                EventBody::ApprovalResolved { .. } | EventBody::ClarificationReceived { .. } => {
+                    app.waiting(&job_id, false);
+                }
                 EventBody::UsageUpdated {
                     input_tokens,
                     output_tokens,
@@ -126,7 +132,7 @@ pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
                 + price(usage.output_tokens, p.price_output_per_mtok);
         }
         let _ = app.accounts.finish_job(&job_id, usage).await;
-        app.ended(&user);
+        app.ended(&job_id);
     });
 }
 

@@ -50,7 +50,12 @@ impl Tool for ListFiles {
         let resolved = ctx.workspace.resolve(&prefix)?;
         let (start, name_prefix) = match ctx.workspace.metadata(&resolved) {
             Ok(_) => (resolved.clone(), None),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 // `src/ma` lists what starts with it inside `src/`.
                 let scope = ctx.workspace.scope_of(&resolved);
                 let parent = match resolved.inner.rsplit_once('/') {

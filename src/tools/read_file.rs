@@ -59,7 +59,13 @@ impl Tool for ReadFile {
             .and_then(|f| f.metadata().map(|m| (f, m)));
         let (file, meta) = match opened {
             Ok(pair) => pair,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // Below a file (`src/main.rs/x`) nothing exists either.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 return Err(not_found(ctx, &resolved));
             }
             Err(e) => return Err(ToolError::io(resolved.display(), e)),

@@ -5,6 +5,7 @@
 pub mod db;
 pub mod engine;
 pub mod fake_model;
+pub mod hostile;
 pub mod jobs;
 pub mod llm_server;
 pub mod pg;
