@@ -1558,3 +1558,60 @@ fn the_hostile_path_corpus_through_every_fs_endpoint() {
     let gone: Vec<_> = before.iter().filter(|f| !after.contains(f)).collect();
     assert!(gone.is_empty(), "{gone:?}");
 }
+
+/// Budgets reach the users of stored tokens too: a default for everyone,
+/// overridden per user by name.
+#[test]
+fn budgets_hold_for_stored_token_users() {
+    let env = Env::new();
+    let dir = project();
+    let add = |name: &str| {
+        let out = env
+            .cmd()
+            .args(["serve", "token", "add", name])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        stdout(&out).trim().to_string()
+    };
+    let (carol, dave) = (add("carol"), add("dave"));
+    let server = LlmServer::start(vec![sse(openai::text(&["fine"]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        "[server]\ndefault_monthly_budget_usd = 0.0\nmonthly_budgets_usd = { dave = 5.0 }\n",
+    );
+    let srv = serve(&env, &cfg, dir.path());
+    rt().block_on(async {
+        let c = Client::new(&srv.base, &carol);
+        let (status, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        assert_eq!(status, 201, "{s}");
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": s["session_id"], "instruction": "hi", "mode": "ask"}),
+            )
+            .await;
+        assert_eq!(status, 429, "{body}");
+        assert_eq!(body["error"]["reason"], "budget_exceeded", "{body}");
+        assert!(body["error"]["message"].as_str().unwrap().contains("carol"), "{body}");
+        let d = Client::new(&srv.base, &dave);
+        let (_, job) = d.session_and_run("hi", "ask").await;
+        d.wait_event(&job, 20, |e| e["type"] == "job.completed").await;
+    });
+    let bad = env.home.path().join("bad.toml");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&bad, text.replace("dave = 5.0", "erin = -1.0")).unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&bad)
+        .args(["serve", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("monthly_budgets_usd.erin"), "{}", stderr(&out));
+}

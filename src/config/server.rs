@@ -30,6 +30,12 @@ pub struct ServerConfig {
     /// `<hostname>:<port>`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub host_name: Option<String>,
+    /// Dollars a month each user may spend, by user name (stored tokens'
+    /// users too); a `[[server.users]]` entry's own budget comes first.
+    pub monthly_budgets_usd: std::collections::BTreeMap<String, f64>,
+    /// The budget of a user with none of their own; unset: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub default_monthly_budget_usd: Option<f64>,
     /// Fixed users (besides the tokens `serve token add` stores).
     pub users: Vec<ServerUser>,
     /// The folders it serves; none: the root `serve` was started in, as
@@ -49,6 +55,8 @@ impl Default for ServerConfig {
             max_jobs_per_host: 8,
             shutdown_grace_secs: 20,
             host_name: None,
+            monthly_budgets_usd: std::collections::BTreeMap::new(),
+            default_monthly_budget_usd: None,
             users: Vec::new(),
             workspaces: Vec::new(),
         }
@@ -155,6 +163,27 @@ impl ServerConfig {
                 ));
             }
         }
+        let bad = |b: f64| b.is_nan() || b < 0.0;
+        for (name, budget) in &self.monthly_budgets_usd {
+            if bad(*budget) {
+                out.push(format!(
+                    "server.monthly_budgets_usd.{name} must be 0 or more"
+                ));
+            }
+        }
+        if self.default_monthly_budget_usd.is_some_and(bad) {
+            out.push("server.default_monthly_budget_usd must be 0 or more".into());
+        }
         out
+    }
+
+    /// The monthly budget of user `name`, if they have one.
+    pub fn budget_of(&self, name: &str) -> Option<f64> {
+        self.users
+            .iter()
+            .find(|u| u.name == name)
+            .and_then(|u| u.monthly_budget_usd)
+            .or_else(|| self.monthly_budgets_usd.get(name).copied())
+            .or(self.default_monthly_budget_usd)
     }
 }

@@ -37,11 +37,7 @@ pub async fn admit(app: &AppState, user: &User) -> Result<(), ApiError> {
         e.retry_after = Some(5);
         return Err(e);
     }
-    let budget = app
-        .users
-        .iter()
-        .find(|u| u.name == user.name)
-        .and_then(|u| u.monthly_budget_usd);
+    let budget = app.config.budget_of(&user.name);
     if let Some(budget) = budget {
         let spent: f64 = app
             .accounts
@@ -59,7 +55,7 @@ pub async fn admit(app: &AppState, user: &User) -> Result<(), ApiError> {
                     user.name
                 ),
             )
-            .hint("an admin can raise server.users[].monthly_budget_usd");
+            .hint("an admin can raise it: server.monthly_budgets_usd (or the user's own monthly_budget_usd)");
             e.reason = Some("budget_exceeded");
             return Err(e);
         }
