@@ -44,7 +44,7 @@ if WHAT == "sessions":
 sessions = [session(i) for i in range(N)]
 if len(HOSTS) > 1:
     time.sleep(3)  # the hosts let their new sessions go (2 s idle): any host may run them
-lat, problems, received = [], [], {}
+lat, problems, received, resumes, live, stored_lat = [], [], {}, [], [], []
 lock = threading.Lock()
 go = threading.Barrier(N)
 
@@ -52,32 +52,45 @@ def follow(i, s):
     go.wait()
     job = call("POST", "/api/v1/agent/run", {"session_id": s, "instruction": "bench", "mode": "ask"}, i)["job_id"]
     U = HOSTS[(i + 1) % len(HOSTS)]
-    c = http.client.HTTPConnection(U.hostname, U.port, timeout=120)
-    c.request("GET", f"/api/v1/agent/jobs/{job}/stream", headers={"Authorization": f"Bearer {TOKEN}"})
-    r = c.getresponse()
-    # Events emitted before the stream was open come from the store: only
-    # the ones emitted after it count for latency.
-    opened = time.time() * 1000
-    ids, mine, buf = [], [], b""
-    while True:
-        chunk = r.read1(65536)
-        if not chunk:
-            break
-        now = time.time() * 1000
-        buf += chunk
-        while b"\n\n" in buf:
-            frame, buf = buf.split(b"\n\n", 1)
-            for line in frame.decode().splitlines():
-                if line.startswith("data:"):
-                    e = json.loads(line[5:])
-                    if e["type"] not in ("llm.delta", "llm.reasoning"):
-                        ids.append(e["cursor"])
-                    emitted = ts_ms(e["ts"])
-                    if emitted >= opened:
-                        mine.append(now - emitted)
-                    if e["type"] not in ("llm.delta", "llm.reasoning"):
-                        received.setdefault(job, []).append(e["cursor"])
-    c.close()
+    ids, mine, last_id, ended, opened = [], [], None, False, None
+    # A stream that ends before the job's last event (a slow client cut
+    # off) is resumed after its Last-Event-ID, as any client would.
+    while not ended:
+        c = http.client.HTTPConnection(U.hostname, U.port, timeout=120)
+        headers = {"Authorization": f"Bearer {TOKEN}"}
+        if last_id is not None:
+            headers["Last-Event-ID"] = str(last_id)
+            with lock:
+                resumes.append(job)
+        c.request("GET", f"/api/v1/agent/jobs/{job}/stream", headers=headers)
+        r = c.getresponse()
+        # Events emitted before the stream was open come from the store:
+        # only the ones emitted after it count for latency.
+        if opened is None:
+            opened = time.time() * 1000
+        buf = b""
+        while True:
+            chunk = r.read1(65536)
+            if not chunk:
+                break
+            now = time.time() * 1000
+            buf += chunk
+            while b"\n\n" in buf:
+                frame, buf = buf.split(b"\n\n", 1)
+                for line in frame.decode().splitlines():
+                    if line.startswith("data:"):
+                        e = json.loads(line[5:])
+                        emitted = ts_ms(e["ts"])
+                        if emitted >= opened:
+                            mine.append(now - emitted)
+                            (live if e["type"] in ("llm.delta", "llm.reasoning") else stored_lat).append(now - emitted)
+                        if e["type"] not in ("llm.delta", "llm.reasoning"):
+                            ids.append(e["cursor"])
+                            received.setdefault(job, []).append(e["cursor"])
+                            last_id = e["cursor"]
+                        if e["type"] in ("job.completed", "job.failed", "job.cancelled"):
+                            ended = True
+        c.close()
     with lock:
         lat.extend(mine)
         if ids != sorted(set(ids)):
@@ -98,7 +111,11 @@ pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 where = f" over {len(HOSTS)} hosts (followed on another host than the one posted to)" if len(HOSTS) > 1 else ""
 print(f"{N} jobs at once{where}: {len(lat)} live events in {time.time() - start:.2f} s; "
       f"emission to SSE client p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms, max {lat[-1]:.1f} ms "
-      f"(ts has 1 ms steps); lost or duplicated: {len(problems)}")
+      f"(ts has 1 ms steps); lost or duplicated: {len(problems)}; streams resumed after a cut: {len(resumes)}")
+for name, xs in (("streamed text", live), ("stored events", stored_lat)):
+    xs.sort()
+    if xs:
+        print(f"  {name}: {len(xs)}, p50 {xs[len(xs) // 2]:.1f} ms, p99 {xs[min(len(xs) - 1, int(0.99 * len(xs)))]:.1f} ms")
 for p in problems[:5]:
     print("  " + p)
 sys.exit(1 if problems else 0)

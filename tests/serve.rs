@@ -888,7 +888,7 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
         &cfg,
         &format!(
             "[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [\"*\"]\n\
-             allowed_commands = [\"ls src\", \"cat no-such-file\", \"sleep 31.25\"]\n",
+             allowed_commands = [\"ls src\", \"cat no-such-file\", \"sleep 31.25\", \"rm src/greet.rs\"]\n",
             root.display()
         ),
     );
@@ -945,6 +945,29 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
             assert!(Instant::now() < deadline, "the command outlived its client");
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        // What a command changes is a checkpoint that rolls it back.
+        let text = run("rm src/greet.rs").await.unwrap().text().await.unwrap();
+        assert!(!root.join("src/greet.rs").exists());
+        let exit = support::serve::frames_all(&text)
+            .into_iter()
+            .find(|f| f.0 == "exit")
+            .unwrap()
+            .1;
+        assert_eq!(exit["changed_files_total"], 1, "{exit}");
+        assert_eq!(exit["changed_files"][0]["path"], "src/greet.rs", "{exit}");
+        let id = exit["checkpoint_id"].as_str().expect("a checkpoint");
+        let (status, body) = c
+            .post(
+                &format!("/api/v1/agent/checkpoints/{id}/rollback"),
+                json!({"mode": "hard_all"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert!(
+            std::fs::read_to_string(root.join("src/greet.rs"))
+                .unwrap()
+                .contains("hello")
+        );
         // Every command run is in the audit log with who ran it.
         let (_, audit) = c.get("/api/v1/agent/audit").await;
         let runs: Vec<&serde_json::Value> = audit["records"]
@@ -953,7 +976,7 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
             .iter()
             .filter(|r| r["action"] == "exec")
             .collect();
-        assert_eq!(runs.len(), 3, "{audit}");
+        assert_eq!(runs.len(), 4, "{audit}");
         assert!(
             runs.iter().all(|r| r["outcome"] == "by local over HTTP"),
             "{audit}"
@@ -1596,10 +1619,14 @@ fn budgets_hold_for_stored_token_users() {
             .await;
         assert_eq!(status, 429, "{body}");
         assert_eq!(body["error"]["reason"], "budget_exceeded", "{body}");
-        assert!(body["error"]["message"].as_str().unwrap().contains("carol"), "{body}");
+        assert!(
+            body["error"]["message"].as_str().unwrap().contains("carol"),
+            "{body}"
+        );
         let d = Client::new(&srv.base, &dave);
         let (_, job) = d.session_and_run("hi", "ask").await;
-        d.wait_event(&job, 20, |e| e["type"] == "job.completed").await;
+        d.wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
     });
     let bad = env.home.path().join("bad.toml");
     let text = std::fs::read_to_string(&cfg).unwrap();
@@ -1613,5 +1640,9 @@ fn budgets_hold_for_stored_token_users() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 2, "{}", stderr(&out));
-    assert!(stderr(&out).contains("monthly_budgets_usd.erin"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("monthly_budgets_usd.erin"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -227,6 +227,9 @@ impl EngineBuilder {
             provider_notice: notice,
             recovered,
         };
+        let tracker = state
+            .as_ref()
+            .map(|s| Arc::new(crate::checkpoint::ExecTracker::new(s, &workspace)));
         let ctx = EngineContext {
             workspace,
             config: loaded.config,
@@ -234,6 +237,7 @@ impl EngineBuilder {
             provider,
             fallback,
             state,
+            tracker,
         };
         Engine::start(Arc::new(ctx), facts, template)
     }

@@ -109,10 +109,7 @@ impl Core {
         sessions.insert(LOOSE.to_string(), Live::new(loose, Held::Unrecorded, 0));
         Core {
             checkpoints: ctx.state.as_ref().map(CheckpointStore::new),
-            tracker: ctx
-                .state
-                .as_ref()
-                .map(|s| Arc::new(ExecTracker::new(s, &ctx.workspace))),
+            tracker: ctx.tracker.clone(),
             mcp: (!ctx.config.mcp_servers.is_empty()).then(|| {
                 let logs =
                     StateDirs::locate(&|k| std::env::var(k).ok()).map(|d| d.home.join("logs"));

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::door::Engine;
 use crate::protocol::{EngineError, ExecChunk};
-use crate::tools::ToolContext;
+use crate::tools::{ExecRecord, ToolContext};
 
 /// Chunks held for a slow reader before the command's pipes wait.
 const QUEUE: usize = 256;
@@ -47,6 +47,7 @@ impl Engine {
             args["timeout_secs"] = json!(t);
         }
         let (token, out) = (cancel.clone(), tx.clone());
+        let job_id = format!("exec_{}", &super::new_job_id()[4..]);
         tokio::task::spawn_blocking(move || {
             let tee_tx = out.clone();
             let tee: crate::tools::Tee = Arc::new(move |err: bool, bytes: &[u8]| {
@@ -61,6 +62,12 @@ impl Engine {
             let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
             tool_ctx.cancel = Some(token);
             tool_ctx.tee = Some(tee);
+            // What it changes is a checkpoint, as the model's commands are.
+            tool_ctx.record = ctx.tracker.as_deref().map(|tracker| ExecRecord {
+                tracker,
+                session_id: None,
+                job_id,
+            });
             let last = match ctx.registry.call("run_command", args, &tool_ctx) {
                 Ok(r) => ExecChunk::Exit {
                     exit_code: r["exit_code"].as_i64().and_then(|c| i32::try_from(c).ok()),
@@ -68,6 +75,10 @@ impl Engine {
                     truncated: r["truncated"].as_bool().unwrap_or(false),
                     timed_out: r["timed_out"].as_bool().unwrap_or(false),
                     confined: r["confined"].as_bool().unwrap_or(false),
+                    changed_files: r["changed_files"].as_array().cloned().unwrap_or_default(),
+                    changed_files_total: r["changed_files_total"].as_u64().unwrap_or(0),
+                    checkpoint_id: r["checkpoint_id"].as_str().map(str::to_string),
+                    checkpoint_error: r["checkpoint_error"].as_str().map(str::to_string),
                 },
                 Err(e) => ExecChunk::Error {
                     message: e.to_string(),

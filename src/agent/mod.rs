@@ -71,6 +71,9 @@ pub(crate) struct EngineContext {
     /// The store's part for this root: sessions, checkpoints, snapshots and
     /// the audit chain. `None`: nothing is recorded (tests, benchmarks).
     pub state: Option<RootStore>,
+    /// The root's file index, for checkpoints of what commands change
+    /// (the model's and a front end's `exec`); with `state` only.
+    pub tracker: Option<std::sync::Arc<crate::checkpoint::ExecTracker>>,
 }
 
 /// Where `-v` logs go: the state home's `logs/` (`None`: no state home).

@@ -137,6 +137,15 @@ pub enum ExecChunk {
         truncated: bool,
         timed_out: bool,
         confined: bool,
+        /// The files it changed (`changed_files_total` of them; the list
+        /// is capped).
+        changed_files: Vec<serde_json::Value>,
+        changed_files_total: u64,
+        /// The checkpoint that undoes its changes (rollback like an
+        /// apply's); `None` when it changed nothing.
+        checkpoint_id: Option<String>,
+        /// Why its changes could not be kept for a rollback, if so.
+        checkpoint_error: Option<String>,
     },
     /// It could not start.
     Error {

@@ -38,10 +38,16 @@ fn frame(chunk: &ExecChunk) -> SseEvent {
             truncated,
             timed_out,
             confined,
+            changed_files,
+            changed_files_total,
+            checkpoint_id,
+            checkpoint_error,
         } => (
             "exit",
             json!({"exit_code": exit_code, "duration_ms": duration_ms, "truncated": truncated,
-                   "timed_out": timed_out, "confined": confined}),
+                   "timed_out": timed_out, "confined": confined,
+                   "changed_files": changed_files, "changed_files_total": changed_files_total,
+                   "checkpoint_id": checkpoint_id, "checkpoint_error": checkpoint_error}),
         ),
         ExecChunk::Error { message } => ("error", json!({ "message": message })),
     };

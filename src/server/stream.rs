@@ -100,12 +100,16 @@ impl Follow {
                 () = tokio::time::sleep(poll) => true,
                 notice = committed(&mut self.committed) => match notice {
                     None => true,
-                    Some(Notice::Committed(job)) => job == self.job,
+                    Some(Notice::Committed { job, events }) => {
+                        job == self.job && !self.took(events.as_deref())
+                    }
                     Some(Notice::Live(json)) => {
-                        if let Ok(event) = serde_json::from_str::<Event>(&json)
-                            && event.job_id == self.job
+                        // Most notices are other jobs': looked for before parsed.
+                        if json.contains(self.job.as_str())
+                            && let Ok(events) = serde_json::from_str::<Vec<Event>>(&json)
                         {
-                            self.queue.push_back(event);
+                            let mine = events.into_iter().filter(|e| e.job_id == self.job);
+                            self.queue.extend(mine);
                         }
                         false
                     }
@@ -115,6 +119,29 @@ impl Follow {
                 self.queue.extend(page.events);
             }
         }
+    }
+}
+
+impl Follow {
+    /// Takes the events a commit notice carried, when they follow on from
+    /// the last one sent (else the store is read: `false`).
+    fn took(&mut self, events: Option<&str>) -> bool {
+        let Some(events) = events.and_then(|e| serde_json::from_str::<Vec<Event>>(e).ok()) else {
+            return false;
+        };
+        let queued = self
+            .queue
+            .iter()
+            .filter(|e| !e.body.live_only())
+            .map(|e| e.cursor)
+            .max()
+            .unwrap_or(0);
+        let next = self.last.max(queued) + 1;
+        if events.first().is_none_or(|e| e.cursor > next) {
+            return false;
+        }
+        self.queue.extend(events);
+        true
     }
 }
 

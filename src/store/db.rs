@@ -151,6 +151,9 @@ pub(super) struct Shared {
     /// PostgreSQL: the URL with its password, for a `LISTEN` connection of
     /// its own (never shown: `location` is what is shown).
     pub listen_url: Option<String>,
+    /// PostgreSQL: the queue of live-only events to relay to other hosts
+    /// (started with the first).
+    pub live: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<String>>,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
 }
@@ -250,6 +253,7 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         location,
         path,
         listen_url,
+        live: std::sync::OnceLock::new(),
         runtime: Mutex::new(Some(runtime)),
         handle,
     }))

@@ -358,33 +358,35 @@ const EVENTS_CHANNEL: &str = "agent_tui_events";
 /// The channel that carries live-only events (streamed text) as JSON.
 const LIVE_CHANNEL: &str = "agent_tui_live";
 /// PostgreSQL refuses a notice payload of 8,000 bytes or more.
-const MAX_PAYLOAD: usize = 7_900;
+pub(super) const MAX_PAYLOAD: usize = 7_900;
 
 /// What the store's notices say.
 #[derive(Debug, Clone)]
 pub enum Notice {
-    /// Events of this job were committed.
-    Committed(String),
-    /// A live-only event of a job (its JSON), as it was sent.
+    /// Events of job `job` were committed: `events`, a JSON array of
+    /// them, when they fitted in the notice.
+    Committed { job: String, events: Option<String> },
+    /// Live-only events (a JSON array of them), as they were sent.
     Live(String),
 }
 
 impl Store {
     /// PostgreSQL: sends a live-only event (its JSON) to every host, in
-    /// the background (never waits); a larger one than a notice holds is
-    /// not sent (the completed answer stands in for it). Nothing on SQLite.
+    /// the background (never waits), in order: one task sends them, as
+    /// many in one notice (a JSON array) as fit; an event larger than a
+    /// notice holds is not sent (the completed answer stands in for it).
+    /// Nothing on SQLite.
     pub fn notify_live(&self, event_json: String) {
         let shared = self.shared();
-        if shared.listen_url.is_none() || event_json.len() >= MAX_PAYLOAD {
+        if shared.listen_url.is_none() || event_json.len() + 2 >= MAX_PAYLOAD {
             return;
         }
-        let pool = shared.pool.clone();
-        shared.spawn(async move {
-            let _ = sqlx::query("SELECT pg_notify('agent_tui_live', $1)")
-                .bind(event_json)
-                .execute(&pool)
-                .await;
+        let tx = shared.live.get_or_init(|| {
+            let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+            shared.spawn(relay_live(shared.pool.clone(), rx));
+            tx
         });
+        let _ = tx.send(event_json);
     }
 
     /// PostgreSQL: follows the store's notices (`LISTEN`) on a connection
@@ -408,7 +410,16 @@ impl Store {
                         let notice = if n.channel() == LIVE_CHANNEL {
                             Notice::Live(payload)
                         } else {
-                            Notice::Committed(payload)
+                            match payload.split_once('\n') {
+                                Some((job, events)) => Notice::Committed {
+                                    job: job.to_string(),
+                                    events: Some(events.to_string()),
+                                },
+                                None => Notice::Committed {
+                                    job: payload,
+                                    events: None,
+                                },
+                            }
                         };
                         let _ = tx.send(notice);
                     }
@@ -417,5 +428,34 @@ impl Store {
             }
         });
         true
+    }
+}
+
+/// Sends the live-only events queued in `rx` as notices, in order: what
+/// is ready at once goes in one notice, up to a notice's size.
+async fn relay_live(pool: sqlx::AnyPool, mut rx: tokio::sync::mpsc::UnboundedReceiver<String>) {
+    let mut held: Option<String> = None;
+    loop {
+        let first = match held.take() {
+            Some(event) => event,
+            None => match rx.recv().await {
+                Some(event) => event,
+                None => return,
+            },
+        };
+        let mut payload = format!("[{first}");
+        while let Ok(next) = rx.try_recv() {
+            if payload.len() + next.len() + 2 >= MAX_PAYLOAD {
+                held = Some(next);
+                break;
+            }
+            payload.push(',');
+            payload.push_str(&next);
+        }
+        payload.push(']');
+        let _ = sqlx::query("SELECT pg_notify('agent_tui_live', $1)")
+            .bind(payload)
+            .execute(&pool)
+            .await;
     }
 }

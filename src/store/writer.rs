@@ -282,19 +282,10 @@ impl Task {
                 .await?;
         }
         if self.kind == super::StoreKind::Postgres {
-            // Hosts following these jobs read them as soon as they commit.
-            let mut jobs: Vec<&str> = writes
-                .iter()
-                .filter_map(|w| match w {
-                    Msg::Append { row, .. } => row.job_id.as_deref(),
-                    _ => None,
-                })
-                .collect();
-            jobs.sort_unstable();
-            jobs.dedup();
-            for job in jobs {
+            // Hosts following these jobs get them as soon as they commit.
+            for payload in committed_notices(writes) {
                 sqlx::query("SELECT pg_notify('agent_tui_events', $1)")
-                    .bind(job)
+                    .bind(payload)
                     .execute(&mut *tx)
                     .await?;
             }
@@ -510,4 +501,37 @@ pub(super) async fn insert_audit(
         .execute(&mut *conn)
         .await?;
     Ok(())
+}
+
+/// The notices of a commit, one per job with rows in it: the job's id,
+/// then (on the next line) its events as a JSON array when they fit in a
+/// notice, so a host following the job need not read them back.
+fn committed_notices(writes: &[Msg]) -> Vec<String> {
+    let mut jobs: Vec<(&str, Vec<&str>)> = Vec::new();
+    for w in writes {
+        let Msg::Append { row, .. } = w else { continue };
+        let Some(job) = row.job_id.as_deref() else {
+            continue;
+        };
+        let at = match jobs.iter().position(|(j, _)| *j == job) {
+            Some(at) => at,
+            None => {
+                jobs.push((job, Vec::new()));
+                jobs.len() - 1
+            }
+        };
+        if row.cursor.is_some() {
+            jobs[at].1.push(row.body.as_str());
+        }
+    }
+    jobs.into_iter()
+        .map(|(job, events)| {
+            let size = job.len() + events.iter().map(|e| e.len() + 1).sum::<usize>() + 3;
+            if events.is_empty() || size >= super::server_hosts::MAX_PAYLOAD {
+                job.to_string()
+            } else {
+                format!("{job}\n[{}]", events.join(","))
+            }
+        })
+        .collect()
 }

@@ -191,6 +191,25 @@ pub fn frames(text: &str) -> Vec<(u64, String, Value)> {
         .collect()
 }
 
+/// Every frame of an SSE text (ids or not): (event, data).
+pub fn frames_all(text: &str) -> Vec<(String, Value)> {
+    text.split("\n\n")
+        .filter(|f| f.contains("data:"))
+        .map(|f| {
+            let field = |name: &str| {
+                f.lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.trim().to_string())
+                    .unwrap_or_default()
+            };
+            (
+                field("event:"),
+                serde_json::from_str(&field("data:")).unwrap(),
+            )
+        })
+        .collect()
+}
+
 pub fn error_code(body: &Value) -> &str {
     body["error"]["code"].as_str().unwrap_or("")
 }
