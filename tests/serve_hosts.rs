@@ -470,7 +470,8 @@ fn a_store_that_goes_away_is_503_then_recovers() {
 }
 
 /// Host names are unique among live hosts: a second host under a live
-/// host's name is refused (exit 2, naming the setting); `health` lists
+/// host's name waits for it to go silent, and is refused (exit 2, naming
+/// the setting) when it goes on beating; `health` lists
 /// each live host with the jobs it runs.
 #[test]
 fn a_live_hosts_name_is_not_taken_twice() {
@@ -508,5 +509,85 @@ fn a_live_hosts_name_is_not_taken_twice() {
         assert_eq!(hosts.len(), 1, "{health}");
         assert_eq!(hosts[0]["host"], "alpha");
         assert!(hosts[0]["running_jobs"].is_array(), "{health}");
+    });
+}
+
+/// On a shared store every stored event is committed before a client sees
+/// it: while another program holds the events table, the stream waits;
+/// each frame read can be read back by cursor at once, by any host.
+#[test]
+fn events_are_committed_before_a_client_sees_them() {
+    use sqlx::Connection;
+    let call = json!({"command": "echo go"}).to_string();
+    let model = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran ", "it"])),
+    ]);
+    let Some(h) = Hosts::start(&model, &[""], &["ivy", "--role", "admin"]) else {
+        return;
+    };
+    let c = h.client(0);
+    let url = h.url.replace("agent@", &format!("agent:{PASSWORD}@"));
+    rt().block_on(async {
+        let (_, job) = c.session_and_run("run it", "agent").await;
+        let asked = c
+            .wait_event(&job, 20, |e| e["type"] == "approval.requested")
+            .await;
+        let mut r = c
+            .http
+            .get(format!("{}/api/v1/agent/jobs/{job}/stream", c.base))
+            .bearer_auth(&c.token)
+            .send()
+            .await
+            .unwrap();
+        // The events' table, held by another program for a while.
+        let mut lock = sqlx::PgConnection::connect(&url).await.unwrap();
+        let mut reader = sqlx::PgConnection::connect(&url).await.unwrap();
+        sqlx::query("BEGIN").execute(&mut lock).await.unwrap();
+        sqlx::query("LOCK TABLE session_records IN EXCLUSIVE MODE")
+            .execute(&mut lock)
+            .await
+            .unwrap();
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        let (status, _) = c
+            .post(
+                &format!("/api/v1/agent/jobs/{job}/approvals/{id}"),
+                json!({"decision": "allow"}),
+            )
+            .await;
+        assert_eq!(status, 200);
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            sqlx::query("COMMIT").execute(&mut lock).await.unwrap();
+        };
+        let read = async {
+            let (mut text, mut checked, mut missing) = (String::new(), 0, Vec::new());
+            while let Some(chunk) = r.chunk().await.unwrap() {
+                text.push_str(&String::from_utf8_lossy(&chunk));
+                let Some(end) = text.rfind("\n\n") else {
+                    continue;
+                };
+                let ready: String = text.drain(..end + 2).collect();
+                for (id, kind, _) in support::serve::frames(&ready) {
+                    // Read as any other program would: committed rows only.
+                    let stored: i64 = sqlx::query_scalar(
+                        "SELECT count(*) FROM session_records WHERE job_id = $1 AND cursor = $2",
+                    )
+                    .bind(&job)
+                    .bind(i64::try_from(id).unwrap())
+                    .fetch_one(&mut reader)
+                    .await
+                    .unwrap();
+                    checked += 1;
+                    if stored != 1 {
+                        missing.push(format!("{id} {kind}"));
+                    }
+                }
+            }
+            (checked, missing)
+        };
+        let ((checked, missing), ()) = tokio::join!(read, release);
+        assert!(checked > 5, "{checked} events streamed");
+        assert!(missing.is_empty(), "streamed before stored: {missing:?}");
     });
 }

@@ -149,8 +149,17 @@ impl Accounts {
     }
 
     /// Jobs not ended whose host has not been heard of since `since_ms`.
-    pub async fn lost_jobs(&self, since_ms: u64) -> Result<Vec<(String, Owner)>, EngineError> {
-        self.run(move |s| s.lost_jobs(since_ms)).await
+    /// And host `me`'s own open jobs made before it started at
+    /// `started_at`: an earlier run of it that did not stop cleanly left them.
+    pub async fn lost_jobs(
+        &self,
+        since_ms: u64,
+        me: &str,
+        started_at: &str,
+    ) -> Result<Vec<(String, Owner)>, EngineError> {
+        let (me, started) = (me.to_string(), started_at.to_string());
+        self.run(move |s| s.lost_jobs(since_ms, (&me, &started)))
+            .await
     }
 
     /// Takes (or gives back) the ending of a lost job; true when taken.

@@ -41,6 +41,9 @@ pub struct Subscription {
     lagged: u64,
     /// Stored events are delivered only once they are in the store.
     committed: bool,
+    /// The store's barrier the backlog waits on (kept here, so a caller
+    /// that drops `next` midway does not release the backlog early).
+    held: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl Subscription {
@@ -70,6 +73,7 @@ impl Subscription {
             behind,
             lagged: 0,
             committed: false,
+            held: None,
         }
     }
 
@@ -88,6 +92,10 @@ impl Subscription {
                 self.behind = false;
                 self.catch_up().await;
             }
+            if let Some(held) = &mut self.held {
+                let _ = held.await;
+                self.held = None;
+            }
             if let Some((session, event)) = self.backlog.pop_front() {
                 if self.fresh(session.as_deref(), &event) {
                     return Some(event);
@@ -100,7 +108,7 @@ impl Subscription {
                         continue;
                     }
                     if self.committed && !p.event.body.live_only() {
-                        self.hold(p).await;
+                        self.hold(p);
                     } else if self.fresh(p.session_id.as_deref(), &p.event) {
                         return Some(p.event.clone());
                     }
@@ -117,7 +125,7 @@ impl Subscription {
     /// Holds stored event `first`, with whatever else is ready behind it,
     /// until the store has them all (one wait for the lot); they are
     /// delivered from the backlog, in order.
-    async fn hold(&mut self, first: Arc<Published>) {
+    fn hold(&mut self, first: Arc<Published>) {
         self.backlog
             .push_back((first.session_id.clone(), first.event.clone()));
         loop {
@@ -138,7 +146,7 @@ impl Subscription {
             }
         }
         if let Some(root) = &self.engine.inner.ctx.state {
-            root.store.settled().await;
+            self.held = Some(root.store.barrier());
         }
     }
 

@@ -117,7 +117,13 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
     }
     if let Some(origin) = req.headers().get(header::ORIGIN) {
         let origin = origin.to_str().unwrap_or_default();
-        if !app.config.allowed_origins.iter().any(|o| o == origin) {
+        // The server's own page (same origin: the allowed Host it was
+        // asked for) needs no entry; any other origin does.
+        let same = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .is_some_and(|authority| authority.eq_ignore_ascii_case(&host));
+        if !same && !app.config.allowed_origins.iter().any(|o| o == origin) {
             return Err(ApiError::forbidden(format!(
                 "requests from the web origin {origin:?} are not allowed"
             ))
@@ -126,7 +132,7 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
     }
     // A browser's preflight carries no token; the request after it does.
     let preflight = *req.method() == Method::OPTIONS && req.headers().contains_key(header::ORIGIN);
-    if req.uri().path() == "/api/v1/health" || req.uri().path() == "/" || preflight {
+    if req.uri().path() == "/api/v1/health" || super::web::is_page(req.uri().path()) || preflight {
         return Ok(());
     }
     let in_url = req.uri().query().is_some_and(|q| {

@@ -25,15 +25,35 @@ pub fn start(app: AppState) {
     });
 }
 
-/// The first heartbeat, before the server answers anything: refused when
-/// a live host already has this one's name.
+/// The first heartbeat, before the server answers anything. Hosts sharing
+/// PostgreSQL have unique names among live hosts: while one of this name
+/// still beats, this one waits (a restart after a crash finds its old row
+/// for up to `LIVE_MS`), and is refused if it goes on beating. On SQLite
+/// the store has one host, whose row a restart takes over at once.
 pub async fn join(app: &AppState) -> Result<(), String> {
-    let hosts = app
-        .accounts
-        .heartbeat(&app.host, &app.started_at, LIVE_MS, true)
-        .await
-        .map_err(|e| e.to_string())?;
+    let unique = app.accounts.shared();
+    let deadline = std::time::Instant::now() + Duration::from_millis(LIVE_MS) + BEAT;
+    let mut told = false;
+    let hosts = loop {
+        match app
+            .accounts
+            .heartbeat(&app.host, &app.started_at, LIVE_MS, unique)
+            .await
+        {
+            Ok(hosts) => break hosts,
+            Err(e) if unique && std::time::Instant::now() < deadline => {
+                if !told {
+                    eprintln!("agent-tui serve: {e}; waiting for it to go silent");
+                    told = true;
+                }
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    };
     *app.hosts.lock().unwrap_or_else(|p| p.into_inner()) = hosts;
+    // What an earlier run of this host left running ended with it.
+    sweep(app).await;
     Ok(())
 }
 
@@ -49,10 +69,16 @@ pub async fn beat(app: &AppState) {
     sweep(app).await;
 }
 
-/// Ends the jobs whose host has been silent for `LIVE_MS`.
+/// Ends the jobs whose host has been silent for `LIVE_MS`, and the ones an
+/// earlier run of this host left (it did not stop cleanly).
 async fn sweep(app: &AppState) {
     let now = u64::try_from(crate::agent::now_ms()).unwrap_or(0);
-    let Ok(lost) = app.accounts.lost_jobs(now.saturating_sub(LIVE_MS)).await else {
+    let since = now.saturating_sub(LIVE_MS);
+    let lost = app
+        .accounts
+        .lost_jobs(since, &app.host, &app.started_at)
+        .await;
+    let Ok(lost) = lost else {
         return;
     };
     for (job_id, owner) in lost {

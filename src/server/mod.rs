@@ -22,6 +22,7 @@ mod sessions;
 mod state;
 mod stream;
 mod usage;
+mod web;
 
 use std::sync::Arc;
 
@@ -92,6 +93,8 @@ pub fn router(app: AppState) -> Router {
         .split_for_parts();
     let doc = Arc::new(doc);
     let api = api
+        .route("/", get(web::page))
+        .route("/assets/{file}", get(web::asset))
         .route(
             "/openapi.json",
             get(move || {

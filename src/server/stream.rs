@@ -1,9 +1,9 @@
 //! `GET …/jobs/{id}/stream`: a job's events as server-sent events, `id:`
 //! the job's cursor, `event:` its type, `data:` the event. It starts after
 //! `Last-Event-ID` (or `?cursor=`), reading what is stored first (also
-//! after a restart) and then following the engine live, each stored event
-//! sent only once the store holds it (so a client can always resume it, on
-//! any host). A client that reads too slowly for its window of the live
+//! after a restart) and then following the engine live, on a shared store
+//! each stored event sent only once it is committed (so a client can always
+//! resume it, on any host). A client that reads too slowly for its window of the live
 //! stream is cut off, and resumes after its `Last-Event-ID` from the store,
 //! never served a gap. It ends after the job's last event
 //! (`job.completed`, `job.failed`, `job.cancelled`); a stream opened after
@@ -209,13 +209,7 @@ pub async fn stream(
     let live = match stored {
         Some(events) => Live::Stored(events.into_iter()),
         None => Live::Following(Box::new(Follow {
-            sub: ws
-                .engine
-                .subscribe(Filter::Job {
-                    job_id: id.clone(),
-                    after,
-                })
-                .committed(),
+            sub: follow(&app, &ws.engine, &id, after),
             engine: ws.engine.clone(),
             job: id,
             last: after,
@@ -234,6 +228,23 @@ pub async fn stream(
         }
     };
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// The engine's events of job `id` after `after`. With a shared store
+/// (PostgreSQL, several hosts: SPEC 16) each stored event waits until it is
+/// committed, so a client that moves to another host finds there whatever
+/// it saw; on SQLite (one host) they go at once: the commit's sync would
+/// double the stream's latency, and a client can only come back here.
+fn follow(app: &AppState, engine: &crate::agent::Engine, id: &str, after: u64) -> Subscription {
+    let sub = engine.subscribe(Filter::Job {
+        job_id: id.to_string(),
+        after,
+    });
+    if app.accounts.shared() {
+        sub.committed()
+    } else {
+        sub
+    }
 }
 
 /// Whether the job's run is over (awaiting review included).

@@ -122,6 +122,12 @@ impl Store {
         let _ = self.shared.queue.barrier().await;
     }
 
+    /// `settled` as a receiver to keep: it resolves once everything queued
+    /// before this call is written or failed.
+    pub fn barrier(&self) -> tokio::sync::oneshot::Receiver<()> {
+        self.shared.queue.barrier()
+    }
+
     fn shared(&self) -> &db::Shared {
         &self.shared
     }

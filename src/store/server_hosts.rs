@@ -65,19 +65,27 @@ impl Store {
 
     /// Jobs not ended whose host has not been heard of since `since_ms`
     /// (killed, frozen, cut off): (job, its owner).
-    pub fn lost_jobs(&self, since_ms: u64) -> Result<Vec<(String, Owner)>, StoreError> {
+    pub fn lost_jobs(
+        &self,
+        since_ms: u64,
+        (me, started_at): (&str, &str),
+    ) -> Result<Vec<(String, Owner)>, StoreError> {
         let shared = self.shared();
         let pool = shared.pool.clone();
         let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
+        let (me, started_at) = (me.to_string(), started_at.to_string());
         shared.block(async move {
             sqlx::query(
                 "SELECT j.job_id, j.session_id, j.user_name, j.workspace_id, j.created_at
                  FROM server_jobs j LEFT JOIN server_hosts h ON h.host = j.host
                  WHERE j.status IS NULL AND j.host IS NOT NULL
-                   AND (h.host IS NULL OR h.last_seen < $1)
+                   AND (h.host IS NULL OR h.last_seen < $1
+                        OR (j.host = $2 AND j.created_at < $3))
                  ORDER BY j.created_at",
             )
             .bind(since)
+            .bind(me)
+            .bind(started_at)
             .fetch_all(&pool)
             .await?
             .iter()

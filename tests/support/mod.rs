@@ -2,6 +2,7 @@
 //! offline environment and decode its JSON output.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+pub mod browser;
 pub mod db;
 pub mod engine;
 pub mod fake_model;

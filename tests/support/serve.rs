@@ -35,6 +35,11 @@ pub fn serve(env: &Env, cfg: &Path, root: &Path) -> Server {
 
 /// `serve` with extra environment variables (a shared store's URL).
 pub fn serve_with(env: &Env, cfg: &Path, root: &Path, vars: &[(&str, &str)]) -> Server {
+    serve_at(env, cfg, root, "127.0.0.1:0", vars)
+}
+
+/// `serve` on `bind` (a fixed port, to come back where clients look).
+pub fn serve_at(env: &Env, cfg: &Path, root: &Path, bind: &str, vars: &[(&str, &str)]) -> Server {
     let port_file = env.home.path().join(format!("port-{}", fastrand::u32(..)));
     let mut child = env
         .cmd()
@@ -42,7 +47,7 @@ pub fn serve_with(env: &Env, cfg: &Path, root: &Path, vars: &[(&str, &str)]) -> 
         .env("TEST_LLM_KEY", KEY)
         .arg("--config")
         .arg(cfg)
-        .args(["serve", "--bind", "127.0.0.1:0", "--port-file"])
+        .args(["serve", "--bind", bind, "--port-file"])
         .arg(&port_file)
         .arg("--root")
         .arg(root)
