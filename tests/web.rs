@@ -57,6 +57,9 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
     let mut script = edit_then_answer();
     script.push(sse(openai::tool_calls(&[("c2", "run_command", &call)])));
     script.push(sse(openai::text(&["ran ", "it"])));
+    let again = json!({"command": "echo decided-elsewhere"}).to_string();
+    script.push(sse(openai::tool_calls(&[("c3", "run_command", &again)])));
+    script.push(sse(openai::text(&["ran ", "again"])));
     let model = LlmServer::start(script);
     let cfg = config(&env, "openai", &model.url(), "");
     let srv = serve(&env, &cfg, dir.path());
@@ -101,6 +104,10 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
 
+        // Its three-way view: before, what it wrote, now.
+        testid(&b, "three-way").await.click().await.unwrap();
+        let three = testid(&b, "diff3").await.text().await.unwrap();
+        assert!(three.contains("hello") && three.contains("hola"), "{three}");
         // The checkpoint rolls back, after a confirmation.
         testid(&b, "checkpoint").await;
         testid(&b, "rollback").await.click().await.unwrap();
@@ -121,6 +128,21 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         testid(&b, "approve").await.click().await.unwrap();
         until(&b, 20, "decided", "return document.querySelector('[data-testid=approval]').textContent.includes('allowed (')").await;
         until(&b, 20, "the second answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('ran it'))").await;
+        // Answered elsewhere first (another client): the prompt closes,
+        // saying who decided.
+        testid(&b, "instruction").await.send_keys("run again").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "a second prompt", "return document.querySelectorAll('[data-testid=approval]').length === 2").await;
+        let c = Client::new(&srv.base, &token);
+        let job = until(&b, 5, "the job", "return [...document.querySelectorAll('.job')].pop().dataset.jobId").await;
+        let job = job.as_str().unwrap();
+        let asked = c.wait_event(job, 10, |e| e["type"] == "approval.requested").await;
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        let (status, body) = c
+            .post(&format!("/api/v1/agent/jobs/{job}/approvals/{id}"), json!({"decision": "deny"}))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        until(&b, 20, "closed by the other answer", "const p = [...document.querySelectorAll('[data-testid=approval]')].pop(); return p.textContent.includes('denied (') && p.querySelector('[data-testid=approve]').disabled").await;
         shot("chat-wide.png", &b.screenshot().await.unwrap());
         b.set_window_size(390, 844).await.unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;

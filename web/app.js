@@ -487,8 +487,29 @@ async function refreshCheckpoints() {
     const files = (c.affected_files || []).map((f) => f.file_path).join(", ");
     list.append(el("li", { "data-testid": "checkpoint", "data-checkpoint-id": c.checkpoint_id },
       el("span", { title: files }, `${c.kind} · ${files}`),
+      el("button", { type: "button", "data-testid": "three-way", onclick: () => threeWay(c) }, "view"),
       el("button", { type: "button", "data-testid": "rollback", onclick: () => rollback(c.checkpoint_id, files) }, "rollback")));
   }
+}
+
+// A checkpoint's files as three columns: before it, what it wrote, now.
+async function threeWay(c) {
+  const box = el("div", { class: "three", "data-testid": "diff3" },
+    el("div", { class: "row" }, el("strong", {}, `checkpoint ${c.kind} · ${c.created_at || ""}`),
+      el("button", { type: "button", onclick: () => box.parentElement.remove() }, "close")));
+  for (const f of c.affected_files || []) {
+    try {
+      const d = await api("GET", `/api/v1/agent/checkpoints/${c.checkpoint_id}/diff3?file_path=${encodeURIComponent(f.file_path)}`);
+      const col = (title, text) => el("div", {}, el("h3", {}, title),
+        el("pre", {}, text === null || text === undefined ? "(no file)" : text));
+      box.append(el("h3", {}, f.file_path),
+        el("div", { class: "columns" }, col("before", d.base), col("written", d.proposed), col("now", d.current)));
+    } catch (e) {
+      box.append(el("div", { class: "status failed" }, `${f.file_path}: ${e.message}`));
+    }
+  }
+  logItem(box);
+  box.querySelector("button").focus();
 }
 
 async function rollback(id, files) {
@@ -569,6 +590,7 @@ function signOut(message) {
 }
 
 async function signIn() {
+  const t0 = performance.now();
   try {
     const { workspaces } = await api("GET", "/api/v1/agent/workspaces");
     const select = $("workspace");
@@ -577,7 +599,8 @@ async function signIn() {
     $("login").hidden = true;
     $("app").hidden = false;
     $("login-error").textContent = "";
-    document.body.dataset.ready = "true";
+    // Token in hand to workspaces listed (bench/web.sh reads it).
+    document.body.dataset.readyMs = (performance.now() - t0).toFixed(1);
     await refreshSessions();
     $("instruction").focus();
   } catch (e) {

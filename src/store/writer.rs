@@ -264,8 +264,9 @@ impl Task {
     async fn transaction(&self, writes: &[Msg]) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin_with(self.kind.begin_write()).await?;
         let mut touched: Vec<(&str, &str)> = Vec::new();
+        let mut known = Known::default();
         for w in writes {
-            self.apply(&mut tx, w).await?;
+            self.apply(&mut tx, w, &mut known).await?;
             if let Msg::Append { session_id, row } = w {
                 let ts = row.ts.as_str();
                 match touched.iter_mut().find(|(s, _)| s == session_id) {
@@ -293,7 +294,12 @@ impl Task {
         tx.commit().await
     }
 
-    async fn apply(&self, conn: &mut AnyConnection, w: &Msg) -> Result<(), sqlx::Error> {
+    async fn apply(
+        &self,
+        conn: &mut AnyConnection,
+        w: &Msg,
+        known: &mut Known,
+    ) -> Result<(), sqlx::Error> {
         match w {
             Msg::Create {
                 root_key,
@@ -302,7 +308,7 @@ impl Task {
                 ts,
                 lease,
             } => {
-                ensure_root(conn, root_key, root_path).await?;
+                known.ensure_root(conn, root_key, root_path).await?;
                 let (owner, until) = match lease {
                     Some((owner, until)) => (Some(owner.as_str()), Some(*until)),
                     None => (None, None),
@@ -344,10 +350,47 @@ impl Task {
                 entry,
                 time,
             } => {
-                ensure_root(conn, root_key, root_path).await?;
-                append_audit(conn, self.kind, root_key, entry.clone(), time.clone()).await?;
+                known.ensure_root(conn, root_key, root_path).await?;
+                // The chain's head, once read under the root's lock, is
+                // known for the rest of the transaction: one insert each.
+                let record = match known.heads.get(root_key) {
+                    Some((seq, hash)) => {
+                        let record =
+                            AuditRecord::next(Some((*seq, hash)), entry.clone(), time.clone());
+                        insert_audit(conn, root_key, &record, false).await?;
+                        record
+                    }
+                    None => {
+                        append_audit(conn, self.kind, root_key, entry.clone(), time.clone()).await?
+                    }
+                };
+                known
+                    .heads
+                    .insert(root_key.clone(), (record.seq, record.hash));
             }
             Msg::Flush(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// What one transaction has done already: roots it made sure of, and
+/// the head of each audit chain it appended to (under that root's lock).
+#[derive(Default)]
+struct Known {
+    roots: std::collections::HashSet<String>,
+    heads: std::collections::HashMap<String, (u64, String)>,
+}
+
+impl Known {
+    async fn ensure_root(
+        &mut self,
+        conn: &mut AnyConnection,
+        root_key: &str,
+        root_path: &str,
+    ) -> Result<(), sqlx::Error> {
+        if self.roots.insert(root_key.to_string()) {
+            ensure_root(conn, root_key, root_path).await?;
         }
         Ok(())
     }
