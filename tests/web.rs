@@ -3,7 +3,9 @@
 //! pick the workspace, ask, watch the answer stream, review hunks with the
 //! keys (y, Ctrl+S), apply, roll back (confirmed), approve a command, and
 //! a server killed mid-stream and started again: the page says it is
-//! offline, comes back by itself and shows every stored event once. No
+//! offline, comes back by itself and shows every stored event once; and
+//! two hosts on PostgreSQL behind one address, the page's host killed: it
+//! carries on through the other. No
 //! console error anywhere. Screenshots of the page, wide and narrow, land
 //! in docs/web/.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -118,14 +120,16 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
 
-        // A command asks first; the prompt names it and the workspace.
-        testid(&b, "instruction").await.send_keys("run it").await.unwrap();
-        testid(&b, "send").await.click().await.unwrap();
+        // A command asks first; the prompt names it and the workspace. All
+        // by keyboard: Enter sends, the prompt takes the focus, Enter allows.
+        let enter = char::from(Key::Enter).to_string();
+        testid(&b, "instruction").await.send_keys(&format!("run it{enter}")).await.unwrap();
         let prompt = testid(&b, "approval").await;
         let text = prompt.text().await.unwrap();
         assert!(text.contains("echo approved-from-web"), "{text}");
         assert!(text.contains("workspace: default"), "{text}");
-        testid(&b, "approve").await.click().await.unwrap();
+        until(&b, 5, "the prompt focused", "return document.activeElement.dataset.testid === 'approve'").await;
+        b.active_element().await.unwrap().send_keys(&enter).await.unwrap();
         until(&b, 20, "decided", "return document.querySelector('[data-testid=approval]').textContent.includes('allowed (')").await;
         until(&b, 20, "the second answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('ran it'))").await;
         // Answered elsewhere first (another client): the prompt closes,
@@ -212,6 +216,126 @@ fn the_page_rides_out_a_server_restart_mid_stream() {
         let console = driver.console(&b).await;
         // A dropped connection is logged by Chromium itself as a network
         // error; the page's own code logs nothing.
+        let own: Vec<_> = errors(&console)
+            .into_iter()
+            .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
+            .collect();
+        assert!(own.is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// A TCP front door for the test: connections go to whichever backend
+/// port is current (a load balancer after a health check moves on).
+fn front_door(backend: std::sync::Arc<std::sync::atomic::AtomicU16>) -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for client in listener.incoming() {
+            let Ok(client) = client else { continue };
+            let to = backend.load(std::sync::atomic::Ordering::SeqCst);
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", to)) else {
+                continue;
+            };
+            let (mut c2, mut s2) = (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (mut c1, mut s1) = (client, server);
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut c1, &mut s1);
+                let _ = s1.shutdown(std::net::Shutdown::Both);
+            });
+            std::thread::spawn(move || {
+                let _ = std::io::copy(&mut s2, &mut c2);
+                let _ = c2.shutdown(std::net::Shutdown::Both);
+            });
+        }
+    });
+    port
+}
+
+/// Two hosts on one PostgreSQL behind one address: the host the page talks
+/// to dies mid-stream; the page comes back through the same address to the
+/// other host and shows every stored event once, to the job's end
+/// (`host_lost`, reported by the surviving host).
+#[test]
+fn the_page_moves_to_another_host_behind_one_address() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU16, Ordering};
+    use support::pg::{Cluster, PASSWORD};
+    if !available() {
+        return;
+    }
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let dir = project();
+    let words: Vec<String> = (0..400).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let model = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 25,
+    }]);
+    let url = cluster.url();
+    let vars = [
+        ("AGENT_TUI_DATABASE_URL", url.as_str()),
+        ("AGENT_TUI_DB_PASSWORD", PASSWORD),
+    ];
+    let envs = [Env::new(), Env::new()];
+    let cfgs: Vec<_> = envs
+        .iter()
+        .map(|env| {
+            let cfg = config(env, "openai", &model.url(), "");
+            // The front door's address is this server's Host too.
+            support::serve::add_config(
+                &cfg,
+                "[storage]\npassword_env = \"AGENT_TUI_DB_PASSWORD\"\n",
+            );
+            cfg
+        })
+        .collect();
+    let out = envs[0]
+        .cmd()
+        .envs(vars)
+        .arg("--config")
+        .arg(&cfgs[0])
+        .args(["serve", "token", "add", "web", "--role", "admin"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let token = stdout(&out).trim().to_string();
+    let mut a = support::serve::serve_with(&envs[0], &cfgs[0], dir.path(), &vars);
+    let b_host = support::serve::serve_with(&envs[1], &cfgs[1], dir.path(), &vars);
+    let port_of =
+        |s: &support::serve::Server| s.base.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+    let backend = Arc::new(AtomicU16::new(port_of(&a)));
+    let door = front_door(backend.clone());
+    let base = format!("http://127.0.0.1:{door}");
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        b.goto(&format!("{base}/#token={token}")).await.unwrap();
+        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
+        b.find(Locator::Css("[data-testid=mode] option[value=ask]")).await.unwrap().click().await.unwrap();
+        testid(&b, "instruction").await.send_keys("talk").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "streaming", "return (document.querySelector('.job [data-testid=answer]') || {}).textContent").await;
+        // The host behind the address dies; the address now leads to the other.
+        backend.store(port_of(&b_host), Ordering::SeqCst);
+        a.child.kill().unwrap();
+        a.child.wait().unwrap();
+        until(&b, 40, "the job's end", "return document.querySelector('.job .status').textContent.match(/failed|cancelled|completed/)").await;
+        let status = b.execute("return document.querySelector('.job .status').textContent", vec![]).await.unwrap();
+        assert!(status.as_str().unwrap().starts_with("failed"), "{status}");
+        let job = b.execute("return document.querySelector('.job').dataset.jobId", vec![]).await.unwrap();
+        let shown = b.execute("return Number(document.querySelector('.job').dataset.stored)", vec![]).await.unwrap();
+        let dupes = b.execute("return document.body.dataset.duplicates || '0'", vec![]).await.unwrap();
+        assert_eq!(dupes, "0", "no stored event shown twice");
+        let c = Client::new(&b_host.base, &token);
+        let (_, page) = c.get(&format!("/api/v1/agent/jobs/{}/events?cursor=0", job.as_str().unwrap())).await;
+        let stored = page["events"].as_array().unwrap().len() as u64;
+        assert_eq!(shown.as_u64().unwrap(), stored, "every stored event shown once: {page}");
+        let last = page["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["data"]["code"], "host_lost", "{last}");
+        let console = driver.console(&b).await;
         let own: Vec<_> = errors(&console)
             .into_iter()
             .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
