@@ -237,6 +237,16 @@ async fn listen(
         "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
         names.join(", ")
     );
+    serve_until_stopped(listener, app, engines).await
+}
+
+/// Serves until SIGTERM or Ctrl+C, then drains (`server::drain`), leaves
+/// the hosts' list and stops the engines.
+async fn serve_until_stopped(
+    listener: tokio::net::TcpListener,
+    app: crate::server::AppState,
+    engines: Vec<Engine>,
+) -> Exit {
     let (stop, stopping) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         stop_signal().await;

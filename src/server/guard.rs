@@ -102,7 +102,9 @@ pub async fn guard(State(app): State<AppState>, mut req: Request, next: Next) ->
     response
 }
 
-async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
+/// Where the request comes from: an allowed `Host` (DNS rebinding finds
+/// nothing to talk to) and, from a browser, an allowed or the same origin.
+fn place(app: &AppState, req: &Request) -> Result<(), ApiError> {
     let host = req
         .headers()
         .get(header::HOST)
@@ -130,6 +132,37 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
             .hint("add it to server.allowed_origins"));
         }
     }
+    Ok(())
+}
+
+/// A change's body: JSON, within `max_body_bytes` as declared.
+fn mutation_body(app: &AppState, req: &Request) -> Result<(), ApiError> {
+    let json = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid",
+            "a request that changes something must be Content-Type: application/json",
+        ));
+    }
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > app.config.max_body_bytes) {
+        return Err(super::body::too_large(app.config.max_body_bytes));
+    }
+    Ok(())
+}
+
+async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
+    place(app, req)?;
     // A browser's preflight carries no token; the request after it does.
     let preflight = *req.method() == Method::OPTIONS && req.headers().contains_key(header::ORIGIN);
     if req.uri().path() == "/api/v1/health" || super::web::is_page(req.uri().path()) || preflight {
@@ -164,27 +197,7 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
     }
     let mutation = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     if mutation {
-        let json = req
-            .headers()
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-        if !json {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "invalid",
-                "a request that changes something must be Content-Type: application/json",
-            ));
-        }
-        let declared = req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<usize>().ok());
-        if declared.is_some_and(|n| n > app.config.max_body_bytes) {
-            return Err(super::body::too_large(app.config.max_body_bytes));
-        }
+        mutation_body(app, req)?;
     }
     req.extensions_mut().insert(user);
     Ok(())
