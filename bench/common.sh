@@ -27,6 +27,21 @@ TOML
   sleep 0.5
 }
 
+# start_serve: the release `serve` on a free port with $WORK/config.toml
+# and a tiny project as its root (state in $WORK/state); sets $SERVE, $BASE
+# and $TOKEN (its one-run token).
+start_serve() {
+  mkdir -p "$WORK/root/src"
+  printf 'fn main() {}\n' > "$WORK/root/src/main.rs"
+  AGENT_TUI_HOME=$WORK/state "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 \
+    --port-file "$WORK/port" --root "$WORK/root" > "$WORK/token" 2> "$WORK/serve.log" &
+  SERVE=$!
+  trap 'kill $SERVE $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+  until [ -s "$WORK/port" ] && [ -s "$WORK/token" ]; do sleep 0.05; done
+  BASE=http://127.0.0.1:$(cat "$WORK/port")
+  TOKEN=$(head -n 1 "$WORK/token")
+}
+
 # start_tui SOCK ROOT: the release TUI on ROOT in a 120x36 tmux pane on
 # socket SOCK (state in $WORK/state), once its input is up; sets $pid.
 start_tui() {

@@ -13,15 +13,7 @@ cat >> "$WORK/config.toml" <<TOML
 rate_limit_per_minute = 1000000
 max_concurrent_jobs_per_user = 1000
 TOML
-mkdir -p "$WORK/root/src"
-printf 'fn main() {}\n' > "$WORK/root/src/main.rs"
-AGENT_TUI_HOME=$WORK/state "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 \
-  --port-file "$WORK/port" --root "$WORK/root" > "$WORK/token" 2> "$WORK/serve.log" &
-SERVE=$!
-trap 'kill $SERVE $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
-until [ -s "$WORK/port" ] && [ -s "$WORK/token" ]; do sleep 0.05; done
-BASE=http://127.0.0.1:$(cat "$WORK/port")
-TOKEN=$(head -n 1 "$WORK/token")
+start_serve
 rss() { awk '/VmRSS/ {print $2}' "/proc/$SERVE/status"; }
 sleep 3
 idle=$(rss)

@@ -9,11 +9,5 @@ source "$(dirname "$0")/common.sh"
 [ -x /usr/bin/chromedriver ] || { echo "bench: apt-get install chromium chromium-driver" >&2; exit 2; }
 echo "page files gzipped (-9): JS $(gzip -9c web/app.js | wc -c) B, CSS $(gzip -9c web/app.css | wc -c) B, HTML $(gzip -9c web/index.html | wc -c) B (goal JS + CSS < 150 KB)"
 start_model fake_openai.py "${TOKENS:-20000}" "${RATE:-2000}"
-mkdir -p "$WORK/root/src"
-printf 'fn main() {}\n' > "$WORK/root/src/main.rs"
-AGENT_TUI_HOME=$WORK/state "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 \
-  --port-file "$WORK/port" --root "$WORK/root" > "$WORK/token" 2> "$WORK/serve.log" &
-SERVE=$!
-trap 'kill $SERVE $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
-until [ -s "$WORK/port" ] && [ -s "$WORK/token" ]; do sleep 0.05; done
-python3 bench/web_client.py "http://127.0.0.1:$(cat "$WORK/port")" "$(head -n 1 "$WORK/token")"
+start_serve
+python3 bench/web_client.py "$BASE" "$TOKEN"

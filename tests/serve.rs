@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
-use support::serve::{Client, add_config, error_code, rt, serve};
+use support::serve::{Client, add_config, edit_then_answer, error_code, rt, serve};
 use support::{Env, code, stderr, stdout};
 
 #[test]
@@ -234,18 +234,6 @@ fn urlencode(s: &str) -> String {
             _ => format!("%{b:02X}"),
         })
         .collect()
-}
-
-fn edit_then_answer() -> Vec<Reply> {
-    let edits = json!({"edits": [
-        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
-         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"}
-    ]})
-    .to_string();
-    vec![
-        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
-        sse(openai::text(&["I ", "changed ", "the ", "greeting."])),
-    ]
 }
 
 #[test]
@@ -1254,12 +1242,7 @@ fn a_slow_subscriber_is_cut_off_and_resumes() {
         let n = conn.read(&mut head).await.unwrap();
         assert!(String::from_utf8_lossy(&head[..n]).starts_with("HTTP/1.0 200"));
         let id = asked["data"]["tool_call_id"].as_str().unwrap();
-        let (status, _) = c
-            .post(
-                &format!("/api/v1/agent/jobs/{job}/approvals/{id}"),
-                json!({"decision": "allow"}),
-            )
-            .await;
+        let (status, _) = c.decide(&job, id, "allow").await;
         assert_eq!(status, 200);
         c.wait_event(&job, 60, |e| e["type"] == "job.completed").await;
         // Now it reads again: what was buffered, then the end, early.

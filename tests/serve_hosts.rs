@@ -549,12 +549,7 @@ fn events_are_committed_before_a_client_sees_them() {
             .await
             .unwrap();
         let id = asked["data"]["tool_call_id"].as_str().unwrap();
-        let (status, _) = c
-            .post(
-                &format!("/api/v1/agent/jobs/{job}/approvals/{id}"),
-                json!({"decision": "allow"}),
-            )
-            .await;
+        let (status, _) = c.decide(&job, id, "allow").await;
         assert_eq!(status, 200);
         let release = async {
             tokio::time::sleep(Duration::from_millis(1500)).await;

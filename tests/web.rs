@@ -20,20 +20,8 @@ use serde_json::{Value, json};
 use support::browser::{Driver, available, testid, until};
 use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
-use support::serve::{Client, rt, serve, serve_at};
+use support::serve::{Client, edit_then_answer, rt, serve, serve_at};
 use support::{Env, code, stderr, stdout};
-
-fn edit_then_answer() -> Vec<Reply> {
-    let edits = json!({"edits": [
-        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
-         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"}
-    ]})
-    .to_string();
-    vec![
-        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
-        sse(openai::text(&["I **changed** ", "the `greeting`."])),
-    ]
-}
 
 /// Browser console entries that are errors (none are allowed).
 fn errors(entries: &[Value]) -> Vec<&Value> {
@@ -142,9 +130,7 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         let job = job.as_str().unwrap();
         let asked = c.wait_event(job, 10, |e| e["type"] == "approval.requested").await;
         let id = asked["data"]["tool_call_id"].as_str().unwrap();
-        let (status, body) = c
-            .post(&format!("/api/v1/agent/jobs/{job}/approvals/{id}"), json!({"decision": "deny"}))
-            .await;
+        let (status, body) = c.decide(job, id, "deny").await;
         assert_eq!(status, 200, "{body}");
         until(&b, 20, "closed by the other answer", "const p = [...document.querySelectorAll('[data-testid=approval]')].pop(); return p.textContent.includes('denied (') && p.querySelector('[data-testid=approve]').disabled").await;
         shot("chat-wide.png", &b.screenshot().await.unwrap());
@@ -205,24 +191,54 @@ fn the_page_rides_out_a_server_restart_mid_stream() {
         srv = serve_at(&env, &cfg, dir.path(), &bind, &[]);
         until(&b, 30, "the job's end", "return document.querySelector('.job .status').textContent.match(/failed|cancelled|completed/)").await;
         until(&b, 10, "online again", "return document.getElementById('offline').hidden").await;
-        let job = b.execute("return document.querySelector('.job').dataset.jobId", vec![]).await.unwrap();
-        let shown = b.execute("return Number(document.querySelector('.job').dataset.stored)", vec![]).await.unwrap();
-        let dupes = b.execute("return document.body.dataset.duplicates || '0'", vec![]).await.unwrap();
-        assert_eq!(dupes, "0", "no stored event shown twice");
-        let c = Client::new(&srv.base, &token);
-        let (_, page) = c.get(&format!("/api/v1/agent/jobs/{}/events?cursor=0", job.as_str().unwrap())).await;
-        let stored = page["events"].as_array().unwrap().len() as u64;
-        assert_eq!(shown.as_u64().unwrap(), stored, "every stored event shown once: {page}");
-        let console = driver.console(&b).await;
-        // A dropped connection is logged by Chromium itself as a network
-        // error; the page's own code logs nothing.
-        let own: Vec<_> = errors(&console)
-            .into_iter()
-            .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
-            .collect();
-        assert!(own.is_empty(), "console errors: {console:?}");
+        shown_once(&driver, &b, &Client::new(&srv.base, &token)).await;
         b.close().await.unwrap();
     });
+}
+
+/// The page's job showed every stored event once (as `c` reads them from
+/// the store), and the page logged no error (a dropped connection is logged
+/// by Chromium itself as a network error; that one is expected). The
+/// job's stored events.
+async fn shown_once(driver: &Driver, b: &fantoccini::Client, c: &Client) -> Value {
+    let job = b
+        .execute(
+            "return document.querySelector('.job').dataset.jobId",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let shown = b
+        .execute(
+            "return Number(document.querySelector('.job').dataset.stored)",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let dupes = b
+        .execute("return document.body.dataset.duplicates || '0'", vec![])
+        .await
+        .unwrap();
+    assert_eq!(dupes, "0", "no stored event shown twice");
+    let (_, page) = c
+        .get(&format!(
+            "/api/v1/agent/jobs/{}/events?cursor=0",
+            job.as_str().unwrap()
+        ))
+        .await;
+    let stored = page["events"].as_array().unwrap().len() as u64;
+    assert_eq!(
+        shown.as_u64().unwrap(),
+        stored,
+        "every stored event shown once: {page}"
+    );
+    let console = driver.console(b).await;
+    let own: Vec<_> = errors(&console)
+        .into_iter()
+        .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
+        .collect();
+    assert!(own.is_empty(), "console errors: {console:?}");
+    page
 }
 
 /// A TCP front door for the test: connections go to whichever backend
@@ -325,22 +341,9 @@ fn the_page_moves_to_another_host_behind_one_address() {
         until(&b, 40, "the job's end", "return document.querySelector('.job .status').textContent.match(/failed|cancelled|completed/)").await;
         let status = b.execute("return document.querySelector('.job .status').textContent", vec![]).await.unwrap();
         assert!(status.as_str().unwrap().starts_with("failed"), "{status}");
-        let job = b.execute("return document.querySelector('.job').dataset.jobId", vec![]).await.unwrap();
-        let shown = b.execute("return Number(document.querySelector('.job').dataset.stored)", vec![]).await.unwrap();
-        let dupes = b.execute("return document.body.dataset.duplicates || '0'", vec![]).await.unwrap();
-        assert_eq!(dupes, "0", "no stored event shown twice");
-        let c = Client::new(&b_host.base, &token);
-        let (_, page) = c.get(&format!("/api/v1/agent/jobs/{}/events?cursor=0", job.as_str().unwrap())).await;
-        let stored = page["events"].as_array().unwrap().len() as u64;
-        assert_eq!(shown.as_u64().unwrap(), stored, "every stored event shown once: {page}");
+        let page = shown_once(&driver, &b, &Client::new(&b_host.base, &token)).await;
         let last = page["events"].as_array().unwrap().last().unwrap().clone();
         assert_eq!(last["data"]["code"], "host_lost", "{last}");
-        let console = driver.console(&b).await;
-        let own: Vec<_> = errors(&console)
-            .into_iter()
-            .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
-            .collect();
-        assert!(own.is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();
     });
 }

@@ -241,6 +241,20 @@ impl Client {
         (session, run["job_id"].as_str().unwrap().to_string())
     }
 
+    /// Answers approval `tool_call_id` of `job` (`allow` or `deny`).
+    pub async fn decide(
+        &self,
+        job: &str,
+        tool_call_id: &str,
+        decision: &str,
+    ) -> (StatusCode, Value) {
+        self.post(
+            &format!("/api/v1/agent/jobs/{job}/approvals/{tool_call_id}"),
+            serde_json::json!({ "decision": decision }),
+        )
+        .await
+    }
+
     /// The first stored event of `job` that `pick` accepts, read by cursor
     /// until it is there (at most `secs` seconds).
     pub async fn wait_event(&self, job: &str, secs: u64, pick: impl Fn(&Value) -> bool) -> Value {
@@ -265,4 +279,19 @@ impl Client {
 pub fn add_config(cfg: &Path, text: &str) {
     let before = std::fs::read_to_string(cfg).unwrap();
     std::fs::write(cfg, format!("{before}\n{text}")).unwrap();
+}
+
+/// A model that proposes one edit (`hello` -> `hola` in src/greet.rs of
+/// `jobs::project`), then answers.
+pub fn edit_then_answer() -> Vec<super::llm_server::Reply> {
+    use super::llm_server::openai;
+    let edits = serde_json::json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"}
+    ]})
+    .to_string();
+    vec![
+        super::jobs::sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        super::jobs::sse(openai::text(&["I **changed** ", "the `greeting`."])),
+    ]
 }
