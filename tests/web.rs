@@ -1,7 +1,9 @@
 //! The web page in real Chromium (SPEC 13 "Web UI"), served by the real
 //! `serve` binary with a loopback model behind it: sign in by `#token=`,
 //! pick the workspace, ask, watch the answer stream, review hunks with the
-//! keys (y, Ctrl+S), apply, roll back (confirmed), approve a command, and
+//! keys (y, Ctrl+S) and per file, a conflict explained, apply, the
+//! three-way view, roll back (confirmed), approve a command by keyboard, an
+//! approval answered elsewhere, a session restored on a new visit, and
 //! a server killed mid-stream and started again: the page says it is
 //! offline, comes back by itself and shows every stored event once; and
 //! two hosts on PostgreSQL behind one address, the page's host killed: it
@@ -87,6 +89,18 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         hunk.send_keys("y").await.unwrap();
         until(&b, 5, "accepted", "return document.querySelector('[data-testid=hunk]').classList.contains('accepted')").await;
         let ctrl_s = format!("{}s", char::from(Key::Control));
+        // The file changed underneath: Ctrl+S writes nothing and says why.
+        std::fs::write(&greet, before.replace("hello", "hallo")).unwrap();
+        b.find(Locator::Css("[data-testid=hunk]")).await.unwrap().send_keys(&ctrl_s).await.unwrap();
+        let why = until(&b, 10, "the conflict explained", "const t = document.getElementById('review-status').textContent; return t.startsWith('nothing written') && t").await;
+        assert!(why.as_str().unwrap().contains("src/greet.rs"), "{why}");
+        assert!(std::fs::read_to_string(&greet).unwrap().contains("hallo"), "nothing written");
+        std::fs::write(&greet, &before).unwrap();
+        // Whole files are decided at once too.
+        testid(&b, "reject-file").await.click().await.unwrap();
+        until(&b, 5, "rejected", "return document.querySelector('[data-testid=hunk]').classList.contains('rejected')").await;
+        testid(&b, "accept-file").await.click().await.unwrap();
+        until(&b, 5, "accepted", "return document.querySelector('[data-testid=hunk]').classList.contains('accepted')").await;
         b.find(Locator::Css("[data-testid=hunk]")).await.unwrap().send_keys(&ctrl_s).await.unwrap();
         let deadline = Instant::now() + Duration::from_secs(10);
         while !std::fs::read_to_string(&greet).unwrap().contains("hola") {
@@ -140,8 +154,22 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         assert!(wide.as_u64().unwrap() <= 390, "no sideways scroll at 390 px: {wide}");
         shot("chat-narrow.png", &b.screenshot().await.unwrap());
 
+        // A new visit restores a session from the list, its history shown.
+        b.set_window_size(1280, 800).await.unwrap();
+        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
+        until(&b, 20, "sessions listed", "return document.querySelectorAll('#sessions button').length").await;
+        b.find(Locator::Css("#sessions button")).await.unwrap().click().await.unwrap();
+        let history = until(&b, 10, "the history", "const t = document.getElementById('log').textContent; return t.includes('say hola') && t.includes('ran again') && t").await;
+        assert!(history.as_str().unwrap().contains("changed the greeting"), "{history}");
+
         let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        // Chromium itself logs the refused apply (409) as a network error;
+        // the page's own code logs nothing.
+        let own: Vec<_> = errors(&console)
+            .into_iter()
+            .filter(|e| !e["message"].as_str().unwrap_or("").contains("/api/v1/agent/apply - Failed to load resource: the server responded with a status of 409"))
+            .collect();
+        assert!(own.is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();
     });
 }

@@ -400,8 +400,8 @@ function renderReview() {
   for (const f of state.bundle.files) {
     const box = el("div", { class: "file" },
       el("h3", {}, el("span", {}, f.file_path),
-        el("button", { type: "button", onclick: () => decideFile(f, true) }, "accept file"),
-        el("button", { type: "button", onclick: () => decideFile(f, false) }, "reject file")));
+        el("button", { type: "button", "data-testid": "accept-file", onclick: () => decideFile(f, true) }, "accept file"),
+        el("button", { type: "button", "data-testid": "reject-file", onclick: () => decideFile(f, false) }, "reject file")));
     for (const h of f.hunks) {
       const index = n++;
       const d = state.decisions.get(h.hunk_id);
