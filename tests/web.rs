@@ -51,7 +51,11 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
     script.push(sse(openai::text(&["ran ", "it"])));
     let again = json!({"command": "echo decided-elsewhere"}).to_string();
     script.push(sse(openai::tool_calls(&[("c3", "run_command", &again)])));
-    script.push(sse(openai::text(&["ran ", "again"])));
+    let ask = json!({"question": "Which greeting?"}).to_string();
+    script.push(sse(openai::tool_calls(&[("q1", "clarify_user", &ask)])));
+    script.push(sse(openai::text(&[
+        "ran again, then:\n\n```rust\nfn main() {}\n```\n",
+    ])));
     let model = LlmServer::start(script);
     let cfg = config(&env, "openai", &model.url(), "");
     let srv = serve(&env, &cfg, dir.path());
@@ -147,6 +151,15 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         let (status, body) = c.decide(job, id, "deny").await;
         assert_eq!(status, 200, "{body}");
         until(&b, 20, "closed by the other answer", "const p = [...document.querySelectorAll('[data-testid=approval]')].pop(); return p.textContent.includes('denied (') && p.querySelector('[data-testid=approve]').disabled").await;
+        // A question from the model, answered from the page.
+        let question = testid(&b, "clarification").await;
+        assert!(question.text().await.unwrap().contains("Which greeting?"));
+        until(&b, 5, "the question focused", "return document.activeElement.tagName === 'INPUT'").await;
+        b.active_element().await.unwrap().send_keys(&format!("hola{enter}")).await.unwrap();
+        let asked_q = c.wait_event(job, 10, |e| e["type"] == "clarification.received").await;
+        assert_eq!(asked_q["data"]["answer"], "hola", "{asked_q}");
+        // The answer's code block is highlighted.
+        until(&b, 20, "highlighted code", "return [...document.querySelectorAll('[data-testid=answer] pre code .tok-k')].some(k => k.textContent === 'fn')").await;
         shot("chat-wide.png", &b.screenshot().await.unwrap());
         b.set_window_size(390, 844).await.unwrap();
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -159,7 +172,7 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
         until(&b, 20, "sessions listed", "return document.querySelectorAll('#sessions button').length").await;
         b.find(Locator::Css("#sessions button")).await.unwrap().click().await.unwrap();
-        let history = until(&b, 10, "the history", "const t = document.getElementById('log').textContent; return t.includes('say hola') && t.includes('ran again') && t").await;
+        let history = until(&b, 10, "the history", "const t = document.getElementById('log').textContent; return t.includes('say hola') && t.includes('ran again, then') && t").await;
         assert!(history.as_str().unwrap().contains("changed the greeting"), "{history}");
 
         let console = driver.console(&b).await;

@@ -14,6 +14,7 @@ pub mod hosts;
 mod idem;
 mod jobs;
 mod mcp;
+mod notices;
 mod outbox;
 pub mod queue;
 pub mod relay;
@@ -161,8 +162,10 @@ pub fn app(
     run_token: Option<String>,
     host: String,
 ) -> AppState {
-    let (tx, _) = tokio::sync::broadcast::channel(1024);
-    let committed = accounts.listen_jobs(tx.clone()).then_some(tx);
+    let (tx, rx) = tokio::sync::broadcast::channel(1024);
+    let notices = accounts
+        .listen_jobs(tx)
+        .then(|| notices::Notices::start(rx));
     Arc::new(App {
         workspaces,
         accounts,
@@ -175,6 +178,6 @@ pub fn app(
         jobs: std::sync::Mutex::new(std::collections::HashMap::new()),
         draining: std::sync::atomic::AtomicBool::new(false),
         hosts: std::sync::Mutex::new(Vec::new()),
-        committed,
+        notices,
     })
 }

@@ -101,9 +101,9 @@ pub struct App {
     pub draining: std::sync::atomic::AtomicBool,
     /// The live hosts sharing the store, as the last heartbeat found them.
     pub hosts: Mutex<Vec<crate::protocol::HostInfo>>,
-    /// Ids of jobs whose events were just committed (PostgreSQL's
-    /// `NOTIFY`), when the store sends them.
-    pub committed: Option<tokio::sync::broadcast::Sender<crate::agent::Notice>>,
+    /// The store's notices (PostgreSQL's `NOTIFY`: commits, other hosts'
+    /// streamed text), routed to each job's streams.
+    pub notices: Option<Arc<super::notices::Notices>>,
 }
 
 impl App {

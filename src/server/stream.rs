@@ -21,8 +21,9 @@ use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 
 use super::error::ApiError;
+use super::notices::Routed;
 use super::state::{AppState, User};
-use crate::agent::{Filter, Notice, Subscription};
+use crate::agent::{Filter, Subscription};
 use crate::protocol::{Event, EventBody, JobStatus};
 
 #[derive(Deserialize, utoipa::IntoParams)]
@@ -57,8 +58,9 @@ struct Follow {
     last_live: u64,
     queue: VecDeque<Event>,
     done: bool,
-    /// The store's notices (PostgreSQL): commits, and other hosts' text.
-    committed: Option<tokio::sync::broadcast::Receiver<Notice>>,
+    /// The store's notices of this job (PostgreSQL): commits, and the
+    /// text it streams on another host.
+    committed: Option<tokio::sync::mpsc::Receiver<Routed>>,
 }
 
 impl Follow {
@@ -98,19 +100,11 @@ impl Follow {
                     false
                 }
                 () = tokio::time::sleep(poll) => true,
-                notice = committed(&mut self.committed) => match notice {
-                    None => true,
-                    Some(Notice::Committed { job, events }) => {
-                        job == self.job && !self.took(events.as_deref())
-                    }
-                    Some(Notice::Live(json)) => {
-                        // Most notices are other jobs': looked for before parsed.
-                        if json.contains(self.job.as_str())
-                            && let Ok(events) = serde_json::from_str::<Vec<Event>>(&json)
-                        {
-                            let mine = events.into_iter().filter(|e| e.job_id == self.job);
-                            self.queue.extend(mine);
-                        }
+                routed = routed(&mut self.committed) => match routed {
+                    Routed::Committed(Some(events)) => !self.took(events),
+                    Routed::Committed(None) | Routed::Missed => true,
+                    Routed::Live(events) => {
+                        self.queue.extend(events);
                         false
                     }
                 },
@@ -125,10 +119,7 @@ impl Follow {
 impl Follow {
     /// Takes the events a commit notice carried, when they follow on from
     /// the last one sent (else the store is read: `false`).
-    fn took(&mut self, events: Option<&str>) -> bool {
-        let Some(events) = events.and_then(|e| serde_json::from_str::<Vec<Event>>(e).ok()) else {
-            return false;
-        };
+    fn took(&mut self, events: Vec<Event>) -> bool {
         let queued = self
             .queue
             .iter()
@@ -145,16 +136,14 @@ impl Follow {
     }
 }
 
-/// The store's next notice; `None` when some were missed (read the store
-/// anyway); never, without notices.
-async fn committed(rx: &mut Option<tokio::sync::broadcast::Receiver<Notice>>) -> Option<Notice> {
-    let Some(rx) = rx else {
+/// This job's next notice; never, without notices.
+async fn routed(rx: &mut Option<tokio::sync::mpsc::Receiver<Routed>>) -> Routed {
+    let Some(r) = rx else {
         return std::future::pending().await;
     };
-    match rx.recv().await {
-        Ok(job) => Some(job),
-        Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => None,
-        Err(tokio::sync::broadcast::error::RecvError::Closed) => std::future::pending().await,
+    match r.recv().await {
+        Some(routed) => routed,
+        None => std::future::pending().await,
     }
 }
 
@@ -209,6 +198,7 @@ pub async fn stream(
     let live = match stored {
         Some(events) => Live::Stored(events.into_iter()),
         None => Live::Following(Box::new(Follow {
+            committed: app.notices.as_ref().map(|n| n.follow(&id)),
             sub: follow(&app, &ws.engine, &id, after),
             engine: ws.engine.clone(),
             job: id,
@@ -216,7 +206,6 @@ pub async fn stream(
             last_live: 0,
             queue: VecDeque::new(),
             done: false,
-            committed: app.committed.as_ref().map(|tx| tx.subscribe()),
         })),
     };
     let events = match live {
