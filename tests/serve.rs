@@ -316,12 +316,7 @@ fn a_job_over_http_streams_resumes_applies_and_rolls_back() {
         assert_eq!(status, 200, "{three}");
         assert!(three["base"].as_str().unwrap().contains("hello"));
         assert!(three["current"].as_str().unwrap().contains("hola"));
-        let (status, back) = c
-            .post(
-                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
-                json!({"mode": "hard_all"}),
-            )
-            .await;
+        let (status, back) = c.rollback_all(&checkpoint).await;
         assert_eq!(status, 200, "{back}");
         let greet = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
         assert!(greet.contains("hello"), "{greet}");
@@ -779,12 +774,7 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
         }
         assert!(!docs.path().join("n.md").exists());
         // The write is a checkpoint: rolled back, the file is as it was.
-        let (status, back) = c
-            .post(
-                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
-                json!({"mode": "hard_all"}),
-            )
-            .await;
+        let (status, back) = c.rollback_all(&checkpoint).await;
         assert_eq!(status, 200, "{back}");
         let greet = std::fs::read_to_string(root.join("src/greet.rs")).unwrap();
         assert!(greet.contains("hello"), "{greet}");
@@ -849,12 +839,7 @@ fn fs_patch_applies_a_unified_diff_or_nothing() {
         assert_eq!(status, 400, "{bad}");
         assert!(!root.parent().unwrap().join("outside.txt").exists());
         let checkpoint = done["checkpoint_id"].as_str().unwrap();
-        let (status, _) = c
-            .post(
-                &format!("/api/v1/agent/checkpoints/{checkpoint}/rollback"),
-                json!({"mode": "hard_all"}),
-            )
-            .await;
+        let (status, _) = c.rollback_all(checkpoint).await;
         assert_eq!(status, 200);
         assert!(
             !root.join("CHANGES.md").exists(),
@@ -944,12 +929,7 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
         assert_eq!(exit["changed_files_total"], 1, "{exit}");
         assert_eq!(exit["changed_files"][0]["path"], "src/greet.rs", "{exit}");
         let id = exit["checkpoint_id"].as_str().expect("a checkpoint");
-        let (status, body) = c
-            .post(
-                &format!("/api/v1/agent/checkpoints/{id}/rollback"),
-                json!({"mode": "hard_all"}),
-            )
-            .await;
+        let (status, body) = c.rollback_all(id).await;
         assert_eq!(status, 200, "{body}");
         assert!(
             std::fs::read_to_string(root.join("src/greet.rs"))

@@ -9,7 +9,7 @@
 //! two hosts on PostgreSQL behind one address, the page's host killed: it
 //! carries on through the other. No
 //! console error anywhere. Screenshots of the page, wide and narrow, land
-//! in docs/web/.
+//! in docs/web/ with `AGENT_TUI_SCREENSHOTS=1` (else in target/).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -30,8 +30,15 @@ fn errors(entries: &[Value]) -> Vec<&Value> {
     entries.iter().filter(|e| e["level"] == "SEVERE").collect()
 }
 
+/// A screenshot: into docs/web with `AGENT_TUI_SCREENSHOTS=1` (to refresh
+/// the README's), else into target/ (a plain run leaves the tree alone).
 fn shot(name: &str, png: &[u8]) {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/web");
+    let at = if std::env::var_os("AGENT_TUI_SCREENSHOTS").is_some() {
+        "docs/web"
+    } else {
+        "target/web-screenshots"
+    };
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(at);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join(name), png).unwrap();
 }

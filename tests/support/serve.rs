@@ -241,6 +241,15 @@ impl Client {
         (session, run["job_id"].as_str().unwrap().to_string())
     }
 
+    /// Rolls checkpoint `id` back whole (`hard_all`).
+    pub async fn rollback_all(&self, id: &str) -> (StatusCode, Value) {
+        self.post(
+            &format!("/api/v1/agent/checkpoints/{id}/rollback"),
+            serde_json::json!({"mode": "hard_all"}),
+        )
+        .await
+    }
+
     /// Answers approval `tool_call_id` of `job` (`allow` or `deny`).
     pub async fn decide(
         &self,
