@@ -661,3 +661,110 @@ fn the_split_hunks_of_one_edit_apply_one_at_a_time() {
     want = want.replace(&old_span, &text);
     assert_eq!(read(root, "notes.txt"), want);
 }
+
+/// The tool results of a run's `propose_edits` calls, in order.
+fn proposals(run: &Run) -> Vec<Value> {
+    run.events()
+        .into_iter()
+        .filter(|e| e["type"] == "tool.call.completed" && e["data"]["name"] == "propose_edits")
+        .map(|e| e["data"].clone())
+        .collect()
+}
+
+/// A lazy edit (a placeholder for code it leaves out) is refused with a
+/// request for the full text, and the model's full second try is taken.
+#[test]
+fn a_lazy_edit_is_refused_and_the_full_text_taken() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let lazy = json!({"edits": [{"file_path": "src/main.rs", "operation": "replace", "start_line": 1, "end_line": 4,
+        "old_text": MAIN, "new_text": "fn main() {\n    // ... existing code ...\n    println!(\"three\");\n}\n"}]})
+    .to_string();
+    let full = json!({"edits": [{"file_path": "src/main.rs", "operation": "replace", "start_line": 1, "end_line": 4,
+        "old_text": MAIN, "new_text": "fn main() {\n    println!(\"one\");\n    println!(\"two\");\n    println!(\"three\");\n}\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &lazy)])),
+        sse(openai::tool_calls(&[("c2", "propose_edits", &full)])),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = exec(&env, &cfg, root, &["--json", "add three"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = proposals(&run);
+    assert_eq!(p[0]["ok"], false, "{}", p[0]);
+    let message = p[0]["error"]["message"].as_str().unwrap();
+    assert!(
+        message
+            .contains("new_text line 2 (`// ... existing code ...`) stands for code it leaves out"),
+        "{message}"
+    );
+    assert!(message.contains("send the full new text"), "{message}");
+    // The model was told, and its full text is what the review holds.
+    assert!(
+        server.requests()[1].body["messages"]
+            .to_string()
+            .contains("stands for code it leaves out")
+    );
+    assert_eq!(p[1]["ok"], true, "{}", p[1]);
+    let cli = Cli { env: &env, root };
+    let bundle = cli.json(&["review", "--json"]);
+    let patch = bundle["files"][0]["hunks"][0]["patch"].as_str().unwrap();
+    assert!(
+        patch.contains("+    println!(\"three\");") && !patch.contains("-    println!(\"one\");"),
+        "{patch}"
+    );
+    assert_eq!(
+        read(root, "src/main.rs"),
+        MAIN,
+        "nothing written before the review"
+    );
+}
+
+/// The same edit twice in one call is one edit; impossible line numbers
+/// with an exact, unique old_text land where the old_text is (and where
+/// old_text is found nowhere, the numbers' error stands).
+#[test]
+fn a_repeated_edit_lands_once_and_old_text_places_impossible_lines() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let insert = json!({"file_path": "src/main.rs", "operation": "insert", "start_line": 2,
+        "new_text": "    println!(\"zero\");\n"});
+    let misplaced = json!({"file_path": "src/main.rs", "operation": "replace", "start_line": 0, "end_line": 0,
+        "old_text": "    println!(\"two\");", "new_text": "    println!(\"dos\");\n"});
+    let ambiguous = json!({"edits": [{"file_path": "notes.txt", "operation": "replace", "start_line": 90, "end_line": 80,
+        "old_text": "line 99", "new_text": "x\n"}]})
+    .to_string();
+    let edits = json!({"edits": [insert, insert, misplaced]}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &ambiguous)])),
+        sse(openai::tool_calls(&[("c2", "propose_edits", &edits)])),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = exec(&env, &cfg, root, &["--json", "count"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let p = proposals(&run);
+    // "line 99" is nowhere in the file: the impossible numbers are refused.
+    assert_eq!(p[0]["ok"], false, "{}", p[0]);
+    assert!(
+        p[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("lines 90-80 are not a range"),
+        "{}",
+        p[0]
+    );
+    assert_eq!(p[1]["ok"], true, "{}", p[1]);
+    let cli = Cli { env: &env, root };
+    let (c, _, err) = cli.run(&["review", "--accept", "src/main.rs"]);
+    assert_eq!(c, 0, "{err}");
+    let (c, _, err) = cli.run(&["review", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(
+        read(root, "src/main.rs"),
+        "fn main() {\n    println!(\"zero\");\n    println!(\"one\");\n    println!(\"dos\");\n}\n"
+    );
+}

@@ -6,6 +6,7 @@ mod bundle;
 mod doc;
 mod edit;
 mod fate;
+mod intent;
 mod rebase;
 mod validate;
 

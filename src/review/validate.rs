@@ -52,6 +52,9 @@ pub fn validate_edits(
     let mut accepted: Vec<ProposedEdit> = Vec::new();
     let mut errors = Vec::new();
     for (i, request) in requests.iter().enumerate() {
+        if super::intent::repeated(&requests[..i], request) {
+            continue;
+        }
         let summary = summary_of(request);
         let earlier: Vec<&ProposedEdit> = existing.iter().chain(accepted.iter()).collect();
         let checked = workspace
@@ -177,7 +180,17 @@ fn check(
         .map_err(|e| format!("cannot read `{path}`: {e}"))?;
     let doc = Doc::parse(&bytes).map_err(|e| format!("`{path}`: {e}"))?;
     let total = doc.lines.len();
-    let (start, end) = range_of(r, &doc)?;
+    let (start, end) = match range_of(r, &doc) {
+        Ok(range) => range,
+        // Line numbers that cannot be right, and an old_text that says
+        // exactly where: it lands there.
+        Err(e) => match (&r.old_text, r.operation) {
+            (Some(old), EditOperation::Replace | EditOperation::Delete) => {
+                exact_place(&doc, old).ok_or(e)?
+            }
+            _ => return Err(e),
+        },
+    };
     if matches!(r.operation, EditOperation::Replace | EditOperation::Delete) {
         if r.operation == EditOperation::Replace && r.new_text.is_none() {
             return Err("new_text is required for replace (use delete to remove lines)".into());
@@ -197,6 +210,16 @@ fn check(
         }
         _ => (start, end),
     };
+    if r.operation == EditOperation::Replace
+        && let Some((n, line)) = super::intent::left_out(
+            &doc.lines[start.saturating_sub(1)..end].concat(),
+            r.new_text.as_deref().unwrap_or_default(),
+        )
+    {
+        return Err(format!(
+            "new_text line {n} (`{line}`) stands for code it leaves out, but a replace writes              new_text as it is, so the code of lines {start}-{end} it stands for would be deleted;              send the full new text of those lines (or narrow start_line..end_line to the lines              that change)"
+        ));
+    }
     let candidate = (start.saturating_sub(1), end);
     for other in &same_file {
         let o = other.old_range();
@@ -239,6 +262,27 @@ fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
         ));
     }
     Ok((start, end))
+}
+
+/// The one place where `old` is the file's text exactly (1-based lines),
+/// if there is exactly one.
+fn exact_place(doc: &Doc, old: &str) -> Option<(usize, usize)> {
+    let texts: Vec<&str> = doc.lines.iter().map(|l| text_of(l)).collect();
+    let quote = old
+        .strip_suffix('\n')
+        .map(|t| t.strip_suffix('\r').unwrap_or(t))
+        .unwrap_or(old);
+    let wanted: Vec<&str> = quote
+        .split('\n')
+        .map(|l| l.trim_end_matches('\r'))
+        .collect();
+    let hits: Vec<usize> = (0..texts.len())
+        .filter(|&s| texts.get(s..s + wanted.len()) == Some(&wanted[..]))
+        .collect();
+    match hits.as_slice() {
+        [one] => Some((one + 1, one + wanted.len())),
+        _ => None,
+    }
 }
 
 /// Where an `old_text` fits the file.

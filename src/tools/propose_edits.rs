@@ -33,8 +33,8 @@ impl Tool for ProposeEdits {
                             "properties": {
                                 "file_path": {"type": "string", "minLength": 1, "description": "Path relative to the agent root."},
                                 "operation": {"type": "string", "enum": ["replace", "insert", "delete", "create"]},
-                                "start_line": {"type": "integer", "minimum": 1},
-                                "end_line": {"type": "integer", "minimum": 1},
+                                "start_line": {"type": "integer", "minimum": 0},
+                                "end_line": {"type": "integer", "minimum": 0},
                                 "old_text": {"type": "string", "description": "Current text of lines start_line..end_line."},
                                 "new_text": {"type": "string", "description": "Replacement, inserted text, or the new file's content."},
                                 "rationale": {"type": "string", "description": "Why, in one sentence; shown to the user."}
