@@ -234,7 +234,8 @@ async fn listen(
     crate::server::relay::start(app.clone());
     crate::server::queue::start(app.clone());
     eprintln!(
-        "agent-tui serve: listening on http://{local} (workspaces: {}); Ctrl+C or SIGTERM stops it",
+        "agent-tui serve: listening on http://{local} (workspaces: {}; the web page is at /, \
+         sign in with the token); Ctrl+C or SIGTERM stops it",
         names.join(", ")
     );
     serve_until_stopped(listener, app, engines).await
