@@ -1,0 +1,217 @@
+//! A scratch copy of the agent root (SPEC 17: what a verify runs in): the
+//! root's files as the listing sees them (`.gitignore` honoured, never
+//! `.git/`), each copied on write where the filesystem can (a reflink on
+//! btrfs or XFS) and copied plainly where it cannot; never a hard link,
+//! so nothing done in the copy reaches the root. Links are copied as
+//! links (a command's writes are confined to the copy besides). The copy
+//! is removed when dropped.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::Workspace;
+use super::walk::{EntryKind, list};
+
+/// How the files were copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    /// Copy-on-write clones (no bytes copied until written).
+    Reflink,
+    /// The filesystem has no clones: the bytes were copied.
+    Plain,
+}
+
+/// A copy of the root's files in a folder of its own.
+#[derive(Debug)]
+pub struct Scratch {
+    dir: Option<tempfile::TempDir>,
+    pub files: usize,
+    pub kind: CopyKind,
+    /// How long the copy took.
+    pub took: Duration,
+}
+
+/// Threads that copy at once.
+const COPIERS: usize = 4;
+
+impl Scratch {
+    /// Copies the agent root of `ws` into a new folder under `parent`.
+    pub fn of(ws: &Workspace, parent: &Path) -> io::Result<Scratch> {
+        let started = Instant::now();
+        std::fs::create_dir_all(parent)?;
+        let dir = tempfile::Builder::new()
+            .prefix("agent-tui-scratch-")
+            .tempdir_in(parent)?;
+        let Some(root) = ws.scope_starts().into_iter().next() else {
+            return Err(io::Error::other("the workspace has no root"));
+        };
+        let listing = list(ws, &root, None, None, usize::MAX);
+        let (mut files, mut links) = (Vec::new(), Vec::new());
+        for e in listing.entries {
+            let to = dir.path().join(&e.path);
+            match e.kind {
+                EntryKind::Dir => std::fs::create_dir_all(&to)?,
+                EntryKind::File => files.push((ws.root().join(&e.path), to)),
+                EntryKind::Symlink => links.push((ws.root().join(&e.path), to)),
+            }
+        }
+        for (from, to) in &links {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
+        }
+        let cloned = copy_all(&files)?;
+        Ok(Scratch {
+            dir: Some(dir),
+            files: files.len(),
+            kind: if cloned == files.len() && !files.is_empty() {
+                CopyKind::Reflink
+            } else {
+                CopyKind::Plain
+            },
+            took: started.elapsed(),
+        })
+    }
+
+    /// The copy's folder.
+    pub fn path(&self) -> &Path {
+        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+    }
+
+    /// Writes `bytes` as file `rel` of the copy (a new file's folders made).
+    pub fn write(&self, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        let to = self.path().join(rel);
+        if !to.starts_with(self.path()) || rel.split('/').any(|p| p == "..") {
+            return Err(io::Error::other(format!(
+                "`{rel}` is not a path of the copy"
+            )));
+        }
+        if let Some(parent) = to.parent() {
+            std::fs::create_dir_all(parent)?;
+        }
+        // A link in the copy is replaced, never written through.
+        let _ = std::fs::remove_file(&to);
+        std::fs::write(to, bytes)
+    }
+
+    /// Removes the copy now (its top folders on several threads); how
+    /// long that took.
+    pub fn remove(mut self) -> io::Result<Duration> {
+        let started = Instant::now();
+        if let Some(dir) = self.dir.take() {
+            let tops: Vec<PathBuf> = std::fs::read_dir(dir.path())?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .collect();
+            let chunk = tops.len().div_ceil(COPIERS).max(1);
+            std::thread::scope(|s| {
+                for part in tops.chunks(chunk) {
+                    s.spawn(move || {
+                        for p in part {
+                            let link_or_file =
+                                std::fs::symlink_metadata(p).is_ok_and(|m| !m.is_dir());
+                            let _ = if link_or_file {
+                                std::fs::remove_file(p)
+                            } else {
+                                std::fs::remove_dir_all(p)
+                            };
+                        }
+                    });
+                }
+            });
+            dir.close()?;
+        }
+        Ok(started.elapsed())
+    }
+}
+
+/// Copies each `(from, to)` on `COPIERS` threads; how many were clones.
+fn copy_all(files: &[(PathBuf, PathBuf)]) -> io::Result<usize> {
+    let chunk = files.len().div_ceil(COPIERS).max(1);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                s.spawn(move || -> io::Result<usize> {
+                    let mut cloned = 0;
+                    for (from, to) in part {
+                        if let Some(parent) = to.parent()
+                            && !parent.exists()
+                        {
+                            std::fs::create_dir_all(parent)?;
+                        }
+                        if reflink_copy::reflink_or_copy(from, to)?.is_none() {
+                            cloned += 1;
+                        }
+                    }
+                    Ok(cloned)
+                })
+            })
+            .collect();
+        let mut cloned = 0;
+        for w in workers {
+            cloned += w
+                .join()
+                .map_err(|_| io::Error::other("a copying thread failed"))??;
+        }
+        Ok(cloned)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    #[test]
+    fn a_copy_has_the_files_not_the_ignored_or_git_and_shares_nothing() {
+        let root = tempfile::tempdir().unwrap();
+        let r = root.path();
+        for (p, t) in [
+            ("src/main.rs", "fn main() {}\n"),
+            ("target/big.o", "object"),
+            (".gitignore", "target/\n"),
+            (".git/HEAD", "ref: refs/heads/main\n"),
+            ("docs/a.md", "# a\n"),
+        ] {
+            std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
+            std::fs::write(r.join(p), t).unwrap();
+        }
+        std::os::unix::fs::symlink("src/main.rs", r.join("link.rs")).unwrap();
+        let ws = Workspace::open(r).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let s = Scratch::of(&ws, parent.path()).unwrap();
+        let c = s.path().to_path_buf();
+        assert_eq!(
+            std::fs::read_to_string(c.join("src/main.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+        assert!(c.join("docs/a.md").exists() && c.join(".gitignore").exists());
+        assert!(!c.join("target").exists(), "ignored files stay out");
+        assert!(!c.join(".git").exists(), ".git stays out");
+        assert_eq!(
+            std::fs::read_link(c.join("link.rs")).unwrap(),
+            Path::new("src/main.rs")
+        );
+        // Not a hard link: another inode, one link each.
+        let (a, b) = (
+            std::fs::metadata(r.join("src/main.rs")).unwrap(),
+            std::fs::metadata(c.join("src/main.rs")).unwrap(),
+        );
+        assert_ne!(a.ino(), b.ino());
+        assert_eq!(b.nlink(), 1);
+        // Writing the copy leaves the root alone, a link included.
+        s.write("src/main.rs", b"broken").unwrap();
+        s.write("link.rs", b"through the link?").unwrap();
+        s.write("src/new.rs", b"new").unwrap();
+        assert!(s.write("../escape.rs", b"x").is_err());
+        assert_eq!(
+            std::fs::read_to_string(r.join("src/main.rs")).unwrap(),
+            "fn main() {}\n"
+        );
+        assert!(!r.join("src/new.rs").exists() && !parent.path().join("escape.rs").exists());
+        s.remove().unwrap();
+        assert!(!c.exists(), "removed");
+    }
+}
