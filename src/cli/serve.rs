@@ -261,10 +261,17 @@ async fn serve_until_stopped(
     );
     let mut server = tokio::spawn(server.into_future());
     let mut stopping = stopping;
-    tokio::select! {
-        served = &mut server => return ended(served),
-        _ = stopping.wait_for(|s| *s) => {}
-    }
+    // The listener may end at once on the signal (no connection open):
+    // the drain and the engines' stop must come all the same.
+    let asked = stopping.clone();
+    let early = tokio::select! {
+        biased;
+        _ = stopping.wait_for(|s| *s) => None,
+        served = &mut server => match *asked.borrow() {
+            true => Some(served),
+            false => return ended(served),
+        },
+    };
     let grace = Duration::from_secs(app.config.shutdown_grace_secs);
     crate::server::drain::drain(&app, grace).await;
     crate::server::hosts::leave(&app).await;
@@ -274,6 +281,9 @@ async fn serve_until_stopped(
         }
     }
     // Streams end with their engines; a client that holds on is let go.
+    if let Some(served) = early {
+        return ended(served);
+    }
     match tokio::time::timeout(Duration::from_secs(5), server).await {
         Ok(served) => ended(served),
         Err(_) => ended(Ok(Ok(()))),
