@@ -608,3 +608,60 @@ fn verbose_logs_into_the_state_home_never_a_secret() {
         "file text reached the log:\n{text}"
     );
 }
+
+/// `doctor` names the verify command: set, detected (and from what), or off.
+#[test]
+fn doctor_names_the_verify_command() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let doctor = |cfg: Option<&std::path::Path>| {
+        let mut cmd = env.cmd();
+        if let Some(cfg) = cfg {
+            cmd.arg("--config").arg(cfg);
+        }
+        let out = cmd
+            .args(["doctor", "--root"])
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        stdout(&out)
+            .lines()
+            .find(|l| l.starts_with("verify"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        doctor(None).contains("off: no [verify] command"),
+        "{}",
+        doctor(None)
+    );
+    std::fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+    assert!(
+        doctor(None).contains("go vet ./... && go test ./... (detected from go.mod"),
+        "{}",
+        doctor(None)
+    );
+    let cfg = env.home.path().join("verify.toml");
+    std::fs::write(&cfg, "[verify]\ncommand = \"make check\"\n").unwrap();
+    assert!(
+        doctor(Some(&cfg)).contains("make check (from the config)"),
+        "{}",
+        doctor(Some(&cfg))
+    );
+    std::fs::write(&cfg, "[verify]\ntimeout_secs = 0\n").unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["doctor", "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        format!("{}{}", stdout(&out), stderr(&out))
+            .contains("verify.timeout_secs must be at least 1"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}

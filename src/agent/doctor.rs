@@ -74,7 +74,25 @@ impl EngineBuilder {
         } else {
             super::builder::Recording::Off
         };
-        root_lines(&mut r, self.recording(recording).remember(false));
+        if let Some(root) = root_lines(&mut r, self.recording(recording).remember(false)) {
+            use crate::config::VerifyCommand;
+            let verify = match loaded
+                .config
+                .verify
+                .command_for(std::path::Path::new(&root))
+            {
+                VerifyCommand::Set(c) => format!("{c} (from the config)"),
+                VerifyCommand::Detected { command, from } => {
+                    format!("{command} (detected from {from}; [verify] command sets another)")
+                }
+                VerifyCommand::Off => {
+                    "off: no [verify] command, and no Cargo.toml, npm test script, pytest \
+                     config or go.mod to detect one from"
+                        .into()
+                }
+            };
+            r.ok("verify", verify);
+        }
         let choice = loaded.config.choose_provider(
             provider.as_deref(),
             model.as_deref(),
@@ -195,7 +213,7 @@ fn state_lines(r: &mut Report, config: &Config) -> bool {
 
 /// The agent root, its scopes and what opening its state settled (an
 /// engine built without a provider, then let go).
-fn root_lines(r: &mut Report, builder: EngineBuilder) {
+fn root_lines(r: &mut Report, builder: EngineBuilder) -> Option<String> {
     let built = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -216,7 +234,7 @@ fn root_lines(r: &mut Report, builder: EngineBuilder) {
         });
     match built {
         Ok((root, scopes, recovered, recorded)) => {
-            r.ok("agent root", root);
+            r.ok("agent root", root.clone());
             for s in scopes.iter().filter(|s| !s.primary) {
                 r.ok("scope", format!("{} {} ({})", s.id, s.path, s.access));
             }
@@ -227,8 +245,12 @@ fn root_lines(r: &mut Report, builder: EngineBuilder) {
             for rec in &recovered {
                 r.ok("recovery", rec.summary());
             }
+            Some(root)
         }
-        Err(e) => r.problem("agent root", e.to_string()),
+        Err(e) => {
+            r.problem("agent root", e.to_string());
+            None
+        }
     }
 }
 

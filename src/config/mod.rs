@@ -8,6 +8,7 @@ mod server;
 mod sessions;
 mod storage;
 mod tools;
+mod verify;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
@@ -16,6 +17,7 @@ pub use server::{ServerConfig, ServerUser, ServerWorkspace};
 pub use sessions::SessionLimits;
 pub use storage::{StorageConfig, check_url, redact_url};
 pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig};
+pub use verify::{VerifyCommand, VerifyConfig, detect as detect_verify};
 
 use std::collections::BTreeMap;
 
@@ -49,6 +51,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub routing: RoutingConfig,
     pub server: ServerConfig,
+    pub verify: VerifyConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -82,6 +85,7 @@ impl Default for Config {
             context: ContextConfig::default(),
             routing: RoutingConfig::default(),
             server: ServerConfig::default(),
+            verify: VerifyConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -383,6 +387,7 @@ impl Config {
         out.extend(self.sessions.problems());
         out.extend(self.storage.problems());
         out.extend(self.server.problems());
+        out.extend(self.verify.problems());
         for (name, server) in &self.mcp_servers {
             out.extend(server.problems(name));
         }
