@@ -111,9 +111,12 @@ mod tests {
         dir
     }
 
+    /// A project's files, and the command and file detection should find.
+    type Case<'a> = (&'a [(&'a str, &'a str)], Option<(&'a str, &'a str)>);
+
     #[test]
     fn the_command_is_found_from_the_project() {
-        let cases: [(&[(&str, &str)], Option<(&str, &str)>); 7] = [
+        let cases: [Case<'_>; 7] = [
             (
                 &[("Cargo.toml", "[package]\n")],
                 Some(("cargo check", "Cargo.toml")),
