@@ -3,11 +3,12 @@
 HTTP API, no client library): page ready five times, then one long answer
 streamed while a PerformanceObserver records the main thread's long tasks.
 Usage: web_client.py BASE TOKEN"""
-import json, socket, subprocess, sys, time, urllib.request
+import json, os, signal, socket, subprocess, sys, time, urllib.request
 
 BASE, TOKEN = sys.argv[1], sys.argv[2]
 s = socket.socket(); s.bind(("127.0.0.1", 0)); DPORT = s.getsockname()[1]; s.close()
-driver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={DPORT}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+driver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={DPORT}"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, start_new_session=True)
 W = f"http://127.0.0.1:{DPORT}"
 
 def call(method, path, body=None):
@@ -62,4 +63,5 @@ finally:
     try:
         call("DELETE", S)
     finally:
-        driver.terminate()
+        # chromedriver and every browser process it started
+        os.killpg(driver.pid, signal.SIGKILL)

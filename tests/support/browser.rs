@@ -4,6 +4,7 @@
 //! are absent, unless `AGENT_TUI_REQUIRE_CHROMIUM` is set (CI).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,8 +37,11 @@ pub struct Driver {
 }
 
 impl Drop for Driver {
+    /// Stops chromedriver and every browser it started (its own process
+    /// group: a test that failed before closing its browser leaves none).
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
     }
 }
@@ -51,6 +55,7 @@ impl Driver {
             .port();
         let child = Command::new(DRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
