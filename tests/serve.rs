@@ -490,15 +490,12 @@ fn the_first_answer_to_an_approval_wins() {
             "{asked}"
         );
         let id = asked["data"]["tool_call_id"].as_str().unwrap();
-        let path = format!("/api/v1/agent/jobs/{job}/approvals/{id}");
-        let (first, second) = tokio::join!(
-            c.post(&path, json!({"decision": "allow"})),
-            c.post(&path, json!({"decision": "deny"})),
-        );
+        let (first, second) =
+            tokio::join!(c.decide(&job, id, "allow"), c.decide(&job, id, "deny"),);
         let mut statuses = [first.0.as_u16(), second.0.as_u16()];
         statuses.sort_unstable();
         assert_eq!(statuses, [200, 409], "{first:?} {second:?}");
-        let (status, bad) = c.post(&path, json!({"decision": "maybe"})).await;
+        let (status, bad) = c.decide(&job, id, "maybe").await;
         assert_eq!(status, 400, "{bad}");
         let frames = c.stream(&job, None).await;
         let resolved: Vec<_> = frames

@@ -338,11 +338,8 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
             .wait_event(&job, 15, |e| e["type"] == "approval.requested")
             .await;
         let id = asked["data"]["tool_call_id"].as_str().unwrap().to_string();
-        let path = format!("/api/v1/agent/jobs/{job}/approvals/{id}");
-        let (on_a, on_b) = tokio::join!(
-            ca.post(&path, json!({"decision": "allow"})),
-            cb.post(&path, json!({"decision": "deny"})),
-        );
+        let (on_a, on_b) =
+            tokio::join!(ca.decide(&job, &id, "allow"), cb.decide(&job, &id, "deny"),);
         let mut statuses = [on_a.0.as_u16(), on_b.0.as_u16()];
         statuses.sort_unstable();
         assert_eq!(statuses, [200, 409], "{on_a:?} {on_b:?}");
