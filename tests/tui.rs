@@ -960,7 +960,7 @@ fn review_toggles_the_whole_file_with_changes_inline() {
         },
     ));
     app.on_key(ctrl('r'));
-    app.on_key(key(KeyCode::Char('f')));
+    app.on_key(key(KeyCode::Char('w')));
     let Some(agent_tui::tui::Load::WholeFile(request)) = app.loads.pop() else {
         panic!("the file is loaded off the UI task")
     };
@@ -968,16 +968,16 @@ fn review_toggles_the_whole_file_with_changes_inline() {
     app.whole_file_loaded("a.rs".into(), rows);
     let s = screen(&app, 100, 30);
     assert!(
-        s.contains("whole file (f)")
+        s.contains("whole file (w)")
             && s.contains("-two")
             && s.contains("+TWO")
             && s.contains(" four"),
         "{s}"
     );
-    app.on_key(key(KeyCode::Char('f')));
+    app.on_key(key(KeyCode::Char('w')));
     assert!(
-        !screen(&app, 100, 30).contains("whole file (f)"),
-        "f toggles back to the hunk"
+        !screen(&app, 100, 30).contains("whole file (w)"),
+        "w toggles back to the hunk"
     );
 }
 

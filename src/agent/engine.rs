@@ -55,6 +55,8 @@ pub(super) enum Internal {
     ),
     /// Leases renewed; these sessions were lost to another process.
     Lost(Vec<String>),
+    /// A verify ended.
+    Verified(Box<super::verify_ops::Verified>),
 }
 
 /// An event as subscribers get it, with its session.
@@ -95,6 +97,10 @@ pub(super) struct Core {
     /// The recorded sessions driven here (a subscriber that fell behind
     /// reads their events from the store).
     pub driven: watch::Sender<Vec<String>>,
+    /// Numbers verifies, so a newer one of a job supersedes an older.
+    pub verify_generation: u64,
+    /// Verify baselines by tree content.
+    pub baselines: Arc<crate::tools::verify::Baselines>,
 }
 
 impl Core {
@@ -132,6 +138,8 @@ impl Core {
             loading: Vec::new(),
             owner: super::live::owner_id(),
             driven,
+            verify_generation: 0,
+            baselines: super::verify_ops::baselines(),
         }
     }
 
@@ -181,11 +189,19 @@ impl Core {
             for job in live.running.values() {
                 job.cancel.cancel();
             }
+            for (_, cancel) in live.verifying.values() {
+                cancel.cancel();
+            }
         }
         for (_, q) in std::mem::take(&mut self.waiting) {
             q.answer(Err(EngineError::unavailable("the engine is shutting down")));
         }
-        while self.sessions.values().any(|l| !l.running.is_empty()) || self.review_busy {
+        while self
+            .sessions
+            .values()
+            .any(|l| !l.running.is_empty() || !l.verifying.is_empty())
+            || self.review_busy
+        {
             match tokio::time::timeout(DRAIN_TIMEOUT, self.internal_rx.recv()).await {
                 Ok(Some(msg)) => self.internal(msg),
                 Ok(None) | Err(_) => break,
@@ -209,6 +225,7 @@ impl Core {
             Internal::Review(done, reply) => self.finish_review(*done, reply),
             Internal::Loaded(key, result) => self.loaded(key, result),
             Internal::Lost(ids) => self.lost(&ids),
+            Internal::Verified(done) => self.finish_verify(*done),
         }
     }
 
@@ -220,6 +237,7 @@ impl Core {
             Command::Decide { .. }
                 | Command::EditHunk { .. }
                 | Command::Apply { .. }
+                | Command::Verify { .. }
                 | Command::Rollback { .. }
                 | Command::WriteFiles { .. }
         );
@@ -313,6 +331,15 @@ impl Core {
                 new_text,
             } => self.edit_hunk(key, &job_id, &hunk_id, &new_text, q.reply),
             Command::Apply { job_id } => self.apply(key, &job_id, q.reply),
+            Command::Verify { job_id } => self.verify(key, &job_id, q.reply),
+            Command::CancelVerify { job_id } => {
+                let done = self.cancel_verify(key, &job_id);
+                q.answer(done);
+            }
+            Command::VerifyFeedback { job_id, new_job_id } => {
+                let done = self.verify_feedback(key, &job_id, new_job_id);
+                q.answer(done);
+            }
             Command::Rollback {
                 checkpoint_id,
                 hunks,

@@ -66,6 +66,9 @@ pub(super) struct Live {
     pub asked: HashMap<String, Asked>,
     /// Review work (apply, rollback, edited hunk) under way off the task.
     pub reviewing: bool,
+    /// Verifies running, by job: a generation (a newer verify of the job
+    /// supersedes an older one) and what stops it.
+    pub verifying: HashMap<String, (u64, tokio_util::sync::CancellationToken)>,
     /// Since when nothing of it has been under way (its lease goes soon after).
     pub idle_since: Option<std::time::Instant>,
 }
@@ -81,6 +84,7 @@ impl Live {
             answered: HashSet::new(),
             asked: HashMap::new(),
             reviewing: false,
+            verifying: HashMap::new(),
             idle_since: Some(std::time::Instant::now()),
         }
     }
@@ -96,7 +100,7 @@ impl Live {
 
     /// Whether anything of it is under way (its lease is renewed).
     pub fn busy(&self) -> bool {
-        !self.running.is_empty() || self.reviewing
+        !self.running.is_empty() || self.reviewing || !self.verifying.is_empty()
     }
 }
 

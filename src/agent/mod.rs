@@ -35,6 +35,7 @@ mod session_state;
 mod sessions;
 mod subscription;
 mod tool_calls;
+mod verify_ops;
 
 /// Front ends run their tasks this way too: a blocking store call inside
 /// is a bug that debug builds catch.

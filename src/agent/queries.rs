@@ -104,6 +104,7 @@ impl Engine {
                     session_id: id.clone(),
                     job_id: job.job_id.clone(),
                     bundle: job.bundle.clone()?,
+                    verify: job.verify.clone(),
                 })
             }))
         })

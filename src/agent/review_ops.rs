@@ -50,6 +50,7 @@ impl Core {
         };
         self.publish(key, job_id, updated);
         if unknown.is_empty() {
+            self.auto_verify(key, job_id);
             Ok(Reply::Review { bundle })
         } else {
             Err(EngineError::Invalid {
@@ -157,7 +158,10 @@ impl Core {
         };
         self.publish(&key, job_id, updated);
         match error {
-            None => Ok(Reply::Review { bundle }),
+            None => {
+                self.auto_verify(&key, job_id);
+                Ok(Reply::Review { bundle })
+            }
             Some(message) => Err(EngineError::Conflict {
                 message,
                 conflicts: Vec::new(),

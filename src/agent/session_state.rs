@@ -80,6 +80,8 @@ pub struct JobRecord {
     pub answer: Option<String>,
     pub edits: Vec<ProposedEdit>,
     pub bundle: Option<DiffBundle>,
+    /// Its review's last verify.
+    pub verify: Option<crate::protocol::VerifyResult>,
     /// The job's last cursor.
     pub last_cursor: u64,
     /// Its events that were recorded.
@@ -238,6 +240,7 @@ impl SessionState {
                 job.bundle = Some(bundle.clone());
                 return review_index(bundle);
             }
+            EventBody::VerifyCompleted(result) => job.verify = Some(result.clone()),
             EventBody::ApplyCompleted { bundle, edits, .. } => {
                 job.bundle = Some(bundle.clone());
                 if !edits.is_empty() {
@@ -257,6 +260,7 @@ impl SessionState {
             | EventBody::ApprovalRequested { .. }
             | EventBody::ApprovalResolved { .. }
             | EventBody::ApplyStarted { .. }
+            | EventBody::VerifyStarted { .. }
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::McpServers { .. }

@@ -54,10 +54,13 @@ impl Core {
             }
             Command::Decide { job_id, .. }
             | Command::EditHunk { job_id, .. }
-            | Command::Apply { job_id } => self.job_ready(job_id),
+            | Command::Apply { job_id }
+            | Command::Verify { job_id }
+            | Command::VerifyFeedback { job_id, .. } => self.job_ready(job_id),
             Command::Answer { job_id, .. }
             | Command::Approve { job_id, .. }
-            | Command::Cancel { job_id } => {
+            | Command::Cancel { job_id }
+            | Command::CancelVerify { job_id } => {
                 Ready::Now(self.jobs.get(job_id).cloned().unwrap_or_default())
             }
             Command::Rollback { tell: Some(id), .. } => {

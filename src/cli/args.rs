@@ -169,6 +169,10 @@ pub struct ExecArgs {
     /// What to do with proposed edits
     #[arg(long, value_enum, default_value_t = ApplyPolicy::None)]
     pub apply: ApplyPolicy,
+    /// With --apply all: run the project's check ([verify]) on the hunks
+    /// in a scratch copy first, and apply only if it passes (exit 1 if not)
+    #[arg(long)]
+    pub verify: bool,
     /// Add the job to this session
     #[arg(long, value_name = "ID", conflicts_with = "continue_session")]
     pub session: Option<String>,
@@ -290,6 +294,15 @@ pub struct ReviewArgs {
     /// Apply the accepted hunks (hash-checked; exit 3 on conflict)
     #[arg(long)]
     pub apply: bool,
+    /// Run the project's check ([verify]) on the accepted hunks in a
+    /// scratch copy first (exit 1 if it fails; --apply then applies only
+    /// if it passes)
+    #[arg(long)]
+    pub verify: bool,
+    /// With --verify: send a failure back to the model for a corrected
+    /// proposal, and show it
+    #[arg(long, requires = "verify")]
+    pub feedback: bool,
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,11 @@ use crate::agent::{Engine, Filter, NO_USER_ANSWER, Providers};
 use crate::protocol::{Command, EngineError, EventBody, JobStatus, SessionRef};
 
 pub fn run_exec(global: &GlobalArgs, args: ExecArgs) -> Exit {
+    if args.verify && args.apply != ApplyPolicy::All {
+        return usage(
+            "--verify checks the hunks before `--apply all` applies them; add --apply all",
+        );
+    }
     let prompt = match prompt(&args) {
         Ok(p) => p,
         Err(exit) => return exit,
@@ -139,9 +144,31 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
                 accept_all: true,
             };
             let _ = engine.command(decide).await;
+            if args.verify {
+                // Its result comes as an event (verify.completed, below).
+                return match engine.command(Command::Verify { job_id: job }).await {
+                    Ok(_) => None,
+                    Err(e) => {
+                        eprintln!("agent-tui: cannot verify, so nothing was applied: {e}");
+                        Some(Exit::Failed)
+                    }
+                };
+            }
             // Its outcome comes as events (apply.completed / apply.failed).
             let _ = engine.command(Command::Apply { job_id: job }).await;
             None
+        }
+        EventBody::VerifyCompleted(result) if args.verify => {
+            if result.passed {
+                let _ = engine.command(Command::Apply { job_id: job }).await;
+                None
+            } else {
+                eprintln!(
+                    "agent-tui: the verify did not pass, so nothing was applied; the review \
+                     waits: agent-tui review (--verify --feedback asks the model to fix it)"
+                );
+                Some(Exit::Failed)
+            }
         }
         EventBody::JobCompleted { .. } | EventBody::ApplyCompleted { .. } => Some(Exit::Ok),
         EventBody::ApplyFailed { code, .. } => {
@@ -165,6 +192,8 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
         | EventBody::DiffGenerated { .. }
         | EventBody::ReviewUpdated { .. }
         | EventBody::ApplyStarted { .. }
+        | EventBody::VerifyStarted { .. }
+        | EventBody::VerifyCompleted(_)
         | EventBody::CheckpointCreated { .. }
         | EventBody::McpServers { .. }
         | EventBody::RecoveryCompleted(_)

@@ -3,7 +3,7 @@
 
 use std::io::{IsTerminal, Write};
 
-use crate::protocol::{DiffBundle, Event, EventBody, HunkState, JobStatus};
+use crate::protocol::{DiffBundle, Event, EventBody, HunkState, JobStatus, VerifyResult};
 
 /// Whether to colour stdout: a terminal, and `NO_COLOR` unset.
 pub fn colour() -> bool {
@@ -68,8 +68,43 @@ pub fn render_bundle(bundle: &DiffBundle, colour: bool) -> String {
 }
 
 /// An apply's or a rollback's outcome, or hunk ids that named nothing.
+/// A verify's result as people read it: its line, what else it ran
+/// against, and on a failure the end of its output (on stderr).
+pub fn verify_text(result: &VerifyResult) -> String {
+    let mut out = result.summary();
+    if let Some(b) = &result.baseline {
+        let how = if b.passed { "passes" } else { "fails too" };
+        let cached = if b.cached { ", cached" } else { "" };
+        out.push_str(&format!("\n  the unmodified tree {how} (baseline{cached})"));
+    }
+    if let Some(e) = &result.error {
+        out.push_str(&format!("\n  {e}"));
+    }
+    if !result.not_verified.is_empty() {
+        out.push_str(&format!(
+            "\n  not in the copy (outside the agent root): {}",
+            result.not_verified.join(", ")
+        ));
+    }
+    if !result.confined {
+        out.push_str("\n  note: not confined (this kernel has no Landlock)");
+    }
+    if !result.passed && !result.output_tail.trim().is_empty() {
+        out.push_str("\n  --- the end of its output ---\n");
+        for line in result.output_tail.lines() {
+            out.push_str(&format!("  {line}\n"));
+        }
+    }
+    out
+}
+
 fn review_line(body: &EventBody) {
     match body {
+        EventBody::VerifyStarted { hunk_ids, command } => eprintln!(
+            "· verify: `{command}` on hunks {} in a scratch copy…",
+            hunk_ids.join(" ")
+        ),
+        EventBody::VerifyCompleted(result) => eprintln!("{}", verify_text(result).trim_end()),
         EventBody::ApplyCompleted {
             checkpoint_id,
             files,
@@ -103,7 +138,7 @@ fn review_line(body: &EventBody) {
 /// written at once.
 pub struct Printer {
     json: bool,
-    out: std::io::BufWriter<std::io::Stdout>,
+    out: std::io::BufWriter<Box<dyn Write + Send>>,
     /// Whether stdout's last byte was a newline (or nothing was printed).
     at_line_start: bool,
     /// The answer's text printed so far (of the current attempt).
@@ -115,9 +150,19 @@ pub struct Printer {
 
 impl Printer {
     pub fn new(json: bool) -> Printer {
+        Printer::writing(json, Box::new(std::io::stdout()))
+    }
+
+    /// A printer whose answer text and JSON lines go to stderr (stdout is
+    /// kept for something else).
+    pub fn to_stderr(json: bool) -> Printer {
+        Printer::writing(json, Box::new(std::io::stderr()))
+    }
+
+    fn writing(json: bool, out: Box<dyn Write + Send>) -> Printer {
         Printer {
             json,
-            out: std::io::BufWriter::with_capacity(1 << 16, std::io::stdout()),
+            out: std::io::BufWriter::with_capacity(1 << 16, out),
             at_line_start: true,
             streamed: String::new(),
             attempt: 1,
@@ -175,6 +220,8 @@ impl Printer {
             | EventBody::ApplyFailed { .. }
             | EventBody::RollbackCompleted { .. }
             | EventBody::RollbackFailed { .. }
+            | EventBody::VerifyStarted { .. }
+            | EventBody::VerifyCompleted(_)
             | EventBody::ReviewUpdated { .. } => review_line(body),
             EventBody::ContextCompacted { .. }
             | EventBody::ProviderFallback { .. }

@@ -1,16 +1,23 @@
 //! `agent-tui review`: show the pending diff bundle of a session, record
 //! decisions (`--accept/--reject/--accept-all`, hunk ids or file paths) and
-//! apply the accepted hunks (`--apply`, exit 3 on conflict).
+//! apply the accepted hunks (`--apply`, exit 3 on conflict); verify them
+//! first in a scratch copy (`--verify`, exit 1 if the check fails) and
+//! send a failure back to the model (`--feedback`).
 
 use super::Exit;
 use super::args::{GlobalArgs, ReviewArgs};
-use super::context::{builder, engine_error, run, start_reported};
-use super::output::{colour, render_bundle};
-use crate::agent::Engine;
-use crate::protocol::{Command, DiffBundle, EngineError, Reply, SessionRef};
+use super::context::{builder, engine_error, failed, run, start_reported};
+use super::output::{Printer, colour, render_bundle, verify_text};
+use crate::agent::{Engine, Filter, Providers};
+use crate::protocol::{Command, DiffBundle, EngineError, Reply, SessionRef, VerifyResult};
 
 pub fn run_review(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
-    let (rt, engine) = match start_reported(builder(global, &args.root)) {
+    // Feedback goes to the model: it needs a provider.
+    let mut built = builder(global, &args.root);
+    if args.feedback {
+        built = built.providers(Providers::Required);
+    }
+    let (rt, engine) = match start_reported(built) {
         Ok(started) => started,
         Err(exit) => return exit,
     };
@@ -56,6 +63,49 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
             Err(e) => return engine_error(e),
         }
     }
+    if let Some(last) = pending.verify.as_ref().filter(|_| !args.verify) {
+        let stale = if last.stale_for(&bundle) {
+            " (stale: the decisions changed since; --verify runs it again)"
+        } else {
+            ""
+        };
+        eprintln!("last {}{stale}", last.summary());
+    }
+    let mut verified = None;
+    if args.verify {
+        let result = match engine
+            .command(Command::Verify {
+                job_id: job_id.clone(),
+            })
+            .await
+        {
+            Ok(Reply::Verified { result }) => result,
+            Ok(_) => return failed("the engine answered the verify with something else"),
+            Err(e) => return engine_error(e),
+        };
+        eprintln!("{}", verify_text(&result).trim_end());
+        let passed = result.passed;
+        verified = Some(result);
+        if !passed {
+            if args.apply {
+                eprintln!("agent-tui: the verify did not pass, so nothing was applied");
+            }
+            let shown = if args.feedback {
+                match feedback(&engine, &job_id, args.json).await {
+                    Ok(next) => next,
+                    Err(exit) => return exit,
+                }
+            } else {
+                None
+            };
+            print_verified(
+                shown.as_ref().unwrap_or(&bundle),
+                verified.as_deref(),
+                args.json,
+            );
+            return Exit::Failed;
+        }
+    }
     if args.apply {
         match engine.command(Command::Apply { job_id }).await {
             Ok(Reply::Applied {
@@ -75,8 +125,63 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
             Err(e) => return apply_refused(e),
         }
     }
-    print(&bundle, args.json);
+    print_verified(&bundle, verified.as_deref(), args.json);
     Exit::Ok
+}
+
+/// Sends the failed verify back to the model and follows the new job to
+/// its end (its progress on stderr); the review it proposed, if any.
+async fn feedback(engine: &Engine, job_id: &str, json: bool) -> Result<Option<DiffBundle>, Exit> {
+    let new_job = crate::agent::new_job_id();
+    let mut events = engine.subscribe(Filter::Job {
+        job_id: new_job.clone(),
+        after: 0,
+    });
+    let ask = Command::VerifyFeedback {
+        job_id: job_id.to_string(),
+        new_job_id: new_job.clone(),
+    };
+    let session = match engine.command(ask).await {
+        Ok(Reply::Started { session_id, .. }) => session_id,
+        Ok(_) => None,
+        Err(e) => return Err(engine_error(e)),
+    };
+    eprintln!("· sent the failure to the model as feedback (job {new_job})");
+    // Progress as `exec` prints it, on stderr (stdout keeps the review).
+    let mut printer = Printer::to_stderr(json);
+    while let Some(event) = events.next().await {
+        printer.print(&event);
+        if event.body.is_terminal() {
+            break;
+        }
+    }
+    printer.flush();
+    let Some(session) = session else {
+        return Ok(None);
+    };
+    match engine.pending_review(SessionRef::Id(session)).await {
+        Ok(Some(p)) if p.job_id == new_job => Ok(Some(p.bundle)),
+        Ok(_) => {
+            eprintln!("agent-tui: the model proposed no new edits");
+            Ok(None)
+        }
+        Err(e) => Err(engine_error(e)),
+    }
+}
+
+/// The review, with the verify's result when one ran (`--json`: both in
+/// one object).
+fn print_verified(bundle: &DiffBundle, verify: Option<&VerifyResult>, json: bool) {
+    match (verify, json) {
+        (Some(result), true) => {
+            let both = serde_json::json!({"bundle": bundle, "verify": result});
+            match serde_json::to_string_pretty(&both) {
+                Ok(text) => println!("{text}"),
+                Err(e) => eprintln!("agent-tui: {e}"),
+            }
+        }
+        _ => print(bundle, json),
+    }
 }
 
 /// An apply that wrote nothing: a conflict is exit 3, the rest 1.

@@ -74,6 +74,18 @@ pub enum Command {
     },
     /// Write the accepted hunks (hash-checked, checkpointed).
     Apply { job_id: String },
+    /// Run the project's check (`[verify]`) on the accepted hunks in a
+    /// scratch copy of the root (SPEC 17): `verify.started`, then
+    /// `verify.completed`; the reply is the result. A verify of the same
+    /// job still running is cancelled first.
+    Verify { job_id: String },
+    /// Stop the job's running verify (`verify.completed {outcome:
+    /// cancelled}`); nothing running is not an error.
+    CancelVerify { job_id: String },
+    /// Send the job's last failed verify back to the model as feedback:
+    /// a new job (`new_job_id`) in its session, in agent mode, asked for a
+    /// corrected proposal.
+    VerifyFeedback { job_id: String, new_job_id: String },
     /// Undo a checkpoint: all of it, only `hunks`, or only `files`. The
     /// model of session `tell` (if any) hears of it, and its events are
     /// recorded there.
@@ -198,6 +210,10 @@ pub enum Reply {
     },
     /// A tool's JSON result.
     Tool { result: Value },
+    /// A verify's result.
+    Verified {
+        result: Box<crate::protocol::VerifyResult>,
+    },
     /// The MCP servers: `[{name, state, tools: [{name, tool, description,
     /// input_schema}]}]`.
     McpServers { servers: Vec<Value> },
@@ -315,6 +331,10 @@ pub struct PendingReview {
     pub session_id: String,
     pub job_id: String,
     pub bundle: DiffBundle,
+    /// The job's last verify, if one ran (stale when its `decisions`
+    /// differ from the bundle's `verify_key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::protocol::VerifyResult>,
 }
 
 /// A job's stored events after a cursor.

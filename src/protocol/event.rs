@@ -153,6 +153,14 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         edits: Vec<ProposedEdit>,
     },
+    /// A verify (SPEC 17) began: the accepted hunks it runs with.
+    #[serde(rename = "verify.started")]
+    VerifyStarted {
+        hunk_ids: Vec<String>,
+        command: String,
+    },
+    #[serde(rename = "verify.completed")]
+    VerifyCompleted(crate::protocol::VerifyResult),
     #[serde(rename = "apply.failed")]
     ApplyFailed {
         error: String,
@@ -283,6 +291,8 @@ impl EventBody {
             | EventBody::DiffGenerated { .. }
             | EventBody::ReviewUpdated { .. }
             | EventBody::ApplyStarted { .. }
+            | EventBody::VerifyStarted { .. }
+            | EventBody::VerifyCompleted(_)
             | EventBody::ApplyFailed { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::McpServers { .. }
@@ -311,6 +321,8 @@ impl EventBody {
             EventBody::ApplyStarted { .. } => "apply.started",
             EventBody::ApplyCompleted { .. } => "apply.completed",
             EventBody::ApplyFailed { .. } => "apply.failed",
+            EventBody::VerifyStarted { .. } => "verify.started",
+            EventBody::VerifyCompleted(_) => "verify.completed",
             EventBody::McpServers { .. } => "mcp.servers",
             EventBody::RecoveryCompleted(_) => "recovery.completed",
             EventBody::CheckpointCreated { .. } => "checkpoint.created",

@@ -15,6 +15,7 @@ pub mod paths;
 pub mod review;
 pub mod server;
 pub mod session;
+pub mod verify;
 
 pub use api::{
     CheckpointView, Command, EngineError, EntryKind, EventsPage, ExecChunk, FileRow, FileText,
@@ -30,6 +31,7 @@ pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use server::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};
 pub use session::SessionSummary;
+pub use verify::{Baseline, VerifyOutcome, VerifyResult};
 
 /// Names of tools and tool families that front ends show specially.
 pub mod names {

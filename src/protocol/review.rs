@@ -194,6 +194,26 @@ impl DiffBundle {
         self.hunks()
             .any(|h| !matches!(h.state, HunkState::Applied | HunkState::Rejected))
     }
+
+    /// The hunks an apply would write now (accepted, not yet applied).
+    pub fn to_apply(&self) -> impl Iterator<Item = &Hunk> {
+        self.hunks().filter(|h| h.state.is_to_apply())
+    }
+
+    /// Names the decisions a verify runs with: which hunks an apply would
+    /// write and their text. A verify whose key differs is stale.
+    pub fn verify_key(&self) -> String {
+        use sha2::Digest;
+        let mut hash = sha2::Sha256::new();
+        for h in self.to_apply() {
+            hash.update(h.hunk_id.as_bytes());
+            hash.update([0]);
+            hash.update(h.patch.as_bytes());
+            hash.update([0]);
+        }
+        let digest = hash.finalize();
+        digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 /// A hunk as sessions store it and `review --json` prints it.

@@ -77,6 +77,7 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(jobs::approve))
         .routes(routes!(jobs::cancel))
         .routes(routes!(review::apply))
+        .routes(routes!(review::verify))
         .routes(routes!(review::list))
         .routes(routes!(review::show))
         .routes(routes!(review::diff3))

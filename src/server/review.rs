@@ -105,6 +105,86 @@ pub async fn apply(
     idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
 }
 
+#[derive(Deserialize, Default, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Verify {
+    /// Decisions to record first (like `apply`'s).
+    #[serde(default)]
+    accepted_hunk_ids: Vec<String>,
+    #[serde(default)]
+    rejected_hunk_ids: Vec<String>,
+    /// On a failure, send it to the model: a new job asked for a
+    /// corrected proposal (`feedback_job_id` in the answer).
+    #[serde(default)]
+    feedback: bool,
+}
+
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/verify", tag = "review", request_body = Verify, params(("id" = String, Path, description = "job id")), responses((status = 200, description = "{verify: {passed, outcome, exit_code, duration_ms, output_tail, hunk_ids, baseline, ...}, feedback_job_id?}"), (status = 400, description = "invalid: no verify command, no accepted hunks", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+pub async fn verify(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    body: Body,
+) -> Result<Json<Value>, ApiError> {
+    let ask: Verify = if body.0.is_empty() {
+        Verify::default()
+    } else {
+        body.parse()?
+    };
+    let (ws, owner) = super::jobs::job(&app, &user, &id).await?;
+    let here = Place {
+        session: Some(&owner.session_id),
+        job: Some(&id),
+    };
+    ws.audit(here, "verify.request", &id, &user);
+    if !ask.accepted_hunk_ids.is_empty() || !ask.rejected_hunk_ids.is_empty() {
+        ws.writable("no decisions are recorded")?;
+        ws.engine
+            .command(Command::Decide {
+                job_id: id.clone(),
+                accept: ask.accepted_hunk_ids,
+                reject: ask.rejected_hunk_ids,
+                accept_all: false,
+            })
+            .await?;
+    }
+    let reply = ws
+        .engine
+        .command(Command::Verify { job_id: id.clone() })
+        .await?;
+    let Reply::Verified { result } = reply else {
+        return Err(ApiError::unavailable("the engine did not verify"));
+    };
+    let mut out = json!({ "job_id": id, "verify": result });
+    if ask.feedback && !result.passed {
+        super::usage::admit(&app, &user).await?;
+        let new_job_id = crate::agent::new_job_id();
+        let feedback = Command::VerifyFeedback {
+            job_id: id.clone(),
+            new_job_id: new_job_id.clone(),
+        };
+        let job_owner = crate::protocol::Owner {
+            user: user.name.clone(),
+            workspace_id: ws.id.clone(),
+            session_id: owner.session_id.clone(),
+            created_at: super::sessions::now(),
+        };
+        // Known before the job's first event, so its stream can be followed.
+        app.accounts
+            .own_job(&new_job_id, job_owner, Some(&app.host), &feedback)
+            .await?;
+        ws.engine.command(feedback).await?;
+        super::usage::watch(
+            app.clone(),
+            ws.engine.clone(),
+            new_job_id.clone(),
+            user.name.clone(),
+        );
+        out["feedback_job_id"] = json!(new_job_id);
+    }
+    Ok(Json(out))
+}
+
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]

@@ -14,6 +14,7 @@ mod registry;
 mod run_command;
 mod runner;
 mod search_project;
+pub mod verify;
 
 pub use clarify_user::CLARIFY_USER;
 pub use error::ToolError;

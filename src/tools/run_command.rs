@@ -142,6 +142,7 @@ impl Tool for RunCommand {
             env: Vec::new(),
             cancel: ctx.cancel.as_ref(),
             tee: ctx.tee.clone(),
+            tee_past_cap: false,
         };
         let (ran, tracked) = tracked(ctx, || runner::run(&spawn))?;
         let mut changed = tracked.changed;

@@ -31,6 +31,9 @@ pub struct Spawn<'a> {
     /// Handed each piece of output as it comes (`true`: stderr), within
     /// the cap (the server streams a command's output).
     pub tee: Option<Tee>,
+    /// The tee gets all of the output, past the cap too (a verify keeps
+    /// the end of it).
+    pub tee_past_cap: bool,
 }
 
 /// Where a command's output goes as it comes: (`true` for stderr, bytes).
@@ -113,7 +116,7 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         .spawn()
         .map_err(|e| ToolError::invalid("command", format!("cannot start `{program}`: {e}")))?;
     let pgid = child.id();
-    let tee = |err: bool| spawn.tee.clone().map(|t| (t, err));
+    let tee = |err: bool| spawn.tee.clone().map(|t| (t, err, spawn.tee_past_cap));
     let stdout = child
         .stdout
         .take()
@@ -172,7 +175,7 @@ fn can_start(program: &str, cwd: &Path) -> bool {
 fn capture(
     mut pipe: impl Read + Send + 'static,
     cap: usize,
-    tee: Option<(Tee, bool)>,
+    tee: Option<(Tee, bool, bool)>,
 ) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
     std::thread::spawn(move || {
         let mut kept = Vec::new();
@@ -184,10 +187,10 @@ fn capture(
                 Ok(n) => {
                     let room = cap.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
-                    if let Some((tee, err)) = &tee
-                        && room > 0
-                    {
-                        tee(*err, &buf[..n.min(room)]);
+                    match &tee {
+                        Some((tee, err, true)) => tee(*err, &buf[..n]),
+                        Some((tee, err, false)) if room > 0 => tee(*err, &buf[..n.min(room)]),
+                        _ => {}
                     }
                     cut |= n > room;
                 }

@@ -126,6 +126,38 @@ impl Scratch {
     }
 }
 
+/// The content of the root's files as a copy would hold them (paths,
+/// link targets and bytes), as a hex key: a verify's baseline is cached
+/// by it.
+pub fn tree_key(ws: &Workspace) -> io::Result<String> {
+    use sha2::Digest;
+    let Some(root) = ws.scope_starts().into_iter().next() else {
+        return Err(io::Error::other("the workspace has no root"));
+    };
+    let mut entries = list(ws, &root, None, None, usize::MAX).entries;
+    entries.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut hash = sha2::Sha256::new();
+    for e in &entries {
+        let from = ws.root().join(&e.path);
+        let (tag, bytes) = match e.kind {
+            EntryKind::Dir => continue,
+            EntryKind::File => (b'f', std::fs::read(&from)?),
+            EntryKind::Symlink => (
+                b'l',
+                std::fs::read_link(&from)?
+                    .into_os_string()
+                    .into_encoded_bytes(),
+            ),
+        };
+        hash.update([tag]);
+        hash.update(e.path.as_bytes());
+        hash.update([0]);
+        hash.update((bytes.len() as u64).to_le_bytes());
+        hash.update(&bytes);
+    }
+    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
 /// Copies each `(from, to)` on `COPIERS` threads; how many were clones.
 fn copy_all(files: &[(PathBuf, PathBuf)]) -> io::Result<usize> {
     let chunk = files.len().div_ceil(COPIERS).max(1);

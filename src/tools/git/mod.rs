@@ -182,6 +182,7 @@ pub(super) fn git_cli(
         env,
         cancel: ctx.cancel.as_ref(),
         tee: None,
+        tee_past_cap: false,
     };
     let ran = runner::run(&spawn)?;
     if ran.timed_out {

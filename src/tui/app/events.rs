@@ -4,7 +4,7 @@
 
 use super::{
     App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Load, Overlay, ProviderState,
-    ReviewView, Streaming, View,
+    ReviewView, Streaming, VerifyState, View,
 };
 use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH, MCP_PREFIX, RUN_COMMAND};
 use crate::protocol::{CheckpointKind, DiffBundle, Event, EventBody, JobStatus};
@@ -54,6 +54,20 @@ impl App {
             }
             EventBody::DiffGenerated { bundle } => self.set_bundle(job, bundle),
             EventBody::ApplyCompleted { .. } => self.applied(job, body),
+            EventBody::VerifyStarted { command, hunk_ids } => {
+                if let Some(r) = self.review.as_mut().filter(|r| r.job_id == job) {
+                    r.verify = VerifyState::Running {
+                        command: command.clone(),
+                        hunk_ids: hunk_ids.clone(),
+                    };
+                }
+            }
+            EventBody::VerifyCompleted(result) => {
+                if let Some(r) = self.review.as_mut().filter(|r| r.job_id == job) {
+                    r.verify = VerifyState::Done(result.clone());
+                    r.apply_confirm = false;
+                }
+            }
             EventBody::ApplyFailed { error, .. } => {
                 self.refused(format!("Apply failed, nothing was written: {error}"));
             }

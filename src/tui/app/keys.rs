@@ -4,7 +4,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Details, Entry, Focus, JobPurpose, JobView, Load, Overlay, Quit, View};
+use super::{
+    App, Details, Entry, Focus, JobPurpose, JobView, Load, Overlay, Quit, VerifyState, View,
+};
 use crate::protocol::{Command, JobStatus, Mode, SessionRef};
 use crate::tui::keymap::{Action, Context};
 
@@ -74,12 +76,9 @@ impl App {
             Action::AcceptFile | Action::RejectFile => {
                 self.decide(action == Action::AcceptFile, true)
             }
-            Action::Apply => match &self.review {
-                Some(r) => vec![Command::Apply {
-                    job_id: r.job_id.clone(),
-                }],
-                None => Vec::new(),
-            },
+            Action::Apply => self.apply(),
+            Action::Verify => self.verify(),
+            Action::Feedback => self.feedback(),
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
             Action::PageUp => self.scroll_by(10),
@@ -157,6 +156,8 @@ impl App {
             | Action::AcceptFile
             | Action::RejectFile
             | Action::Apply
+            | Action::Verify
+            | Action::Feedback
             | Action::ScrollUp
             | Action::ScrollDown
             | Action::PageUp
@@ -211,6 +212,14 @@ impl App {
             _ => {}
         }
         if self.view == View::Review {
+            // A running verify is stopped first; the review stays.
+            if let Some(r) = &self.review
+                && matches!(r.verify, VerifyState::Running { .. })
+            {
+                return vec![Command::CancelVerify {
+                    job_id: r.job_id.clone(),
+                }];
+            }
             self.view = View::Chat;
             return Vec::new();
         }
@@ -368,6 +377,68 @@ impl App {
             reject: reject_ids,
             accept_all: false,
         }]
+    }
+
+    /// Ctrl+S: applies the accepted hunks; after a failed verify that
+    /// still matches the decisions, only once asked again.
+    fn apply(&mut self) -> Vec<Command> {
+        let Some(r) = &mut self.review else {
+            return Vec::new();
+        };
+        if let Some(failed) = r.verify.failed_for(&r.bundle)
+            && !r.apply_confirm
+        {
+            r.apply_confirm = true;
+            self.status_note = Some(format!(
+                "The verify {} on these hunks: Ctrl+S again applies them anyway.",
+                failed.outcome.as_str()
+            ));
+            return Vec::new();
+        }
+        r.apply_confirm = false;
+        vec![Command::Apply {
+            job_id: r.job_id.clone(),
+        }]
+    }
+
+    /// `v`: runs the project's check on the accepted hunks.
+    fn verify(&mut self) -> Vec<Command> {
+        let Some(r) = &mut self.review else {
+            return Vec::new();
+        };
+        if r.bundle.to_apply().next().is_none() {
+            self.status_note =
+                Some("Accept the hunks to verify first (y, or Y for a file).".into());
+            return Vec::new();
+        }
+        r.apply_confirm = false;
+        vec![Command::Verify {
+            job_id: r.job_id.clone(),
+        }]
+    }
+
+    /// `f`: sends the failed verify to the model as feedback; the chat
+    /// follows the new job.
+    fn feedback(&mut self) -> Vec<Command> {
+        let Some(r) = &self.review else {
+            return Vec::new();
+        };
+        let failed = match &r.verify {
+            VerifyState::Done(result) if !result.passed => result.clone(),
+            _ => {
+                self.status_note =
+                    Some("No failed verify to send: v runs one on the accepted hunks.".into());
+                return Vec::new();
+            }
+        };
+        let job_id = r.job_id.clone();
+        let new_job_id = self.new_job(JobPurpose::Instruction);
+        self.transcript.push(Entry::Notice(format!(
+            "Sent the failed verify (`{}`) to the model for a corrected proposal.",
+            failed.command
+        )));
+        self.view = View::Chat;
+        vec![Command::VerifyFeedback { job_id, new_job_id }]
     }
 
     fn send(&mut self) -> Vec<Command> {

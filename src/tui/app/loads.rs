@@ -121,6 +121,18 @@ impl App {
                 }
                 self.transcript.push(Entry::Error(e.to_string()));
             }
+            (Command::VerifyFeedback { new_job_id, .. }, Err(e)) => {
+                if let Some(job) = self.job.as_mut().filter(|j| &j.id == new_job_id) {
+                    job.status = crate::protocol::JobStatus::Failed;
+                }
+                self.transcript.push(Entry::Error(e.to_string()));
+            }
+            // Refusals no event reports (no command, nothing accepted).
+            (Command::Verify { .. }, Err(e)) => {
+                self.review_error = Some(format!("Cannot verify: {e}"));
+                self.transcript
+                    .push(Entry::Error(format!("Cannot verify: {e}")));
+            }
             (_, Err(e @ (EngineError::Busy { .. } | EngineError::Unavailable { .. }))) => {
                 self.review_error = Some(e.to_string());
                 self.transcript.push(Entry::Error(e.to_string()));

@@ -16,7 +16,7 @@ use ratatui_textarea::TextArea;
 
 pub use loads::{Loaded, latest_of};
 pub use open_root::RootDialog;
-pub use review::{HunkCode, ReviewView, WholeFileRow};
+pub use review::{HunkCode, ReviewView, VerifyState, WholeFileRow};
 
 use super::highlight::StyledLine;
 use super::keymap::Context;

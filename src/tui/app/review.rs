@@ -1,8 +1,32 @@
 //! The review as the TUI holds it: the bundle, where the reviewer is, each
 //! hunk's patch parsed once and its colours (computed off the UI task).
 
-use crate::protocol::DiffBundle;
+use crate::protocol::{DiffBundle, VerifyResult};
 use crate::tui::highlight::StyledLine;
+
+/// Where the review's verify (SPEC 17) stands.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum VerifyState {
+    #[default]
+    NotRun,
+    /// Running on these hunks (Esc stops it).
+    Running {
+        command: String,
+        hunk_ids: Vec<String>,
+    },
+    Done(VerifyResult),
+}
+
+impl VerifyState {
+    /// A result that failed and still matches the review's decisions:
+    /// applying asks once more, `f` can send it to the model.
+    pub fn failed_for(&self, bundle: &DiffBundle) -> Option<&VerifyResult> {
+        match self {
+            VerifyState::Done(r) if !r.passed && !r.stale_for(bundle) => Some(r),
+            _ => None,
+        }
+    }
+}
 
 /// The pending diff and where the reviewer is in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,6 +42,9 @@ pub struct ReviewView {
     pub colours: std::collections::HashMap<String, Vec<StyledLine>>,
     /// The whole file with every hunk inline: (path, rows of (marker, text, hunk)).
     pub whole_file: Option<(String, Vec<WholeFileRow>)>,
+    pub verify: VerifyState,
+    /// Ctrl+S after a failed verify asked once more; the next applies.
+    pub apply_confirm: bool,
 }
 
 /// A row of the whole-file view: ' ' unchanged, '-' removed, '+' added.
@@ -107,6 +134,8 @@ impl ReviewView {
             rows,
             colours,
             whole_file: None,
+            verify: before.map(|b| b.verify.clone()).unwrap_or_default(),
+            apply_confirm: false,
         }
     }
 

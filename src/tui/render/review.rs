@@ -1,7 +1,7 @@
 //! The review view: files with hunk counts, the current hunk with line
 //! numbers and syntax colours, or the whole file with every hunk inline.
 
-use crate::protocol::HunkState;
+use crate::protocol::{HunkState, VerifyOutcome};
 use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::pane;
-use crate::tui::app::{App, ReviewView};
+use crate::tui::app::{App, ReviewView, VerifyState};
 
 pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(review) = &app.review else { return };
@@ -82,6 +82,25 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
             }
         })
         .collect();
+    let area = match verify_lines(review, area.width.saturating_sub(2)) {
+        Some((title, head, tail)) => {
+            let want = (head.len() + tail.len()) as u16 + 2;
+            let height = want.min(area.height / 2).max(3);
+            let [files_area, verify_area] =
+                Layout::vertical([Constraint::Min(3), Constraint::Length(height)]).areas(area);
+            // The summary, then as much of the output's end as fits.
+            let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len());
+            let skip = tail.len().saturating_sub(room);
+            let shown: Vec<Line> = head
+                .into_iter()
+                .chain(tail.into_iter().skip(skip))
+                .collect();
+            frame.render_widget(Clear, verify_area);
+            frame.render_widget(Paragraph::new(shown).block(pane(title, false)), verify_area);
+            files_area
+        }
+        None => area,
+    };
     let area = match &app.review_error {
         // A refusal (a conflict on apply, a refused edit) stays in view.
         Some(error) => {
@@ -102,6 +121,79 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
         Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
         area,
     );
+}
+
+/// What the verify's pane shows: its title, the summary lines and a
+/// failure's output; `None` before any verify.
+type VerifyPane = (String, Vec<Line<'static>>, Vec<Line<'static>>);
+
+fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
+    let dim = Style::new().fg(Color::DarkGray);
+    match &review.verify {
+        VerifyState::NotRun => None,
+        VerifyState::Running { command, hunk_ids } => Some((
+            " verify: running (Esc stops it) ".into(),
+            vec![
+                Line::from(format!("`{command}`")),
+                Line::styled(format!("on {} in a scratch copy…", hunk_ids.join(" ")), dim),
+            ],
+            Vec::new(),
+        )),
+        VerifyState::Done(r) => {
+            let stale = r.stale_for(&review.bundle);
+            let colour = match r.outcome {
+                VerifyOutcome::Passed => Color::Green,
+                VerifyOutcome::AlreadyFailing | VerifyOutcome::Cancelled => Color::Yellow,
+                VerifyOutcome::Failed | VerifyOutcome::TimedOut | VerifyOutcome::Error => {
+                    Color::Red
+                }
+            };
+            let mark = if r.passed { "✓" } else { "✗" };
+            let style = if stale { dim } else { Style::new().fg(colour) };
+            let mut lines = vec![Line::styled(
+                format!(
+                    "{mark} {} in {:.1} s",
+                    r.outcome.as_str(),
+                    r.duration_ms as f64 / 1000.0
+                ),
+                style.add_modifier(Modifier::BOLD),
+            )];
+            if stale {
+                lines.push(Line::styled(
+                    "stale: decisions changed since (v runs it again)",
+                    dim,
+                ));
+            }
+            lines.push(Line::styled(format!("hunks {}", r.hunk_ids.join(" ")), dim));
+            if let Some(code) = r.exit_code.filter(|c| *c != 0) {
+                lines.push(Line::styled(format!("exit {code}"), dim));
+            }
+            if let Some(b) = r.baseline.as_ref().filter(|b| !b.passed) {
+                let cached = if b.cached { " (cached)" } else { "" };
+                lines.push(Line::styled(
+                    format!("the unmodified tree fails too{cached}"),
+                    dim,
+                ));
+            }
+            if let Some(e) = &r.error {
+                lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
+            }
+            if !r.passed && !stale {
+                lines.push(Line::styled(
+                    "f: send it to the model · Ctrl+S asks once more",
+                    dim,
+                ));
+            }
+            let mut tail = Vec::new();
+            if !r.passed {
+                let w = usize::from(width.max(8));
+                for l in r.output_tail.lines() {
+                    tail.push(Line::from(l.chars().take(w).collect::<String>()));
+                }
+            }
+            Some((format!(" verify `{}` ", r.command), lines, tail))
+        }
+    }
 }
 
 /// A hunk's lines: old numbers left, new right, its colours once computed
@@ -149,7 +241,7 @@ pub(super) fn draw_whole_file(
     rows: &[crate::tui::app::WholeFileRow],
     hunk_id: &str,
 ) {
-    let block = pane(format!("{title}· whole file (f) "), true);
+    let block = pane(format!("{title}· whole file (w) "), true);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     // Keep the current hunk in view, a few rows below the top.

@@ -1,0 +1,296 @@
+//! A verify's work (SPEC 17), done off the engine task: a scratch copy of
+//! the root with the accepted hunks written into it, the project's check
+//! run there confined like `run_command` (writes only in the copy and its
+//! private TMPDIR, no network unless allowed, the same caps, timeout and
+//! cancel), the copy removed; when the check fails, the same check on the
+//! unmodified tree (the baseline, cached by the tree's content) tells
+//! "already failing" from "broken by these hunks". The root is never
+//! written.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio_util::sync::CancellationToken;
+
+use super::runner::{self, Spawn};
+use crate::protocol::{Baseline, VerifyOutcome, VerifyResult};
+use crate::workspace::{CopyKind, Scratch, Workspace, tree_key};
+
+/// Lines of output a result keeps (its end).
+const TAIL_LINES: usize = 60;
+/// Bytes of output a result keeps at most.
+const TAIL_BYTES: usize = 8 * 1024;
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct VerifyPlan {
+    pub command: String,
+    pub timeout: Duration,
+    pub network: bool,
+    /// Bytes kept of stdout and of stderr each.
+    pub cap: usize,
+    /// Variables removed from its environment.
+    pub secrets: Vec<String>,
+    /// Where it may write besides the copy (`[exec] writable`, the build
+    /// cache folder).
+    pub writable: Vec<PathBuf>,
+    pub env: Vec<(&'static str, String)>,
+    /// Where copies are made.
+    pub scratch_parent: PathBuf,
+    pub hunk_ids: Vec<String>,
+    /// The review's `verify_key` it runs with.
+    pub decisions: String,
+}
+
+/// Baselines by tree key and command: in memory, and in a folder (the
+/// state home's) so the next process finds them too.
+#[derive(Debug, Default)]
+pub struct Baselines {
+    dir: Option<PathBuf>,
+    known: Mutex<HashMap<String, Baseline>>,
+}
+
+impl Baselines {
+    pub fn new(dir: Option<PathBuf>) -> Baselines {
+        Baselines {
+            dir,
+            known: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn file(&self, key: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(format!("{key}.json")))
+    }
+
+    fn get(&self, key: &str) -> Option<Baseline> {
+        if let Some(b) = self.known.lock().ok()?.get(key) {
+            return Some(b.clone());
+        }
+        let text = std::fs::read_to_string(self.file(key)?).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    fn put(&self, key: &str, baseline: &Baseline) {
+        if let Ok(mut known) = self.known.lock() {
+            known.insert(key.to_string(), baseline.clone());
+        }
+        if let Some(file) = self.file(key)
+            && let Some(dir) = file.parent()
+            && std::fs::create_dir_all(dir).is_ok()
+            && let Ok(text) = serde_json::to_string(baseline)
+        {
+            let _ = std::fs::write(file, text);
+        }
+    }
+}
+
+/// Runs the check on `files` (root-relative path, bytes after the
+/// accepted hunks) and, if it fails, the baseline.
+pub fn verify(
+    ws: &Workspace,
+    plan: &VerifyPlan,
+    files: &[(String, Vec<u8>)],
+    cancel: &CancellationToken,
+    baselines: &Baselines,
+) -> VerifyResult {
+    let started = Instant::now();
+    let mut result = VerifyResult {
+        passed: false,
+        outcome: VerifyOutcome::Error,
+        command: plan.command.clone(),
+        exit_code: None,
+        duration_ms: 0,
+        overhead_ms: 0,
+        output_tail: String::new(),
+        hunk_ids: plan.hunk_ids.clone(),
+        decisions: plan.decisions.clone(),
+        baseline: None,
+        confined: false,
+        copy: String::new(),
+        error: None,
+        not_verified: Vec::new(),
+    };
+    let (inside, outside): (Vec<_>, Vec<_>) = files.iter().partition(|(p, _)| !p.starts_with('@'));
+    result.not_verified = outside.into_iter().map(|(p, _)| p.clone()).collect();
+    let run = match check_with(ws, plan, &inside, cancel) {
+        Ok(run) => run,
+        Err(e) => {
+            result.error = Some(e);
+            result.overhead_ms = millis(started.elapsed());
+            return result;
+        }
+    };
+    result.exit_code = run.exit_code;
+    result.duration_ms = run.duration_ms;
+    result.overhead_ms = millis(started.elapsed()).saturating_sub(run.duration_ms);
+    result.output_tail = run.tail;
+    result.confined = run.confined;
+    result.copy = run.copy.to_string();
+    result.outcome = if run.exit_code == Some(0) {
+        VerifyOutcome::Passed
+    } else if cancel.is_cancelled() {
+        VerifyOutcome::Cancelled
+    } else if run.timed_out {
+        VerifyOutcome::TimedOut
+    } else {
+        result.baseline = baseline(ws, plan, cancel, baselines);
+        match &result.baseline {
+            Some(b) if !b.passed => VerifyOutcome::AlreadyFailing,
+            _ => VerifyOutcome::Failed,
+        }
+    };
+    result.passed = result.outcome == VerifyOutcome::Passed;
+    result
+}
+
+/// One run of the check in a fresh copy.
+struct CheckRun {
+    exit_code: Option<i32>,
+    duration_ms: u64,
+    timed_out: bool,
+    confined: bool,
+    tail: String,
+    copy: &'static str,
+}
+
+/// Copies the root, writes `files` into the copy, runs the check there
+/// and removes the copy (also when the check could not start).
+fn check_with(
+    ws: &Workspace,
+    plan: &VerifyPlan,
+    files: &[&(String, Vec<u8>)],
+    cancel: &CancellationToken,
+) -> Result<CheckRun, String> {
+    let scratch = Scratch::of(ws, &plan.scratch_parent)
+        .map_err(|e| format!("cannot make the scratch copy of the root: {e}"))?;
+    for (path, bytes) in files {
+        scratch
+            .write(path, bytes)
+            .map_err(|e| format!("cannot write `{path}` into the scratch copy: {e}"))?;
+    }
+    let copy = match scratch.kind {
+        CopyKind::Reflink => "reflink",
+        CopyKind::Plain => "copy",
+    };
+    let ran = run_in(plan, scratch.path(), cancel);
+    let _ = scratch.remove();
+    let (ran, tail) = ran?;
+    Ok(CheckRun {
+        exit_code: ran.exit_code,
+        duration_ms: ran.duration_ms,
+        timed_out: ran.timed_out,
+        confined: ran.confined,
+        tail,
+        copy,
+    })
+}
+
+/// Runs the command with `sh -c` in `dir`, keeping its output's end as it
+/// came (stdout and stderr interleaved).
+fn run_in(
+    plan: &VerifyPlan,
+    dir: &Path,
+    cancel: &CancellationToken,
+) -> Result<(runner::Ran, String), String> {
+    let argv = vec!["sh".to_string(), "-c".to_string(), plan.command.clone()];
+    let output = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let sink = output.clone();
+    let tee: runner::Tee = Arc::new(move |_, bytes: &[u8]| {
+        if let Ok(mut out) = sink.lock() {
+            out.extend_from_slice(bytes);
+            // Keep a window twice the tail's size, trimmed from the front.
+            if out.len() > 4 * TAIL_BYTES {
+                let cut = out.len() - 2 * TAIL_BYTES;
+                out.drain(..cut);
+            }
+        }
+    });
+    let mut writable = vec![dir.to_path_buf()];
+    writable.extend(plan.writable.iter().cloned());
+    let spawn = Spawn {
+        argv: &argv,
+        cwd: dir,
+        writable,
+        network: plan.network,
+        timeout: plan.timeout,
+        cap: plan.cap,
+        secrets: &plan.secrets,
+        env: plan.env.clone(),
+        cancel: Some(cancel),
+        tee: Some(tee),
+        tee_past_cap: true,
+    };
+    let ran = runner::run(&spawn).map_err(|e| e.to_string())?;
+    let bytes = output.lock().map(|o| o.clone()).unwrap_or_default();
+    Ok((ran, tail_of(&String::from_utf8_lossy(&bytes))))
+}
+
+/// The baseline of the unmodified tree: from the cache, else run now
+/// (`None`: it could not run to its end).
+fn baseline(
+    ws: &Workspace,
+    plan: &VerifyPlan,
+    cancel: &CancellationToken,
+    baselines: &Baselines,
+) -> Option<Baseline> {
+    let key = {
+        use sha2::Digest;
+        let tree = tree_key(ws).ok()?;
+        let digest = sha2::Sha256::digest(format!("{tree}\n{}", plan.command).as_bytes());
+        digest
+            .iter()
+            .take(16)
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
+    };
+    if let Some(mut b) = baselines.get(&key) {
+        b.cached = true;
+        return Some(b);
+    }
+    let run = check_with(ws, plan, &[], cancel).ok()?;
+    if cancel.is_cancelled() || run.timed_out {
+        return None;
+    }
+    let b = Baseline {
+        passed: run.exit_code == Some(0),
+        exit_code: run.exit_code,
+        cached: false,
+    };
+    baselines.put(&key, &b);
+    Some(b)
+}
+
+/// The last `TAIL_LINES` lines (within `TAIL_BYTES`) of `text`.
+pub fn tail_of(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let from = lines.len().saturating_sub(TAIL_LINES);
+    let mut tail = lines[from..].join("\n");
+    if tail.len() > TAIL_BYTES {
+        let mut cut = tail.len() - TAIL_BYTES;
+        while !tail.is_char_boundary(cut) {
+            cut += 1;
+        }
+        tail = tail[cut..].to_string();
+    }
+    tail
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_within_the_byte_cap() {
+        let text: String = (0..200).map(|i| format!("line {i}\n")).collect();
+        let tail = tail_of(&text);
+        assert!(tail.starts_with("line 140") && tail.ends_with("line 199"));
+        let long = "é".repeat(10_000);
+        assert!(tail_of(&long).len() <= TAIL_BYTES);
+    }
+}
