@@ -1061,6 +1061,7 @@ fn openapi_describes_every_endpoint() {
             ("post", "/api/v1/agent/jobs/{id}/approvals/{approval_id}"),
             ("post", "/api/v1/agent/jobs/{id}/cancel"),
             ("post", "/api/v1/agent/apply"),
+            ("post", "/api/v1/agent/jobs/{id}/verify"),
             ("get", "/api/v1/agent/checkpoints"),
             ("get", "/api/v1/agent/checkpoints/{id}"),
             ("get", "/api/v1/agent/checkpoints/{id}/diff3"),
@@ -1432,4 +1433,76 @@ fn budgets_hold_for_stored_token_users() {
         "{}",
         stderr(&out)
     );
+}
+
+/// `POST …/jobs/{id}/verify` runs `[verify]` on the accepted hunks in a
+/// scratch copy: refused with nothing accepted (before any decision and
+/// after the hunk is rejected), passed with the hunk in (the check greps
+/// for the hunk's text); the job's events carry `verify.started` and
+/// `verify.completed`, and nothing reaches the root.
+#[test]
+fn verify_over_http_checks_the_accepted_hunks_without_writing() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let server = LlmServer::start(edit_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        "[verify]\ncommand = \"grep -q hola src/greet.rs || { echo 'greet does not say hola'; exit 3; }\"\n",
+    );
+    let srv = serve(&env, &cfg, root);
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    let before = snapshot(root);
+    rt().block_on(async {
+        let (_, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "default"}))
+            .await;
+        let session = s["session_id"].as_str().unwrap().to_string();
+        let (_, run) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "say hola", "mode": "agent"}),
+            )
+            .await;
+        let job = run["job_id"].as_str().unwrap().to_string();
+        let all = c.stream(&job, None).await;
+        assert_eq!(all.last().unwrap().2["data"]["status"], "awaiting_review");
+        let (status, e) = c
+            .post(&format!("/api/v1/agent/jobs/{job}/verify"), json!({}))
+            .await;
+        assert_eq!(status, 400, "nothing accepted: {e}");
+        assert!(error_code(&e) == "invalid", "{e}");
+        let (status, v) = c
+            .post(
+                &format!("/api/v1/agent/jobs/{job}/verify"),
+                json!({"accepted_hunk_ids": ["h_1"]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{v}");
+        assert_eq!(v["verify"]["passed"], true, "{v}");
+        assert_eq!(v["verify"]["hunk_ids"], json!(["h_1"]), "{v}");
+        // Rejected: nothing is left to verify.
+        let (status, v) = c
+            .post(
+                &format!("/api/v1/agent/jobs/{job}/verify"),
+                json!({"rejected_hunk_ids": ["h_1"]}),
+            )
+            .await;
+        assert_eq!(status, 400, "{v}");
+        let (_, events) = c
+            .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+            .await;
+        let kinds: Vec<&str> = events["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        assert!(
+            kinds.contains(&"verify.started") && kinds.contains(&"verify.completed"),
+            "{kinds:?}"
+        );
+    });
+    assert_eq!(snapshot(root), before, "the root is untouched");
 }

@@ -1443,3 +1443,116 @@ fn ctrl_o_waits_for_a_running_job_and_its_dialog_picks_or_types_a_root() {
     assert_eq!(app.overlay, Overlay::None);
     assert!(app.loads.is_empty());
 }
+
+/// The review's verify: `v` asks for it (nothing accepted: a hint, no
+/// command), Esc stops a running one instead of closing the review, a
+/// failure sits beside the hunks, Ctrl+S asks once more, a changed
+/// decision marks it stale (and then Ctrl+S applies at once), `f` sends
+/// it to the model as a new job.
+#[test]
+fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
+    use agent_tui::protocol::{VerifyOutcome, VerifyResult};
+    let (_d, mut app) = app();
+    let mut b = bundle("j");
+    app.on_event(&ev("j", 1, EventBody::DiffGenerated { bundle: b.clone() }));
+    app.on_key(ctrl('r'));
+    assert!(
+        app.on_key(key(KeyCode::Char('v'))).is_empty(),
+        "nothing accepted yet"
+    );
+    assert!(screen(&app, 120, 30).contains("Accept the hunks to verify first"));
+    b.files[0].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::ReviewUpdated {
+            bundle: b.clone(),
+            unknown: vec![],
+            error: None,
+        },
+    ));
+    let ops = app.on_key(key(KeyCode::Char('v')));
+    assert!(
+        matches!(ops.as_slice(), [Command::Verify { job_id }] if job_id == "j"),
+        "{ops:?}"
+    );
+    app.on_event(&ev(
+        "j",
+        3,
+        EventBody::VerifyStarted {
+            hunk_ids: vec!["h_1".into()],
+            command: "cargo test".into(),
+        },
+    ));
+    assert!(screen(&app, 120, 30).contains("verify: running (Esc stops it)"));
+    let ops = app.on_key(key(KeyCode::Esc));
+    assert!(
+        matches!(ops.as_slice(), [Command::CancelVerify { job_id }] if job_id == "j"),
+        "{ops:?}"
+    );
+    assert!(
+        screen(&app, 120, 30).contains("review"),
+        "the review stays open"
+    );
+
+    let failed = VerifyResult {
+        passed: false,
+        outcome: VerifyOutcome::Failed,
+        command: "cargo test".into(),
+        exit_code: Some(101),
+        duration_ms: 2300,
+        overhead_ms: 40,
+        output_tail: "test tests::adds ... FAILED\nerror: test failed".into(),
+        hunk_ids: vec!["h_1".into()],
+        decisions: b.verify_key(),
+        baseline: None,
+        confined: true,
+        copy: "copy".into(),
+        error: None,
+        not_verified: vec![],
+    };
+    app.on_event(&ev("j", 4, EventBody::VerifyCompleted(failed)));
+    let s = screen(&app, 120, 30);
+    assert!(
+        s.contains("✗ failed in 2.3 s") && s.contains("exit 101") && s.contains("tests::adds"),
+        "{s}"
+    );
+    assert!(
+        app.on_key(ctrl('s')).is_empty(),
+        "the first Ctrl+S only asks"
+    );
+    assert!(screen(&app, 120, 30).contains("Ctrl+S again applies them anyway"));
+    assert!(matches!(
+        app.on_key(ctrl('s')).as_slice(),
+        [Command::Apply { .. }]
+    ));
+
+    // Another decision: the result is stale, and Ctrl+S applies at once.
+    b.files[1].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
+    app.on_event(&ev(
+        "j",
+        5,
+        EventBody::ReviewUpdated {
+            bundle: b.clone(),
+            unknown: vec![],
+            error: None,
+        },
+    ));
+    assert!(screen(&app, 120, 30).contains("stale: decisions changed since"));
+    assert!(matches!(
+        app.on_key(ctrl('s')).as_slice(),
+        [Command::Apply { .. }]
+    ));
+
+    // `f` sends the failure; the chat follows the new job.
+    let ops = app.on_key(key(KeyCode::Char('f')));
+    let [Command::VerifyFeedback { job_id, new_job_id }] = ops.as_slice() else {
+        panic!("{ops:?}")
+    };
+    assert_eq!(job_id, "j");
+    assert_eq!(
+        app.job.as_ref().map(|j| j.id.clone()),
+        Some(new_job_id.clone())
+    );
+    assert!(screen(&app, 120, 30).contains("Sent the failed verify"));
+}

@@ -719,3 +719,76 @@ fn ctrl_o_opens_another_root_in_place_and_the_tree_shows_scopes() {
     assert_eq!(sessions(&second), 1);
     assert_eq!(sessions(&first), 0);
 }
+
+/// `v` verifies the accepted hunk in a scratch copy (the failing test is
+/// named beside the hunks), Ctrl+S after the failure asks once more, `f`
+/// sends the failure to the model, whose second proposal opens in the
+/// review, verifies clean and is applied.
+#[test]
+fn v_verifies_the_hunks_and_f_sends_the_failure_back() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let calc = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n";
+    std::fs::write(root.join("calc.py"), calc).unwrap();
+    std::fs::write(
+        root.join("test_calc.py"),
+        "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+    )
+    .unwrap();
+    std::fs::write(root.join("pytest.ini"), "[pytest]\n").unwrap();
+    let edit = |new: &str| {
+        json!({"edits": [{"file_path": "calc.py", "operation": "replace", "start_line": 6,
+            "end_line": 6, "old_text": "    return a * b", "new_text": new}]})
+        .to_string()
+    };
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &edit("    return a ** b\n"),
+        )])),
+        sse(openai::text(&["Changed mul."])),
+        sse(openai::tool_calls(&[(
+            "c2",
+            "propose_edits",
+            &edit("    return b * a\n"),
+        )])),
+        sse(openai::text(&["Fixed mul."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "verify");
+    tmux.wait_for("test test-model ● online");
+    tmux.keys(&["rewrite mul", "Enter"]);
+    tmux.wait_for("calc.py · h_1 [pending]");
+    tmux.keys(&["y"]);
+    tmux.wait_for("calc.py · h_1 [accepted]");
+    tmux.keys(&["v"]);
+    let s = tmux.wait_for("✗ failed in");
+    assert!(
+        s.contains("test_mul") && s.contains("verify `pytest -q`"),
+        "{s}"
+    );
+    assert!(s.contains("f: send it to the model"), "{s}");
+
+    // Applying after the failure asks once more; nothing is written.
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Ctrl+S again applies them anyway");
+    assert_eq!(read(root, "calc.py"), calc);
+
+    // The failure goes to the model; its second proposal is reviewed.
+    tmux.keys(&["f"]);
+    let s = tmux.wait_for("+    return b * a");
+    assert!(s.contains("[pending]"), "{s}");
+    let told = server.requests()[2].body["messages"].to_string();
+    assert!(
+        told.contains("[agent-tui: verify]") && told.contains("test_mul"),
+        "{told}"
+    );
+    tmux.keys(&["y"]);
+    tmux.keys(&["v"]);
+    tmux.wait_for("✓ passed in");
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk(s) to calc.py");
+    assert!(read(root, "calc.py").contains("return b * a"));
+}

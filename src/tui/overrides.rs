@@ -150,6 +150,7 @@ impl KeyMap {
                 &[
                     (&[A::Accept, A::Reject], "hunk"),
                     (&[A::Apply], "apply"),
+                    (&[A::Verify], "verify"),
                     (&[A::Down, A::Up], "move"),
                     (&[A::AcceptFile, A::RejectFile], "file"),
                     (&[A::EditHunk], "edit"),

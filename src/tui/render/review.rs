@@ -19,6 +19,7 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     ])
     .areas(area);
     draw_files(frame, app, review, left);
+    let right = draw_verify(frame, review, right);
     let Some((f, h)) = review.current() else {
         return;
     };
@@ -82,25 +83,6 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
             }
         })
         .collect();
-    let area = match verify_lines(review, area.width.saturating_sub(2)) {
-        Some((title, head, tail)) => {
-            let want = (head.len() + tail.len()) as u16 + 2;
-            let height = want.min(area.height / 2).max(3);
-            let [files_area, verify_area] =
-                Layout::vertical([Constraint::Min(3), Constraint::Length(height)]).areas(area);
-            // The summary, then as much of the output's end as fits.
-            let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len());
-            let skip = tail.len().saturating_sub(room);
-            let shown: Vec<Line> = head
-                .into_iter()
-                .chain(tail.into_iter().skip(skip))
-                .collect();
-            frame.render_widget(Clear, verify_area);
-            frame.render_widget(Paragraph::new(shown).block(pane(title, false)), verify_area);
-            files_area
-        }
-        None => area,
-    };
     let area = match &app.review_error {
         // A refusal (a conflict on apply, a refused edit) stays in view.
         Some(error) => {
@@ -121,6 +103,29 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
         Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
         area,
     );
+}
+
+/// The verify's pane under the hunk, once one ran; the area left above.
+fn draw_verify(frame: &mut Frame<'_>, review: &ReviewView, area: Rect) -> Rect {
+    match verify_lines(review, area.width.saturating_sub(2)) {
+        Some((title, head, tail)) => {
+            let want = (head.len() + tail.len()) as u16 + 2;
+            let height = want.min(area.height / 2).max(3);
+            let [hunk_area, verify_area] =
+                Layout::vertical([Constraint::Min(6), Constraint::Length(height)]).areas(area);
+            // The summary, then as much of the output's end as fits.
+            let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len());
+            let skip = tail.len().saturating_sub(room);
+            let shown: Vec<Line> = head
+                .into_iter()
+                .chain(tail.into_iter().skip(skip))
+                .collect();
+            frame.render_widget(Clear, verify_area);
+            frame.render_widget(Paragraph::new(shown).block(pane(title, false)), verify_area);
+            hunk_area
+        }
+        None => area,
+    }
 }
 
 /// What the verify's pane shows: its title, the summary lines and a
@@ -150,23 +155,27 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
             };
             let mark = if r.passed { "✓" } else { "✗" };
             let style = if stale { dim } else { Style::new().fg(colour) };
-            let mut lines = vec![Line::styled(
-                format!(
-                    "{mark} {} in {:.1} s",
-                    r.outcome.as_str(),
-                    r.duration_ms as f64 / 1000.0
+            let exit = r
+                .exit_code
+                .filter(|c| *c != 0)
+                .map(|c| format!(" · exit {c}"))
+                .unwrap_or_default();
+            let mut lines = vec![Line::from(vec![
+                Span::styled(
+                    format!(
+                        "{mark} {} in {:.1} s",
+                        r.outcome.as_str(),
+                        r.duration_ms as f64 / 1000.0
+                    ),
+                    style.add_modifier(Modifier::BOLD),
                 ),
-                style.add_modifier(Modifier::BOLD),
-            )];
+                Span::styled(format!("{exit} · hunks {}", r.hunk_ids.join(" ")), dim),
+            ])];
             if stale {
                 lines.push(Line::styled(
                     "stale: decisions changed since (v runs it again)",
                     dim,
                 ));
-            }
-            lines.push(Line::styled(format!("hunks {}", r.hunk_ids.join(" ")), dim));
-            if let Some(code) = r.exit_code.filter(|c| *c != 0) {
-                lines.push(Line::styled(format!("exit {code}"), dim));
             }
             if let Some(b) = r.baseline.as_ref().filter(|b| !b.passed) {
                 let cached = if b.cached { " (cached)" } else { "" };
