@@ -183,8 +183,11 @@ fn a_suite_runs_in_parallel_and_reports_every_metric() {
             "name",
             "output_tokens",
             "provider",
+            "repairs",
             "success",
-            "tool_calls"
+            "tool_calls",
+            "verifies",
+            "verify_passed"
         ]
     );
     for ok in ["ask", "clarify", "conflict", "rename"] {
@@ -277,5 +280,92 @@ fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
         stderr(&out).contains("tasks: cannot read the suite's tasks folder"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A model that breaks `mul` first, and fixes it once a verify's failure
+/// is sent back.
+fn breaks_then_repairs(req: &RecordedRequest) -> Reply {
+    let messages = req.body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    if last["role"] == "tool" {
+        return sse(openai::text(&["Done."]));
+    }
+    let repair = last["content"]
+        .as_str()
+        .is_some_and(|t| t.contains("[agent-tui: verify]") && t.contains("test_mul"));
+    let body = if repair {
+        "    return a * b\n"
+    } else {
+        "    return a ** b\n"
+    };
+    let edits = json!({"edits": [{"file_path": "calc.py", "operation": "replace",
+        "start_line": 2, "end_line": 2, "old_text": "    return a + b", "new_text": body}]});
+    sse(openai::tool_calls(&[(
+        "c1",
+        "propose_edits",
+        &edits.to_string(),
+    )]))
+}
+
+#[test]
+fn verify_and_repair_is_reported_beside_the_plain_run() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (
+                "tasks/fix_mul/task.toml",
+                "prompt = \"Make mul multiply\"\n[[checks]]\ncommand = [\"pytest\", \"-q\"]\n",
+            ),
+            (
+                "tasks/fix_mul/files/calc.py",
+                "def mul(a, b):\n    return a + b\n",
+            ),
+            (
+                "tasks/fix_mul/files/test_calc.py",
+                "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n",
+            ),
+            ("tasks/fix_mul/files/pytest.ini", "[pytest]\n"),
+        ],
+    );
+    let server = LlmServer::start_model(Box::new(breaks_then_repairs));
+    let cfg = config(&env, &server);
+    let out_dir = dir.path().join("out");
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["eval", "--verify", "--json", "--out"])
+        .arg(&out_dir)
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0]["routing"], "remote");
+    assert_eq!(runs[0]["reviewer"], "plain");
+    assert_eq!(runs[1]["routing"], "remote + verify");
+    assert_eq!(runs[1]["reviewer"], "verify_and_repair");
+    let (plain, verified) = (&runs[0]["tasks"][0], &runs[1]["tasks"][0]);
+    assert_eq!(
+        plain["success"], false,
+        "the broken edit was applied: {plain}"
+    );
+    assert_eq!(plain["verify_passed"], Value::Null);
+    assert_eq!(verified["success"], true, "{verified}");
+    assert_eq!(verified["verifies"], 2, "{verified}");
+    assert_eq!(verified["repairs"], 1, "{verified}");
+    assert_eq!(verified["verify_passed"], true);
+    assert_eq!(runs[1]["metrics"]["verify_pass_rate"], 1.0);
+    let md = std::fs::read_to_string(out_dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("| success rate | 0 % | 100 % |")
+            && md.contains("| verify pass rate | – | 100 % |")
+            && md.contains("passed (2 run(s), 1 repair(s))"),
+        "{md}"
     );
 }

@@ -200,6 +200,11 @@ pub struct EvalArgs {
     /// Also print report.json on stdout
     #[arg(long)]
     pub json: bool,
+    /// Also run every task with verify-and-repair (the project's check on
+    /// the accepted hunks, a failure sent back to the model up to twice,
+    /// then the apply): the report shows both side by side
+    #[arg(long)]
+    pub verify: bool,
     /// Longest a task's job may take before it counts as failed
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub task_timeout: u64,

@@ -90,23 +90,38 @@ fn run_modes(
         .enable_all()
         .build()
         .map_err(|e| failed(format!("cannot start the async runtime: {e}")))?;
-    let total = (suite.tasks.len() * configs.len()) as u64;
+    // With --verify, each mode runs twice: as before, and verify-and-repair.
+    let reviewers: &[eval::Reviewer] = if args.verify {
+        &[eval::Reviewer::Plain, eval::Reviewer::VerifyAndRepair]
+    } else {
+        &[eval::Reviewer::Plain]
+    };
+    let total = (suite.tasks.len() * configs.len() * reviewers.len()) as u64;
     let bar = indicatif::ProgressBar::new(total).with_style(
         indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} tasks {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let timeout = Duration::from_secs(args.task_timeout);
     let mut runs = Vec::new();
-    for config in configs {
-        let mode = config.routing.mode.as_str();
-        bar.set_message(format!("({mode})"));
-        let config = Arc::new(config);
+    for (config, &reviewer) in configs
+        .iter()
+        .flat_map(|c| reviewers.iter().map(move |r| (c, r)))
+    {
+        let routing = match reviewer {
+            eval::Reviewer::Plain => config.routing.mode.as_str().to_string(),
+            eval::Reviewer::VerifyAndRepair => {
+                format!("{} + verify", config.routing.mode.as_str())
+            }
+        };
+        bar.set_message(format!("({routing})"));
+        let config = Arc::new(config.clone());
         let tasks = runtime.block_on(
             futures_util::stream::iter(suite.tasks.iter().cloned())
                 .map(|task| {
                     let (config, bar, choice) = (config.clone(), bar.clone(), choice.clone());
                     async move {
-                        let result = eval::run_task(&task, &config, &choice, timeout).await;
+                        let result =
+                            eval::run_task(&task, &config, &choice, timeout, reviewer).await;
                         bar.inc(1);
                         result
                     }
@@ -116,7 +131,8 @@ fn run_modes(
         );
         let metrics = eval::metrics(&tasks);
         runs.push(RoutingRun {
-            routing: mode.to_string(),
+            routing,
+            reviewer,
             tasks,
             metrics,
         });

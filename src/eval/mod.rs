@@ -8,5 +8,5 @@ mod run;
 mod suite;
 
 pub use report::{Metrics, Report, RoutingRun, markdown, metrics, percentile};
-pub use run::{Choice, TaskResult, decide, run_task};
+pub use run::{Choice, Reviewer, TaskResult, decide, run_task};
 pub use suite::{Check, Suite, SuiteError, Task, load};

@@ -22,11 +22,18 @@ pub struct Metrics {
     pub cost_per_task_usd: Option<f64>,
     pub clarification_rate: f64,
     pub fallback_rate: f64,
+    /// Tasks whose last verify passed / tasks a verify ran on; `null`
+    /// when none ran (a plain run, or no project had a check).
+    pub verify_pass_rate: Option<f64>,
+    /// Proposals remade after a failed verify, per task.
+    pub repairs_per_task: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RoutingRun {
+    /// The routing mode, with ` + verify` for the verify-and-repair run.
     pub routing: String,
+    pub reviewer: super::run::Reviewer,
     pub tasks: Vec<TaskResult>,
     pub metrics: Metrics,
 }
@@ -77,6 +84,16 @@ pub fn metrics(tasks: &[TaskResult]) -> Metrics {
             .map(|c| c.iter().sum::<f64>() / n as f64),
         clarification_rate: share(tasks, |t| t.clarifications > 0),
         fallback_rate: share(tasks, |t| t.fallback_reason.is_some()),
+        verify_pass_rate: {
+            let verified: Vec<bool> = tasks.iter().filter_map(|t| t.verify_passed).collect();
+            (!verified.is_empty())
+                .then(|| verified.iter().filter(|p| **p).count() as f64 / verified.len() as f64)
+        },
+        repairs_per_task: if n == 0 {
+            0.0
+        } else {
+            tasks.iter().map(|t| t.repairs).sum::<u64>() as f64 / n as f64
+        },
     }
 }
 
@@ -92,6 +109,19 @@ fn dollars(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("${v:.4}"))
 }
 
+/// A task's verify: its last result and the repairs (`–`: none ran).
+fn verify_cell(t: &TaskResult) -> String {
+    match t.verify_passed {
+        None => "–".into(),
+        Some(passed) => format!(
+            "{} ({} run(s), {} repair(s))",
+            if passed { "passed" } else { "failed" },
+            t.verifies,
+            t.repairs
+        ),
+    }
+}
+
 /// A metric's name and how it is written.
 type MetricRow = (&'static str, fn(&Metrics) -> String);
 
@@ -100,12 +130,12 @@ pub fn markdown(report: &Report) -> String {
     let mut out = format!("# Eval: {}\n", report.suite);
     for run in &report.runs {
         out.push_str(&format!(
-            "\n## Routing: {}\n\n| task | ok | checks failed | hunks (accepted/proposed) | conflicts | tool calls | clarifications | latency | tokens in/out | cost | provider | fallback | error |\n|---|---|---|---|---:|---:|---:|---:|---|---:|---|---|---|\n",
+            "\n## Routing: {}\n\n| task | ok | checks failed | hunks (accepted/proposed) | conflicts | tool calls | clarifications | latency | tokens in/out | cost | provider | fallback | verify | error |\n|---|---|---|---|---:|---:|---:|---:|---|---:|---|---|---|---|\n",
             run.routing
         ));
         for t in &run.tasks {
             out.push_str(&format!(
-                "| {} | {} | {} | {}/{} | {} | {} | {} | {} ms | {}/{} | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {}/{} | {} | {} | {} | {} ms | {}/{} | {} | {} | {} | {} | {} |\n",
                 t.name,
                 if t.success { "✓" } else { "✗" },
                 t.checks_failed.join("; ").replace('|', "\\|"),
@@ -120,6 +150,7 @@ pub fn markdown(report: &Report) -> String {
                 dollars(t.cost_usd),
                 t.provider,
                 t.fallback_reason.map_or("", |r| r.as_str()),
+                verify_cell(t),
                 t.error
                     .as_deref()
                     .unwrap_or("")
@@ -135,7 +166,7 @@ pub fn markdown(report: &Report) -> String {
     out.push_str("\n|---|");
     out.push_str(&"---:|".repeat(report.runs.len()));
     out.push('\n');
-    let rows: [MetricRow; 10] = [
+    let rows: [MetricRow; 12] = [
         ("tasks", |m| m.tasks.to_string()),
         ("success rate", |m| ratio(Some(m.success_rate))),
         ("accepted hunk ratio", |m| ratio(m.accepted_hunk_ratio)),
@@ -148,6 +179,8 @@ pub fn markdown(report: &Report) -> String {
         ("cost per task", |m| dollars(m.cost_per_task_usd)),
         ("clarification rate", |m| ratio(Some(m.clarification_rate))),
         ("fallback rate", |m| ratio(Some(m.fallback_rate))),
+        ("verify pass rate", |m| ratio(m.verify_pass_rate)),
+        ("repairs per task", |m| format!("{:.2}", m.repairs_per_task)),
     ];
     for (name, value) in rows {
         out.push_str(&format!("| {name} |"));

@@ -13,7 +13,7 @@ use crate::agent::{Engine, EngineBuilder, Filter, NO_USER_ANSWER, Providers, Rec
 use crate::config::Config;
 use crate::protocol::{
     ApplyFailure, Command, DiffBundle, EventBody, FallbackReason, JobStatus, Reply, SessionRef,
-    Usage,
+    Usage, VerifyOutcome,
 };
 
 /// Who answers a task: the `--provider` and `--model` flags (the config's
@@ -42,6 +42,12 @@ pub struct TaskResult {
     pub provider: String,
     pub fallback_reason: Option<FallbackReason>,
     pub error: Option<String>,
+    /// Verify-and-repair (`eval --verify`): verifies run, proposals the
+    /// model remade after a failed one, and whether the last one passed
+    /// (`None`: none ran, or the task's project has no check).
+    pub verifies: u64,
+    pub repairs: u64,
+    pub verify_passed: Option<bool>,
 }
 
 impl TaskResult {
@@ -56,6 +62,19 @@ impl TaskResult {
 
 /// Longest a command check may run.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
+/// Proposals a task's model may remake after failed verifies.
+const MAX_REPAIRS: u64 = 2;
+
+/// How the reviewer of a task works.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reviewer {
+    /// Decides, then applies.
+    Plain,
+    /// Decides, verifies; a failure goes back to the model (at most
+    /// `MAX_REPAIRS` times), then applies.
+    VerifyAndRepair,
+}
 
 /// Runs `task` with the providers of `config`'s routing; `timeout` bounds
 /// the job (checks aside).
@@ -64,6 +83,7 @@ pub async fn run_task(
     config: &Config,
     choice: &Choice,
     timeout: Duration,
+    reviewer: Reviewer,
 ) -> TaskResult {
     let mut result = TaskResult {
         name: task.name.clone(),
@@ -89,7 +109,8 @@ pub async fn run_task(
         Err(e) => return failed(result, format!("the engine did not start: {e}")),
     };
     let started = Instant::now();
-    let driven = tokio::time::timeout(timeout, drive(task, &engine, &root, &mut result)).await;
+    let driven =
+        tokio::time::timeout(timeout, drive(task, &engine, &root, reviewer, &mut result)).await;
     let answer = match driven {
         Ok(Ok(answer)) => answer,
         Ok(Err(e)) => {
@@ -128,6 +149,7 @@ async fn drive(
     task: &Task,
     engine: &Engine,
     root: &Path,
+    reviewer: Reviewer,
     r: &mut TaskResult,
 ) -> Result<String, String> {
     let mut events = engine.subscribe(Filter::All);
@@ -144,6 +166,9 @@ async fn drive(
     };
     start(task, engine, &mut runs, &mut session).await?;
     let mut bundle: Option<DiffBundle> = None;
+    // The review a repair job was asked to remake (applied if it proposes
+    // nothing new).
+    let mut repairing: Option<String> = None;
     loop {
         let Some(event) = events.next().await else {
             return Err("the engine stopped unexpectedly".into());
@@ -180,12 +205,26 @@ async fn drive(
                     .take()
                     .filter(|_| status == JobStatus::AwaitingReview)
                 else {
+                    // A repair that proposed nothing: the earlier review goes in.
+                    if let Some(earlier) = repairing.take() {
+                        let _ = engine.command(Command::Apply { job_id: earlier }).await;
+                        continue;
+                    }
                     return Ok(answer);
                 };
                 let first = !std::mem::replace(&mut drifted, true);
-                if !review(task, engine, root, r, &b, job_id, first).await? {
+                if !review(task, engine, root, r, &b, job_id.clone(), first).await? {
                     return Ok(answer);
                 }
+                repairing = None;
+                if reviewer == Reviewer::VerifyAndRepair
+                    && verify_or_repair(engine, r, &job_id).await.is_some()
+                {
+                    repairing = Some(job_id);
+                    continue;
+                }
+                // Its outcome comes as events: apply.completed or apply.failed.
+                let _ = engine.command(Command::Apply { job_id }).await;
             }
             EventBody::ApplyCompleted { .. } => return Ok(answer),
             EventBody::ApplyFailed { code, error, .. } => {
@@ -277,9 +316,35 @@ async fn review(
         })
         .await
         .map_err(|e| format!("the engine refused: {e}"))?;
-    // Its outcome comes as events: apply.completed or apply.failed.
-    let _ = engine.command(Command::Apply { job_id }).await;
     Ok(true)
+}
+
+/// Verifies job `job_id`'s accepted hunks; a failure goes back to the
+/// model while repairs are left: `Some(new job)` then. `None`: apply now
+/// (it passed, there is no check, or no repair is left).
+async fn verify_or_repair(engine: &Engine, r: &mut TaskResult, job_id: &str) -> Option<String> {
+    let verify = Command::Verify {
+        job_id: job_id.to_string(),
+    };
+    let Ok(Reply::Verified { result }) = engine.command(verify).await else {
+        return None;
+    };
+    r.verifies += 1;
+    r.verify_passed = Some(result.passed);
+    let repairable = !matches!(
+        result.outcome,
+        VerifyOutcome::Passed | VerifyOutcome::Error | VerifyOutcome::Cancelled
+    );
+    if !repairable || r.repairs >= MAX_REPAIRS {
+        return None;
+    }
+    r.repairs += 1;
+    let new_job_id = format!("{job_id}_repair{}", r.repairs);
+    let ask = Command::VerifyFeedback {
+        job_id: job_id.to_string(),
+        new_job_id: new_job_id.clone(),
+    };
+    engine.command(ask).await.ok().map(|_| new_job_id)
 }
 
 /// Hunk ids to accept and to reject: a hunk touching a `reject_paths`
