@@ -1379,7 +1379,7 @@ fn status_bar_hints_follow_rebound_keys() {
     let s = screen(&app, 160, 30);
     let status = s.lines().last().unwrap();
     assert!(
-        status.contains("a/n hunk · ctrl+w apply · j/k move"),
+        status.contains("a/n hunk · ctrl+w apply · v verify · j/k move"),
         "{status}"
     );
     assert!(!status.contains("Ctrl+S"), "{status}");

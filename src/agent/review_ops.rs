@@ -174,6 +174,16 @@ impl Core {
         self.sessions.get(key)?.state.job(job_id)?.bundle.clone()
     }
 
+    /// The job's review and the edits behind it (copies).
+    pub(super) fn review_of(
+        &self,
+        key: &str,
+        job_id: &str,
+    ) -> Option<(DiffBundle, Vec<ProposedEdit>)> {
+        let job = self.sessions.get(key)?.state.job(job_id)?;
+        Some((job.bundle.clone()?, job.edits.clone()))
+    }
+
     /// Says (as an event, and as the error) that the job has no review.
     fn no_review(&mut self, key: &str, job_id: &str) -> EngineError {
         let error = format!("job {job_id} has no diff to review");
@@ -189,16 +199,10 @@ impl Core {
     /// Starts an apply: the file work runs on the blocking pool; its
     /// result comes back as `Internal::Review` (`finish_review`).
     pub(super) fn apply(&mut self, key: &str, job_id: &str, reply: ReplyTx) {
-        let Some(bundle) = self.bundle_of(key, job_id) else {
+        let Some((bundle, edits)) = self.review_of(key, job_id) else {
             let _ = reply.send(Err(self.no_review(key, job_id)));
             return;
         };
-        let edits: Vec<ProposedEdit> = self
-            .sessions
-            .get(key)
-            .and_then(|l| l.state.job(job_id))
-            .map(|j| j.edits.clone())
-            .unwrap_or_default();
         let accepted: Vec<String> = bundle
             .hunks()
             .filter(|h| h.state.is_to_apply())

@@ -15,7 +15,7 @@ use super::engine::{Core, Internal, ReplyTx};
 use super::job::JobKind;
 use crate::config::VerifyCommand;
 use crate::protocol::{EngineError, EventBody, Mode, Reply, VerifyOutcome, VerifyResult};
-use crate::review::{ProposedEdit, plan_apply};
+use crate::review::plan_apply;
 use crate::tools::verify::{Baselines, VerifyPlan, verify};
 
 /// A verify's end, sent back to the engine task.
@@ -60,12 +60,7 @@ impl Core {
     /// Starts a verify of job `job_id`'s accepted hunks; the reply comes
     /// when it ends (`finish_verify`).
     pub(super) fn verify(&mut self, key: &str, job_id: &str, reply: ReplyTx) {
-        let Some(bundle) = self
-            .sessions
-            .get(key)
-            .and_then(|l| l.state.job(job_id))
-            .and_then(|j| j.bundle.clone())
-        else {
+        let Some((bundle, edits)) = self.review_of(key, job_id) else {
             let _ = reply.send(Err(EngineError::not_found(format!(
                 "job {job_id} has no diff to review"
             ))));
@@ -85,12 +80,6 @@ impl Core {
             )));
             return;
         }
-        let edits: Vec<ProposedEdit> = self
-            .sessions
-            .get(key)
-            .and_then(|l| l.state.job(job_id))
-            .map(|j| j.edits.clone())
-            .unwrap_or_default();
         let cancel = CancellationToken::new();
         self.verify_generation += 1;
         let generation = self.verify_generation;
@@ -119,7 +108,7 @@ impl Core {
                         plans.into_iter().map(|p| (p.file_path, p.after)).collect();
                     verify(&ws, &plan, &files, &cancel, &baselines)
                 }
-                Err(e) => could_not_run(&plan, e.to_string()),
+                Err(e) => plan.could_not_run(Some(e.to_string())),
             };
             let _ = tx.send(Internal::Verified(Box::new(Verified {
                 key,
@@ -257,26 +246,6 @@ impl Core {
             Mode::Agent,
             None,
         )
-    }
-}
-
-/// A verify that could not start its check.
-fn could_not_run(plan: &VerifyPlan, error: String) -> VerifyResult {
-    VerifyResult {
-        passed: false,
-        outcome: VerifyOutcome::Error,
-        command: plan.command.clone(),
-        exit_code: None,
-        duration_ms: 0,
-        overhead_ms: 0,
-        output_tail: String::new(),
-        hunk_ids: plan.hunk_ids.clone(),
-        decisions: plan.decisions.clone(),
-        baseline: None,
-        confined: false,
-        copy: String::new(),
-        error: Some(error),
-        not_verified: Vec::new(),
     }
 }
 

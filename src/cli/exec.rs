@@ -109,6 +109,30 @@ fn start_refused(e: EngineError, args: &ExecArgs) -> Exit {
     }
 }
 
+/// `--apply all`: every hunk accepted, then the apply, or (`--verify`)
+/// the verify first, whose `verify.completed` decides.
+async fn accept_all(engine: &Engine, job: String, verify: bool) -> Option<Exit> {
+    let decide = Command::Decide {
+        job_id: job.clone(),
+        accept: vec![],
+        reject: vec![],
+        accept_all: true,
+    };
+    let _ = engine.command(decide).await;
+    if verify {
+        return match engine.command(Command::Verify { job_id: job }).await {
+            Ok(_) => None,
+            Err(e) => {
+                eprintln!("agent-tui: cannot verify, so nothing was applied: {e}");
+                Some(Exit::Failed)
+            }
+        };
+    }
+    // Its outcome comes as events (apply.completed / apply.failed).
+    let _ = engine.command(Command::Apply { job_id: job }).await;
+    None
+}
+
 /// What one event asks of exec: an answer, a denial (nobody can be asked
 /// here), the apply; or the end, as an exit.
 async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs) -> Option<Exit> {
@@ -136,28 +160,7 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
         EventBody::JobCompleted {
             status: JobStatus::AwaitingReview,
             ..
-        } if args.apply == ApplyPolicy::All => {
-            let decide = Command::Decide {
-                job_id: job.clone(),
-                accept: vec![],
-                reject: vec![],
-                accept_all: true,
-            };
-            let _ = engine.command(decide).await;
-            if args.verify {
-                // Its result comes as an event (verify.completed, below).
-                return match engine.command(Command::Verify { job_id: job }).await {
-                    Ok(_) => None,
-                    Err(e) => {
-                        eprintln!("agent-tui: cannot verify, so nothing was applied: {e}");
-                        Some(Exit::Failed)
-                    }
-                };
-            }
-            // Its outcome comes as events (apply.completed / apply.failed).
-            let _ = engine.command(Command::Apply { job_id: job }).await;
-            None
-        }
+        } if args.apply == ApplyPolicy::All => accept_all(engine, job, args.verify).await,
         EventBody::VerifyCompleted(result) if args.verify => {
             if result.passed {
                 let _ = engine.command(Command::Apply { job_id: job }).await;

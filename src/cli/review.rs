@@ -9,7 +9,9 @@ use super::args::{GlobalArgs, ReviewArgs};
 use super::context::{builder, engine_error, failed, run, start_reported};
 use super::output::{Printer, colour, render_bundle, verify_text};
 use crate::agent::{Engine, Filter, Providers};
-use crate::protocol::{Command, DiffBundle, EngineError, Reply, SessionRef, VerifyResult};
+use crate::protocol::{
+    Command, DiffBundle, EngineError, PendingReview, Reply, SessionRef, VerifyResult,
+};
 
 pub fn run_review(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
     // Feedback goes to the model: it needs a provider.
@@ -25,27 +27,9 @@ pub fn run_review(global: &GlobalArgs, args: &ReviewArgs) -> Exit {
 }
 
 async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
-    let session = match &args.session {
-        Some(id) => SessionRef::Id(id.clone()),
-        None => match engine.latest_session().await {
-            Ok(Some(id)) => SessionRef::Id(id),
-            Ok(None) => return nothing(args.json, "there are no sessions in this agent root yet"),
-            Err(e) => return engine_error(e),
-        },
-    };
-    let id = match &session {
-        SessionRef::Id(id) => id.clone(),
-        SessionRef::New | SessionRef::Latest => String::new(),
-    };
-    let pending = match engine.pending_review(session).await {
+    let pending = match pending(&engine, args).await {
         Ok(p) => p,
-        Err(EngineError::NotFound { message }) => {
-            return super::context::usage(format!("cannot read session {id}: {message}"));
-        }
-        Err(e) => return engine_error(e),
-    };
-    let Some(pending) = pending else {
-        return nothing(args.json, &format!("nothing to review in session {id}"));
+        Err(exit) => return exit,
     };
     let mut bundle = pending.bundle;
     let job_id = pending.job_id;
@@ -71,41 +55,14 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
         };
         eprintln!("last {}{stale}", last.summary());
     }
-    let mut verified = None;
-    if args.verify {
-        let result = match engine
-            .command(Command::Verify {
-                job_id: job_id.clone(),
-            })
-            .await
-        {
-            Ok(Reply::Verified { result }) => result,
-            Ok(_) => return failed("the engine answered the verify with something else"),
-            Err(e) => return engine_error(e),
-        };
-        eprintln!("{}", verify_text(&result).trim_end());
-        let passed = result.passed;
-        verified = Some(result);
-        if !passed {
-            if args.apply {
-                eprintln!("agent-tui: the verify did not pass, so nothing was applied");
-            }
-            let shown = if args.feedback {
-                match feedback(&engine, &job_id, args.json).await {
-                    Ok(next) => next,
-                    Err(exit) => return exit,
-                }
-            } else {
-                None
-            };
-            print_verified(
-                shown.as_ref().unwrap_or(&bundle),
-                verified.as_deref(),
-                args.json,
-            );
-            return Exit::Failed;
+    let verified = if args.verify {
+        match verify(&engine, args, &job_id, &bundle).await {
+            Ok(result) => Some(result),
+            Err(exit) => return exit,
         }
-    }
+    } else {
+        None
+    };
     if args.apply {
         match engine.command(Command::Apply { job_id }).await {
             Ok(Reply::Applied {
@@ -127,6 +84,71 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
     }
     print_verified(&bundle, verified.as_deref(), args.json);
     Exit::Ok
+}
+
+/// The session's pending review (`--session`, else the latest session's);
+/// nothing to review is exit 0 with a line saying so.
+async fn pending(engine: &Engine, args: &ReviewArgs) -> Result<PendingReview, Exit> {
+    let session = match &args.session {
+        Some(id) => SessionRef::Id(id.clone()),
+        None => match engine.latest_session().await {
+            Ok(Some(id)) => SessionRef::Id(id),
+            Ok(None) => {
+                return Err(nothing(
+                    args.json,
+                    "there are no sessions in this agent root yet",
+                ));
+            }
+            Err(e) => return Err(engine_error(e)),
+        },
+    };
+    let id = match &session {
+        SessionRef::Id(id) => id.clone(),
+        SessionRef::New | SessionRef::Latest => String::new(),
+    };
+    match engine.pending_review(session).await {
+        Ok(Some(p)) => Ok(p),
+        Ok(None) => Err(nothing(
+            args.json,
+            &format!("nothing to review in session {id}"),
+        )),
+        Err(EngineError::NotFound { message }) => Err(super::context::usage(format!(
+            "cannot read session {id}: {message}"
+        ))),
+        Err(e) => Err(engine_error(e)),
+    }
+}
+
+/// `--verify`: the result when it passed; a failure is printed (with the
+/// model's new proposal under `--feedback`) and is exit 1, nothing applied.
+async fn verify(
+    engine: &Engine,
+    args: &ReviewArgs,
+    job_id: &str,
+    bundle: &DiffBundle,
+) -> Result<Box<VerifyResult>, Exit> {
+    let asked = Command::Verify {
+        job_id: job_id.to_string(),
+    };
+    let result = match engine.command(asked).await {
+        Ok(Reply::Verified { result }) => result,
+        Ok(_) => return Err(failed("the engine answered the verify with something else")),
+        Err(e) => return Err(engine_error(e)),
+    };
+    eprintln!("{}", verify_text(&result).trim_end());
+    if result.passed {
+        return Ok(result);
+    }
+    if args.apply {
+        eprintln!("agent-tui: the verify did not pass, so nothing was applied");
+    }
+    let shown = if args.feedback {
+        feedback(engine, job_id, args.json).await?
+    } else {
+        None
+    };
+    print_verified(shown.as_ref().unwrap_or(bundle), Some(&result), args.json);
+    Err(Exit::Failed)
 }
 
 /// Sends the failed verify back to the model and follows the new job to

@@ -158,12 +158,6 @@ async fn drive(
     let mut drifted = false;
     let mut answer = String::new();
     let mut session = SessionRef::New;
-    let send = |command| async move {
-        engine
-            .command(command)
-            .await
-            .map_err(|e| format!("the engine refused: {e}"))
-    };
     start(task, engine, &mut runs, &mut session).await?;
     let mut bundle: Option<DiffBundle> = None;
     // The review a repair job was asked to remake (applied if it proposes
@@ -178,15 +172,10 @@ async fn drive(
             EventBody::ToolCallRequested { .. } => r.tool_calls += 1,
             EventBody::ClarificationRequested { .. } => {
                 r.clarifications += 1;
-                let text = answers.next().cloned();
-                send(Command::Answer {
-                    job_id,
-                    text: text.unwrap_or_else(|| NO_USER_ANSWER.to_string()),
-                })
-                .await?;
+                send(engine, answer_with(job_id, answers.next().cloned())).await?;
             }
             EventBody::ApprovalRequested { tool_call_id, .. } => {
-                send(deny(job_id, tool_call_id)).await?;
+                send(engine, deny(job_id, tool_call_id)).await?;
             }
             EventBody::DiffGenerated { bundle: b } | EventBody::ReviewUpdated { bundle: b, .. } => {
                 bundle = Some(b)
@@ -216,15 +205,7 @@ async fn drive(
                 if !review(task, engine, root, r, &b, job_id.clone(), first).await? {
                     return Ok(answer);
                 }
-                repairing = None;
-                if reviewer == Reviewer::VerifyAndRepair
-                    && verify_or_repair(engine, r, &job_id).await.is_some()
-                {
-                    repairing = Some(job_id);
-                    continue;
-                }
-                // Its outcome comes as events: apply.completed or apply.failed.
-                let _ = engine.command(Command::Apply { job_id }).await;
+                repairing = settle(engine, reviewer, r, job_id).await;
             }
             EventBody::ApplyCompleted { .. } => return Ok(answer),
             EventBody::ApplyFailed { code, error, .. } => {
@@ -242,6 +223,39 @@ async fn drive(
             _ => {}
         }
     }
+}
+
+/// `command`, its refusal as the task's error.
+async fn send(engine: &Engine, command: Command) -> Result<Reply, String> {
+    engine
+        .command(command)
+        .await
+        .map_err(|e| format!("the engine refused: {e}"))
+}
+
+/// The task's next clarification answer (none left: `no_user_answer`).
+fn answer_with(job_id: String, text: Option<String>) -> Command {
+    Command::Answer {
+        job_id,
+        text: text.unwrap_or_else(|| NO_USER_ANSWER.to_string()),
+    }
+}
+
+/// After the decisions: verify-and-repair's verify (`Some`: the job whose
+/// review a repair now remakes), else the apply, whose outcome comes as
+/// events (apply.completed or apply.failed).
+async fn settle(
+    engine: &Engine,
+    reviewer: Reviewer,
+    r: &mut TaskResult,
+    job_id: String,
+) -> Option<String> {
+    if reviewer == Reviewer::VerifyAndRepair && verify_or_repair(engine, r, &job_id).await.is_some()
+    {
+        return Some(job_id);
+    }
+    let _ = engine.command(Command::Apply { job_id }).await;
+    None
 }
 
 /// No one can approve a command in an eval task.

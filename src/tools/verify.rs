@@ -44,6 +44,29 @@ pub struct VerifyPlan {
     pub decisions: String,
 }
 
+impl VerifyPlan {
+    /// The result of a verify of this plan that did not run its check
+    /// (`error` says why, when known).
+    pub fn could_not_run(&self, error: Option<String>) -> VerifyResult {
+        VerifyResult {
+            passed: false,
+            outcome: VerifyOutcome::Error,
+            command: self.command.clone(),
+            exit_code: None,
+            duration_ms: 0,
+            overhead_ms: 0,
+            output_tail: String::new(),
+            hunk_ids: self.hunk_ids.clone(),
+            decisions: self.decisions.clone(),
+            baseline: None,
+            confined: false,
+            copy: String::new(),
+            error,
+            not_verified: Vec::new(),
+        }
+    }
+}
+
 /// Baselines by tree key and command: in memory, and in a folder (the
 /// state home's) so the next process finds them too.
 #[derive(Debug, Default)]
@@ -96,22 +119,7 @@ pub fn verify(
     baselines: &Baselines,
 ) -> VerifyResult {
     let started = Instant::now();
-    let mut result = VerifyResult {
-        passed: false,
-        outcome: VerifyOutcome::Error,
-        command: plan.command.clone(),
-        exit_code: None,
-        duration_ms: 0,
-        overhead_ms: 0,
-        output_tail: String::new(),
-        hunk_ids: plan.hunk_ids.clone(),
-        decisions: plan.decisions.clone(),
-        baseline: None,
-        confined: false,
-        copy: String::new(),
-        error: None,
-        not_verified: Vec::new(),
-    };
+    let mut result = plan.could_not_run(None);
     let (inside, outside): (Vec<_>, Vec<_>) = files.iter().partition(|(p, _)| !p.starts_with('@'));
     result.not_verified = outside.into_iter().map(|(p, _)| p.clone()).collect();
     let run = match check_with(ws, plan, &inside, cancel) {

@@ -54,19 +54,8 @@ impl App {
             }
             EventBody::DiffGenerated { bundle } => self.set_bundle(job, bundle),
             EventBody::ApplyCompleted { .. } => self.applied(job, body),
-            EventBody::VerifyStarted { command, hunk_ids } => {
-                if let Some(r) = self.review.as_mut().filter(|r| r.job_id == job) {
-                    r.verify = VerifyState::Running {
-                        command: command.clone(),
-                        hunk_ids: hunk_ids.clone(),
-                    };
-                }
-            }
-            EventBody::VerifyCompleted(result) => {
-                if let Some(r) = self.review.as_mut().filter(|r| r.job_id == job) {
-                    r.verify = VerifyState::Done(result.clone());
-                    r.apply_confirm = false;
-                }
+            EventBody::VerifyStarted { .. } | EventBody::VerifyCompleted(_) => {
+                self.verify_event(job, body)
             }
             EventBody::ApplyFailed { error, .. } => {
                 self.refused(format!("Apply failed, nothing was written: {error}"));
@@ -88,14 +77,7 @@ impl App {
                 .transcript
                 .push(Entry::Error(format!("Rollback failed: {error}"))),
             EventBody::JobCompleted { .. } => self.job_completed(job, body, streamed),
-            EventBody::JobFailed { error, code } => {
-                if code.unreachable() {
-                    self.provider_state = ProviderState::Offline;
-                } else if code.degraded() {
-                    self.provider_state = ProviderState::Degraded;
-                }
-                self.transcript.push(Entry::Error(error.clone()))
-            }
+            EventBody::JobFailed { error, code } => self.job_failed(error, *code),
             EventBody::JobCancelled {} => self.transcript.push(Entry::Notice("Cancelled.".into())),
             EventBody::UsageUpdated { .. } => self.usage_updated(body),
             EventBody::ContextCompacted { .. } => self.compacted(job, body),
@@ -103,6 +85,36 @@ impl App {
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
+        }
+    }
+
+    /// A job failed: said, and an unreachable or degraded provider shown.
+    fn job_failed(&mut self, error: &str, code: crate::protocol::JobFailure) {
+        if code.unreachable() {
+            self.provider_state = ProviderState::Offline;
+        } else if code.degraded() {
+            self.provider_state = ProviderState::Degraded;
+        }
+        self.transcript.push(Entry::Error(error.to_string()))
+    }
+
+    /// A verify of `job`'s review began or ended: shown beside its hunks.
+    fn verify_event(&mut self, job: &str, body: &EventBody) {
+        let Some(r) = self.review.as_mut().filter(|r| r.job_id == job) else {
+            return;
+        };
+        match body {
+            EventBody::VerifyStarted { command, hunk_ids } => {
+                r.verify = VerifyState::Running {
+                    command: command.clone(),
+                    hunk_ids: hunk_ids.clone(),
+                };
+            }
+            EventBody::VerifyCompleted(result) => {
+                r.verify = VerifyState::Done(result.clone());
+                r.apply_confirm = false;
+            }
+            _ => {}
         }
     }
 
