@@ -22,7 +22,7 @@ const MODULES: usize = 500;
 const RUNS: usize = 5;
 
 fn project(root: &Path) {
-    std::fs::write(root.join("pytest.ini"), "[pytest]\n").unwrap();
+    std::fs::write(root.join("pytest.ini"), "[pytest]\npythonpath = .\n").unwrap();
     std::fs::create_dir_all(root.join("pkg")).unwrap();
     std::fs::create_dir_all(root.join("tests")).unwrap();
     std::fs::write(root.join("pkg/__init__.py"), "").unwrap();
@@ -107,7 +107,10 @@ fn main() {
     let check = || {
         let started = Instant::now();
         let ok = Command::new("sh")
-            .args(["-c", "pytest -q -p no:cacheprovider >/dev/null"])
+            .args([
+                "-c",
+                "pytest -q -p no:cacheprovider > /tmp/verify-bench-check.log 2>&1",
+            ])
             .current_dir(alone.path())
             .status()
             .unwrap()

@@ -1456,11 +1456,13 @@ fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
     let mut b = bundle("j");
     app.on_event(&ev("j", 1, EventBody::DiffGenerated { bundle: b.clone() }));
     app.on_key(ctrl('r'));
-    assert!(
-        app.on_key(key(KeyCode::Char('v'))).is_empty(),
-        "nothing accepted yet"
+    // Nothing accepted: the engine's refusal is shown in the review.
+    let ops = app.on_key(key(KeyCode::Char('v')));
+    let refused = agent_tui::protocol::EngineError::invalid(
+        "no accepted hunks to verify: accept the hunks to check first",
     );
-    assert!(screen(&app, 120, 30).contains("Accept the hunks to verify first"));
+    app.replied(&ops[0], Err(refused));
+    assert!(screen(&app, 120, 30).contains("Cannot verify: no accepted hunks"));
     b.files[0].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
     app.on_event(&ev(
         "j",

@@ -35,6 +35,14 @@ pub(super) fn verify_home() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("agent-tui-verify"))
 }
 
+/// A tmpfs folder of this user's for copies where clones do not work
+/// (`/dev/shm`, if the system has it).
+fn memory_dir() -> Option<PathBuf> {
+    let shm = std::path::Path::new("/dev/shm");
+    shm.is_dir()
+        .then(|| shm.join(format!("agent-tui-{}", nix::unistd::getuid())))
+}
+
 /// The baselines this engine keeps (shared by its verifies).
 pub(super) fn baselines() -> Arc<Baselines> {
     Arc::new(Baselines::new(Some(verify_home().join("baselines"))))
@@ -97,11 +105,17 @@ impl Core {
         self.publish(key, job_id, started);
         self.touch(key);
         let plan = self.verify_plan(command, hunk_ids, bundle.verify_key());
+        // The copy starts once the store has synced what came before: its
+        // file creations would otherwise wait on that sync's journal commit.
+        let written = self.ctx.state.as_ref().map(|s| s.store.barrier());
         let ws = self.ctx.workspace.clone();
         let baselines = self.baselines.clone();
         let tx = self.internal_tx.clone();
         let (key, job) = (key.to_string(), job_id.to_string());
         tokio::task::spawn_blocking(move || {
+            if let Some(written) = written {
+                let _ = written.blocking_recv();
+            }
             let result = match plan_apply(&ws, &bundle, &edits) {
                 Ok(plans) => {
                     let files: Vec<(String, Vec<u8>)> =
@@ -148,6 +162,7 @@ impl Core {
             writable,
             env: vec![("CARGO_TARGET_DIR", target.to_string_lossy().into_owned())],
             scratch_parent: home.join("scratch"),
+            scratch_memory: memory_dir(),
             hunk_ids,
             decisions,
         }

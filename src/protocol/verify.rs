@@ -76,7 +76,8 @@ pub struct VerifyResult {
     /// Writes only in the copy, no network unless allowed (Landlock).
     #[serde(default)]
     pub confined: bool,
-    /// How the copy was made: `reflink` or `copy`.
+    /// How the copy was made: `reflink` (clones on the root's
+    /// filesystem), `memory` (copied into a tmpfs) or `copy`.
     #[serde(default)]
     pub copy: String,
     /// Why it could not run (`outcome: error`).

@@ -37,8 +37,11 @@ pub struct VerifyPlan {
     /// cache folder).
     pub writable: Vec<PathBuf>,
     pub env: Vec<(&'static str, String)>,
-    /// Where copies are made.
+    /// Where copies are made (on the state home's filesystem: clones work
+    /// there when the root is on the same one).
     pub scratch_parent: PathBuf,
+    /// A tmpfs for copies when clones do not work and the files fit.
+    pub scratch_memory: Option<PathBuf>,
     pub hunk_ids: Vec<String>,
     /// The review's `verify_key` it runs with.
     pub decisions: String,
@@ -171,7 +174,7 @@ fn check_with(
     files: &[&(String, Vec<u8>)],
     cancel: &CancellationToken,
 ) -> Result<CheckRun, String> {
-    let scratch = Scratch::of(ws, &plan.scratch_parent)
+    let scratch = Scratch::placed(ws, &plan.scratch_parent, plan.scratch_memory.as_deref())
         .map_err(|e| format!("cannot make the scratch copy of the root: {e}"))?;
     for (path, bytes) in files {
         scratch
@@ -181,6 +184,7 @@ fn check_with(
     let copy = match scratch.kind {
         CopyKind::Reflink => "reflink",
         CopyKind::Plain => "copy",
+        CopyKind::Memory => "memory",
     };
     let ran = run_in(plan, scratch.path(), cancel);
     let _ = scratch.remove();

@@ -20,6 +20,8 @@ pub enum CopyKind {
     Reflink,
     /// The filesystem has no clones: the bytes were copied.
     Plain,
+    /// The filesystem has no clones: copied into memory (a tmpfs).
+    Memory,
 }
 
 /// A copy of the root's files in a folder of its own.
@@ -38,15 +40,41 @@ const COPIERS: usize = 4;
 impl Scratch {
     /// Copies the agent root of `ws` into a new folder under `parent`.
     pub fn of(ws: &Workspace, parent: &Path) -> io::Result<Scratch> {
+        Scratch::placed(ws, parent, None)
+    }
+
+    /// Copies the agent root of `ws` into a new folder under `near` (on
+    /// the root's filesystem, where clones work), or, when that
+    /// filesystem cannot clone and the files fit in a quarter of its free
+    /// space, under `memory` (a tmpfs: a plain copy there is several times
+    /// faster than on disk).
+    pub fn placed(ws: &Workspace, near: &Path, memory: Option<&Path>) -> io::Result<Scratch> {
         let started = Instant::now();
-        std::fs::create_dir_all(parent)?;
-        let dir = tempfile::Builder::new()
-            .prefix("agent-tui-scratch-")
-            .tempdir_in(parent)?;
         let Some(root) = ws.scope_starts().into_iter().next() else {
             return Err(io::Error::other("the workspace has no root"));
         };
         let listing = list(ws, &root, None, None, usize::MAX);
+        let bytes: u64 = listing.entries.iter().map(|e| e.size).sum();
+        let first = listing
+            .entries
+            .iter()
+            .find(|e| e.kind == EntryKind::File)
+            .map(|e| ws.root().join(&e.path));
+        let mut dir = new_dir(near)?;
+        let mut kind = match &first {
+            Some(from) if reflink_copy::reflink(from, dir.path().join(".clone-probe")).is_ok() => {
+                let _ = std::fs::remove_file(dir.path().join(".clone-probe"));
+                CopyKind::Reflink
+            }
+            _ => CopyKind::Plain,
+        };
+        if kind == CopyKind::Plain
+            && let Some(memory) = memory.filter(|m| fits(m, bytes))
+            && let Ok(in_memory) = new_dir(memory)
+        {
+            dir = in_memory;
+            kind = CopyKind::Memory;
+        }
         let (mut files, mut links) = (Vec::new(), Vec::new());
         for e in listing.entries {
             let to = dir.path().join(&e.path);
@@ -62,15 +90,14 @@ impl Scratch {
             }
             std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
         }
-        let cloned = copy_all(&files)?;
+        let cloned = copy_all(&files, kind == CopyKind::Reflink)?;
+        if kind == CopyKind::Reflink && cloned < files.len() {
+            kind = CopyKind::Plain;
+        }
         Ok(Scratch {
             dir: Some(dir),
             files: files.len(),
-            kind: if cloned == files.len() && !files.is_empty() {
-                CopyKind::Reflink
-            } else {
-                CopyKind::Plain
-            },
+            kind,
             took: started.elapsed(),
         })
     }
@@ -158,8 +185,9 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Copies each `(from, to)` on `COPIERS` threads; how many were clones.
-fn copy_all(files: &[(PathBuf, PathBuf)]) -> io::Result<usize> {
+/// Copies each `(from, to)` on `COPIERS` threads, cloning where `clones`
+/// (the filesystem said it can); how many were clones.
+fn copy_all(files: &[(PathBuf, PathBuf)], clones: bool) -> io::Result<usize> {
     let chunk = files.len().div_ceil(COPIERS).max(1);
     std::thread::scope(|s| {
         let workers: Vec<_> = files
@@ -173,7 +201,11 @@ fn copy_all(files: &[(PathBuf, PathBuf)]) -> io::Result<usize> {
                         {
                             std::fs::create_dir_all(parent)?;
                         }
-                        if reflink_copy::reflink_or_copy(from, to)?.is_none() {
+                        // A failed clone costs a create and an unlink: tried
+                        // only where the first file cloned.
+                        if !clones {
+                            std::fs::copy(from, to)?;
+                        } else if reflink_copy::reflink_or_copy(from, to)?.is_none() {
                             cloned += 1;
                         }
                     }
@@ -188,6 +220,28 @@ fn copy_all(files: &[(PathBuf, PathBuf)]) -> io::Result<usize> {
                 .map_err(|_| io::Error::other("a copying thread failed"))??;
         }
         Ok(cloned)
+    })
+}
+
+/// A new private folder for a copy under `parent`.
+fn new_dir(parent: &Path) -> io::Result<tempfile::TempDir> {
+    std::fs::create_dir_all(parent)?;
+    tempfile::Builder::new()
+        .prefix("agent-tui-scratch-")
+        .tempdir_in(parent)
+}
+
+/// Whether `bytes` of files fit in a quarter of the free space at `dir`
+/// (or, not made yet, its parent).
+fn fits(dir: &Path, bytes: u64) -> bool {
+    let at = if dir.exists() {
+        dir
+    } else {
+        dir.parent().unwrap_or(dir)
+    };
+    nix::sys::statvfs::statvfs(at).is_ok_and(|v| {
+        let free = v.blocks_available().saturating_mul(v.fragment_size());
+        bytes < free / 4
     })
 }
 
@@ -245,5 +299,27 @@ mod tests {
         assert!(!r.join("src/new.rs").exists() && !parent.path().join("escape.rs").exists());
         s.remove().unwrap();
         assert!(!c.exists(), "removed");
+    }
+
+    #[test]
+    fn where_clones_fail_the_copy_goes_to_memory_if_it_fits() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "a\n").unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let (near, memory) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        let s = Scratch::placed(&ws, near.path(), Some(memory.path())).unwrap();
+        match s.kind {
+            CopyKind::Reflink => assert!(s.path().starts_with(near.path())),
+            CopyKind::Memory => assert!(s.path().starts_with(memory.path())),
+            CopyKind::Plain => panic!("memory had room"),
+        }
+        assert_eq!(std::fs::read(s.path().join("a.txt")).unwrap(), b"a\n");
+        assert_eq!(
+            std::fs::read_dir(near.path()).unwrap().count(),
+            usize::from(s.kind == CopyKind::Reflink),
+            "no folder left behind where the copy did not go"
+        );
+        // Nothing fits in no space: beside the root.
+        assert!(!fits(memory.path(), u64::MAX));
     }
 }

@@ -401,16 +401,13 @@ impl App {
         }]
     }
 
-    /// `v`: runs the project's check on the accepted hunks.
+    /// `v`: runs the project's check on the accepted hunks (decisions
+    /// sent just before it are recorded first: the engine takes commands
+    /// in order; nothing accepted is its refusal, shown in the review).
     fn verify(&mut self) -> Vec<Command> {
         let Some(r) = &mut self.review else {
             return Vec::new();
         };
-        if r.bundle.to_apply().next().is_none() {
-            self.status_note =
-                Some("Accept the hunks to verify first (y, or Y for a file).".into());
-            return Vec::new();
-        }
         r.apply_confirm = false;
         vec![Command::Verify {
             job_id: r.job_id.clone(),
