@@ -97,6 +97,12 @@ pub async fn run_task(
     if let Err(e) = copy_tree(&task.files, &root) {
         return failed(result, format!("cannot copy the task's files: {e}"));
     }
+    // The task's own check, if it names one, is what a verify runs.
+    let mut config = config.clone();
+    if let Some(command) = &task.verify {
+        config.verify.command = Some(command.clone());
+    }
+    let config = &config;
     // Each task records into a scratch store of its own, gone with it.
     let builder = EngineBuilder::new(&root)
         .config(config.clone())
@@ -345,9 +351,11 @@ async fn verify_or_repair(engine: &Engine, r: &mut TaskResult, job_id: &str) -> 
     };
     r.verifies += 1;
     r.verify_passed = Some(result.passed);
-    let repairable = !matches!(
+    // Only what the hunks broke goes back: a tree that fails anyway (or
+    // a check that could not run) is no proposal's fault.
+    let repairable = matches!(
         result.outcome,
-        VerifyOutcome::Passed | VerifyOutcome::Error | VerifyOutcome::Cancelled
+        VerifyOutcome::Failed | VerifyOutcome::TimedOut
     );
     if !repairable || r.repairs >= MAX_REPAIRS {
         return None;

@@ -41,6 +41,9 @@ struct TaskFile {
     drift: Vec<Drift>,
     #[serde(default)]
     checks: Vec<CheckFile>,
+    /// The project's own check for `eval --verify` (`""`: none); unset:
+    /// detected from the task's files as `[verify]` does.
+    verify: Option<String>,
 }
 
 fn agent_mode() -> Mode {
@@ -108,6 +111,8 @@ pub struct Task {
     pub reject_paths: Vec<String>,
     pub drift: Vec<Drift>,
     pub checks: Vec<Check>,
+    /// `[verify] command` for this task (`eval --verify`).
+    pub verify: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +204,7 @@ fn load_task(dir: &Path, name: &str) -> Result<Task, SuiteError> {
         reject_paths: file.reject_paths,
         drift: file.drift,
         checks,
+        verify: file.verify,
     })
 }
 
