@@ -351,11 +351,11 @@ async fn verify_or_repair(engine: &Engine, r: &mut TaskResult, job_id: &str) -> 
     };
     r.verifies += 1;
     r.verify_passed = Some(result.passed);
-    // Only what the hunks broke goes back: a tree that fails anyway (or
-    // a check that could not run) is no proposal's fault.
-    let repairable = matches!(
+    // A failure goes back, also one the tree had before (a task may be to
+    // fix it); a check that could not run is no proposal's fault.
+    let repairable = !matches!(
         result.outcome,
-        VerifyOutcome::Failed | VerifyOutcome::TimedOut
+        VerifyOutcome::Passed | VerifyOutcome::Error | VerifyOutcome::Cancelled
     );
     if !repairable || r.repairs >= MAX_REPAIRS {
         return None;
