@@ -792,3 +792,77 @@ fn v_verifies_the_hunks_and_f_sends_the_failure_back() {
     tmux.wait_for("Applied 1 hunk(s) to calc.py");
     assert!(read(root, "calc.py").contains("return b * a"));
 }
+
+/// `[verify] auto`: accepting a hunk verifies it without a key; Esc stops
+/// a verify that hangs (its copy removed) and leaves the review open.
+#[test]
+fn auto_verifies_on_a_decision_and_esc_stops_a_hung_check() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("notes.txt"), "one\ntwo\n").unwrap();
+    let edits = json!({"edits": [{"file_path": "notes.txt", "operation": "replace",
+        "start_line": 1, "end_line": 1, "new_text": "ONE\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["Done."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(
+        &cfg,
+        format!(
+            "{text}\n[verify]\ncommand = \"grep -q ONE notes.txt && sleep 600\"\nauto = true\n"
+        ),
+    )
+    .unwrap();
+    let tmux = start_tui(&env, &cfg, root, "autoverify");
+    tmux.wait_for("test test-model ● online");
+    tmux.keys(&["shout", "Enter"]);
+    tmux.wait_for("notes.txt · h_1 [pending]");
+    // The copies in the two places a verify makes them.
+    let places = [
+        env.home.path().join("state/verify/scratch"),
+        std::path::PathBuf::from(format!(
+            "/dev/shm/agent-tui-{}",
+            std::fs::metadata(env.home.path()).map_or(0, |m| {
+                use std::os::unix::fs::MetadataExt;
+                m.uid()
+            })
+        )),
+    ];
+    let copies = || -> std::collections::BTreeSet<std::path::PathBuf> {
+        places
+            .iter()
+            .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .collect()
+    };
+    let before = copies();
+    tmux.keys(&["y"]);
+    tmux.wait_for("verify: running (Esc stops it)");
+    // The copy is made just after the verify starts.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let ours = loop {
+        let new: Vec<_> = copies().difference(&before).cloned().collect();
+        if !new.is_empty() || Instant::now() > deadline {
+            break new;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(ours.len(), 1, "one copy while the check runs: {ours:?}");
+    tmux.keys(&["Escape"]);
+    let s = tmux.wait_for("✗ cancelled in");
+    assert!(
+        s.contains("notes.txt · h_1 [accepted]"),
+        "the review stays: {s}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while ours[0].exists() {
+        assert!(Instant::now() < deadline, "the copy is removed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(read(root, "notes.txt"), "one\ntwo\n");
+}
