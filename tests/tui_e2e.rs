@@ -852,7 +852,8 @@ fn auto_verifies_on_a_decision_and_esc_stops_a_hung_check() {
         }
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert_eq!(ours.len(), 1, "one copy while the check runs: {ours:?}");
+    // (Another test's verify may make one meanwhile: all are gone after.)
+    assert!(!ours.is_empty(), "a copy while the check runs");
     tmux.keys(&["Escape"]);
     let s = tmux.wait_for("✗ cancelled in");
     assert!(
@@ -860,7 +861,7 @@ fn auto_verifies_on_a_decision_and_esc_stops_a_hung_check() {
         "the review stays: {s}"
     );
     let deadline = Instant::now() + Duration::from_secs(5);
-    while ours[0].exists() {
+    while ours.iter().any(|p| p.exists()) {
         assert!(Instant::now() < deadline, "the copy is removed");
         std::thread::sleep(Duration::from_millis(50));
     }
