@@ -300,16 +300,17 @@ impl Job<'_> {
             "the server's own context setting (llama.cpp: n_ctx; Ollama: num_ctx; vLLM: --max-model-len)",
         );
         let window = stated_limit.unwrap_or(self.window.tokens);
+        let (needs, reserve) = (self.conv.estimate(self.extra.of(true)), self.reserve());
         Outcome::failed(
             format!(
                 "the conversation does not fit the model's context window: the next request \
-                 needs about {} tokens plus {} for the reply, and the window is {window} tokens \
-                 ({}). If the server can take more, raise {setting} and set context_window \
+                 needs about {needs} tokens plus {reserve} for the reply, and the window is \
+                 {window} tokens ({}); the smallest window that works for it is about {} \
+                 tokens. If the server can take more, raise {setting} and set context_window \
                  under [providers.{provider}]; otherwise use a model with a larger window or a \
                  shorter instruction (AGENTS.md counts too).",
-                self.conv.estimate(self.extra.of(true)),
-                self.reserve(),
                 self.window.source,
+                needs + reserve,
             ),
             JobFailure::ContextOverflow,
         )

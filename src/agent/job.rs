@@ -270,7 +270,13 @@ impl<'a> Job<'a> {
     async fn prepare(&mut self) -> (String, Vec<ToolDef>) {
         let mut tools = self.offered_tools();
         tools.extend(self.start_mcp().await);
-        let system = system_prompt(&self.ctx.workspace, self.spec.mode);
+        // A small window gets the lean request (the same tools, in brief).
+        let system = if super::lean::is_lean(self.window.tokens) {
+            tools = super::lean::lean_tools(tools);
+            super::prompt::lean_system_prompt(&self.ctx.workspace, self.spec.mode)
+        } else {
+            system_prompt(&self.ctx.workspace, self.spec.mode)
+        };
         self.texts = (system.clone(), tool_text(&tools));
         self.extra = Extra {
             system: u64::from(self.conv.counter().count(&self.texts.0)),

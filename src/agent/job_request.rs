@@ -111,6 +111,7 @@ impl Job<'_> {
                 messages,
                 tools,
                 max_output_tokens: Some(reserve),
+                brief_tools: super::lean::is_lean(self.window.tokens),
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);

@@ -21,6 +21,7 @@ mod files;
 mod job;
 mod job_request;
 mod jobs;
+mod lean;
 mod live;
 mod mcp_calls;
 mod patch;

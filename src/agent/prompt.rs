@@ -28,6 +28,39 @@ fn mode_rules(mode: Mode) -> &'static str {
     }
 }
 
+/// Most bytes of AGENTS.md in the lean prompt (small windows).
+pub const LEAN_AGENTS_MD_BYTES: usize = 1024;
+
+fn lean_mode_rules(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Ask => "Answer the question; you cannot change files or run commands.",
+        Mode::Plan => "Answer with a numbered plan of concrete steps; change nothing.",
+        Mode::Agent => {
+            "Change files only with propose_edits: the user reviews every hunk. Commands run \
+             once the user approves them."
+        }
+    }
+}
+
+/// The system prompt for a small window: the same rules in a few lines.
+pub fn lean_system_prompt(workspace: &Workspace, mode: Mode) -> String {
+    let mut prompt = format!(
+        "You are agent-tui, a coding agent in the project at `{}`; tool paths are relative \
+         to it. Mode: {}. {} Read files before answering about them; name files and lines. \
+         Be brief.\n",
+        workspace.root().display(),
+        mode.as_str(),
+        lean_mode_rules(mode)
+    );
+    if workspace.scopes().len() > 1 {
+        prompt.push_str("Other folders are reached as `@<id>/<path>` (list_scopes lists them).\n");
+    }
+    if let Some(section) = agents_md(workspace, LEAN_AGENTS_MD_BYTES) {
+        prompt.push_str(&section);
+    }
+    prompt
+}
+
 /// The full system prompt for a job in `mode` on `workspace`.
 pub fn system_prompt(workspace: &Workspace, mode: Mode) -> String {
     let mut prompt = TEMPLATE
@@ -38,7 +71,7 @@ pub fn system_prompt(workspace: &Workspace, mode: Mode) -> String {
         prompt.push('\n');
         prompt.push_str(&scopes_section(workspace));
     }
-    if let Some(section) = agents_md(workspace) {
+    if let Some(section) = agents_md(workspace, MAX_AGENTS_MD_BYTES) {
         prompt.push('\n');
         prompt.push_str(&section);
     }
@@ -66,14 +99,15 @@ fn scopes_section(workspace: &Workspace) -> String {
     section
 }
 
-/// The AGENTS.md section, if the root has a readable one.
-fn agents_md(workspace: &Workspace) -> Option<String> {
+/// The AGENTS.md section (at most `max_bytes` of it), if the root has a
+/// readable one.
+fn agents_md(workspace: &Workspace, max_bytes: usize) -> Option<String> {
     let resolved = workspace.resolve("AGENTS.md").ok()?;
     let range = ReadRange {
         start_line: 1,
         end_line: Some(usize::MAX),
         max_lines: usize::MAX,
-        max_bytes: MAX_AGENTS_MD_BYTES,
+        max_bytes,
     };
     let file = workspace.open_file(&resolved).ok()?;
     if !file.metadata().ok()?.is_file() {
@@ -88,7 +122,7 @@ fn agents_md(workspace: &Workspace) -> Option<String> {
     if slice.end_line < slice.total_lines || slice.truncated {
         section.push_str(&format!(
             "\n(AGENTS.md is longer than {} KiB: only its first {} of {} lines are shown; read the rest with read_file if needed.)\n",
-            MAX_AGENTS_MD_BYTES / 1024,
+            max_bytes / 1024,
             slice.end_line,
             slice.total_lines
         ));

@@ -339,6 +339,7 @@ mod tests {
                 messages: &messages,
                 tools: &[],
                 max_output_tokens: None,
+                brief_tools: false,
             },
         );
         assert_eq!(body["system"], "sys");

@@ -87,6 +87,66 @@ pub fn render_tool_instructions(tools: &[PromptTool<'_>]) -> String {
     out
 }
 
+/// `render_tool_instructions` for a small window: the format in two
+/// sentences and each tool on one line, its arguments as a signature
+/// (`name {file_path: string, start_line?: integer}`).
+pub fn render_brief_tool_instructions(tools: &[PromptTool<'_>]) -> String {
+    let mut out = String::from(
+        "# Tools\nTo call a tool, reply with only {\"tool\": \"<name>\", \"arguments\": {...}} \
+         (strict JSON, one call per reply) and wait for its result. When done, answer in \
+         plain text.\n",
+    );
+    for tool in tools {
+        out.push_str(&format!(
+            "- {} {}: {}\n",
+            tool.name,
+            signature(tool.parameters),
+            tool.description.trim()
+        ));
+    }
+    out
+}
+
+/// A JSON Schema as a short signature: objects as `{a: type, b?: type}`
+/// (`?`: optional), arrays as `[item]`, enums as `a|b`.
+fn signature(schema: &Value) -> String {
+    if let Some(options) = schema["enum"].as_array() {
+        let names: Vec<String> = options
+            .iter()
+            .map(|o| o.as_str().map_or_else(|| o.to_string(), str::to_string))
+            .collect();
+        return names.join("|");
+    }
+    match schema["type"].as_str() {
+        Some("object") | None if schema["properties"].is_object() => {
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let fields: Vec<String> = schema["properties"]
+                .as_object()
+                .map(|props| {
+                    props
+                        .iter()
+                        .map(|(name, p)| {
+                            let optional = if required.contains(&name.as_str()) {
+                                ""
+                            } else {
+                                "?"
+                            };
+                            format!("{name}{optional}: {}", signature(p))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Some("array") => format!("[{}]", signature(&schema["items"])),
+        Some(kind) => kind.to_string(),
+        None => "any".to_string(),
+    }
+}
+
 /// Extracts the action from a complete reply.
 pub fn extract_action(reply: &str) -> Action {
     let trimmed = reply.trim();

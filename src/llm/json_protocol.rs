@@ -37,11 +37,12 @@ impl JsonProtocol {
         let system = if prompt_tools.is_empty() {
             request.system.to_string()
         } else {
-            format!(
-                "{}\n\n{}",
-                request.system,
+            let tools = if request.brief_tools {
+                json_action::render_brief_tool_instructions(&prompt_tools)
+            } else {
                 json_action::render_tool_instructions(&prompt_tools)
-            )
+            };
+            format!("{}\n\n{tools}", request.system)
         };
         let messages = as_plain_messages(request.messages);
         let plain = Request {
@@ -49,6 +50,7 @@ impl JsonProtocol {
             messages: &messages,
             tools: &[],
             max_output_tokens: request.max_output_tokens,
+            brief_tools: false,
         };
         // The reply may be a JSON action, which is not for the user's eyes:
         // hold the text back until it is known to be the answer.

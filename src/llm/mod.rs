@@ -122,6 +122,9 @@ pub struct Request<'a> {
     /// Tokens kept free for the reply. Anthropic always sends it; OpenAI-
     /// compatible servers get it only when `max_output_tokens` is configured.
     pub max_output_tokens: Option<u32>,
+    /// A small window: where the tools are described in the text (the
+    /// JSON-action protocol), one line each.
+    pub brief_tools: bool,
 }
 
 /// Why the model stopped.

@@ -417,6 +417,7 @@ mod tests {
                 messages: &messages,
                 tools: &tools,
                 max_output_tokens: Some(100),
+                brief_tools: false,
             },
             true,
             true,
