@@ -202,7 +202,9 @@ fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
         ],
         side,
     );
-    let run = ask(&env, &server, "context_window = 32768", "list the files");
+    // (`native`: `auto` would ask the tokenizer again for its own check.)
+    let native = "context_window = 32768\ntool_protocol = \"native\"";
+    let run = ask(&env, &server, native, "list the files");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let side = server.side_requests();
     assert_eq!(side.len(), 1, "{side:?}");
@@ -218,7 +220,7 @@ fn without_usage_the_servers_tokenizer_calibrates_the_counts() {
     // A server without a tokenizer endpoint: both kinds asked, the plain
     // estimate kept.
     let server = LlmServer::start(vec![sse(openai::text_without_usage(&["Done."]))]);
-    let run = ask(&env, &server, "context_window = 32768", "q");
+    let run = ask(&env, &server, native, "q");
     assert_eq!(run.code, 0, "{}", run.stderr);
     let paths: Vec<String> = server
         .side_requests()

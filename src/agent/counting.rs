@@ -50,4 +50,60 @@ impl Job<'_> {
             self.conv.calibrate(ours, counted);
         }
     }
+
+    /// `tool_protocol = "auto"`, after the first request that carried native
+    /// tools: whether the server's chat template dropped them. The prompt
+    /// the server counted (reported with the reply, else asked once without
+    /// streaming) is set against its own tokenizer's counts of what was
+    /// sent without and with the tools: below the first plus a quarter of
+    /// the tools' share, the tools never reached the model. Without a
+    /// tokenizer nothing can be told and tools stay native. `Some(reason)`
+    /// when the run switched to tools in the prompt.
+    pub(super) async fn check_tools(
+        &mut self,
+        system: &str,
+        tools: &[ToolDef],
+        reported: Option<u64>,
+    ) -> Option<String> {
+        let ctx = self.ctx.clone();
+        let provider = self.route.provider(&ctx)?;
+        if tools.is_empty() || !provider.supports_native_tools() || !provider.tool_check_pending() {
+            return None;
+        }
+        let without = request_text(system, self.conv.messages(), "");
+        let with = request_text(system, self.conv.messages(), &self.texts.1);
+        let Some(base) = provider.count_tokens(&without).await else {
+            provider.settle_tools(None);
+            return None;
+        };
+        let full = provider.count_tokens(&with).await.unwrap_or(base);
+        let counted = match reported {
+            Some(n) => Some(n),
+            None => {
+                let request = crate::llm::Request {
+                    system,
+                    messages: self.conv.messages(),
+                    tools,
+                    max_output_tokens: Some(1),
+                    brief_tools: false,
+                };
+                provider.prompt_tokens(request).await
+            }
+        };
+        let Some(counted) = counted else {
+            provider.settle_tools(None);
+            return None;
+        };
+        let tools_share = full.saturating_sub(base);
+        if tools_share == 0 || counted >= base + tools_share / 4 {
+            provider.settle_tools(None);
+            return None;
+        }
+        let reason = format!(
+            "the server counted {counted} prompt tokens for a request of about {full} with \
+             the tools, {base} without them"
+        );
+        provider.settle_tools(Some(reason.clone()));
+        Some(reason)
+    }
 }

@@ -281,6 +281,76 @@ fn provider_lines(r: &mut Report, name: &str, reason: &str, p: &ProviderConfig, 
         }
     };
     r.ok("context", context_line(name, p, all, reachable));
+    r.ok("tools", tools_line(name, p, all, reachable));
+}
+
+/// How tools reach the model; for `auto` on a reachable server, whether
+/// its chat template keeps them (a one-token request with a tool and one
+/// without: the same prompt count means the template dropped the tool).
+fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool) -> String {
+    use crate::config::ToolProtocol;
+    match config.tool_protocol {
+        ToolProtocol::Native => return "native tool calls (tool_protocol = \"native\")".into(),
+        ToolProtocol::Json => {
+            return "described in the prompt, calls read from the reply (tool_protocol = \"json\")"
+                .into();
+        }
+        ToolProtocol::Auto => {}
+    }
+    let unchecked = "native tool calls until a reply shows the server's chat template drops \
+                     them, then described in the prompt (tool_protocol = \"auto\")";
+    if !reachable {
+        return unchecked.into();
+    }
+    let Ok(provider) = build_provider(
+        name,
+        config,
+        Duration::from_secs(all.agent.request_timeout_secs),
+        &process_env,
+    ) else {
+        return unchecked.into();
+    };
+    let tool = crate::llm::ToolDef {
+        name: "read_file".into(),
+        description: "Read a file of the project by its path.".into(),
+        parameters: serde_json::json!({"type": "object", "properties": {"file_path": {"type": "string"}}, "required": ["file_path"]}),
+    };
+    let messages = [crate::llm::Message::User("hello".into())];
+    let tools = [tool];
+    let with_tool = crate::llm::Request {
+        system: "You are a coding agent.",
+        messages: &messages,
+        tools: &tools,
+        max_output_tokens: Some(1),
+        brief_tools: false,
+    };
+    let without_tool = crate::llm::Request {
+        tools: &[],
+        ..with_tool
+    };
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        return unchecked.into();
+    };
+    let counts = runtime.block_on(async {
+        let with = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(with_tool));
+        let with = with.await.ok().flatten()?;
+        let without = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(without_tool));
+        Some((with, without.await.ok().flatten()?))
+    });
+    match counts {
+        Some((with, without)) if with <= without + 2 => format!(
+            "the server's chat template drops tool definitions ({with} prompt tokens with a \
+             tool, {without} without): with tool_protocol = \"auto\" they go in the prompt"
+        ),
+        Some((with, without)) => format!(
+            "native tool calls: the server's chat template keeps them ({with} prompt tokens \
+             with a tool, {without} without)"
+        ),
+        None => unchecked.into(),
+    }
 }
 
 /// The window in force, where it came from, and what is reserved of it.

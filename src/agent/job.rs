@@ -197,6 +197,9 @@ pub(super) struct Job<'a> {
     pub mcp_tools: Vec<crate::mcp::McpTool>,
     /// Restarts of each MCP server in this job.
     pub mcp_restarts: BTreeMap<String, u32>,
+    /// The attempt number a request's deltas start at (2 when the request
+    /// is sent again with the tools in the prompt).
+    pub first_attempt: u32,
 }
 
 impl<'a> Job<'a> {
@@ -241,6 +244,7 @@ impl<'a> Job<'a> {
             decided: HashMap::new(),
             mcp_tools: Vec::new(),
             mcp_restarts: BTreeMap::new(),
+            first_attempt: 1,
         }
     }
 

@@ -56,9 +56,48 @@ impl Job<'_> {
         self.conv = conv;
         match result {
             Ok(turn) => {
-                if turn.usage.is_none_or(|u| u.input_tokens == 0) {
+                let reported = turn.usage.map(|u| u.input_tokens).filter(|n| *n > 0);
+                if reported.is_none() {
                     self.count_on_server(system, tools).await;
                 }
+                self.account(&turn, counted, extra);
+                match self.check_tools(system, tools, reported).await {
+                    Some(reason) => {
+                        self.ask_again_with_tools_in_prompt(system, tools, reason)
+                            .await
+                    }
+                    None => Ok(turn),
+                }
+            }
+            Err(e) => Err((e, counted)),
+        }
+    }
+
+    /// The model never saw the tools: said, and the same request sent
+    /// again with them described in the prompt (its text streams as a new
+    /// attempt, so front ends replace what the first one showed).
+    async fn ask_again_with_tools_in_prompt(
+        &mut self,
+        system: &str,
+        tools: &[ToolDef],
+        reason: String,
+    ) -> Result<Turn, (LlmError, u64)> {
+        let provider = self
+            .route
+            .provider(&self.ctx)
+            .map_or_else(String::new, |p| p.name().to_string());
+        self.emit
+            .emit(EventBody::ToolsInPrompt { provider, reason });
+        let extra = self.extra.of(true);
+        let counted = self.conv.counted() + extra;
+        let empty = Conversation::new(Vec::new(), *self.conv.counter(), self.conv.cap());
+        let conv = std::mem::replace(&mut self.conv, empty);
+        self.first_attempt = 2;
+        let result = self.request(system, conv.messages(), tools, true).await;
+        self.first_attempt = 1;
+        self.conv = conv;
+        match result {
+            Ok(turn) => {
                 self.account(&turn, counted, extra);
                 Ok(turn)
             }
@@ -89,7 +128,7 @@ impl Job<'_> {
         };
         let deadline = self.local_deadline();
         let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
-        let mut attempt = 1;
+        let mut attempt = self.first_attempt;
         loop {
             let emit = &mut *self.emit;
             let mut sink = |delta: Delta<'_>| {

@@ -251,6 +251,7 @@ impl SessionState {
             EventBody::LlmDelta { .. }
             | EventBody::LlmReasoning { .. }
             | EventBody::ProviderFallback { .. }
+            | EventBody::ToolsInPrompt { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ToolCallRequested { .. }

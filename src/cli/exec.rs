@@ -187,6 +187,7 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
         | EventBody::LlmDelta { .. }
         | EventBody::LlmReasoning { .. }
         | EventBody::ProviderFallback { .. }
+        | EventBody::ToolsInPrompt { .. }
         | EventBody::ToolCallRequested { .. }
         | EventBody::ToolCallCompleted { .. }
         | EventBody::ClarificationReceived { .. }

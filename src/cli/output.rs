@@ -146,6 +146,9 @@ pub struct Printer {
     attempt: u32,
     /// Whether "thinking" was said for the model's current reasoning.
     thinking_noted: bool,
+    /// The request is being sent again with the tools in the prompt (the
+    /// next attempt is not a failure's retry).
+    resent: bool,
 }
 
 impl Printer {
@@ -167,6 +170,7 @@ impl Printer {
             streamed: String::new(),
             attempt: 1,
             thinking_noted: false,
+            resent: false,
         }
     }
 
@@ -225,6 +229,7 @@ impl Printer {
             | EventBody::ReviewUpdated { .. } => review_line(body),
             EventBody::ContextCompacted { .. }
             | EventBody::ProviderFallback { .. }
+            | EventBody::ToolsInPrompt { .. }
             | EventBody::RecoveryCompleted(_)
             | EventBody::McpServers { .. } => self.notice(body),
             EventBody::JobStarted { .. }
@@ -244,7 +249,7 @@ impl Printer {
         if attempt != self.attempt {
             self.attempt = attempt;
             self.streamed.clear();
-            if attempt > 1 {
+            if attempt > 1 && !std::mem::take(&mut self.resent) {
                 self.end_line();
                 eprintln!("[the model request failed and is being retried; attempt {attempt}]");
             }
@@ -357,6 +362,14 @@ impl Printer {
                 "[{from} gave up ({}): the job goes on with {to}]",
                 reason.as_str()
             ),
+            EventBody::ToolsInPrompt { provider, reason } => {
+                self.resent = true;
+                eprintln!(
+                    "[{provider}: the server's chat template dropped the tools ({reason}); they \
+                     are described in the prompt from now on, and the request is sent again \
+                     (tool_protocol = \"json\" does this from the start)]"
+                );
+            }
             EventBody::RecoveryCompleted(r) => eprintln!("! agent-tui recovered: {}", r.summary()),
             EventBody::McpServers { servers } => {
                 // Only trouble is worth a line.

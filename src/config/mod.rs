@@ -102,12 +102,15 @@ pub enum ProviderKind {
     Anthropic,
 }
 
-/// How tools reach the model: the provider's native tool-calling, or tools
-/// described in the prompt and calls parsed from the reply.
+/// How tools reach the model: the provider's native tool-calling, tools
+/// described in the prompt and calls parsed from the reply, or (`auto`)
+/// native until the server shows its chat template dropped the tools,
+/// then described in the prompt for the rest of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolProtocol {
     #[default]
+    Auto,
     Native,
     Json,
 }
@@ -162,7 +165,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             base_url: "https://api.openai.com/v1".into(),
             api_key_env: Some("OPENAI_API_KEY".into()),
             model: "gpt-4.1".into(),
-            tool_protocol: ToolProtocol::Native,
+            tool_protocol: ToolProtocol::Auto,
             context_window: None,
             max_output_tokens: None,
             price_input_per_mtok: None,
@@ -176,7 +179,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             base_url: "https://api.anthropic.com".into(),
             api_key_env: Some("ANTHROPIC_API_KEY".into()),
             model: "claude-sonnet-4-5".into(),
-            tool_protocol: ToolProtocol::Native,
+            tool_protocol: ToolProtocol::Auto,
             context_window: None,
             max_output_tokens: None,
             price_input_per_mtok: None,
@@ -190,7 +193,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             base_url: "http://127.0.0.1:11434/v1".into(),
             api_key_env: None,
             model: "llama3.2".into(),
-            tool_protocol: ToolProtocol::Native,
+            tool_protocol: ToolProtocol::Auto,
             context_window: None,
             max_output_tokens: None,
             price_input_per_mtok: None,
@@ -214,7 +217,7 @@ fn kind_defaults(kind: ProviderKind) -> ProviderConfig {
             base_url: String::new(),
             api_key_env: None,
             model: String::new(),
-            tool_protocol: ToolProtocol::Native,
+            tool_protocol: ToolProtocol::Auto,
             context_window: None,
             max_output_tokens: None,
             price_input_per_mtok: None,
@@ -585,7 +588,7 @@ mod tests {
         );
         let p = &c.providers["local"];
         assert_eq!(p.kind, ProviderKind::Openai);
-        assert_eq!(p.tool_protocol, ToolProtocol::Native);
+        assert_eq!(p.tool_protocol, ToolProtocol::Auto);
         assert_eq!(p.model, "qwen");
     }
 

@@ -54,6 +54,9 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
 /// llama-cpp-python `POST /extras/tokenize/count`, llama.cpp `POST
 /// /tokenize`. For servers whose streams carry no usage.
 pub async fn count_tokens(ep: &Endpoint, text: &str) -> Option<u64> {
+    if SILENT_HOSTS.iter().any(|h| ep.base_url.contains(h)) {
+        return None;
+    }
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
     let post = |path: &str, body: Value| {
         let builder = ep.client.post(format!("{root}{path}")).json(&body);

@@ -72,6 +72,10 @@ pub trait WireAdapter: Send + Sync {
     fn server_count<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async { None })
     }
+    /// The server's prompt count of a rendered request (nothing by default).
+    fn server_prompt_count<'a>(&'a self, _request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async { None })
+    }
 }
 
 impl<T: WireAdapter> Provider for T {
@@ -116,6 +120,10 @@ impl<T: WireAdapter> Provider for T {
 
     fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.server_count(text)
+    }
+
+    fn prompt_tokens<'a>(&'a self, request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
+        self.server_prompt_count(request)
     }
 }
 

@@ -25,75 +25,184 @@ impl JsonProtocol {
     }
 
     async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
-        let prompt_tools: Vec<PromptTool<'_>> = request
-            .tools
-            .iter()
-            .map(|t| PromptTool {
-                name: &t.name,
-                description: &t.description,
-                parameters: &t.parameters,
-            })
-            .collect();
-        let system = if prompt_tools.is_empty() {
-            request.system.to_string()
-        } else {
-            let tools = if request.brief_tools {
-                json_action::render_brief_tool_instructions(&prompt_tools)
-            } else {
-                json_action::render_tool_instructions(&prompt_tools)
-            };
-            format!("{}\n\n{tools}", request.system)
-        };
-        let messages = as_plain_messages(request.messages);
-        let plain = Request {
-            system: &system,
-            messages: &messages,
-            tools: &[],
-            max_output_tokens: request.max_output_tokens,
-            brief_tools: false,
-        };
-        // The reply may be a JSON action, which is not for the user's eyes:
-        // hold the text back until it is known to be the answer.
-        let mut thinking = String::new();
-        let mut held = |d: Delta<'_>| {
-            if let Delta::Reasoning(t) = d {
-                thinking.push_str(t);
-            }
-        };
-        let turn = self.inner.step(plain, &mut held).await?;
-        if !thinking.is_empty() {
-            on_text(Delta::Reasoning(&thinking));
-        }
-        if request.tools.is_empty() {
-            on_text(Delta::Text(&turn.text));
-            return Ok(turn);
-        }
-        Ok(match json_action::extract_action(&turn.text) {
-            Action::Call { name, arguments } => Turn {
-                tool_calls: vec![ToolCall {
-                    tool_call_id: format!(
-                        "json_call_{}",
-                        self.next_id.fetch_add(1, Ordering::Relaxed)
-                    ),
-                    name,
-                    arguments,
-                }],
-                finish: FinishReason::ToolCalls,
-                ..turn
-            },
-            Action::Final(answer) => {
-                on_text(Delta::Text(&answer));
-                Turn {
-                    text: answer,
-                    ..turn
-                }
-            }
-            Action::Invalid(problem) => Turn {
-                invalid_action: Some(json_action::correction_message(&problem)),
-                ..turn
-            },
-        })
+        json_step(&*self.inner, &self.next_id, request, on_text).await
     }
+}
+
+/// `tool_protocol = "auto"`: native tool calls until the job finds the
+/// server's chat template dropped them (`settle_tools`), then, for the rest
+/// of the run, tools described in the prompt as `JsonProtocol` does; the
+/// conversation carries over (tool messages become text).
+pub struct AutoProtocol {
+    inner: Box<dyn Provider>,
+    next_id: AtomicU64,
+    state: std::sync::Mutex<AutoState>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum AutoState {
+    Unchecked,
+    Native,
+    Json(String),
+}
+
+impl AutoProtocol {
+    pub fn new(inner: Box<dyn Provider>) -> AutoProtocol {
+        AutoProtocol {
+            inner,
+            next_id: AtomicU64::new(1),
+            state: std::sync::Mutex::new(AutoState::Unchecked),
+        }
+    }
+
+    fn state(&self) -> AutoState {
+        self.state.lock().map_or(AutoState::Native, |s| s.clone())
+    }
+}
+
+impl Provider for AutoProtocol {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn model(&self) -> &str {
+        self.inner.model()
+    }
+
+    fn supports_native_tools(&self) -> bool {
+        !matches!(self.state(), AutoState::Json(_))
+    }
+
+    fn context_window(&self) -> Option<u32> {
+        self.inner.context_window()
+    }
+
+    fn max_output_tokens(&self) -> Option<u32> {
+        self.inner.max_output_tokens()
+    }
+
+    fn step<'a>(
+        &'a self,
+        request: Request<'a>,
+        on_text: TextSink<'a>,
+    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
+        match self.state() {
+            AutoState::Json(_) => {
+                Box::pin(json_step(&*self.inner, &self.next_id, request, on_text))
+            }
+            AutoState::Unchecked | AutoState::Native => self.inner.step(request, on_text),
+        }
+    }
+
+    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
+        self.inner.probe()
+    }
+
+    fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
+        self.inner.discover_window()
+    }
+
+    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
+        self.inner.count_tokens(text)
+    }
+
+    fn prompt_tokens<'a>(&'a self, request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
+        self.inner.prompt_tokens(request)
+    }
+
+    fn tool_check_pending(&self) -> bool {
+        self.state() == AutoState::Unchecked
+    }
+
+    fn settle_tools(&self, dropped: Option<String>) {
+        if let Ok(mut state) = self.state.lock()
+            && *state == AutoState::Unchecked
+        {
+            *state = dropped.map_or(AutoState::Native, AutoState::Json);
+        }
+    }
+
+    fn tools_switched(&self) -> Option<String> {
+        match self.state() {
+            AutoState::Json(why) => Some(why),
+            AutoState::Unchecked | AutoState::Native => None,
+        }
+    }
+}
+
+/// One request through `inner` with the tools described in the prompt and
+/// the reply's JSON action turned back into a tool call.
+async fn json_step(
+    inner: &dyn Provider,
+    next_id: &AtomicU64,
+    request: Request<'_>,
+    on_text: TextSink<'_>,
+) -> Result<Turn, LlmError> {
+    let prompt_tools: Vec<PromptTool<'_>> = request
+        .tools
+        .iter()
+        .map(|t| PromptTool {
+            name: &t.name,
+            description: &t.description,
+            parameters: &t.parameters,
+        })
+        .collect();
+    let system = if prompt_tools.is_empty() {
+        request.system.to_string()
+    } else {
+        let tools = if request.brief_tools {
+            json_action::render_brief_tool_instructions(&prompt_tools)
+        } else {
+            json_action::render_tool_instructions(&prompt_tools)
+        };
+        format!("{}\n\n{tools}", request.system)
+    };
+    let messages = as_plain_messages(request.messages);
+    let plain = Request {
+        system: &system,
+        messages: &messages,
+        tools: &[],
+        max_output_tokens: request.max_output_tokens,
+        brief_tools: false,
+    };
+    // The reply may be a JSON action, which is not for the user's eyes:
+    // hold the text back until it is known to be the answer.
+    let mut thinking = String::new();
+    let mut held = |d: Delta<'_>| {
+        if let Delta::Reasoning(t) = d {
+            thinking.push_str(t);
+        }
+    };
+    let turn = inner.step(plain, &mut held).await?;
+    if !thinking.is_empty() {
+        on_text(Delta::Reasoning(&thinking));
+    }
+    if request.tools.is_empty() {
+        on_text(Delta::Text(&turn.text));
+        return Ok(turn);
+    }
+    Ok(match json_action::extract_action(&turn.text) {
+        Action::Call { name, arguments } => Turn {
+            tool_calls: vec![ToolCall {
+                tool_call_id: format!("json_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
+                name,
+                arguments,
+            }],
+            finish: FinishReason::ToolCalls,
+            ..turn
+        },
+        Action::Final(answer) => {
+            on_text(Delta::Text(&answer));
+            Turn {
+                text: answer,
+                ..turn
+            }
+        }
+        Action::Invalid(problem) => Turn {
+            invalid_action: Some(json_action::correction_message(&problem)),
+            ..turn
+        },
+    })
 }
 
 /// The conversation without native tool messages: calls become the JSON the

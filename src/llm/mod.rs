@@ -197,6 +197,24 @@ pub trait Provider: Send + Sync {
     fn count_tokens<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async { None })
     }
+    /// The prompt tokens the server counts for `request` as its chat
+    /// template renders it (one reply token asked, not streamed), if it
+    /// says.
+    fn prompt_tokens<'a>(&'a self, _request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async { None })
+    }
+    /// `tool_protocol = "auto"` and not yet settled: the next native
+    /// request's prompt count should be checked.
+    fn tool_check_pending(&self) -> bool {
+        false
+    }
+    /// Settles `auto`: `Some(why)` switches to tools described in the
+    /// prompt for the rest of the run.
+    fn settle_tools(&self, _dropped: Option<String>) {}
+    /// Why tools are described in the prompt after `auto` switched, if it did.
+    fn tools_switched(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Builds the provider for `config`; `env` supplies the API key variable.
@@ -226,5 +244,6 @@ pub fn build_provider(
     Ok(match config.tool_protocol {
         ToolProtocol::Native => inner,
         ToolProtocol::Json => Box::new(json_protocol::JsonProtocol::new(inner)),
+        ToolProtocol::Auto => Box::new(json_protocol::AutoProtocol::new(inner)),
     })
 }

@@ -19,6 +19,8 @@ pub struct OpenAi {
     /// Cleared once the server refuses `stream_options` (some reject fields
     /// they do not know); streams then carry no usage and it is estimated.
     usage_in_stream: AtomicBool,
+    /// The server answered neither tokenizer endpoint: not asked again.
+    no_tokenizer: AtomicBool,
 }
 
 impl OpenAi {
@@ -26,6 +28,7 @@ impl OpenAi {
         OpenAi {
             ep,
             usage_in_stream: AtomicBool::new(true),
+            no_tokenizer: AtomicBool::new(false),
         }
     }
 
@@ -182,7 +185,33 @@ impl WireAdapter for OpenAi {
     }
 
     fn server_count<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
-        Box::pin(discover::count_tokens(&self.ep, text))
+        Box::pin(async move {
+            if self.no_tokenizer.load(Ordering::Relaxed) {
+                return None;
+            }
+            let counted = discover::count_tokens(&self.ep, text).await;
+            if counted.is_none() {
+                self.no_tokenizer.store(true, Ordering::Relaxed);
+            }
+            counted
+        })
+    }
+
+    fn server_prompt_count<'a>(&'a self, request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
+        Box::pin(async move {
+            let one = Request {
+                max_output_tokens: Some(1),
+                ..request
+            };
+            let url = format!("{}/chat/completions", self.ep.base_url);
+            let mut body: serde_json::Value =
+                serde_json::from_slice(&request_body(&self.ep, one, false, false)).ok()?;
+            body["max_tokens"] = serde_json::json!(1);
+            let bytes = serde_json::to_vec(&body).ok()?;
+            let response = self.send(&url, bytes).await.ok()?;
+            let answer: serde_json::Value = response.json().await.ok()?;
+            answer["usage"]["prompt_tokens"].as_u64()
+        })
     }
 }
 

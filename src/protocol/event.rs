@@ -221,6 +221,11 @@ pub enum EventBody {
         #[serde(default)]
         fallback_reason: Option<FallbackReason>,
     },
+    /// `tool_protocol = "auto"`: the server's chat template dropped the
+    /// tool definitions (`reason` gives the counts), so for the rest of the
+    /// run tools are described in the prompt and the request is sent again.
+    #[serde(rename = "provider.tools_in_prompt")]
+    ToolsInPrompt { provider: String, reason: String },
     /// `hybrid_auto`: the job goes on with the remote provider.
     #[serde(rename = "provider.fallback")]
     ProviderFallback {
@@ -285,6 +290,7 @@ impl EventBody {
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ProviderFallback { .. }
+            | EventBody::ToolsInPrompt { .. }
             | EventBody::ToolCallRequested { .. }
             | EventBody::ToolCallCompleted { .. }
             | EventBody::EditsProposed { .. }
@@ -331,6 +337,7 @@ impl EventBody {
             EventBody::RollbackFailed { .. } => "checkpoint.rollback.failed",
             EventBody::JobCompleted { .. } => "job.completed",
             EventBody::ProviderFallback { .. } => "provider.fallback",
+            EventBody::ToolsInPrompt { .. } => "provider.tools_in_prompt",
             EventBody::UsageUpdated { .. } => "usage.updated",
             EventBody::ContextCompacted { .. } => "context.compacted",
             EventBody::JobFailed { .. } => "job.failed",

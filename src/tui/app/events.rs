@@ -35,8 +35,19 @@ impl App {
             } => {
                 self.attempt = 1;
                 self.provider_label = format!("{provider} {model}");
+                if self.tools_in_prompt {
+                    self.provider_label.push_str(" (tools in prompt)");
+                }
             }
             EventBody::ProviderFallback { .. } => self.fallen_back(body),
+            EventBody::ToolsInPrompt { provider, reason } => {
+                self.tools_in_prompt = true;
+                self.provider_label.push_str(" (tools in prompt)");
+                self.transcript.push(Entry::Notice(format!(
+                    "{provider}'s chat template dropped the tools ({reason}): they are \
+                     described in the prompt from now on."
+                )));
+            }
             EventBody::LlmDelta { text, attempt } => self.answer_streamed(text, *attempt),
             EventBody::LlmReasoning { text, attempt } => self.thinking_streamed(text, *attempt),
             EventBody::ToolCallRequested { .. } => self.tool_requested(body),

@@ -311,6 +311,9 @@ pub struct App {
     history_pos: Option<usize>,
     pub job: Option<JobView>,
     pub provider_label: String,
+    /// `auto` found the server's template drops tools: they go in the
+    /// prompt (said in the status bar).
+    pub tools_in_prompt: bool,
     /// How the provider behaved lately: requests retried or failing.
     pub provider_state: ProviderState,
     pub tokens: Usage,
@@ -389,6 +392,7 @@ impl App {
             history_pos: None,
             job: None,
             provider_label,
+            tools_in_prompt: false,
             provider_state: if provider_ok {
                 ProviderState::Online
             } else {

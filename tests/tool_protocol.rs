@@ -1,0 +1,205 @@
+//! `tool_protocol = "auto"` (issue 30) through the binary against loopback
+//! servers with a tokenizer endpoint: one whose chat template drops the
+//! tools (its prompt count is far below what was sent with them) is
+//! switched to tools described in the prompt and the request is sent
+//! again, the conversation kept; one whose template keeps them stays
+//! native; `native` and `json` are kept as configured.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::{Value, json};
+use support::jobs::{config, exec, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+use support::{Env, write_files};
+
+/// A known window: no discovery questions take the side answers.
+const WINDOW: &str = "context_window = 32768";
+
+/// A tokenizer answer (`/extras/tokenize/count`).
+fn count(n: u64) -> Reply {
+    Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"count": n}).to_string(),
+    }
+}
+
+fn has_native_tools(body: &Value) -> bool {
+    body["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+fn system_text(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "one\n")]);
+    // The server counts 11 prompt tokens (the scripted usage) where its
+    // tokenizer makes 300 of the request without tools and 900 with them.
+    let server = LlmServer::start_with_side(
+        vec![
+            sse(openai::text(&["I cannot see any tools."])),
+            sse(openai::text(&["Now I can see them."])),
+        ],
+        vec![count(300), count(900)],
+    );
+    let cfg = config(&env, "openai", &server.url(), WINDOW);
+    let run = exec(&env, &cfg, root.path(), &["--json", "read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let switched: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "provider.tools_in_prompt")
+        .collect();
+    assert_eq!(switched.len(), 1, "{events:?}");
+    assert!(
+        switched[0]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("11 prompt tokens"),
+        "{}",
+        switched[0]
+    );
+    let done = events.last().unwrap();
+    assert_eq!(done["data"]["answer"], "Now I can see them.", "{done}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(has_native_tools(&requests[0].body));
+    assert!(!has_native_tools(&requests[1].body), "the tools moved");
+    let system = system_text(&requests[1].body);
+    assert!(
+        system.contains("# Tools") && system.contains("read_file"),
+        "{system}"
+    );
+    // The same conversation: the instruction is there again.
+    assert!(
+        requests[1].body["messages"]
+            .to_string()
+            .contains("read notes.txt")
+    );
+    // The plain run says so on stderr.
+    let server = LlmServer::start_with_side(
+        vec![
+            sse(openai::text(&["blind"])),
+            sse(openai::text(&["seeing"])),
+        ],
+        vec![count(300), count(900)],
+    );
+    let cfg = config(&env, "openai", &server.url(), WINDOW);
+    let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("dropped the tools")
+            && !run.stderr.contains("failed and is being retried"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_template_that_keeps_the_tools_stays_native() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    // 11 counted where the tokenizer makes 5 without tools and 12 with.
+    let server = LlmServer::start_with_side(
+        vec![sse(openai::text(&["fine"]))],
+        vec![count(5), count(12)],
+    );
+    let cfg = config(&env, "openai", &server.url(), WINDOW);
+    let run = exec(&env, &cfg, root.path(), &["--json", "hello"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        !run.stdout.contains("provider.tools_in_prompt"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(server.requests().len(), 1);
+    let asked: Vec<String> = server
+        .side_requests()
+        .iter()
+        .map(|r| r.path.clone())
+        .collect();
+    assert_eq!(
+        asked,
+        ["/extras/tokenize/count", "/extras/tokenize/count"],
+        "checked"
+    );
+    // An explicit `native` is never checked: no tokenizer question.
+    let server = LlmServer::start_with_side(
+        vec![sse(openai::text(&["fine"]))],
+        vec![count(300), count(900)],
+    );
+    let cfg = config(
+        &env,
+        "openai",
+        &server.url(),
+        "context_window = 32768\ntool_protocol = \"native\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["--json", "hello"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        server
+            .side_requests()
+            .iter()
+            .all(|r| !r.path.contains("tokenize"))
+    );
+    assert!(has_native_tools(&server.requests()[0].body));
+}
+
+/// A session whose earlier job called a tool natively goes on after the
+/// switch: the re-sent request carries that call and its result as text.
+#[test]
+fn the_switch_keeps_the_conversation() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "the secret word is plum\n")]);
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "read_file",
+            r#"{"file_path": "notes.txt"}"#,
+        )])),
+        sse(openai::text(&["It says plum."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "tool_protocol = \"native\"");
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--json", "what does notes.txt say?"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let server = LlmServer::start_with_side(
+        vec![
+            sse(openai::text(&["blind"])),
+            sse(openai::text(&["Still plum."])),
+        ],
+        vec![count(400), count(1200)],
+    );
+    let cfg = config(&env, "openai", &server.url(), WINDOW);
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--json", "--continue", "and now?"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "sent again once");
+    let again = requests[1].body["messages"].to_string();
+    for needle in [
+        "what does notes.txt say?",
+        "the secret word is plum",
+        "and now?",
+    ] {
+        assert!(again.contains(needle), "{needle}: {again}");
+    }
+    assert!(!has_native_tools(&requests[1].body));
+}
