@@ -96,6 +96,18 @@ pub fn render_brief_tool_instructions(tools: &[PromptTool<'_>]) -> String {
          (strict JSON, one call per reply) and wait for its result. When done, answer in \
          plain text.\n",
     );
+    // One worked call: small models copy a shape far better than a rule.
+    let shown = tools
+        .iter()
+        .find(|t| t.name == "read_file")
+        .or_else(|| tools.first());
+    if let Some(first) = shown {
+        out.push_str(&format!(
+            "Example: {{\"tool\": \"{}\", \"arguments\": {}}}\n",
+            first.name,
+            example_arguments(first.parameters)
+        ));
+    }
     for tool in tools {
         out.push_str(&format!(
             "- {} {}: {}\n",
@@ -105,6 +117,25 @@ pub fn render_brief_tool_instructions(tools: &[PromptTool<'_>]) -> String {
         ));
     }
     out
+}
+
+/// Arguments for a tool's example call: each required property with a
+/// placeholder of its type.
+fn example_arguments(schema: &Value) -> Value {
+    let mut args = serde_json::Map::new();
+    for name in schema["required"].as_array().into_iter().flatten() {
+        let Some(name) = name.as_str() else { continue };
+        let value = match schema["properties"][name]["type"].as_str() {
+            Some("integer" | "number") => Value::from(1),
+            Some("boolean") => Value::from(true),
+            Some("array") => Value::Array(Vec::new()),
+            Some("object") => Value::Object(serde_json::Map::new()),
+            _ if name.contains("path") => Value::from("README.md"),
+            _ => Value::from("..."),
+        };
+        args.insert(name.to_string(), value);
+    }
+    Value::Object(args)
 }
 
 /// A JSON Schema as a short signature: objects as `{a: type, b?: type}`
@@ -482,6 +513,34 @@ fn strip_json_fence_lines(text: &str) -> Option<String> {
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    #[test]
+    fn brief_instructions_are_a_signature_line_per_tool_and_one_example() {
+        let schema = serde_json::json!({"type": "object", "properties": {
+            "file_path": {"type": "string"}, "start_line": {"type": "integer"},
+            "edits": {"type": "array", "items": {"type": "object", "properties": {
+                "operation": {"type": "string", "enum": ["replace", "insert"]}},
+                "required": ["operation"]}}},
+            "required": ["file_path"]});
+        let tools = [PromptTool {
+            name: "read_file",
+            description: "Read a file.",
+            parameters: &schema,
+        }];
+        let text = render_brief_tool_instructions(&tools);
+        assert!(
+            text.contains(
+                "- read_file {file_path: string, start_line?: integer, edits?: [{operation: replace|insert}]}: Read a file."
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                r#"Example: {"tool": "read_file", "arguments": {"file_path":"README.md"}}"#
+            ),
+            "{text}"
+        );
+    }
+
     use super::*;
     use serde_json::json;
 

@@ -40,14 +40,7 @@ impl App {
                 }
             }
             EventBody::ProviderFallback { .. } => self.fallen_back(body),
-            EventBody::ToolsInPrompt { provider, reason } => {
-                self.tools_in_prompt = true;
-                self.provider_label.push_str(" (tools in prompt)");
-                self.transcript.push(Entry::Notice(format!(
-                    "{provider}'s chat template dropped the tools ({reason}): they are \
-                     described in the prompt from now on."
-                )));
-            }
+            EventBody::ToolsInPrompt { provider, reason } => self.moved_tools(provider, reason),
             EventBody::LlmDelta { text, attempt } => self.answer_streamed(text, *attempt),
             EventBody::LlmReasoning { text, attempt } => self.thinking_streamed(text, *attempt),
             EventBody::ToolCallRequested { .. } => self.tool_requested(body),
@@ -142,6 +135,17 @@ impl App {
             question: question.to_string(),
             answer: String::new(),
         };
+    }
+
+    /// `auto` found the server's template drops tools: said in the chat
+    /// and, from now on, in the status bar.
+    fn moved_tools(&mut self, provider: &str, reason: &str) {
+        self.tools_in_prompt = true;
+        self.provider_label.push_str(" (tools in prompt)");
+        self.transcript.push(Entry::Notice(format!(
+            "{provider}'s chat template dropped the tools ({reason}): they are described in \
+             the prompt from now on."
+        )));
     }
 
     fn fallen_back(&mut self, body: &EventBody) {
