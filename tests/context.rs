@@ -270,14 +270,14 @@ fn continued_jobs_against_a_small_llama_cpp_python_window_never_die() {
 
 #[test]
 fn an_impossible_window_fails_fast_with_a_clear_error() {
-    // The server says its window is 600 tokens: even the lean system
+    // The server says its window is 400 tokens: even the lean system
     // prompt and tools with the reply's reserve are bigger. Nothing is sent.
     let props = Reply::Status {
         code: 200,
         headers: vec![],
-        body: json!({"default_generation_settings": {"n_ctx": 600}}).to_string(),
+        body: json!({"default_generation_settings": {"n_ctx": 400}}).to_string(),
     };
-    let (handler, seen) = FakeModel::new(Flavor::LlamaCpp, 600, vec![]).handler();
+    let (handler, seen) = FakeModel::new(Flavor::LlamaCpp, 400, vec![]).handler();
     let server = LlmServer::start_model_with_side(
         handler,
         vec![
@@ -302,7 +302,7 @@ fn an_impossible_window_fails_fast_with_a_clear_error() {
     let error = last["data"]["error"].as_str().unwrap();
     for needle in [
         "context_window",
-        "600 tokens",
+        "400 tokens",
         "n_ctx",
         "[providers.test]",
         "the smallest window that works for it is about",
@@ -764,8 +764,15 @@ fn request_text(body: &Value) -> String {
 /// counts 418 (bench/first_request.py, bench/RESULTS.md).
 #[test]
 fn the_first_request_of_every_mode_fits_a_2k_window() {
+    // A git work tree: its tools are offered too.
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "one\ntwo\n")]);
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root.path())
+        .status()
+        .unwrap();
+    assert!(git.success());
     let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
     for protocol in ["native", "json"] {
         for mode in ["ask", "plan", "agent"] {
@@ -809,4 +816,45 @@ fn the_first_request_of_every_mode_fits_a_2k_window() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let tokens = counter.count(&request_text(&server.requests()[0].body));
     assert!(tokens > 1000, "full texts at 128k: {tokens}");
+}
+
+/// In a lean request the tools beyond the core (git's here) are listed in
+/// the prompt and called through `more_tools`: the call runs the tool it
+/// names, as if offered directly.
+#[test]
+fn a_lean_requests_more_tools_call_runs_the_named_tool() {
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "one\n")]);
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(root.path())
+        .status()
+        .unwrap();
+    assert!(git.success());
+    let env = Env::new();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "more_tools",
+            r#"{"tool": "git_status", "arguments": {}}"#,
+        )])),
+        sse(openai::text(&["Nothing is staged."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "context_window = 2048");
+    let r = run(&env, &cfg, root.path(), &["what is the git status?"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(system.contains("- git_status"), "{system}");
+    let events = r.events();
+    let done: Vec<&Value> = of_type(&events, "tool.call.completed");
+    assert_eq!(done[0]["data"]["name"], "git_status", "{:?}", done);
+    assert_eq!(done[0]["data"]["ok"], true, "{:?}", done);
+    let result = server.requests()[1].body["messages"].to_string();
+    assert!(
+        result.contains("notes.txt"),
+        "the status reached the model: {result}"
+    );
 }

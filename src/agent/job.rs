@@ -276,8 +276,9 @@ impl<'a> Job<'a> {
         tools.extend(self.start_mcp().await);
         // A small window gets the lean request (the same tools, in brief).
         let system = if super::lean::is_lean(self.window.tokens) {
-            tools = super::lean::lean_tools(tools);
-            super::prompt::lean_system_prompt(&self.ctx.workspace, self.spec.mode)
+            let (offered, more) = super::lean::lean_tools(tools);
+            tools = offered;
+            super::prompt::lean_system_prompt(&self.ctx.workspace, self.spec.mode) + &more
         } else {
             system_prompt(&self.ctx.workspace, self.spec.mode)
         };
@@ -351,9 +352,11 @@ impl<'a> Job<'a> {
             text: turn.text,
             tool_calls: turn.tool_calls.clone(),
         });
-        self.turn_calls = turn.tool_calls.clone();
+        // A lean request's `more_tools` call runs the tool it names.
+        let calls: Vec<ToolCall> = turn.tool_calls.iter().map(super::lean::unwrap).collect();
+        self.turn_calls = calls.clone();
         self.decided.clear();
-        for call in turn.tool_calls {
+        for call in calls {
             let result = self.call_tool(call).await;
             self.add(Message::Tool(result));
         }

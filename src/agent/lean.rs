@@ -8,7 +8,21 @@
 
 use serde_json::Value;
 
-use crate::llm::ToolDef;
+use crate::llm::{ToolCall, ToolDef};
+
+/// The one tool that stands for the others in a lean request.
+pub const MORE_TOOLS: &str = "more_tools";
+
+/// The tools a lean request offers one by one; the rest (git, MCP,
+/// scopes) are listed by name in the prompt and called via `more_tools`.
+const CORE: &[&str] = &[
+    "list_files",
+    "read_file",
+    "search_project",
+    "clarify_user",
+    "propose_edits",
+    "run_command",
+];
 
 /// Windows smaller than this get the lean request.
 pub const LEAN_WINDOW: u32 = 8192;
@@ -21,17 +35,16 @@ pub fn is_lean(tokens: u32) -> bool {
 /// One line for each built-in tool (others: their first sentence).
 fn brief(name: &str) -> Option<&'static str> {
     Some(match name {
-        "list_files" => "List project files; prefix and glob narrow it.",
-        "read_file" => "Read a file, or lines start_line..end_line of it.",
-        "search_project" => "Search the project's files for text (regex: true for a regex).",
+        "list_files" => "List project files (under prefix).",
+        "read_file" => "Read a file (or lines start_line..end_line).",
+        "search_project" => "Search files for text (regex: true for a regex).",
         "list_scopes" => "List the folders beside the project the tools reach.",
         "clarify_user" => "Ask the user one short question.",
         "propose_edits" => {
-            "Propose edits for the user's review (read the file first). Lines are 1-based, \
-             inclusive; insert goes before start_line; old_text: those lines now; new_text: \
-             the whole new text."
+            "Propose edits for review (read the file first). Lines 1-based, inclusive; insert \
+             goes before start_line; old_text: those lines; new_text: the full new text."
         }
-        "run_command" => "Run one program (no shell) after the user approves it.",
+        "run_command" => "Run a program (no shell) once the user approves.",
         _ => return None,
     })
 }
@@ -40,9 +53,9 @@ fn brief(name: &str) -> Option<&'static str> {
 /// still take them).
 fn rarely_needed(tool: &str) -> &'static [&'static str] {
     match tool {
-        "list_files" => &["limit"],
+        "list_files" => &["limit", "glob"],
         "read_file" => &["max_bytes"],
-        "search_project" => &["limit", "case_sensitive"],
+        "search_project" => &["limit", "case_sensitive", "glob"],
         "run_command" => &["timeout_secs", "cwd"],
         "propose_edits" => &["rationale"],
         _ => &[],
@@ -63,6 +76,15 @@ fn without(mut schema: Value, drop: &[&str]) -> Value {
         }
     }
     schema
+}
+
+/// A listed tool's summary: its first sentence up to the first colon or
+/// parenthesis, at most 60 characters.
+fn summary(description: &str) -> String {
+    let first = first_sentence(description);
+    let end = first.find([':', '(']).unwrap_or(first.len());
+    let cut: String = first[..end].trim_end().chars().take(60).collect();
+    cut.trim_end_matches('.').to_string()
 }
 
 /// The first sentence of `text`, at most 100 characters.
@@ -103,9 +125,14 @@ fn strip(schema: &Value) -> Value {
     }
 }
 
-/// `tools` as the lean request offers them.
-pub fn lean_tools(tools: Vec<ToolDef>) -> Vec<ToolDef> {
-    tools
+/// `tools` as the lean request offers them, and the prompt's list of the
+/// others (empty when there are none): each by name, its arguments as a
+/// signature and one line, called through `more_tools`.
+pub fn lean_tools(tools: Vec<ToolDef>) -> (Vec<ToolDef>, String) {
+    let (core, more): (Vec<ToolDef>, Vec<ToolDef>) = tools
+        .into_iter()
+        .partition(|t| CORE.contains(&t.name.as_str()));
+    let mut offered: Vec<ToolDef> = core
         .into_iter()
         .map(|t| ToolDef {
             description: brief(&t.name)
@@ -113,7 +140,38 @@ pub fn lean_tools(tools: Vec<ToolDef>) -> Vec<ToolDef> {
             parameters: without(strip(&t.parameters), rarely_needed(&t.name)),
             name: t.name,
         })
-        .collect()
+        .collect();
+    if more.is_empty() {
+        return (offered, String::new());
+    }
+    let mut listed = format!(
+        "More tools: call {MORE_TOOLS} with {{\"tool\": <name>, \"arguments\": {{...}}}}.\n"
+    );
+    for t in &more {
+        listed.push_str(&format!("- {}: {}\n", t.name, summary(&t.description)));
+    }
+    offered.push(ToolDef {
+        name: MORE_TOOLS.to_string(),
+        description: "Call one of the more tools the prompt lists.".to_string(),
+        parameters: serde_json::json!({"type": "object", "properties": {
+            "tool": {"type": "string"}, "arguments": {"type": "object"}}, "required": ["tool"]}),
+    });
+    (offered, listed)
+}
+
+/// A `more_tools` call as the tool it names (others as they are).
+pub fn unwrap(call: &ToolCall) -> ToolCall {
+    match (call.name == MORE_TOOLS, call.arguments["tool"].as_str()) {
+        (true, Some(name)) => ToolCall {
+            tool_call_id: call.tool_call_id.clone(),
+            name: name.to_string(),
+            arguments: match &call.arguments["arguments"] {
+                Value::Null => Value::Object(serde_json::Map::new()),
+                args => args.clone(),
+            },
+        },
+        _ => call.clone(),
+    }
 }
 
 #[cfg(test)]
@@ -141,6 +199,36 @@ mod tests {
                 "items": {"type": "object", "properties": {"file_path": {}}}}}})
         );
         assert_eq!(first_sentence("Does a thing. Then more."), "Does a thing.");
+        let call = ToolCall {
+            tool_call_id: "c1".into(),
+            name: MORE_TOOLS.into(),
+            arguments: json!({"tool": "git_status"}),
+        };
+        let inner = unwrap(&call);
+        assert_eq!(
+            (inner.name.as_str(), inner.arguments.clone()),
+            ("git_status", json!({}))
+        );
+        let tools = vec![
+            ToolDef {
+                name: "read_file".into(),
+                description: "x".into(),
+                parameters: json!({}),
+            },
+            ToolDef {
+                name: "git_log".into(),
+                description: "Show commits. More.".into(),
+                parameters: json!({"type": "object", "properties": {"limit": {"type": "integer"}}}),
+            },
+        ];
+        let (offered, listed) = lean_tools(tools);
+        let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["read_file", MORE_TOOLS]);
+        assert!(listed.contains("- git_log: Show commits\n"), "{listed}");
+        assert_eq!(
+            summary("The git status of the project: branch (null when)"),
+            "The git status of the project"
+        );
         assert!(first_sentence(&"word ".repeat(50)).chars().count() <= 100);
     }
 }

@@ -35,10 +35,7 @@ fn lean_mode_rules(mode: Mode) -> &'static str {
     match mode {
         Mode::Ask => "Answer the question; you cannot change files or run commands.",
         Mode::Plan => "Answer with a numbered plan of concrete steps; change nothing.",
-        Mode::Agent => {
-            "Change files only with propose_edits: the user reviews every hunk. Commands run \
-             once the user approves them."
-        }
+        Mode::Agent => "Change files only with propose_edits (the user reviews each hunk).",
     }
 }
 
@@ -46,8 +43,7 @@ fn lean_mode_rules(mode: Mode) -> &'static str {
 pub fn lean_system_prompt(workspace: &Workspace, mode: Mode) -> String {
     let mut prompt = format!(
         "You are agent-tui, a coding agent in the project at `{}`; tool paths are relative \
-         to it. Mode: {}. {} Read files before answering about them; name files and lines. \
-         Be brief.\n",
+         to it. Mode: {}. {} Read before you answer; name files and lines. Be brief.\n",
         workspace.root().display(),
         mode.as_str(),
         lean_mode_rules(mode)
