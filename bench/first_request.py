@@ -75,6 +75,7 @@ def main():
     ap.add_argument("--upstream", default="http://127.0.0.1:8089")
     ap.add_argument("--bin", default="target/release/agent-tui")
     ap.add_argument("--protocol", default="json")
+    ap.add_argument("--git", action="store_true", help="make the root a git work tree")
     args = ap.parse_args()
     Proxy.upstream = args.upstream
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
@@ -83,6 +84,8 @@ def main():
     root = tempfile.mkdtemp()
     with open(os.path.join(root, "notes.txt"), "w") as f:
         f.write("one\ntwo\n")
+    if args.git:
+        subprocess.run(["git", "init", "-q", root], check=True)
     print(f"| window | mode | first request (server's prompt_tokens) | share of the window |")
     print("|---:|---|---:|---:|")
     for window in (2048, 8192, 131072):
