@@ -767,12 +767,7 @@ fn the_first_request_of_every_mode_fits_a_2k_window() {
     // A git work tree: its tools are offered too.
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "one\ntwo\n")]);
-    let git = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(root.path())
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_init(root.path());
     let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
     for protocol in ["native", "json"] {
         for mode in ["ask", "plan", "agent"] {
@@ -825,12 +820,7 @@ fn the_first_request_of_every_mode_fits_a_2k_window() {
 fn a_lean_requests_more_tools_call_runs_the_named_tool() {
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "one\n")]);
-    let git = std::process::Command::new("git")
-        .args(["init", "-q"])
-        .current_dir(root.path())
-        .status()
-        .unwrap();
-    assert!(git.success());
+    git_init(root.path());
     let env = Env::new();
     let server = LlmServer::start(vec![
         sse(openai::tool_calls(&[(
@@ -857,4 +847,14 @@ fn a_lean_requests_more_tools_call_runs_the_named_tool() {
         result.contains("notes.txt"),
         "the status reached the model: {result}"
     );
+}
+
+/// Makes `dir` a git work tree (its tools are then offered).
+fn git_init(dir: &std::path::Path) {
+    let git = std::process::Command::new("git")
+        .args(["init", "-q"])
+        .current_dir(dir)
+        .status()
+        .unwrap();
+    assert!(git.success());
 }

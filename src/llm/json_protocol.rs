@@ -1,6 +1,8 @@
-//! The JSON tool protocol (`tool_protocol = "json"`) for models without native
-//! tool calling: tools are described in the system prompt, the model replies
-//! with a JSON action, and this wrapper turns it back into a normal `Turn`.
+//! The JSON tool protocol for models without native tool calling: tools are
+//! described in the system prompt, the model replies with a JSON action,
+//! and the wrapper turns it back into a normal `Turn`. `tool_protocol =
+//! "json"` uses it from the start; `"auto"` once the job finds the
+//! server's chat template dropped the native tool definitions.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -11,47 +13,42 @@ use super::ServerWindow;
 use super::json_action::{self, Action, PromptTool};
 use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
 
-pub struct JsonProtocol {
-    inner: Box<dyn Provider>,
-    next_id: AtomicU64,
-}
-
-impl JsonProtocol {
-    pub fn new(inner: Box<dyn Provider>) -> JsonProtocol {
-        JsonProtocol {
-            inner,
-            next_id: AtomicU64::new(1),
-        }
-    }
-
-    async fn run(&self, request: Request<'_>, on_text: TextSink<'_>) -> Result<Turn, LlmError> {
-        json_step(&*self.inner, &self.next_id, request, on_text).await
-    }
-}
-
-/// `tool_protocol = "auto"`: native tool calls until the job finds the
-/// server's chat template dropped them (`settle_tools`), then, for the rest
-/// of the run, tools described in the prompt as `JsonProtocol` does; the
-/// conversation carries over (tool messages become text).
-pub struct AutoProtocol {
+/// A provider whose tools go through JSON actions (`json`), or natively
+/// until the job settles that they must not (`auto`, `settle_tools`): then,
+/// for the rest of the run, through JSON actions, the conversation carried
+/// over (tool messages become text).
+pub struct ToolsWrapper {
     inner: Box<dyn Provider>,
     next_id: AtomicU64,
     state: std::sync::Mutex<AutoState>,
 }
 
+/// Where the tools go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum AutoState {
+    /// `auto`, not yet checked: native.
     Unchecked,
     Native,
+    /// Through JSON actions, and why.
     Json(String),
 }
 
-impl AutoProtocol {
-    pub fn new(inner: Box<dyn Provider>) -> AutoProtocol {
-        AutoProtocol {
+impl ToolsWrapper {
+    /// `tool_protocol = "auto"`.
+    pub fn auto(inner: Box<dyn Provider>) -> ToolsWrapper {
+        ToolsWrapper::with(inner, AutoState::Unchecked)
+    }
+
+    /// `tool_protocol = "json"`.
+    pub fn json(inner: Box<dyn Provider>) -> ToolsWrapper {
+        ToolsWrapper::with(inner, AutoState::Json("tool_protocol = \"json\"".into()))
+    }
+
+    fn with(inner: Box<dyn Provider>, state: AutoState) -> ToolsWrapper {
+        ToolsWrapper {
             inner,
             next_id: AtomicU64::new(1),
-            state: std::sync::Mutex::new(AutoState::Unchecked),
+            state: std::sync::Mutex::new(state),
         }
     }
 
@@ -60,7 +57,7 @@ impl AutoProtocol {
     }
 }
 
-impl Provider for AutoProtocol {
+impl Provider for ToolsWrapper {
     fn name(&self) -> &str {
         self.inner.name()
     }
@@ -119,13 +116,6 @@ impl Provider for AutoProtocol {
             && *state == AutoState::Unchecked
         {
             *state = dropped.map_or(AutoState::Native, AutoState::Json);
-        }
-    }
-
-    fn tools_switched(&self) -> Option<String> {
-        match self.state() {
-            AutoState::Json(why) => Some(why),
-            AutoState::Unchecked | AutoState::Native => None,
         }
     }
 }
@@ -232,46 +222,4 @@ fn as_plain_messages(messages: &[Message]) -> Vec<Message> {
             )),
         })
         .collect()
-}
-
-impl Provider for JsonProtocol {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-
-    fn model(&self) -> &str {
-        self.inner.model()
-    }
-
-    fn supports_native_tools(&self) -> bool {
-        false
-    }
-
-    fn context_window(&self) -> Option<u32> {
-        self.inner.context_window()
-    }
-
-    fn max_output_tokens(&self) -> Option<u32> {
-        self.inner.max_output_tokens()
-    }
-
-    fn step<'a>(
-        &'a self,
-        request: Request<'a>,
-        on_text: TextSink<'a>,
-    ) -> BoxFuture<'a, Result<Turn, LlmError>> {
-        Box::pin(self.run(request, on_text))
-    }
-
-    fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
-        self.inner.probe()
-    }
-
-    fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
-        self.inner.discover_window()
-    }
-
-    fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
-        self.inner.count_tokens(text)
-    }
 }

@@ -211,10 +211,6 @@ pub trait Provider: Send + Sync {
     /// Settles `auto`: `Some(why)` switches to tools described in the
     /// prompt for the rest of the run.
     fn settle_tools(&self, _dropped: Option<String>) {}
-    /// Why tools are described in the prompt after `auto` switched, if it did.
-    fn tools_switched(&self) -> Option<String> {
-        None
-    }
 }
 
 /// Builds the provider for `config`; `env` supplies the API key variable.
@@ -243,7 +239,7 @@ pub fn build_provider(
     };
     Ok(match config.tool_protocol {
         ToolProtocol::Native => inner,
-        ToolProtocol::Json => Box::new(json_protocol::JsonProtocol::new(inner)),
-        ToolProtocol::Auto => Box::new(json_protocol::AutoProtocol::new(inner)),
+        ToolProtocol::Json => Box::new(json_protocol::ToolsWrapper::json(inner)),
+        ToolProtocol::Auto => Box::new(json_protocol::ToolsWrapper::auto(inner)),
     })
 }
