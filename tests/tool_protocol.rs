@@ -203,3 +203,63 @@ fn the_switch_keeps_the_conversation() {
     }
     assert!(!has_native_tools(&requests[1].body));
 }
+
+/// With tools in the prompt and a small window the reply is held to a
+/// call of an offered tool (with its own arguments) or `{"answer": …}`
+/// (`response_format`, which llama.cpp turns into a grammar); the answer
+/// comes out as plain text; a server that refuses the field is asked
+/// again without it, and never again with it.
+#[test]
+fn a_small_window_constrains_the_json_reply_where_the_server_can() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let server = LlmServer::start(vec![sse(openai::text(&[r#"{"answer": "Forty-two."}"#]))]);
+    let cfg = config(
+        &env,
+        "openai",
+        &server.url(),
+        "context_window = 2048\ntool_protocol = \"json\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["--json", "what is the answer?"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.events().last().unwrap()["data"]["answer"], "Forty-two.");
+    let format = &server.requests()[0].body["response_format"];
+    assert_eq!(format["type"], "json_object", "{format}");
+    let shapes = format["schema"]["anyOf"].to_string();
+    assert!(
+        shapes.contains("read_file") && shapes.contains("\"answer\""),
+        "{shapes}"
+    );
+    // Refused: the same request again without it.
+    let server = LlmServer::start(vec![
+        Reply::Status {
+            code: 400,
+            headers: vec![],
+            body: json!({"error": {"message": "unknown field response_format"}}).to_string(),
+        },
+        sse(openai::text(&["Plain answer."])),
+    ]);
+    let cfg = config(
+        &env,
+        "openai",
+        &server.url(),
+        "context_window = 2048\ntool_protocol = \"json\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["--json", "what is the answer?"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(requests[0].body.get("response_format").is_some());
+    assert!(requests[1].body.get("response_format").is_none());
+    // A large window is not constrained.
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let cfg = config(
+        &env,
+        "openai",
+        &server.url(),
+        "context_window = 32768\ntool_protocol = \"json\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["--json", "hi"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(server.requests()[0].body.get("response_format").is_none());
+}

@@ -86,6 +86,7 @@ impl Job<'_> {
                     tools,
                     max_output_tokens: Some(1),
                     brief_tools: false,
+                    reply_schema: None,
                 };
                 provider.prompt_tokens(request).await
             }

@@ -323,6 +323,7 @@ fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool
         tools: &tools,
         max_output_tokens: Some(1),
         brief_tools: false,
+        reply_schema: None,
     };
     let without_tool = crate::llm::Request {
         tools: &[],

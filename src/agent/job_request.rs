@@ -151,6 +151,7 @@ impl Job<'_> {
                 tools,
                 max_output_tokens: Some(reserve),
                 brief_tools: super::lean::is_lean(self.window.tokens),
+                reply_schema: None,
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);

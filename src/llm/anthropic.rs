@@ -340,6 +340,7 @@ mod tests {
                 tools: &[],
                 max_output_tokens: None,
                 brief_tools: false,
+                reply_schema: None,
             },
         );
         assert_eq!(body["system"], "sys");

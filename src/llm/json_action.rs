@@ -93,8 +93,8 @@ pub fn render_tool_instructions(tools: &[PromptTool<'_>]) -> String {
 pub fn render_brief_tool_instructions(tools: &[PromptTool<'_>]) -> String {
     let mut out = String::from(
         "# Tools\nTo call a tool, reply with only {\"tool\": \"<name>\", \"arguments\": {...}} \
-         (strict JSON, one call per reply) and wait for its result. When done, answer in \
-         plain text.\n",
+         (strict JSON, one call per reply) and wait for its result. When done, reply \
+         {\"answer\": \"<your answer>\"}.\n",
     );
     // One worked call: small models copy a shape far better than a rule.
     let shown = tools
@@ -175,6 +175,54 @@ fn signature(schema: &Value) -> String {
         Some("array") => format!("[{}]", signature(&schema["items"])),
         Some(kind) => kind.to_string(),
         None => "any".to_string(),
+    }
+}
+
+/// The JSON Schema of a reply in a small window: a call of one of the
+/// tools with arguments its schema allows (no others), or `{"answer": …}`.
+pub fn reply_shapes(tools: &[super::ToolDef]) -> Value {
+    let mut shapes: Vec<Value> = tools
+        .iter()
+        .map(|t| {
+            serde_json::json!({"type": "object", "properties": {
+                "tool": {"type": "string", "enum": [t.name]},
+                "arguments": closed(&t.parameters)},
+                "required": ["tool", "arguments"], "additionalProperties": false})
+        })
+        .collect();
+    shapes.push(serde_json::json!({"type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"], "additionalProperties": false}));
+    serde_json::json!({ "anyOf": shapes })
+}
+
+/// `schema` with every object closed to properties it does not name.
+fn closed(schema: &Value) -> Value {
+    match schema {
+        Value::Object(map) => {
+            let mut out: serde_json::Map<String, Value> =
+                map.iter().map(|(k, v)| (k.clone(), closed(v))).collect();
+            if out.get("type").and_then(Value::as_str) == Some("object") {
+                out.insert("additionalProperties".into(), Value::Bool(false));
+                out.entry("properties")
+                    .or_insert_with(|| Value::Object(serde_json::Map::new()));
+            }
+            Value::Object(out)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(closed).collect()),
+        other => other.clone(),
+    }
+}
+
+/// A reply that is only `{"answer": "…"}` as its answer's text; any other
+/// reply as it is.
+pub fn unwrap_answer(reply: &str) -> String {
+    match serde_json::from_str::<Value>(reply.trim()) {
+        Ok(Value::Object(map)) if !map.contains_key("tool") => match map.get("answer") {
+            Some(Value::String(answer)) => answer.clone(),
+            _ => reply.to_string(),
+        },
+        _ => reply.to_string(),
     }
 }
 

@@ -148,12 +148,16 @@ async fn json_step(
         format!("{}\n\n{tools}", request.system)
     };
     let messages = as_plain_messages(request.messages);
+    // A small window's model is held to the two shapes a reply may take.
+    let shapes = (request.brief_tools && !request.tools.is_empty())
+        .then(|| json_action::reply_shapes(request.tools));
     let plain = Request {
         system: &system,
         messages: &messages,
         tools: &[],
         max_output_tokens: request.max_output_tokens,
         brief_tools: false,
+        reply_schema: shapes.as_ref(),
     };
     // The reply may be a JSON action, which is not for the user's eyes:
     // hold the text back until it is known to be the answer.
@@ -171,28 +175,30 @@ async fn json_step(
         on_text(Delta::Text(&turn.text));
         return Ok(turn);
     }
-    Ok(match json_action::extract_action(&turn.text) {
-        Action::Call { name, arguments } => Turn {
-            tool_calls: vec![ToolCall {
-                tool_call_id: format!("json_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
-                name,
-                arguments,
-            }],
-            finish: FinishReason::ToolCalls,
-            ..turn
-        },
-        Action::Final(answer) => {
-            on_text(Delta::Text(&answer));
-            Turn {
-                text: answer,
+    Ok(
+        match json_action::extract_action(&json_action::unwrap_answer(&turn.text)) {
+            Action::Call { name, arguments } => Turn {
+                tool_calls: vec![ToolCall {
+                    tool_call_id: format!("json_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
+                    name,
+                    arguments,
+                }],
+                finish: FinishReason::ToolCalls,
                 ..turn
+            },
+            Action::Final(answer) => {
+                on_text(Delta::Text(&answer));
+                Turn {
+                    text: answer,
+                    ..turn
+                }
             }
-        }
-        Action::Invalid(problem) => Turn {
-            invalid_action: Some(json_action::correction_message(&problem)),
-            ..turn
+            Action::Invalid(problem) => Turn {
+                invalid_action: Some(json_action::correction_message(&problem)),
+                ..turn
+            },
         },
-    })
+    )
 }
 
 /// The conversation without native tool messages: calls become the JSON the

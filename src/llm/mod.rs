@@ -125,6 +125,10 @@ pub struct Request<'a> {
     /// A small window: where the tools are described in the text (the
     /// JSON-action protocol), one line each.
     pub brief_tools: bool,
+    /// A JSON Schema the reply must follow, for servers that constrain
+    /// their decoding to one (llama.cpp's `response_format`); a server that
+    /// refuses it is asked without.
+    pub reply_schema: Option<&'a serde_json::Value>,
 }
 
 /// Why the model stopped.

@@ -21,6 +21,8 @@ pub struct OpenAi {
     usage_in_stream: AtomicBool,
     /// The server answered neither tokenizer endpoint: not asked again.
     no_tokenizer: AtomicBool,
+    /// The server refused a constrained reply (`response_format`).
+    no_reply_schema: AtomicBool,
 }
 
 impl OpenAi {
@@ -29,6 +31,7 @@ impl OpenAi {
             ep,
             usage_in_stream: AtomicBool::new(true),
             no_tokenizer: AtomicBool::new(false),
+            no_reply_schema: AtomicBool::new(false),
         }
     }
 
@@ -47,6 +50,15 @@ impl OpenAi {
     ) -> Result<(reqwest::Response, String), LlmError> {
         let url = format!("{}/chat/completions", self.ep.base_url);
         let usage = stream && self.usage_in_stream.load(Ordering::Relaxed);
+        // A server that refused a constrained reply is not asked for one again.
+        let request = if self.no_reply_schema.load(Ordering::Relaxed) {
+            Request {
+                reply_schema: None,
+                ..request
+            }
+        } else {
+            request
+        };
         match self
             .send(&url, request_body(&self.ep, request, stream, usage))
             .await
@@ -59,6 +71,17 @@ impl OpenAi {
                 // Asked once more without the field, and never again.
                 self.usage_in_stream.store(false, Ordering::Relaxed);
                 let body = request_body(&self.ep, request, stream, false);
+                Ok((self.send(&url, body).await?, url))
+            }
+            Err(LlmError::Status {
+                status: 400 | 422, ..
+            }) if request.reply_schema.is_some() => {
+                self.no_reply_schema.store(true, Ordering::Relaxed);
+                let plain = Request {
+                    reply_schema: None,
+                    ..request
+                };
+                let body = request_body(&self.ep, plain, stream, usage);
                 Ok((self.send(&url, body).await?, url))
             }
             result => Ok((result?, url)),
@@ -447,6 +470,7 @@ mod tests {
                 tools: &tools,
                 max_output_tokens: Some(100),
                 brief_tools: false,
+                reply_schema: None,
             },
             true,
             true,

@@ -23,6 +23,9 @@ struct Body<'a> {
     max_completion_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<OutTool<'a>>,
+    /// `{"type": "json_object", "schema": …}`: the reply constrained.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<serde_json::Value>,
 }
 
 #[derive(Serialize)]
@@ -150,6 +153,9 @@ pub(super) fn request_body(
                 },
             })
             .collect(),
+        response_format: request
+            .reply_schema
+            .map(|schema| serde_json::json!({"type": "json_object", "schema": schema})),
     };
     // Serializing borrowed strings and numbers cannot fail.
     serde_json::to_vec(&body).unwrap_or_default()
