@@ -16,6 +16,19 @@ use support::{Env, write_files};
 /// A known window: no discovery questions take the side answers.
 const WINDOW: &str = "context_window = 32768";
 
+/// A loopback model answering `replies` (and `side`: tokenizer answers),
+/// and a config for it with `extra` provider settings.
+fn model(
+    env: &Env,
+    replies: Vec<Reply>,
+    side: Vec<Reply>,
+    extra: &str,
+) -> (LlmServer, std::path::PathBuf) {
+    let server = LlmServer::start_with_side(replies, side);
+    let cfg = config(env, "openai", &server.url(), extra);
+    (server, cfg)
+}
+
 /// A tokenizer answer (`/extras/tokenize/count`).
 fn count(n: u64) -> Reply {
     Reply::Status {
@@ -43,14 +56,15 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
     write_files(root.path(), &[("notes.txt", "one\n")]);
     // The server counts 11 prompt tokens (the scripted usage) where its
     // tokenizer makes 300 of the request without tools and 900 with them.
-    let server = LlmServer::start_with_side(
+    let (server, cfg) = model(
+        &env,
         vec![
             sse(openai::text(&["I cannot see any tools."])),
             sse(openai::text(&["Now I can see them."])),
         ],
         vec![count(300), count(900)],
+        WINDOW,
     );
-    let cfg = config(&env, "openai", &server.url(), WINDOW);
     let run = exec(&env, &cfg, root.path(), &["--json", "read notes.txt"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let events = run.events();
@@ -85,14 +99,15 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
             .contains("read notes.txt")
     );
     // The plain run says so on stderr.
-    let server = LlmServer::start_with_side(
+    let (_server, cfg) = model(
+        &env,
         vec![
             sse(openai::text(&["blind"])),
             sse(openai::text(&["seeing"])),
         ],
         vec![count(300), count(900)],
+        WINDOW,
     );
-    let cfg = config(&env, "openai", &server.url(), WINDOW);
     let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -108,11 +123,12 @@ fn a_template_that_keeps_the_tools_stays_native() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     // 11 counted where the tokenizer makes 5 without tools and 12 with.
-    let server = LlmServer::start_with_side(
+    let (server, cfg) = model(
+        &env,
         vec![sse(openai::text(&["fine"]))],
         vec![count(5), count(12)],
+        WINDOW,
     );
-    let cfg = config(&env, "openai", &server.url(), WINDOW);
     let run = exec(&env, &cfg, root.path(), &["--json", "hello"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -132,14 +148,10 @@ fn a_template_that_keeps_the_tools_stays_native() {
         "checked"
     );
     // An explicit `native` is never checked: no tokenizer question.
-    let server = LlmServer::start_with_side(
+    let (server, cfg) = model(
+        &env,
         vec![sse(openai::text(&["fine"]))],
         vec![count(300), count(900)],
-    );
-    let cfg = config(
-        &env,
-        "openai",
-        &server.url(),
         "context_window = 32768\ntool_protocol = \"native\"",
     );
     let run = exec(&env, &cfg, root.path(), &["--json", "hello"]);
@@ -160,15 +172,19 @@ fn the_switch_keeps_the_conversation() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "the secret word is plum\n")]);
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[(
-            "c1",
-            "read_file",
-            r#"{"file_path": "notes.txt"}"#,
-        )])),
-        sse(openai::text(&["It says plum."])),
-    ]);
-    let cfg = config(&env, "openai", &server.url(), "tool_protocol = \"native\"");
+    let (_server, cfg) = model(
+        &env,
+        vec![
+            sse(openai::tool_calls(&[(
+                "c1",
+                "read_file",
+                r#"{"file_path": "notes.txt"}"#,
+            )])),
+            sse(openai::text(&["It says plum."])),
+        ],
+        vec![],
+        "tool_protocol = \"native\"",
+    );
     let run = exec(
         &env,
         &cfg,
@@ -176,14 +192,15 @@ fn the_switch_keeps_the_conversation() {
         &["--json", "what does notes.txt say?"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
-    let server = LlmServer::start_with_side(
+    let (server, cfg) = model(
+        &env,
         vec![
             sse(openai::text(&["blind"])),
             sse(openai::text(&["Still plum."])),
         ],
         vec![count(400), count(1200)],
+        WINDOW,
     );
-    let cfg = config(&env, "openai", &server.url(), WINDOW);
     let run = exec(
         &env,
         &cfg,
@@ -213,11 +230,10 @@ fn the_switch_keeps_the_conversation() {
 fn a_small_window_constrains_the_json_reply_where_the_server_can() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
-    let server = LlmServer::start(vec![sse(openai::text(&[r#"{"answer": "Forty-two."}"#]))]);
-    let cfg = config(
+    let (server, cfg) = model(
         &env,
-        "openai",
-        &server.url(),
+        vec![sse(openai::text(&[r#"{"answer": "Forty-two."}"#]))],
+        vec![],
         "context_window = 2048\ntool_protocol = \"json\"",
     );
     let run = exec(&env, &cfg, root.path(), &["--json", "what is the answer?"]);
@@ -231,18 +247,17 @@ fn a_small_window_constrains_the_json_reply_where_the_server_can() {
         "{shapes}"
     );
     // Refused: the same request again without it.
-    let server = LlmServer::start(vec![
-        Reply::Status {
-            code: 400,
-            headers: vec![],
-            body: json!({"error": {"message": "unknown field response_format"}}).to_string(),
-        },
-        sse(openai::text(&["Plain answer."])),
-    ]);
-    let cfg = config(
+    let (server, cfg) = model(
         &env,
-        "openai",
-        &server.url(),
+        vec![
+            Reply::Status {
+                code: 400,
+                headers: vec![],
+                body: json!({"error": {"message": "unknown field response_format"}}).to_string(),
+            },
+            sse(openai::text(&["Plain answer."])),
+        ],
+        vec![],
         "context_window = 2048\ntool_protocol = \"json\"",
     );
     let run = exec(&env, &cfg, root.path(), &["--json", "what is the answer?"]);
@@ -252,11 +267,10 @@ fn a_small_window_constrains_the_json_reply_where_the_server_can() {
     assert!(requests[0].body.get("response_format").is_some());
     assert!(requests[1].body.get("response_format").is_none());
     // A large window is not constrained.
-    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
-    let cfg = config(
+    let (server, cfg) = model(
         &env,
-        "openai",
-        &server.url(),
+        vec![sse(openai::text(&["ok"]))],
+        vec![],
         "context_window = 32768\ntool_protocol = \"json\"",
     );
     let run = exec(&env, &cfg, root.path(), &["--json", "hi"]);

@@ -1444,6 +1444,15 @@ fn ctrl_o_waits_for_a_running_job_and_its_dialog_picks_or_types_a_root() {
     assert!(app.loads.is_empty());
 }
 
+/// `review.updated` with the bundle `b`, decisions and all.
+fn decided(b: &DiffBundle) -> EventBody {
+    EventBody::ReviewUpdated {
+        bundle: b.clone(),
+        unknown: vec![],
+        error: None,
+    }
+}
+
 /// The review's verify: `v` asks for it (nothing accepted: a hint, no
 /// command), Esc stops a running one instead of closing the review, a
 /// failure sits beside the hunks, Ctrl+S asks once more, a changed
@@ -1464,15 +1473,7 @@ fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
     app.replied(&ops[0], Err(refused));
     assert!(screen(&app, 120, 30).contains("Cannot verify: no accepted hunks"));
     b.files[0].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
-    app.on_event(&ev(
-        "j",
-        2,
-        EventBody::ReviewUpdated {
-            bundle: b.clone(),
-            unknown: vec![],
-            error: None,
-        },
-    ));
+    app.on_event(&ev("j", 2, decided(&b)));
     let ops = app.on_key(key(KeyCode::Char('v')));
     assert!(
         matches!(ops.as_slice(), [Command::Verify { job_id }] if job_id == "j"),
@@ -1531,15 +1532,7 @@ fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
 
     // Another decision: the result is stale, and Ctrl+S applies at once.
     b.files[1].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
-    app.on_event(&ev(
-        "j",
-        5,
-        EventBody::ReviewUpdated {
-            bundle: b.clone(),
-            unknown: vec![],
-            error: None,
-        },
-    ));
+    app.on_event(&ev("j", 5, decided(&b)));
     assert!(screen(&app, 120, 30).contains("stale: decisions changed since"));
     assert!(matches!(
         app.on_key(ctrl('s')).as_slice(),

@@ -34,21 +34,20 @@ fn request_text(system: &str, messages: &[Message], tools: &str) -> String {
 
 impl Job<'_> {
     /// Asks the server to count the request just answered without usage
-    /// (once per job) and calibrates the estimate by its answer.
-    pub(super) async fn count_on_server(&mut self, system: &str, tools: &[ToolDef]) {
+    /// (once per job) and calibrates the estimate by its answer, which it
+    /// returns (`auto`'s check uses it too).
+    pub(super) async fn count_on_server(&mut self, system: &str, tools: &[ToolDef]) -> Option<u64> {
         if std::mem::replace(&mut self.server_counted, true) {
-            return;
+            return None;
         }
         let ctx = self.ctx.clone();
-        let Some(provider) = self.route.provider(&ctx) else {
-            return;
-        };
+        let provider = self.route.provider(&ctx)?;
         let tools = if tools.is_empty() { "" } else { &self.texts.1 };
         let text = request_text(system, self.conv.messages(), tools);
-        if let Some(counted) = provider.count_tokens(&text).await {
-            let ours = u64::from(self.conv.counter().count(&text));
-            self.conv.calibrate(ours, counted);
-        }
+        let counted = provider.count_tokens(&text).await?;
+        let ours = u64::from(self.conv.counter().count(&text));
+        self.conv.calibrate(ours, counted);
+        Some(counted)
     }
 
     /// `tool_protocol = "auto"`, after the first request that carried native
@@ -64,6 +63,7 @@ impl Job<'_> {
         system: &str,
         tools: &[ToolDef],
         reported: Option<u64>,
+        counted_with_tools: Option<u64>,
     ) -> Option<String> {
         let ctx = self.ctx.clone();
         let provider = self.route.provider(&ctx)?;
@@ -71,12 +71,18 @@ impl Job<'_> {
             return None;
         }
         let without = request_text(system, self.conv.messages(), "");
-        let with = request_text(system, self.conv.messages(), &self.texts.1);
         let Some(base) = provider.count_tokens(&without).await else {
             provider.settle_tools(None);
             return None;
         };
-        let full = provider.count_tokens(&with).await.unwrap_or(base);
+        // Counted already when the reply carried no usage.
+        let full = match counted_with_tools {
+            Some(n) => n,
+            None => {
+                let with = request_text(system, self.conv.messages(), &self.texts.1);
+                provider.count_tokens(&with).await.unwrap_or(base)
+            }
+        };
         let counted = match reported {
             Some(n) => Some(n),
             None => {

@@ -57,11 +57,15 @@ impl Job<'_> {
         match result {
             Ok(turn) => {
                 let reported = turn.usage.map(|u| u.input_tokens).filter(|n| *n > 0);
-                if reported.is_none() {
-                    self.count_on_server(system, tools).await;
-                }
+                let counted_with_tools = match reported {
+                    None => self.count_on_server(system, tools).await,
+                    Some(_) => None,
+                };
                 self.account(&turn, counted, extra);
-                match self.check_tools(system, tools, reported).await {
+                match self
+                    .check_tools(system, tools, reported, counted_with_tools)
+                    .await
+                {
                     Some(reason) => {
                         self.ask_again_with_tools_in_prompt(system, tools, reason)
                             .await

@@ -150,17 +150,15 @@ impl Core {
                 .collect::<String>()
         };
         let target = home.join("target").join(root_key);
-        let _ = std::fs::create_dir_all(&target);
-        let mut writable = config.exec.writable_paths();
-        writable.push(target.clone());
         VerifyPlan {
             command,
             timeout: Duration::from_secs(config.verify.timeout_secs.max(1)),
             network: config.verify.network,
             cap: usize::try_from(config.exec.max_output_bytes).unwrap_or(usize::MAX),
             secrets: config.secret_env_names(),
-            writable,
+            writable: config.exec.writable_paths(),
             env: vec![("CARGO_TARGET_DIR", target.to_string_lossy().into_owned())],
+            build_cache: Some(target),
             scratch_parent: home.join("scratch"),
             scratch_memory: memory_dir(),
             hunk_ids,

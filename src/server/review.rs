@@ -51,14 +51,13 @@ pub async fn apply(
             &ask.accepted_hunk_ids.join(","),
             &user,
         );
-        ws.engine
-            .command(Command::Decide {
-                job_id: ask.job_id.clone(),
-                accept: ask.accepted_hunk_ids,
-                reject: ask.rejected_hunk_ids,
-                accept_all: false,
-            })
-            .await?;
+        decide(
+            ws,
+            &ask.job_id,
+            ask.accepted_hunk_ids,
+            ask.rejected_hunk_ids,
+        )
+        .await?;
         let reply = ws
             .engine
             .command(Command::Apply {
@@ -105,6 +104,23 @@ pub async fn apply(
     idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
 }
 
+/// Records a client's hunk decisions on job `job_id`'s review.
+async fn decide(
+    ws: &Workspace,
+    job_id: &str,
+    accept: Vec<String>,
+    reject: Vec<String>,
+) -> Result<(), ApiError> {
+    let decide = Command::Decide {
+        job_id: job_id.to_string(),
+        accept,
+        reject,
+        accept_all: false,
+    };
+    ws.engine.command(decide).await?;
+    Ok(())
+}
+
 #[derive(Deserialize, Default, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Verify {
@@ -139,14 +155,7 @@ pub async fn verify(
     ws.audit(here, "verify.request", &id, &user);
     if !ask.accepted_hunk_ids.is_empty() || !ask.rejected_hunk_ids.is_empty() {
         ws.writable("no decisions are recorded")?;
-        ws.engine
-            .command(Command::Decide {
-                job_id: id.clone(),
-                accept: ask.accepted_hunk_ids,
-                reject: ask.rejected_hunk_ids,
-                accept_all: false,
-            })
-            .await?;
+        decide(ws, &id, ask.accepted_hunk_ids, ask.rejected_hunk_ids).await?;
     }
     let reply = ws
         .engine

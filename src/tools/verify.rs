@@ -33,9 +33,11 @@ pub struct VerifyPlan {
     pub cap: usize,
     /// Variables removed from its environment.
     pub secrets: Vec<String>,
-    /// Where it may write besides the copy (`[exec] writable`, the build
-    /// cache folder).
+    /// Where it may write besides the copy (`[exec] writable`).
     pub writable: Vec<PathBuf>,
+    /// A folder of its own that outlives the copy (Cargo's target folder),
+    /// made when the check runs and writable to it.
+    pub build_cache: Option<PathBuf>,
     pub env: Vec<(&'static str, String)>,
     /// Where copies are made (on the state home's filesystem: clones work
     /// there when the root is on the same one).
@@ -221,6 +223,11 @@ fn run_in(
     });
     let mut writable = vec![dir.to_path_buf()];
     writable.extend(plan.writable.iter().cloned());
+    if let Some(cache) = &plan.build_cache
+        && std::fs::create_dir_all(cache).is_ok()
+    {
+        writable.push(cache.clone());
+    }
     let spawn = Spawn {
         argv: &argv,
         cwd: dir,
