@@ -305,6 +305,50 @@ mod tests {
     use super::*;
 
     #[test]
+    fn scoped_files_are_named_not_verified_and_the_rest_runs_in_the_copy() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "old\n").unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let plan = VerifyPlan {
+            command: "grep -q new a.txt".into(),
+            timeout: Duration::from_secs(30),
+            network: false,
+            cap: 1 << 16,
+            secrets: Vec::new(),
+            writable: Vec::new(),
+            build_cache: None,
+            env: Vec::new(),
+            scratch_parent: parent.path().to_path_buf(),
+            scratch_memory: None,
+            hunk_ids: vec!["h_1".into(), "h_2".into()],
+            decisions: "k".into(),
+        };
+        let files = vec![
+            ("a.txt".to_string(), b"new\n".to_vec()),
+            ("@lib/b.txt".to_string(), b"x\n".to_vec()),
+        ];
+        let result = verify(
+            &ws,
+            &plan,
+            &files,
+            &CancellationToken::new(),
+            &Baselines::default(),
+        );
+        assert!(result.passed, "{result:?}");
+        assert_eq!(result.not_verified, ["@lib/b.txt"]);
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("a.txt")).unwrap(),
+            "old\n"
+        );
+        assert_eq!(
+            std::fs::read_dir(parent.path()).unwrap().count(),
+            0,
+            "copy removed"
+        );
+    }
+
+    #[test]
     fn the_tail_keeps_the_last_lines_within_the_byte_cap() {
         let text: String = (0..200).map(|i| format!("line {i}\n")).collect();
         let tail = tail_of(&text);
