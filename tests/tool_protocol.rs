@@ -1,9 +1,11 @@
 //! `tool_protocol = "auto"` (issue 30) through the binary against loopback
-//! servers with a tokenizer endpoint: one whose chat template drops the
-//! tools (its prompt count is far below what was sent with them) is
-//! switched to tools described in the prompt and the request is sent
-//! again, the conversation kept; one whose template keeps them stays
-//! native; `native` and `json` are kept as configured.
+//! servers with a tokenizer endpoint: before the first request with tools,
+//! a one-token probe tells whether the chat template drops them (the
+//! server's prompt count far below what was sent with them); one that does
+//! gets tools described in the prompt from that first request on, the
+//! conversation kept and nothing streamed to be thrown away; one whose
+//! template keeps them stays native; `native` and `json` are kept as
+//! configured.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -38,6 +40,19 @@ fn count(n: u64) -> Reply {
     }
 }
 
+/// The answer to the one-token probe: a non-streamed completion whose
+/// usage says the server counted `prompt` tokens.
+fn probe(prompt: u64) -> Reply {
+    Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"id": "p", "object": "chat.completion", "choices": [{"index": 0,
+            "message": {"role": "assistant", "content": "I"}, "finish_reason": "length"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": 1}})
+        .to_string(),
+    }
+}
+
 fn has_native_tools(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
@@ -54,14 +69,11 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "one\n")]);
-    // The server counts 11 prompt tokens (the scripted usage) where its
+    // The server counts 11 prompt tokens (the probe's usage) where its
     // tokenizer makes 300 of the request without tools and 900 with them.
     let (server, cfg) = model(
         &env,
-        vec![
-            sse(openai::text(&["I cannot see any tools."])),
-            sse(openai::text(&["Now I can see them."])),
-        ],
+        vec![probe(11), sse(openai::text(&["Now I can see them."]))],
         vec![count(300), count(900)],
         WINDOW,
     );
@@ -83,9 +95,19 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
     );
     let done = events.last().unwrap();
     assert_eq!(done["data"]["answer"], "Now I can see them.", "{done}");
+    // Nothing was streamed before the switch: one attempt, one answer.
+    assert!(
+        events
+            .iter()
+            .filter(|e| e["type"] == "llm.delta")
+            .all(|e| e["data"]["attempt"] == 1),
+        "{events:?}"
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 2);
+    // The probe: native tools, not streamed, one token.
     assert!(has_native_tools(&requests[0].body));
+    assert_ne!(requests[0].body["stream"], true);
     assert!(!has_native_tools(&requests[1].body), "the tools moved");
     let system = system_text(&requests[1].body);
     assert!(
@@ -101,15 +123,13 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
     // The plain run says so on stderr.
     let (_server, cfg) = model(
         &env,
-        vec![
-            sse(openai::text(&["blind"])),
-            sse(openai::text(&["seeing"])),
-        ],
+        vec![probe(11), sse(openai::text(&["seeing"]))],
         vec![count(300), count(900)],
         WINDOW,
     );
     let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "seeing");
     assert!(
         run.stderr.contains("dropped the tools")
             && !run.stderr.contains("failed and is being retried"),
@@ -125,7 +145,7 @@ fn a_template_that_keeps_the_tools_stays_native() {
     // 11 counted where the tokenizer makes 5 without tools and 12 with.
     let (server, cfg) = model(
         &env,
-        vec![sse(openai::text(&["fine"]))],
+        vec![probe(11), sse(openai::text(&["fine"]))],
         vec![count(5), count(12)],
         WINDOW,
     );
@@ -136,7 +156,8 @@ fn a_template_that_keeps_the_tools_stays_native() {
         "{}",
         run.stdout
     );
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.requests().len(), 2, "the probe, then the request");
+    assert!(has_native_tools(&server.requests()[1].body));
     let asked: Vec<String> = server
         .side_requests()
         .iter()
@@ -166,7 +187,7 @@ fn a_template_that_keeps_the_tools_stays_native() {
 }
 
 /// A session whose earlier job called a tool natively goes on after the
-/// switch: the re-sent request carries that call and its result as text.
+/// switch: the request carries that call and its result as text.
 #[test]
 fn the_switch_keeps_the_conversation() {
     let env = Env::new();
@@ -194,10 +215,7 @@ fn the_switch_keeps_the_conversation() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     let (server, cfg) = model(
         &env,
-        vec![
-            sse(openai::text(&["blind"])),
-            sse(openai::text(&["Still plum."])),
-        ],
+        vec![probe(50), sse(openai::text(&["Still plum."]))],
         vec![count(400), count(1200)],
         WINDOW,
     );
@@ -209,7 +227,7 @@ fn the_switch_keeps_the_conversation() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let requests = server.requests();
-    assert_eq!(requests.len(), 2, "sent again once");
+    assert_eq!(requests.len(), 2, "the probe, then the request");
     let again = requests[1].body["messages"].to_string();
     for needle in [
         "what does notes.txt say?",

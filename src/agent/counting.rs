@@ -34,37 +34,34 @@ fn request_text(system: &str, messages: &[Message], tools: &str) -> String {
 
 impl Job<'_> {
     /// Asks the server to count the request just answered without usage
-    /// (once per job) and calibrates the estimate by its answer, which it
-    /// returns (`auto`'s check uses it too).
-    pub(super) async fn count_on_server(&mut self, system: &str, tools: &[ToolDef]) -> Option<u64> {
+    /// (once per job) and calibrates the estimate by its answer.
+    pub(super) async fn count_on_server(&mut self, system: &str, tools: &[ToolDef]) {
         if std::mem::replace(&mut self.server_counted, true) {
-            return None;
+            return;
         }
         let ctx = self.ctx.clone();
-        let provider = self.route.provider(&ctx)?;
+        let Some(provider) = self.route.provider(&ctx) else {
+            return;
+        };
         let tools = if tools.is_empty() { "" } else { &self.texts.1 };
         let text = request_text(system, self.conv.messages(), tools);
-        let counted = provider.count_tokens(&text).await?;
+        let Some(counted) = provider.count_tokens(&text).await else {
+            return;
+        };
         let ours = u64::from(self.conv.counter().count(&text));
         self.conv.calibrate(ours, counted);
-        Some(counted)
     }
 
-    /// `tool_protocol = "auto"`, after the first request that carried native
-    /// tools: whether the server's chat template dropped them. The prompt
-    /// the server counted (reported with the reply, else asked once without
-    /// streaming) is set against its own tokenizer's counts of what was
-    /// sent without and with the tools: below the first plus a quarter of
-    /// the tools' share, the tools never reached the model. Without a
+    /// `tool_protocol = "auto"`, before the first request that carries
+    /// native tools: whether the server's chat template drops them. The
+    /// prompt the server counts for the request (one non-streamed request
+    /// of one token, whose prompt a llama.cpp server keeps cached for the
+    /// real one) is set against its own tokenizer's counts of the request
+    /// without and with the tools: below the first plus a quarter of the
+    /// tools' share, the tools would never reach the model. Without a
     /// tokenizer nothing can be told and tools stay native. `Some(reason)`
     /// when the run switched to tools in the prompt.
-    pub(super) async fn check_tools(
-        &mut self,
-        system: &str,
-        tools: &[ToolDef],
-        reported: Option<u64>,
-        counted_with_tools: Option<u64>,
-    ) -> Option<String> {
+    pub(super) async fn check_tools(&mut self, system: &str, tools: &[ToolDef]) -> Option<String> {
         let ctx = self.ctx.clone();
         let provider = self.route.provider(&ctx)?;
         if tools.is_empty() || !provider.supports_native_tools() || !provider.tool_check_pending() {
@@ -75,29 +72,17 @@ impl Job<'_> {
             provider.settle_tools(None);
             return None;
         };
-        // Counted already when the reply carried no usage.
-        let full = match counted_with_tools {
-            Some(n) => n,
-            None => {
-                let with = request_text(system, self.conv.messages(), &self.texts.1);
-                provider.count_tokens(&with).await.unwrap_or(base)
-            }
+        let with = request_text(system, self.conv.messages(), &self.texts.1);
+        let full = provider.count_tokens(&with).await.unwrap_or(base);
+        let request = crate::llm::Request {
+            system,
+            messages: self.conv.messages(),
+            tools,
+            max_output_tokens: Some(1),
+            brief_tools: false,
+            reply_schema: None,
         };
-        let counted = match reported {
-            Some(n) => Some(n),
-            None => {
-                let request = crate::llm::Request {
-                    system,
-                    messages: self.conv.messages(),
-                    tools,
-                    max_output_tokens: Some(1),
-                    brief_tools: false,
-                    reply_schema: None,
-                };
-                provider.prompt_tokens(request).await
-            }
-        };
-        let Some(counted) = counted else {
+        let Some(counted) = provider.prompt_tokens(request).await else {
             provider.settle_tools(None);
             return None;
         };

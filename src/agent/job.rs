@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::EngineContext;
 use super::emit::{Emitter, JobMsg};
+use super::lean_context::MAX_REPEATS;
 use super::prompt::system_prompt;
 use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
@@ -197,9 +198,11 @@ pub(super) struct Job<'a> {
     pub mcp_tools: Vec<crate::mcp::McpTool>,
     /// Restarts of each MCP server in this job.
     pub mcp_restarts: BTreeMap<String, u32>,
-    /// The attempt number a request's deltas start at (2 when the request
-    /// is sent again with the tools in the prompt).
-    pub first_attempt: u32,
+    /// A lean job's calls so far: call (tool and arguments) -> its result's
+    /// fingerprint, to see a call repeated with the same result.
+    pub seen: HashMap<String, u64>,
+    /// Calls repeated with the same result in this job.
+    pub repeats: u32,
 }
 
 impl<'a> Job<'a> {
@@ -244,7 +247,8 @@ impl<'a> Job<'a> {
             decided: HashMap::new(),
             mcp_tools: Vec::new(),
             mcp_restarts: BTreeMap::new(),
-            first_attempt: 1,
+            seen: HashMap::new(),
+            repeats: 0,
         }
     }
 
@@ -274,11 +278,17 @@ impl<'a> Job<'a> {
     async fn prepare(&mut self) -> (String, Vec<ToolDef>) {
         let mut tools = self.offered_tools();
         tools.extend(self.start_mcp().await);
-        // A small window gets the lean request (the same tools, in brief).
-        let system = if super::lean::is_lean(self.window.tokens) {
+        // A small window gets the lean request (the same tools, in brief),
+        // the project's outline and the files the instruction names.
+        let lean = self.lean();
+        let mut listing = super::lean_context::Listing::default();
+        let system = if lean {
             let (offered, more) = super::lean::lean_tools(tools);
             tools = offered;
-            super::prompt::lean_system_prompt(&self.ctx.workspace, self.spec.mode) + &more
+            listing = self.project_listing().await;
+            super::prompt::lean_system_prompt(&self.ctx.workspace, self.spec.mode)
+                + &listing.outline()
+                + &more
         } else {
             system_prompt(&self.ctx.workspace, self.spec.mode)
         };
@@ -289,6 +299,9 @@ impl<'a> Job<'a> {
         };
         self.add(Message::User(self.spec.prompt.clone()));
         self.instruction_at = Some(self.conv.len() - 1);
+        if lean {
+            self.attach_named(&listing).await;
+        }
         (system, tools)
     }
 
@@ -304,7 +317,7 @@ impl<'a> Job<'a> {
                 "[agent-tui] Tools are available again: go on with the task.".into(),
             ));
         }
-        let last = self.calls_made >= budget;
+        let last = self.calls_made >= budget || self.repeats >= MAX_REPEATS;
         let offered: &[ToolDef] = if last { &[] } else { tools };
         let turn = match self.ask(system, offered).await {
             Ok(turn) => turn,
@@ -356,9 +369,17 @@ impl<'a> Job<'a> {
         let calls: Vec<ToolCall> = turn.tool_calls.iter().map(super::lean::unwrap).collect();
         self.turn_calls = calls.clone();
         self.decided.clear();
+        let mut repeated = Vec::new();
         for call in calls {
-            let result = self.call_tool(call).await;
+            let result = self.call_tool(call.clone()).await;
+            if self.lean() && self.repeated(&call, &result) {
+                repeated.push(call.name.clone());
+            }
             self.add(Message::Tool(result));
+        }
+        if !repeated.is_empty() {
+            self.repeats += 1;
+            self.add(Message::User(repeat_note(&repeated, self.repeats)));
         }
         if self.triggers(FallbackReason::SchemaFailures) {
             self.fall_back(FallbackReason::SchemaFailures).await;
@@ -396,8 +417,24 @@ impl<'a> Job<'a> {
             .collect()
     }
 
-    /// The answer of the request that followed the spent budget.
+    /// Whether the job gets the lean request (a small window).
+    pub(super) fn lean(&self) -> bool {
+        super::lean::is_lean(self.window.tokens)
+    }
+
+    /// The answer of the request that followed the spent budget (or the
+    /// repeated calls).
     fn budget_answer(&mut self, turn: Turn) -> Outcome {
+        if self.repeats >= MAX_REPEATS {
+            let answer = if turn.text.trim().is_empty() {
+                "(The model repeated the same calls with the same results and gave no answer; \
+                 rephrase the request, name the files, or use a larger model.)"
+                    .to_string()
+            } else {
+                turn.text
+            };
+            return self.answer(answer, false);
+        }
         let answer = if turn.text.trim().is_empty() {
             format!(
                 "(The tool budget of {} calls is spent and the model gave no final answer; \
@@ -455,6 +492,23 @@ impl<'a> Job<'a> {
                 JobFailure::MalformedToolCalls,
             )
         })
+    }
+}
+
+/// What the model is told after a turn that repeated a call with the same
+/// result (the `n`th such turn); at `MAX_REPEATS`, tools are withdrawn.
+fn repeat_note(tools: &[String], n: u32) -> String {
+    let names = tools.join("`, `");
+    if n >= MAX_REPEATS {
+        format!(
+            "[agent-tui] `{names}` came back again with the same arguments and result. No more \
+             tools: answer now with what you have."
+        )
+    } else {
+        format!(
+            "[agent-tui] You called `{names}` with the same arguments before and got the same \
+             result (above). Do not repeat it: use that result, call another tool, or answer."
+        )
     }
 }
 

@@ -47,6 +47,17 @@ impl Job<'_> {
         system: &str,
         tools: &[ToolDef],
     ) -> Result<Turn, (LlmError, u64)> {
+        // `auto`: whether the chat template keeps native tools is found out
+        // before the first request that carries them (a one-token probe),
+        // so no answer is streamed only to be thrown away.
+        if let Some(reason) = self.check_tools(system, tools).await {
+            let provider = self
+                .route
+                .provider(&self.ctx)
+                .map_or_else(String::new, |p| p.name().to_string());
+            self.emit
+                .emit(EventBody::ToolsInPrompt { provider, reason });
+        }
         let extra = self.extra.of(!tools.is_empty());
         let counted = self.conv.counted() + extra;
         // Lent out for the request, so it is not copied per request.
@@ -56,52 +67,9 @@ impl Job<'_> {
         self.conv = conv;
         match result {
             Ok(turn) => {
-                let reported = turn.usage.map(|u| u.input_tokens).filter(|n| *n > 0);
-                let counted_with_tools = match reported {
-                    None => self.count_on_server(system, tools).await,
-                    Some(_) => None,
-                };
-                self.account(&turn, counted, extra);
-                match self
-                    .check_tools(system, tools, reported, counted_with_tools)
-                    .await
-                {
-                    Some(reason) => {
-                        self.ask_again_with_tools_in_prompt(system, tools, reason)
-                            .await
-                    }
-                    None => Ok(turn),
+                if turn.usage.is_none_or(|u| u.input_tokens == 0) {
+                    self.count_on_server(system, tools).await;
                 }
-            }
-            Err(e) => Err((e, counted)),
-        }
-    }
-
-    /// The model never saw the tools: said, and the same request sent
-    /// again with them described in the prompt (its text streams as a new
-    /// attempt, so front ends replace what the first one showed).
-    async fn ask_again_with_tools_in_prompt(
-        &mut self,
-        system: &str,
-        tools: &[ToolDef],
-        reason: String,
-    ) -> Result<Turn, (LlmError, u64)> {
-        let provider = self
-            .route
-            .provider(&self.ctx)
-            .map_or_else(String::new, |p| p.name().to_string());
-        self.emit
-            .emit(EventBody::ToolsInPrompt { provider, reason });
-        let extra = self.extra.of(true);
-        let counted = self.conv.counted() + extra;
-        let empty = Conversation::new(Vec::new(), *self.conv.counter(), self.conv.cap());
-        let conv = std::mem::replace(&mut self.conv, empty);
-        self.first_attempt = 2;
-        let result = self.request(system, conv.messages(), tools, true).await;
-        self.first_attempt = 1;
-        self.conv = conv;
-        match result {
-            Ok(turn) => {
                 self.account(&turn, counted, extra);
                 Ok(turn)
             }
@@ -132,7 +100,7 @@ impl Job<'_> {
         };
         let deadline = self.local_deadline();
         let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
-        let mut attempt = self.first_attempt;
+        let mut attempt = 1;
         loop {
             let emit = &mut *self.emit;
             let mut sink = |delta: Delta<'_>| {

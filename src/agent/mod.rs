@@ -22,6 +22,7 @@ mod job;
 mod job_request;
 mod jobs;
 mod lean;
+mod lean_context;
 mod live;
 mod mcp_calls;
 mod patch;

@@ -139,7 +139,7 @@ impl Job<'_> {
 
     /// Runs a registered tool on a blocking thread; a command's changes are
     /// said as a checkpoint, like an apply's.
-    async fn run_registered(&mut self, call: &ToolCall) -> Result<Value, Value> {
+    pub(super) async fn run_registered(&mut self, call: &ToolCall) -> Result<Value, Value> {
         let ctx = self.ctx.clone();
         let (name, args) = (call.name.clone(), call.arguments.clone());
         let cancel = self.cancel.clone();

@@ -148,8 +148,10 @@ async fn json_step(
         format!("{}\n\n{tools}", request.system)
     };
     let messages = as_plain_messages(request.messages);
-    // A small window's model is held to the two shapes a reply may take.
-    let shapes = (request.brief_tools && !request.tools.is_empty())
+    // A small window's model is held to the shapes a reply may take (only
+    // `{"answer": ...}` when no tool is offered).
+    let shapes = request
+        .brief_tools
         .then(|| json_action::reply_shapes(request.tools));
     let plain = Request {
         system: &system,
@@ -172,8 +174,12 @@ async fn json_step(
         on_text(Delta::Reasoning(&thinking));
     }
     if request.tools.is_empty() {
-        on_text(Delta::Text(&turn.text));
-        return Ok(turn);
+        let text = match shapes {
+            Some(_) => json_action::unwrap_answer(&turn.text),
+            None => turn.text,
+        };
+        on_text(Delta::Text(&text));
+        return Ok(Turn { text, ..turn });
     }
     Ok(
         match json_action::extract_action(&json_action::unwrap_answer(&turn.text)) {

@@ -83,7 +83,9 @@ fn message(m: &Message) -> OutMessage<'_> {
         },
         Message::Assistant { text, tool_calls } => OutMessage {
             role: "assistant",
-            content: (!text.is_empty() || tool_calls.is_empty()).then_some(text.as_str()),
+            // Never null: llama-cpp-python's server refuses a null content
+            // (HTTP 500, "Input should be a valid string"); "" is taken by all.
+            content: Some(text.as_str()),
             tool_calls: tool_calls
                 .iter()
                 .map(|c| OutCall {

@@ -6,6 +6,8 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, not_found, parse_args};
 use crate::workspace::{ListOutcome, list, list_all};
 
+pub const LIST_FILES: &str = "list_files";
+
 pub struct ListFiles;
 
 #[derive(Deserialize)]
@@ -18,7 +20,7 @@ struct Args {
 impl Tool for ListFiles {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
-            "list_files",
+            LIST_FILES,
             "List files and directories under the agent root and every other scope (or under `prefix`, e.g. \"src\" or \"@docs\"), \
                 sorted by path, skipping .gitignored files and .git/. Each entry has path, size, \
                 modified (RFC 3339) and kind (file, dir, symlink).",

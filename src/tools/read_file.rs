@@ -7,6 +7,8 @@ use serde_json::{Value, json};
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, not_found, parse_args};
 use crate::workspace::{ReadRange, read_text_range};
 
+pub const READ_FILE: &str = "read_file";
+
 pub struct ReadFile;
 
 #[derive(Deserialize)]
@@ -20,7 +22,7 @@ struct Args {
 impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
-            "read_file",
+            READ_FILE,
             "Read a UTF-8 text file, or a range of its lines (1-based, inclusive). \
                 Returns the content with its line endings, the range actually returned, the \
                 file's total_lines and file_hash (sha256 of the whole file). When end_line is \

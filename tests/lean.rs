@@ -1,0 +1,227 @@
+//! A small window's job (issue 30), through the binary against a loopback
+//! OpenAI-compatible server: the first request carries the project's
+//! outline and the files the instruction names already read (within 40 %
+//! of the window), and calls that keep coming back with the same result
+//! end in an answer instead of spending the budget. Large windows keep
+//! the plain request.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use serde_json::Value;
+use support::jobs::{Run, config, exec, sse};
+use support::llm_server::{LlmServer, openai};
+use support::{Env, write_files};
+
+const SUM_JS: &str =
+    "export function sum(values) {\n  return values.reduce((a, b) => a + b, 1);\n}\n";
+
+/// `exec --json` in `root` with a provider window of `window` tokens.
+fn run_with(
+    server: &LlmServer,
+    window: u32,
+    protocol: &str,
+    root: &std::path::Path,
+    prompt: &str,
+) -> Run {
+    let env = Env::new();
+    let extra = format!("context_window = {window}\ntool_protocol = \"{protocol}\"");
+    let cfg = config(&env, "openai", &server.url(), &extra);
+    exec(&env, &cfg, root, &["--json", prompt])
+}
+
+fn project() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    write_files(
+        root.path(),
+        &[
+            ("sum.js", SUM_JS),
+            ("README.md", "# demo\n"),
+            ("src/util.js", "export const one = 1;\n"),
+        ],
+    );
+    root
+}
+
+fn messages(body: &Value) -> &Vec<Value> {
+    body["messages"].as_array().unwrap()
+}
+
+/// The text a request carries (messages and tools), as a server counts it.
+fn request_text(body: &Value) -> String {
+    let mut text: Vec<String> = messages(body)
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .collect();
+    text.push(body["tools"].to_string());
+    text.join("\n")
+}
+
+#[test]
+fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
+    let root = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let r = run_with(
+        &server,
+        2048,
+        "native",
+        root.path(),
+        "sum() in sum.js starts from 1. Fix it.",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = &server.requests()[0].body;
+    let system = messages(body)[0]["content"].as_str().unwrap();
+    assert!(
+        system.contains("Project files: README.md, src/util.js, sum.js."),
+        "{system}"
+    );
+    // The instruction, then the file it names as a read_file call and its
+    // result, before the model's first word.
+    let m = messages(body);
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert_eq!(m[1]["role"], "user");
+    assert_eq!(m[2]["role"], "assistant");
+    assert_eq!(m[2]["tool_calls"][0]["function"]["name"], "read_file");
+    assert_eq!(
+        m[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"file_path":"sum.js"}"#
+    );
+    // "", not null: llama-cpp-python's server refuses a null content.
+    assert_eq!(m[2]["content"], "");
+    assert_eq!(m[3]["role"], "tool");
+    assert!(
+        m[3]["content"].as_str().unwrap().contains("a + b, 1"),
+        "{m:?}"
+    );
+    // Still within 40 % of the window, the reply's reserve aside.
+    let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
+    let tokens = counter.count(&request_text(body));
+    assert!(tokens <= 820, "{tokens} tokens");
+    // Reading it was not the model's call: its budget is whole.
+    let events = r.events();
+    assert!(
+        !events.iter().any(|e| e["type"] == "tool.call.requested"),
+        "{events:?}"
+    );
+}
+
+#[test]
+fn a_large_window_gets_neither_outline_nor_read() {
+    let root = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let r = run_with(
+        &server,
+        131_072,
+        "native",
+        root.path(),
+        "sum() in sum.js starts from 1. Fix it.",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = &server.requests()[0].body;
+    assert_eq!(messages(body).len(), 2);
+    assert!(
+        !messages(body)[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Project files")
+    );
+}
+
+#[test]
+fn a_named_file_too_big_for_the_window_is_left_to_the_model() {
+    let root = project();
+    let big: String = (0..600)
+        .map(|i| format!("line number {i} of the log\n"))
+        .collect();
+    write_files(root.path(), &[("app.log", &big)]);
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let prompt = "How many lines of app.log mention disk? See also sum.js.";
+    let r = run_with(&server, 2048, "native", root.path(), prompt);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let m = messages(&server.requests()[0].body).clone();
+    // app.log does not fit; sum.js, named after it, does.
+    assert_eq!(m.len(), 4, "{m:?}");
+    assert_eq!(
+        m[2]["tool_calls"][0]["function"]["arguments"],
+        r#"{"file_path":"sum.js"}"#
+    );
+}
+
+fn list_call(id: &str) -> support::llm_server::Reply {
+    sse(openai::tool_calls(&[(id, "list_files", "{}")]))
+}
+
+#[test]
+fn a_call_repeated_with_the_same_result_ends_in_an_answer() {
+    let root = project();
+    let server = LlmServer::start(vec![
+        list_call("c1"),
+        list_call("c2"),
+        list_call("c3"),
+        sse(openai::text(&["Three files."])),
+    ]);
+    let r = run_with(&server, 2048, "native", root.path(), "what is here?");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let third = requests[2].body.to_string();
+    assert!(third.contains("with the same arguments before"), "{third}");
+    // After the second repeat no tools are offered and the model is told why.
+    let last = &requests[3].body;
+    assert!(last["tools"].is_null(), "{last}");
+    assert!(last.to_string().contains("No more tools"), "{last}");
+    let events = r.events();
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "job.completed")
+        .unwrap();
+    assert_eq!(done["data"]["answer"], "Three files.");
+    assert_eq!(done["data"]["budget_exhausted"], false);
+}
+
+#[test]
+fn a_large_window_lets_the_calls_repeat() {
+    let root = project();
+    let server = LlmServer::start(vec![
+        list_call("c1"),
+        list_call("c2"),
+        list_call("c3"),
+        sse(openai::text(&["Three files."])),
+    ]);
+    let r = run_with(&server, 131_072, "native", root.path(), "what is here?");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    assert!(
+        !requests[2]
+            .body
+            .to_string()
+            .contains("same arguments before")
+    );
+    assert!(!requests[3].body["tools"].is_null());
+}
+
+#[test]
+fn with_tools_in_the_text_the_last_lean_reply_is_held_to_an_answer() {
+    let root = project();
+    let call = r#"{"tool": "list_files", "arguments": {}}"#;
+    let server = LlmServer::start(vec![
+        sse(openai::text(&[call])),
+        sse(openai::text(&[call])),
+        sse(openai::text(&[call])),
+        sse(openai::text(&[r#"{"answer": "Three files."}"#])),
+    ]);
+    let r = run_with(&server, 2048, "json", root.path(), "what is here?");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = server.requests();
+    let last = &requests[3].body;
+    let shapes = &last["response_format"]["schema"]["anyOf"];
+    assert_eq!(shapes.as_array().unwrap().len(), 1, "{last}");
+    assert!(shapes[0]["properties"]["answer"].is_object(), "{last}");
+    let events = r.events();
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "job.completed")
+        .unwrap();
+    assert_eq!(done["data"]["answer"], "Three files.");
+}
