@@ -43,6 +43,19 @@ fn project() -> tempfile::TempDir {
     root
 }
 
+/// One `exec` in the sample project (with `more` files) at a window of
+/// `window` tokens and native tools, the model answering "ok": the run
+/// and the first request's body.
+fn first_request(window: u32, more: &[(&str, &str)], prompt: &str) -> (Run, Value) {
+    let root = project();
+    write_files(root.path(), more);
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let r = run_with(&server, window, "native", root.path(), prompt);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let body = server.requests()[0].body.clone();
+    (r, body)
+}
+
 fn messages(body: &Value) -> &Vec<Value> {
     body["messages"].as_array().unwrap()
 }
@@ -59,17 +72,8 @@ fn request_text(body: &Value) -> String {
 
 #[test]
 fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
-    let root = project();
-    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
-    let r = run_with(
-        &server,
-        2048,
-        "native",
-        root.path(),
-        "sum() in sum.js starts from 1. Fix it.",
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let body = &server.requests()[0].body;
+    let (r, body) = first_request(2048, &[], "sum() in sum.js starts from 1. Fix it.");
+    let body = &body;
     let system = messages(body)[0]["content"].as_str().unwrap();
     assert!(
         system.contains("Project files: README.md, src/util.js, sum.js."),
@@ -107,17 +111,8 @@ fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
 
 #[test]
 fn a_large_window_gets_neither_outline_nor_read() {
-    let root = project();
-    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
-    let r = run_with(
-        &server,
-        131_072,
-        "native",
-        root.path(),
-        "sum() in sum.js starts from 1. Fix it.",
-    );
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let body = &server.requests()[0].body;
+    let (_, body) = first_request(131_072, &[], "sum() in sum.js starts from 1. Fix it.");
+    let body = &body;
     assert_eq!(messages(body).len(), 2);
     assert!(
         !messages(body)[0]["content"]
@@ -129,16 +124,12 @@ fn a_large_window_gets_neither_outline_nor_read() {
 
 #[test]
 fn a_named_file_too_big_for_the_window_is_left_to_the_model() {
-    let root = project();
     let big: String = (0..600)
         .map(|i| format!("line number {i} of the log\n"))
         .collect();
-    write_files(root.path(), &[("app.log", &big)]);
-    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
     let prompt = "How many lines of app.log mention disk? See also sum.js.";
-    let r = run_with(&server, 2048, "native", root.path(), prompt);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let m = messages(&server.requests()[0].body).clone();
+    let (_, body) = first_request(2048, &[("app.log", &big)], prompt);
+    let m = messages(&body).clone();
     // app.log does not fit; sum.js, named after it, does.
     assert_eq!(m.len(), 4, "{m:?}");
     assert_eq!(
