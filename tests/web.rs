@@ -7,7 +7,7 @@
 //! a server killed mid-stream and started again: the page says it is
 //! offline, comes back by itself and shows every stored event once; and
 //! two hosts on PostgreSQL behind one address, the page's host killed: it
-//! carries on through the other. No
+//! carries on through the other; verify before apply from the page. No
 //! console error anywhere. Screenshots of the page, wide and narrow, land
 //! in docs/web/ with `AGENT_TUI_SCREENSHOTS=1` (else in target/).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -190,6 +190,101 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
             .filter(|e| !e["message"].as_str().unwrap_or("").contains("/api/v1/agent/apply - Failed to load resource: the server responded with a status of 409"))
             .collect();
         assert!(own.is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// Verify before apply from the page (SPEC 17): `v` runs the project's
+/// check on the accepted hunks in a scratch copy, the result shows beside
+/// the hunks (its output when it fails), turns stale when a decision
+/// changes, Ctrl+S after a failure that still matches asks once more, and
+/// `f` sends the failure to the model, whose new job the page follows. The
+/// root is never touched by a verify.
+#[test]
+fn verify_the_accepted_hunks_from_the_page_and_send_a_failure_back() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let main_rs = dir.path().join("src/main.rs");
+    let main_before = std::fs::read_to_string(&main_rs).unwrap();
+    let edits = json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"},
+        {"file_path": "src/main.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    greet();", "new_text": "    greet(); // BROKEN\n"}
+    ]})
+    .to_string();
+    let model = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["Two changes."])),
+        sse(openai::text(&[
+            "I see: main.rs is broken; dropping that hunk.",
+        ])),
+    ]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let mut toml = std::fs::read_to_string(&cfg).unwrap();
+    toml.push_str(
+        "\n[verify]\ncommand = '''if grep -q BROKEN src/main.rs; then echo \"main.rs is broken\"; exit 1; fi'''\ntimeout_secs = 30\n",
+    );
+    std::fs::write(&cfg, toml).unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
+        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
+        testid(&b, "instruction").await.send_keys("change both").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "two hunks", "return document.querySelectorAll('[data-testid=hunk]').length === 2").await;
+        // y, y: both accepted (the focus moves on to the next hunk).
+        let first = b.find(Locator::Css("[data-testid=hunk]")).await.unwrap();
+        first.click().await.unwrap();
+        first.send_keys("y").await.unwrap();
+        b.active_element().await.unwrap().send_keys("y").await.unwrap();
+        until(&b, 5, "both accepted", "return document.querySelectorAll('[data-testid=hunk].accepted').length === 2").await;
+        let outcome = |want: &str| {
+            format!("const r = document.querySelector('[data-testid=verify-result]'); return !r.hidden && `${{r.dataset.outcome}} ${{r.dataset.stale}}` === '{want}'")
+        };
+        // v: the check fails on the copy with both hunks, not on the root.
+        b.active_element().await.unwrap().send_keys("v").await.unwrap();
+        until(&b, 30, "a failed verify", &outcome("failed false")).await;
+        let out = testid(&b, "verify-output").await.text().await.unwrap();
+        assert!(out.contains("main.rs is broken"), "{out}");
+        let line = testid(&b, "verify-result").await.text().await.unwrap();
+        assert!(line.contains("these hunks break it") && line.contains("exit 1"), "{line}");
+        assert_eq!(std::fs::read_to_string(&main_rs).unwrap(), main_before, "the root untouched");
+        shot("verify-wide.png", &b.screenshot().await.unwrap());
+        // n on the second hunk: the result is stale; v again passes.
+        let second = b.find_all(Locator::Css("[data-testid=hunk]")).await.unwrap().remove(1);
+        second.click().await.unwrap();
+        second.send_keys("n").await.unwrap();
+        until(&b, 5, "stale", &outcome("failed true")).await;
+        b.active_element().await.unwrap().send_keys("v").await.unwrap();
+        until(&b, 30, "a pass", &outcome("passed false")).await;
+        // Accepted again and verified: failed. Ctrl+S asks once more; no.
+        let second = b.find_all(Locator::Css("[data-testid=hunk]")).await.unwrap().remove(1);
+        second.click().await.unwrap();
+        second.send_keys("y").await.unwrap();
+        b.active_element().await.unwrap().send_keys("v").await.unwrap();
+        until(&b, 30, "failed again", &outcome("failed false")).await;
+        let ctrl_s = format!("{}s", char::from(Key::Control));
+        b.active_element().await.unwrap().send_keys(&ctrl_s).await.unwrap();
+        let asked = b.get_alert_text().await.unwrap();
+        assert!(asked.contains("Apply them anyway?"), "{asked}");
+        b.dismiss_alert().await.unwrap();
+        until(&b, 5, "nothing written", "return document.getElementById('review-status').textContent === 'nothing written: the verify failed'").await;
+        assert_eq!(std::fs::read_to_string(&main_rs).unwrap(), main_before);
+        // f: the failure goes to the model; the page follows its new job.
+        b.active_element().await.unwrap().send_keys("f").await.unwrap();
+        until(&b, 30, "the model's reply", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('dropping that hunk'))").await;
+        let told = model.requests().last().unwrap().body.to_string();
+        assert!(told.contains("main.rs is broken"), "the model read the output: {told}");
+        assert_eq!(std::fs::read_to_string(&main_rs).unwrap(), main_before, "the root untouched");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();
     });
 }

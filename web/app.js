@@ -249,6 +249,12 @@ class JobView {
       case "job.cancelled":
         this.status.textContent = "cancelled";
         break;
+      case "verify.completed":
+        if (state.job === this.jobId && !state.verifying) {
+          state.verify = d;
+          renderVerify();
+        }
+        break;
       case "apply.completed":
       case "rollback.completed":
         refreshCheckpoints();
@@ -385,6 +391,8 @@ async function loadReview(jobId) {
     for (const h of f.hunks) state.decisions.set(h.hunk_id, h.accepted === true ? true : h.accepted === false ? false : null);
   }
   state.current = 0;
+  state.verify = snap.verify || null;
+  state.verifying = null;
   renderReview();
   $("review").hidden = false;
 }
@@ -423,6 +431,95 @@ function renderReview() {
     }
     files.append(box);
   }
+  renderVerify();
+}
+
+// ---- verify before apply (SPEC 17) -------------------------------------
+
+function decisions() {
+  const accepted = [...state.decisions].filter(([, v]) => v === true).map(([k]) => k);
+  const rejected = [...state.decisions].filter(([, v]) => v === false).map(([k]) => k);
+  return { accepted, rejected };
+}
+
+// A result ran with other accepted hunks than the review has now.
+function verifyStale(v) {
+  const now = decisions().accepted.slice().sort().join(" ");
+  return (v.hunk_ids || []).slice().sort().join(" ") !== now;
+}
+
+const VERDICTS = {
+  passed: "passed",
+  failed: "failed: these hunks break it",
+  already_failing: "failed, and fails without these hunks too",
+  timed_out: "timed out",
+  cancelled: "stopped",
+  error: "could not run",
+};
+
+function renderVerify() {
+  const box = $("verify-result");
+  const v = state.verify;
+  $("verify").disabled = Boolean(state.verifying);
+  if (state.verifying) {
+    box.hidden = false;
+    box.className = "verify running";
+    box.replaceChildren(`verifying ${state.verifying.length} accepted hunk${state.verifying.length === 1 ? "" : "s"}…`);
+    return;
+  }
+  if (!v) {
+    box.hidden = true;
+    return;
+  }
+  const stale = verifyStale(v);
+  const secs = (v.duration_ms / 1000).toFixed(1);
+  const exit = v.exit_code === null || v.exit_code === undefined ? "" : `exit ${v.exit_code}, `;
+  let line = `verify ${VERDICTS[v.outcome] || v.outcome} (${exit}${secs} s, hunks ${(v.hunk_ids || []).join(" ")}): ${v.command}`;
+  if (v.error) line += ` — ${v.error}`;
+  if (stale) line += " — stale: the decisions changed since (v runs it again)";
+  box.hidden = false;
+  box.className = `verify ${v.passed ? "passed" : "failed"}${stale ? " stale" : ""}`;
+  box.dataset.outcome = v.outcome;
+  box.dataset.stale = String(stale);
+  const parts = [el("div", {}, line)];
+  if (!v.passed && v.output_tail) parts.push(el("pre", { "data-testid": "verify-output" }, v.output_tail));
+  if ((v.not_verified || []).length) parts.push(el("div", { class: "status" }, `not verified (outside the copy): ${v.not_verified.join(", ")}`));
+  if (!v.passed && !stale && v.outcome !== "error") {
+    parts.push(el("button", { type: "button", "data-testid": "verify-feedback", onclick: () => verifyReview(true) }, "send the failure to the model (f)"));
+  }
+  box.replaceChildren(...parts);
+}
+
+// Runs the verify on the accepted hunks (the decisions are recorded with
+// it); with `feedback`, a failure goes to the model as a new job.
+async function verifyReview(feedback) {
+  if (state.verifying || !state.job) return;
+  const { accepted, rejected } = decisions();
+  const status = $("review-status");
+  if (!accepted.length) {
+    status.textContent = "accept a hunk first: verify runs on the accepted ones";
+    return;
+  }
+  state.verifying = accepted;
+  renderVerify();
+  try {
+    const r = await api("POST", `/api/v1/agent/jobs/${state.job}/verify`, {
+      accepted_hunk_ids: accepted, rejected_hunk_ids: rejected, feedback: Boolean(feedback),
+    });
+    state.verify = r.verify;
+    status.textContent = "";
+    if (r.feedback_job_id) {
+      status.textContent = "the failure went to the model: a new proposal follows";
+      $("review").hidden = true;
+      state.bundle = null;
+      follow(r.feedback_job_id, new JobView(r.feedback_job_id));
+    }
+  } catch (e) {
+    status.textContent = `verify: ${e.message}`;
+  } finally {
+    state.verifying = null;
+    renderVerify();
+  }
 }
 
 function markCurrent() {
@@ -445,9 +542,13 @@ function decideFile(file, accepted) {
 }
 
 async function applyReview() {
-  const accepted = [...state.decisions].filter(([, v]) => v === true).map(([k]) => k);
-  const rejected = [...state.decisions].filter(([, v]) => v === false).map(([k]) => k);
+  const { accepted, rejected } = decisions();
   const status = $("review-status");
+  const v = state.verify;
+  if (v && !v.passed && !verifyStale(v) && !window.confirm(`The verify of these hunks ${VERDICTS[v.outcome] || v.outcome}. Apply them anyway?`)) {
+    status.textContent = "nothing written: the verify failed";
+    return;
+  }
   try {
     const r = await api("POST", "/api/v1/agent/apply", {
       session_id: state.session, job_id: state.job, accepted_hunk_ids: accepted, rejected_hunk_ids: rejected,
@@ -455,6 +556,7 @@ async function applyReview() {
     status.textContent = `applied: checkpoint ${r.checkpoint_id || "none"}`;
     $("review").hidden = true;
     state.bundle = null;
+    state.verify = null;
     refreshCheckpoints();
   } catch (e) {
     const conflicts = (e.body && e.body.error && e.body.error.conflicts) || [];
@@ -625,6 +727,10 @@ function keys(ev) {
     if (node) node.focus();
   } else if (ev.key === "y" || ev.key === "n") {
     decide(state.current, ev.key === "y");
+  } else if (ev.key === "v") {
+    verifyReview(false);
+  } else if (ev.key === "f" && state.verify && !state.verify.passed && !verifyStale(state.verify)) {
+    verifyReview(true);
   } else {
     return;
   }
@@ -659,6 +765,7 @@ function start() {
     if (ev.key === "Enter" && !ev.shiftKey) send(ev);
   });
   $("apply").addEventListener("click", applyReview);
+  $("verify").addEventListener("click", () => verifyReview(false));
   document.addEventListener("keydown", keys);
   health();
   setInterval(health, 10000);

@@ -121,7 +121,7 @@ pub async fn job<'a>(
     app.owned(owner, user, &format!("job {id}"))
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "the job's status; diff_bundle when awaiting review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "the job's status; diff_bundle (and the last verify, if one ran) when awaiting review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -156,6 +156,9 @@ pub async fn show(
             .filter(|r| r.job_id == id)
     {
         out["diff_bundle"] = serde_json::to_value(review.bundle).unwrap_or_default();
+        if let Some(verify) = review.verify {
+            out["verify"] = serde_json::to_value(verify).unwrap_or_default();
+        }
     }
     Ok(Json(out))
 }
