@@ -838,6 +838,7 @@ fn auto_verifies_on_a_decision_and_esc_stops_a_hung_check() {
             .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
             .filter_map(Result::ok)
             .map(|e| e.path())
+            .filter(|p| p.is_dir())
             .collect()
     };
     let before = copies();

@@ -148,7 +148,10 @@ impl Project {
     /// The verify folder's copies left behind (none after any verify).
     fn copies_left(&self) -> usize {
         let dir = self.env.home.path().join("state/verify/scratch");
-        std::fs::read_dir(dir).map_or(0, |d| d.count())
+        std::fs::read_dir(dir).map_or(0, |d| {
+            d.filter(|e| e.as_ref().is_ok_and(|e| e.path().is_dir()))
+                .count()
+        })
     }
 }
 

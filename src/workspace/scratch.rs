@@ -5,10 +5,20 @@
 //! so nothing done in the copy reaches the root. Links are copied as
 //! links (a command's writes are confined to the copy besides). The copy
 //! is removed when dropped.
+//!
+//! A root's copy goes to the same folder each time (named by the root,
+//! held with a lock while a copy lives there; a second copy of the root at
+//! once gets a folder of its own), and its files keep the root's
+//! modification times, but for those a copy there ever wrote (listed
+//! beside the folder), which get a new one: a build tool that
+//! keys its caches by path and mtime (Cargo's fingerprints, rustc's
+//! incremental folders) rebuilds only what the hunks touched, sees a file
+//! put back as changed, and its cache does not grow per verify.
 
 use std::io;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use super::Workspace;
 use super::walk::{EntryKind, list};
@@ -27,7 +37,7 @@ pub enum CopyKind {
 /// A copy of the root's files in a folder of its own.
 #[derive(Debug)]
 pub struct Scratch {
-    dir: Option<tempfile::TempDir>,
+    dir: Option<Folder>,
     pub files: usize,
     pub kind: CopyKind,
     /// How long the copy took.
@@ -60,27 +70,33 @@ impl Scratch {
             .iter()
             .find(|e| e.kind == EntryKind::File)
             .map(|e| ws.root().join(&e.path));
-        let mut dir = new_dir(near)?;
+        let key = short_hash(ws.root());
+        let mut dir = new_dir(near, &key)?;
         let mut kind = match &first {
-            Some(from) if reflink_copy::reflink(from, dir.path().join(".clone-probe")).is_ok() => {
-                let _ = std::fs::remove_file(dir.path().join(".clone-probe"));
+            Some(from) if reflink_copy::reflink(from, dir.path.join(".clone-probe")).is_ok() => {
+                let _ = std::fs::remove_file(dir.path.join(".clone-probe"));
                 CopyKind::Reflink
             }
             _ => CopyKind::Plain,
         };
         if kind == CopyKind::Plain
             && let Some(memory) = memory.filter(|m| fits(m, bytes))
-            && let Ok(in_memory) = new_dir(memory)
+            && let Ok(in_memory) = new_dir(memory, &key)
         {
             dir = in_memory;
             kind = CopyKind::Memory;
         }
         let (mut files, mut links) = (Vec::new(), Vec::new());
         for e in listing.entries {
-            let to = dir.path().join(&e.path);
+            let to = dir.path.join(&e.path);
             match e.kind {
                 EntryKind::Dir => std::fs::create_dir_all(&to)?,
-                EntryKind::File => files.push((ws.root().join(&e.path), to)),
+                EntryKind::File => {
+                    // Only in the root's own folder, and not for a file a
+                    // verify there wrote last time (its build is of that).
+                    let keep = dir.touched.is_some() && !dir.written_before.contains(&e.path);
+                    files.push((ws.root().join(&e.path), to, e.modified.filter(|_| keep)));
+                }
                 EntryKind::Symlink => links.push((ws.root().join(&e.path), to)),
             }
         }
@@ -104,7 +120,9 @@ impl Scratch {
 
     /// The copy's folder.
     pub fn path(&self) -> &Path {
-        self.dir.as_ref().map_or(Path::new(""), |d| d.path())
+        self.dir
+            .as_ref()
+            .map_or(Path::new(""), |d| d.path.as_path())
     }
 
     /// Writes `bytes` as file `rel` of the copy (a new file's folders made).
@@ -120,6 +138,21 @@ impl Scratch {
         }
         // A link in the copy is replaced, never written through.
         let _ = std::fs::remove_file(&to);
+        // Listed for good: a copy that ends before its build would leave
+        // the build of this version behind, so the list is never cleared.
+        if let Some(dir) = self
+            .dir
+            .as_ref()
+            .filter(|d| !d.written_before.contains(rel))
+            && let Some(list) = &dir.touched
+        {
+            use std::io::Write;
+            let mut file = std::fs::File::options()
+                .create(true)
+                .append(true)
+                .open(list)?;
+            writeln!(file, "{rel}")?;
+        }
         std::fs::write(to, bytes)
     }
 
@@ -128,7 +161,7 @@ impl Scratch {
     pub fn remove(mut self) -> io::Result<Duration> {
         let started = Instant::now();
         if let Some(dir) = self.dir.take() {
-            let tops: Vec<PathBuf> = std::fs::read_dir(dir.path())?
+            let tops: Vec<PathBuf> = std::fs::read_dir(&dir.path)?
                 .filter_map(|e| e.ok().map(|e| e.path()))
                 .collect();
             let chunk = tops.len().div_ceil(COPIERS).max(1);
@@ -147,7 +180,7 @@ impl Scratch {
                     });
                 }
             });
-            dir.close()?;
+            std::fs::remove_dir(&dir.path)?;
         }
         Ok(started.elapsed())
     }
@@ -185,9 +218,13 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
-/// Copies each `(from, to)` on `COPIERS` threads, cloning where `clones`
-/// (the filesystem said it can); how many were clones.
-fn copy_all(files: &[(PathBuf, PathBuf)], clones: bool) -> io::Result<usize> {
+/// A file to copy: from, to, the modification time it keeps.
+type Job = (PathBuf, PathBuf, Option<SystemTime>);
+
+/// Copies each file on `COPIERS` threads, cloning where `clones` (the
+/// filesystem said it can), each keeping its modification time; how many
+/// were clones.
+fn copy_all(files: &[Job], clones: bool) -> io::Result<usize> {
     let chunk = files.len().div_ceil(COPIERS).max(1);
     std::thread::scope(|s| {
         let workers: Vec<_> = files
@@ -195,7 +232,7 @@ fn copy_all(files: &[(PathBuf, PathBuf)], clones: bool) -> io::Result<usize> {
             .map(|part| {
                 s.spawn(move || -> io::Result<usize> {
                     let mut cloned = 0;
-                    for (from, to) in part {
+                    for (from, to, modified) in part {
                         if let Some(parent) = to.parent()
                             && !parent.exists()
                         {
@@ -207,6 +244,9 @@ fn copy_all(files: &[(PathBuf, PathBuf)], clones: bool) -> io::Result<usize> {
                             std::fs::copy(from, to)?;
                         } else if reflink_copy::reflink_or_copy(from, to)?.is_none() {
                             cloned += 1;
+                        }
+                        if let Some(modified) = modified {
+                            keep_mtime(to, *modified)?;
                         }
                     }
                     Ok(cloned)
@@ -223,12 +263,129 @@ fn copy_all(files: &[(PathBuf, PathBuf)], clones: bool) -> io::Result<usize> {
     })
 }
 
-/// A new private folder for a copy under `parent`.
-fn new_dir(parent: &Path) -> io::Result<tempfile::TempDir> {
-    std::fs::create_dir_all(parent)?;
-    tempfile::Builder::new()
+/// Sets `to`'s modification time (its access time left alone).
+fn keep_mtime(to: &Path, modified: SystemTime) -> io::Result<()> {
+    let Ok(since) = modified.duration_since(SystemTime::UNIX_EPOCH) else {
+        return Ok(());
+    };
+    let times = rustix::fs::Timestamps {
+        last_access: rustix::fs::Timespec {
+            tv_sec: 0,
+            tv_nsec: rustix::fs::UTIME_OMIT,
+        },
+        last_modification: rustix::fs::Timespec {
+            tv_sec: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+            tv_nsec: i64::from(since.subsec_nanos()),
+        },
+    };
+    rustix::fs::utimensat(rustix::fs::CWD, to, &times, rustix::fs::AtFlags::empty())?;
+    Ok(())
+}
+
+/// A copy's folder, removed when dropped; a root's own folder is held with
+/// a lock on it while the copy lives there.
+#[derive(Debug)]
+struct Folder {
+    path: PathBuf,
+    _lock: Option<std::fs::File>,
+    /// The root's own folder: where the files copies there have written
+    /// are listed (beside it), so later copies give them a new time.
+    touched: Option<PathBuf>,
+    /// The files copies in this folder wrote before.
+    written_before: std::collections::HashSet<String>,
+}
+
+impl Drop for Folder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// A short hex name for the root at `root`.
+fn short_hash(root: &Path) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(root.as_os_str().as_encoded_bytes());
+    digest.iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// The folder for a copy under `parent`: the root's own
+/// (`agent-tui-scratch-<key>`) unless another copy of the root is there
+/// now, else a new one.
+fn new_dir(parent: &Path, key: &str) -> io::Result<Folder> {
+    private(parent)?;
+    if let Some(folder) = claim(&parent.join(format!("agent-tui-scratch-{key}"))) {
+        return Ok(folder);
+    }
+    let dir = tempfile::Builder::new()
         .prefix("agent-tui-scratch-")
-        .tempdir_in(parent)
+        .tempdir_in(parent)?;
+    Ok(Folder {
+        path: dir.keep(),
+        _lock: None,
+        touched: None,
+        written_before: Default::default(),
+    })
+}
+
+/// `path` as this copy's folder, locked and emptied of what a copy that
+/// did not end left there; `None` while another copy holds it.
+fn claim(path: &Path) -> Option<Folder> {
+    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    let lock = std::fs::File::open(path).ok()?;
+    lock.try_lock().ok()?;
+    // Still the folder at that path (not one removed meanwhile), a folder.
+    let (now, held) = (std::fs::symlink_metadata(path).ok()?, lock.metadata().ok()?);
+    if !now.is_dir() || now.ino() != held.ino() || now.dev() != held.dev() {
+        return None;
+    }
+    for entry in std::fs::read_dir(path).ok()? {
+        let p = entry.ok()?.path();
+        let dir = std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_dir());
+        let gone = if dir {
+            std::fs::remove_dir_all(&p)
+        } else {
+            std::fs::remove_file(&p)
+        };
+        gone.ok()?;
+    }
+    let touched = PathBuf::from(format!("{}.written", path.display()));
+    let written_before = std::fs::read_to_string(&touched)
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    Some(Folder {
+        path: path.to_path_buf(),
+        _lock: Some(lock),
+        touched: Some(touched),
+        written_before,
+    })
+}
+
+/// Makes `parent` (and what is missing above it) and checks it is this
+/// user's own folder that nobody else can enter (a tmpfs like `/dev/shm` is
+/// shared by every user): one of ours left open is closed; someone else's,
+/// or a link, is refused.
+fn private(parent: &Path) -> io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(parent)?;
+    let meta = std::fs::symlink_metadata(parent)?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::getuid().as_raw() {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!("{} is not a folder of this user's", parent.display()),
+        ));
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// Whether `bytes` of files fit in a quarter of the free space at `dir`
@@ -321,5 +478,69 @@ mod tests {
         );
         // Nothing fits in no space: beside the root.
         assert!(!fits(memory.path(), u64::MAX));
+    }
+
+    #[test]
+    fn a_root_copies_to_its_own_folder_with_its_files_times() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("lib.rs");
+        std::fs::write(&file, "pub fn a() {}\n").unwrap();
+        let old = SystemTime::UNIX_EPOCH + Duration::from_secs(1_600_000_000);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let first = Scratch::of(&ws, parent.path()).unwrap();
+        let at = first.path().to_path_buf();
+        let copied = std::fs::metadata(at.join("lib.rs")).unwrap();
+        assert_eq!(copied.modified().unwrap(), old, "the root's mtime kept");
+        // A second copy of the root while the first lives: its own folder.
+        let second = Scratch::of(&ws, parent.path()).unwrap();
+        assert_ne!(second.path(), at);
+        let other = second.path().to_path_buf();
+        second.remove().unwrap();
+        first.remove().unwrap();
+        assert!(!at.exists() && !other.exists());
+        // The next copy is in the same folder again, left overs cleared.
+        std::fs::create_dir_all(at.join("stale")).unwrap();
+        let again = Scratch::of(&ws, parent.path()).unwrap();
+        assert_eq!(again.path(), at);
+        assert!(!at.join("stale").exists());
+        // A file a copy wrote is new to the next copy there: its time is
+        // not put back (a build of the written version must not look
+        // newer than it).
+        again.write("lib.rs", b"pub fn b() {}\n").unwrap();
+        drop(again);
+        assert!(!at.exists(), "removed when dropped");
+        let next = Scratch::of(&ws, parent.path()).unwrap();
+        let copied = std::fs::metadata(next.path().join("lib.rs")).unwrap();
+        assert_ne!(copied.modified().unwrap(), old);
+        assert_eq!(
+            std::fs::read(next.path().join("lib.rs")).unwrap(),
+            b"pub fn a() {}\n"
+        );
+    }
+
+    #[test]
+    fn a_copy_goes_only_into_a_private_folder_of_this_user() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "a\n").unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let open = base.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let s = Scratch::of(&ws, &open).unwrap();
+        let mode = std::fs::metadata(&open).unwrap().mode() & 0o777;
+        assert_eq!(mode, 0o700, "closed to others");
+        drop(s);
+        // A link where the folder should be is refused, not followed.
+        let link = base.path().join("link");
+        std::os::unix::fs::symlink(&open, &link).unwrap();
+        assert!(Scratch::of(&ws, &link).is_err());
     }
 }
