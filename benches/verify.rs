@@ -15,8 +15,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use support::jobs::{KEY, config, exec, sse};
-use support::llm_server::{LlmServer, openai};
+use support::jobs::{KEY, one_turn_configured};
 
 const MODULES: usize = 500;
 const RUNS: usize = 5;
@@ -57,17 +56,7 @@ fn main() {
     let edits = json!({"edits": [{"file_path": "pkg/mod_007.py", "operation": "replace",
         "start_line": 2, "end_line": 2, "old_text": "    return x + 7",
         "new_text": "    return 7 + x\n"}]});
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[(
-            "c1",
-            "propose_edits",
-            &edits.to_string(),
-        )])),
-        sse(openai::text(&["Swapped."])),
-    ]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let run = exec(&env, &cfg, root, &["--json", "swap it"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let (_, _server, cfg) = one_turn_configured(&env, root, &[("propose_edits", edits)], "");
     let review = |extra: &[&str]| {
         let started = Instant::now();
         let out = env

@@ -14,8 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
-use support::jobs::{KEY, config, exec, sse};
-use support::llm_server::{LlmServer, openai};
+use support::jobs::{KEY, one_turn_configured};
 
 const FUNCTIONS: usize = 1000;
 const RUNS: usize = 4;
@@ -65,20 +64,8 @@ fn main() {
     let edits = json!({"edits": [{"file_path": "app/src/lib.rs", "operation": "replace",
         "start_line": 2, "end_line": 2, "old_text": "    base::f_1(v) + base::f_2(v)",
         "new_text": "    base::f_2(v) + base::f_1(v)\n"}]});
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[(
-            "c1",
-            "propose_edits",
-            &edits.to_string(),
-        )])),
-        sse(openai::text(&["Swapped."])),
-    ]);
-    let cfg = config(&env, "openai", &server.url(), "");
-    let mut toml = std::fs::read_to_string(&cfg).unwrap();
-    toml.push_str("\n[verify]\ncommand = \"cargo test -q --offline\"\ntimeout_secs = 600\n");
-    std::fs::write(&cfg, toml).unwrap();
-    let run = exec(&env, &cfg, root, &["--json", "swap it"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
+    let verify = "[verify]\ncommand = \"cargo test -q --offline\"\ntimeout_secs = 600\n";
+    let (_, _server, cfg) = one_turn_configured(&env, root, &[("propose_edits", edits)], verify);
     let mut checks = Vec::new();
     for i in 0..=RUNS {
         let out = env

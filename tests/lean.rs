@@ -138,58 +138,53 @@ fn a_named_file_too_big_for_the_window_is_left_to_the_model() {
     );
 }
 
-fn list_call(id: &str) -> support::llm_server::Reply {
-    sse(openai::tool_calls(&[(id, "list_files", "{}")]))
-}
-
-#[test]
-fn a_call_repeated_with_the_same_result_ends_in_an_answer() {
+/// The model calls `list_files {}` three times, then answers; the run at
+/// `window` tokens (native tools) and the requests it made.
+fn three_same_calls(window: u32) -> (Run, Vec<Value>) {
     let root = project();
+    let call = |id| sse(openai::tool_calls(&[(id, "list_files", "{}")]));
     let server = LlmServer::start(vec![
-        list_call("c1"),
-        list_call("c2"),
-        list_call("c3"),
+        call("c1"),
+        call("c2"),
+        call("c3"),
         sse(openai::text(&["Three files."])),
     ]);
-    let r = run_with(&server, 2048, "native", root.path(), "what is here?");
+    let r = run_with(&server, window, "native", root.path(), "what is here?");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let requests = server.requests();
+    let requests: Vec<Value> = server.requests().into_iter().map(|q| q.body).collect();
     assert_eq!(requests.len(), 4);
-    let third = requests[2].body.to_string();
-    assert!(third.contains("with the same arguments before"), "{third}");
-    // After the second repeat no tools are offered and the model is told why.
-    let last = &requests[3].body;
-    assert!(last["tools"].is_null(), "{last}");
-    assert!(last.to_string().contains("No more tools"), "{last}");
+    (r, requests)
+}
+
+/// The job's `job.completed` data.
+fn completed(r: &Run) -> Value {
     let events = r.events();
     let done = events
         .iter()
         .find(|e| e["type"] == "job.completed")
         .unwrap();
-    assert_eq!(done["data"]["answer"], "Three files.");
-    assert_eq!(done["data"]["budget_exhausted"], false);
+    done["data"].clone()
+}
+
+#[test]
+fn a_call_repeated_with_the_same_result_ends_in_an_answer() {
+    let (r, requests) = three_same_calls(2048);
+    let third = requests[2].to_string();
+    assert!(third.contains("with the same arguments before"), "{third}");
+    // After the second repeat no tools are offered and the model is told why.
+    let last = &requests[3];
+    assert!(last["tools"].is_null(), "{last}");
+    assert!(last.to_string().contains("No more tools"), "{last}");
+    let done = completed(&r);
+    assert_eq!(done["answer"], "Three files.");
+    assert_eq!(done["budget_exhausted"], false);
 }
 
 #[test]
 fn a_large_window_lets_the_calls_repeat() {
-    let root = project();
-    let server = LlmServer::start(vec![
-        list_call("c1"),
-        list_call("c2"),
-        list_call("c3"),
-        sse(openai::text(&["Three files."])),
-    ]);
-    let r = run_with(&server, 131_072, "native", root.path(), "what is here?");
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let requests = server.requests();
-    assert_eq!(requests.len(), 4);
-    assert!(
-        !requests[2]
-            .body
-            .to_string()
-            .contains("same arguments before")
-    );
-    assert!(!requests[3].body["tools"].is_null());
+    let (_, requests) = three_same_calls(131_072);
+    assert!(!requests[2].to_string().contains("same arguments before"));
+    assert!(!requests[3]["tools"].is_null());
 }
 
 #[test]
@@ -209,10 +204,5 @@ fn with_tools_in_the_text_the_last_lean_reply_is_held_to_an_answer() {
     let shapes = &last["response_format"]["schema"]["anyOf"];
     assert_eq!(shapes.as_array().unwrap().len(), 1, "{last}");
     assert!(shapes[0]["properties"]["answer"].is_object(), "{last}");
-    let events = r.events();
-    let done = events
-        .iter()
-        .find(|e| e["type"] == "job.completed")
-        .unwrap();
-    assert_eq!(done["data"]["answer"], "Three files.");
+    assert_eq!(completed(&r)["answer"], "Three files.");
 }

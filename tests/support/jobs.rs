@@ -24,6 +24,18 @@ pub fn one_turn(
     calls: &[(&str, Value)],
     tables: &str,
 ) -> (Vec<Value>, LlmServer) {
+    let (events, server, _) = one_turn_configured(env, root, calls, tables);
+    (events, server)
+}
+
+/// `one_turn`, and the config it ran with (for later commands on the
+/// same state: `review`, `review --verify`).
+pub fn one_turn_configured(
+    env: &Env,
+    root: &Path,
+    calls: &[(&str, Value)],
+    tables: &str,
+) -> (Vec<Value>, LlmServer, std::path::PathBuf) {
     let owned: Vec<(String, String)> = calls
         .iter()
         .enumerate()
@@ -47,7 +59,7 @@ pub fn one_turn(
     );
     let run = exec(env, &cfg, root, &["--json", "do it"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    (run.events(), server)
+    (run.events(), server, cfg)
 }
 
 /// The tool results the model got back in its second request, in order.
