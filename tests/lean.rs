@@ -101,12 +101,16 @@ fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
     let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
     let tokens = counter.count(&request_text(body));
     assert!(tokens <= 820, "{tokens} tokens");
-    // Reading it was not the model's call: its budget is whole.
+    // Shown like a read, marked as agent-tui's own (not the model's call:
+    // its budget is whole and eval does not count it).
     let events = r.events();
-    assert!(
-        !events.iter().any(|e| e["type"] == "tool.call.requested"),
-        "{events:?}"
-    );
+    let reads: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "tool.call.requested")
+        .collect();
+    assert_eq!(reads.len(), 1, "{events:?}");
+    assert_eq!(reads[0]["data"]["attached"], true);
+    assert_eq!(reads[0]["data"]["name"], "read_file");
 }
 
 #[test]

@@ -210,6 +210,41 @@ fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
     assert_eq!(app.overlay, Overlay::None);
 }
 
+/// A file read for the model before its first request (a small window,
+/// the instruction names it) shows like a read, says so, and is not one
+/// of the model's calls.
+#[test]
+fn a_file_read_for_the_model_says_so_and_spends_no_step() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "fix sum.js");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Command::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    let j = job_id.as_str();
+    let started = EventBody::JobStarted {
+        prompt: "fix sum.js".into(),
+        mode: Mode::Agent,
+        root: "/demo".into(),
+        provider: "p".into(),
+        model: "m".into(),
+    };
+    app.on_event(&ev(j, 1, started));
+    app.on_event(&ev(
+        j,
+        2,
+        EventBody::ToolCallRequested {
+            tool_call_id: "attached_1".into(),
+            name: "read_file".into(),
+            arguments: json!({"file_path": "sum.js"}),
+            attached: true,
+        },
+    ));
+    let s = screen(&app, 120, 30);
+    assert!(s.contains("read for the model"), "{s}");
+    assert!(s.contains("running 0/12"), "{s}");
+}
+
 #[test]
 fn streamed_answer_tool_lines_and_review_flow() {
     let (_d, mut app) = app();
@@ -250,6 +285,7 @@ fn streamed_answer_tool_lines_and_review_flow() {
             tool_call_id: "c".into(),
             name: "read_file".into(),
             arguments: json!({"file_path": "src/main.rs"}),
+            attached: false,
         },
     ));
     app.on_event(&ev(
@@ -707,6 +743,7 @@ fn tool_lines_expand_on_enter_in_the_chat() {
             tool_call_id: "c".into(),
             name: "search_project".into(),
             arguments: json!({"query": "needle", "glob": "*.rs"}),
+            attached: false,
         },
     ));
     app.on_event(&ev(

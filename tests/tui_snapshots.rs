@@ -123,6 +123,7 @@ fn conversation(app: &mut App) {
             tool_call_id: "c".into(),
             name: "search_project".into(),
             arguments: json!({"query": "fn main"}),
+            attached: false,
         },
     ));
     app.on_event(&ev(

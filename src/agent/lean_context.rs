@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::job::Job;
 use crate::context::message_tokens;
 use crate::llm::{Message, ToolCall, ToolResult};
+use crate::protocol::EventBody;
 use crate::tools::{LIST_FILES, READ_FILE};
 
 /// Most paths the outline names.
@@ -156,7 +157,8 @@ impl Job<'_> {
 
     /// The files the instruction names, read into the conversation (each
     /// as a `read_file` call and its result) while the first request stays
-    /// within 40 % of the window. Not counted against the tool budget.
+    /// within 40 % of the window. Not counted against the tool budget; its
+    /// events say `attached`.
     pub(super) async fn attach_named(&mut self, listing: &Listing) {
         let share = f64::from(self.window.tokens) * FIRST_REQUEST_SHARE;
         let mut used = self.conv.scaled(self.conv.counted() + self.extra.of(true));
@@ -169,6 +171,7 @@ impl Job<'_> {
                 name: READ_FILE.into(),
                 arguments: json!({"file_path": path}),
             };
+            let started = std::time::Instant::now();
             let Ok(value) = self.run_registered(&call).await else {
                 continue;
             };
@@ -176,7 +179,8 @@ impl Job<'_> {
                 text: String::new(),
                 tool_calls: vec![call.clone()],
             };
-            let read = Message::Tool(ToolResult::new(call.tool_call_id, call.name, Ok(value)));
+            let result = ToolResult::new(call.tool_call_id.clone(), call.name.clone(), Ok(value));
+            let read = Message::Tool(result.clone());
             let counter = self.conv.counter();
             let cost = self.conv.scaled(u64::from(
                 message_tokens(counter, &asked) + message_tokens(counter, &read),
@@ -185,6 +189,21 @@ impl Job<'_> {
                 continue;
             }
             used += cost;
+            // Shown like any read, marked as agent-tui's own.
+            self.emit.emit(EventBody::ToolCallRequested {
+                tool_call_id: call.tool_call_id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+                attached: true,
+            });
+            self.emit.emit(EventBody::ToolCallCompleted {
+                tool_call_id: call.tool_call_id,
+                name: call.name,
+                ok: true,
+                result: result.result,
+                error: None,
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            });
             self.add(asked);
             self.add(read);
         }

@@ -22,6 +22,7 @@ impl Job<'_> {
             tool_call_id: call.tool_call_id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
+            attached: false,
         });
         let started = Instant::now();
         let outcome = self.execute(&call).await;

@@ -263,10 +263,18 @@ impl Printer {
     fn call_line(&mut self, body: &EventBody) {
         match body {
             EventBody::ToolCallRequested {
-                name, arguments, ..
+                name,
+                arguments,
+                attached,
+                ..
             } => {
                 self.end_line();
-                eprintln!("· {name} {}", shorten(&arguments.to_string(), 160));
+                let by = if *attached {
+                    " (read for the model: the instruction names it)"
+                } else {
+                    ""
+                };
+                eprintln!("· {name} {}{by}", shorten(&arguments.to_string(), 160));
             }
             EventBody::ToolCallCompleted { error, .. } => {
                 let message = error

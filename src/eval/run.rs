@@ -175,7 +175,10 @@ async fn drive(
         };
         let job_id = event.job_id.clone();
         match event.body.clone() {
-            EventBody::ToolCallRequested { .. } => r.tool_calls += 1,
+            // The model's calls (not the files agent-tui read for it).
+            EventBody::ToolCallRequested {
+                attached: false, ..
+            } => r.tool_calls += 1,
             EventBody::ClarificationRequested { .. } => {
                 r.clarifications += 1;
                 send(engine, answer_with(job_id, answers.next().cloned())).await?;

@@ -75,6 +75,10 @@ pub enum EventBody {
         tool_call_id: String,
         name: String,
         arguments: Value,
+        /// Run by agent-tui, not asked by the model: in a small window a
+        /// file the instruction names is read before the first request.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        attached: bool,
     },
     #[serde(rename = "tool.call.completed")]
     ToolCallCompleted {

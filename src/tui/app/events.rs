@@ -187,22 +187,29 @@ impl App {
 
     fn tool_requested(&mut self, body: &EventBody) {
         let EventBody::ToolCallRequested {
-            name, arguments, ..
+            name,
+            arguments,
+            attached,
+            ..
         } = body
         else {
             return;
         };
-        if let Some(job) = &mut self.job {
+        // The model's calls count against its budget; agent-tui's reads do not.
+        if let Some(job) = self.job.as_mut().filter(|_| !*attached) {
             job.steps += 1;
         }
         // A command reads best as itself.
-        let summary: String = match arguments["command"].as_str() {
+        let mut summary: String = match arguments["command"].as_str() {
             Some(command) => format!("$ {command}"),
             None => arguments.to_string(),
         }
         .chars()
         .take(120)
         .collect();
+        if *attached {
+            summary.push_str(" (read for the model: the instruction names it)");
+        }
         let detail = serde_json::to_string_pretty(arguments).unwrap_or_default();
         self.transcript.push(Entry::Tool {
             name: name.clone(),
