@@ -61,13 +61,18 @@ def server_count(upstream, request):
     req["stream"] = False
     req["max_tokens"] = 1
     req.pop("stream_options", None)
+    # A grammar cannot end in one token; it does not change the prompt.
+    req.pop("response_format", None)
     r = urllib.request.Request(
         upstream + "/v1/chat/completions",
         data=json.dumps(req).encode(),
         headers={"Content-Type": "application/json"},
     )
-    with urllib.request.urlopen(r, timeout=600) as resp:
-        return json.load(resp)["usage"]["prompt_tokens"]
+    try:
+        with urllib.request.urlopen(r, timeout=600) as resp:
+            return json.load(resp)["usage"]["prompt_tokens"]
+    except urllib.error.HTTPError as e:
+        raise SystemExit(f"{e}: {e.read()[:400]!r}")
 
 
 def main():
