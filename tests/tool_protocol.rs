@@ -131,7 +131,7 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(run.stdout.trim(), "seeing");
     assert!(
-        run.stderr.contains("dropped the tools")
+        run.stderr.contains("drops the tools")
             && !run.stderr.contains("failed and is being retried"),
         "{}",
         run.stderr

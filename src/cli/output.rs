@@ -146,9 +146,6 @@ pub struct Printer {
     attempt: u32,
     /// Whether "thinking" was said for the model's current reasoning.
     thinking_noted: bool,
-    /// The request is being sent again with the tools in the prompt (the
-    /// next attempt is not a failure's retry).
-    resent: bool,
 }
 
 impl Printer {
@@ -170,7 +167,6 @@ impl Printer {
             streamed: String::new(),
             attempt: 1,
             thinking_noted: false,
-            resent: false,
         }
     }
 
@@ -249,7 +245,7 @@ impl Printer {
         if attempt != self.attempt {
             self.attempt = attempt;
             self.streamed.clear();
-            if attempt > 1 && !std::mem::take(&mut self.resent) {
+            if attempt > 1 {
                 self.end_line();
                 eprintln!("[the model request failed and is being retried; attempt {attempt}]");
             }
@@ -370,14 +366,11 @@ impl Printer {
                 "[{from} gave up ({}): the job goes on with {to}]",
                 reason.as_str()
             ),
-            EventBody::ToolsInPrompt { provider, reason } => {
-                self.resent = true;
-                eprintln!(
-                    "[{provider}: the server's chat template dropped the tools ({reason}); they \
-                     are described in the prompt from now on, and the request is sent again \
-                     (tool_protocol = \"json\" does this from the start)]"
-                );
-            }
+            EventBody::ToolsInPrompt { provider, reason } => eprintln!(
+                "[{provider}: the server's chat template drops the tools ({reason}); they are \
+                 described in the prompt instead (tool_protocol = \"json\" does this without \
+                 asking)]"
+            ),
             EventBody::RecoveryCompleted(r) => eprintln!("! agent-tui recovered: {}", r.summary()),
             EventBody::McpServers { servers } => {
                 // Only trouble is worth a line.

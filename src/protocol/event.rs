@@ -225,9 +225,10 @@ pub enum EventBody {
         #[serde(default)]
         fallback_reason: Option<FallbackReason>,
     },
-    /// `tool_protocol = "auto"`: the server's chat template dropped the
-    /// tool definitions (`reason` gives the counts), so for the rest of the
-    /// run tools are described in the prompt and the request is sent again.
+    /// `tool_protocol = "auto"`: the server's chat template drops the tool
+    /// definitions (a one-token probe before the first request with tools;
+    /// `reason` gives the counts), so for the rest of the run tools are
+    /// described in the prompt.
     #[serde(rename = "provider.tools_in_prompt")]
     ToolsInPrompt { provider: String, reason: String },
     /// `hybrid_auto`: the job goes on with the remote provider.

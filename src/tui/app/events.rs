@@ -143,7 +143,7 @@ impl App {
         self.tools_in_prompt = true;
         self.provider_label.push_str(" (tools in prompt)");
         self.transcript.push(Entry::Notice(format!(
-            "{provider}'s chat template dropped the tools ({reason}): they are described in \
+            "{provider}'s chat template drops the tools ({reason}): they are described in \
              the prompt from now on."
         )));
     }
