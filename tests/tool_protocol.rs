@@ -295,3 +295,69 @@ fn a_small_window_constrains_the_json_reply_where_the_server_can() {
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(server.requests()[0].body.get("response_format").is_none());
 }
+
+/// Ollama's answer to tools for a model whose template has none: HTTP 400
+/// on its OpenAI-compatible endpoint, the body as Ollama sends it.
+fn ollama_refuses_tools() -> Reply {
+    Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: json!({"error": {"message": "registry.ollama.ai/library/smollm2:135m does not support tools",
+            "type": "api_error", "param": null, "code": null}})
+        .to_string(),
+    }
+}
+
+/// A server that refuses native tools for the model (Ollama) and has no
+/// tokenizer to probe: under `auto` the same request goes again with the
+/// tools in the prompt, said once; under an explicit `native` the job
+/// fails saying what to set.
+#[test]
+fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "one\n")]);
+    let (server, cfg) = model(
+        &env,
+        vec![ollama_refuses_tools(), sse(openai::text(&["Seen."]))],
+        vec![],
+        WINDOW,
+    );
+    let run = exec(&env, &cfg, root.path(), &["--json", "read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let switched: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "provider.tools_in_prompt")
+        .collect();
+    assert_eq!(switched.len(), 1, "{events:?}");
+    assert!(
+        switched[0]["data"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not support tools"),
+        "{}",
+        switched[0]
+    );
+    assert_eq!(events.last().unwrap()["data"]["answer"], "Seen.");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    assert!(has_native_tools(&requests[0].body));
+    assert!(!has_native_tools(&requests[1].body));
+    assert!(system_text(&requests[1].body).contains("# Tools"));
+    // Explicitly native: refused, and the error says what to set.
+    let (_server, cfg) = model(
+        &env,
+        vec![ollama_refuses_tools()],
+        vec![],
+        "context_window = 32768\ntool_protocol = \"native\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("does not support tools")
+            && run.stderr.contains("tool_protocol = \"json\""),
+        "{}",
+        run.stderr
+    );
+}

@@ -297,8 +297,9 @@ fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool
         }
         ToolProtocol::Auto => {}
     }
-    let unchecked = "native tool calls until a reply shows the server's chat template drops \
-                     them, then described in the prompt (tool_protocol = \"auto\")";
+    let unchecked = "native tool calls unless the server's chat template drops them (a \
+                     one-token probe before the first request) or the server refuses them; then \
+                     described in the prompt (tool_protocol = \"auto\")";
     if !reachable {
         return unchecked.into();
     }

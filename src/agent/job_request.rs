@@ -51,19 +51,26 @@ impl Job<'_> {
         // before the first request that carries them (a one-token probe),
         // so no answer is streamed only to be thrown away.
         if let Some(reason) = self.check_tools(system, tools).await {
-            let provider = self
-                .route
-                .provider(&self.ctx)
-                .map_or_else(String::new, |p| p.name().to_string());
-            self.emit
-                .emit(EventBody::ToolsInPrompt { provider, reason });
+            self.say_tools_in_prompt(reason);
         }
         let extra = self.extra.of(!tools.is_empty());
         let counted = self.conv.counted() + extra;
         // Lent out for the request, so it is not copied per request.
         let empty = Conversation::new(Vec::new(), *self.conv.counter(), self.conv.cap());
         let conv = std::mem::replace(&mut self.conv, empty);
-        let result = self.request(system, conv.messages(), tools, true).await;
+        let mut result = self.request(system, conv.messages(), tools, true).await;
+        // `auto` and a server that refuses tools for this model (Ollama):
+        // the same request with the tools in the prompt.
+        if let Some(why) = result.as_ref().err().and_then(LlmError::tools_unsupported)
+            && !tools.is_empty()
+        {
+            let why = format!("it refused them: \"{why}\"");
+            let provider = self.route.provider(&self.ctx);
+            if provider.is_some_and(|p| p.tools_refused(why.clone())) {
+                self.say_tools_in_prompt(why);
+                result = self.request(system, conv.messages(), tools, true).await;
+            }
+        }
         self.conv = conv;
         match result {
             Ok(turn) => {
@@ -75,6 +82,16 @@ impl Job<'_> {
             }
             Err(e) => Err((e, counted)),
         }
+    }
+
+    /// `provider.tools_in_prompt` for the provider the job is on.
+    fn say_tools_in_prompt(&mut self, reason: String) {
+        let provider = self
+            .route
+            .provider(&self.ctx)
+            .map_or_else(String::new, |p| p.name().to_string());
+        self.emit
+            .emit(EventBody::ToolsInPrompt { provider, reason });
     }
 
     /// One model request, retried per policy. With `visible`, streamed

@@ -18,7 +18,7 @@ pub enum LlmError {
     Connect { url: String, detail: String },
     #[error("{url} did not respond within {secs} s (agent.request_timeout_secs)")]
     Timeout { url: String, secs: u64 },
-    #[error("{url} answered HTTP {status}: {message}{}", hint_for(*status))]
+    #[error("{url} answered HTTP {status}: {message}{}", hint_for(*status, message))]
     Status {
         url: String,
         status: u16,
@@ -36,8 +36,24 @@ pub enum LlmError {
     ContextOverflow { url: String, overflow: Overflow },
 }
 
-fn hint_for(status: u16) -> &'static str {
+/// Whether a refusal's `message` says the model takes no tools.
+fn refuses_tools(message: &str) -> bool {
+    let message = message.to_lowercase();
+    [
+        "does not support tools",
+        "tools are not supported",
+        "tools not supported",
+    ]
+    .iter()
+    .any(|phrase| message.contains(phrase))
+}
+
+fn hint_for(status: u16, message: &str) -> &'static str {
     match status {
+        400 if refuses_tools(message) => {
+            " (this model takes no native tools here: tool_protocol = \"json\" describes them \
+             in the prompt)"
+        }
         401 | 403 => " (check that the API key variable holds a valid key for this provider)",
         404 => " (check the provider's base_url and model name)",
         429 => " (rate limited; wait a moment or lower the request rate)",
@@ -49,6 +65,19 @@ fn hint_for(status: u16) -> &'static str {
 }
 
 impl LlmError {
+    /// The server's words when it refused the request's tools for this
+    /// model (Ollama: HTTP 400 "<model> does not support tools").
+    pub fn tools_unsupported(&self) -> Option<&str> {
+        match self {
+            LlmError::Status {
+                status: 400,
+                message,
+                ..
+            } if refuses_tools(message) => Some(message),
+            _ => None,
+        }
+    }
+
     /// Whether sending the same request again may succeed.
     pub fn is_retryable(&self) -> bool {
         match self {

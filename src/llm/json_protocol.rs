@@ -111,6 +111,17 @@ impl Provider for ToolsWrapper {
         self.state() == AutoState::Unchecked
     }
 
+    fn tools_refused(&self, why: String) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        if matches!(*state, AutoState::Json(_)) {
+            return false;
+        }
+        *state = AutoState::Json(why);
+        true
+    }
+
     fn settle_tools(&self, dropped: Option<String>) {
         if let Ok(mut state) = self.state.lock()
             && *state == AutoState::Unchecked

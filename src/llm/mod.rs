@@ -215,6 +215,12 @@ pub trait Provider: Send + Sync {
     /// Settles `auto`: `Some(why)` switches to tools described in the
     /// prompt for the rest of the run.
     fn settle_tools(&self, _dropped: Option<String>) {}
+    /// `auto`, the server refused native tools for this model: switches
+    /// to tools described in the prompt (whatever was settled); whether it
+    /// did (an explicit `native` never does).
+    fn tools_refused(&self, _why: String) -> bool {
+        false
+    }
 }
 
 /// Builds the provider for `config`; `env` supplies the API key variable.
