@@ -308,8 +308,8 @@ fn ollama_refuses_tools() -> Reply {
     }
 }
 
-/// A server that refuses native tools for the model (Ollama) and has no
-/// tokenizer to probe: under `auto` the same request goes again with the
+/// A server that refuses native tools for the model (Ollama, or vLLM
+/// without a tool-call parser) and has no tokenizer to probe: under `auto` the same request goes again with the
 /// tools in the prompt, said once; under an explicit `native` the job
 /// fails saying what to set.
 #[test]
@@ -345,6 +345,28 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
     assert!(has_native_tools(&requests[0].body));
     assert!(!has_native_tools(&requests[1].body));
     assert!(system_text(&requests[1].body).contains("# Tools"));
+    // vLLM started without a tool-call parser refuses them too (its body).
+    let vllm = Reply::Status {
+        code: 400,
+        headers: vec![],
+        body: json!({"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            "type": "BadRequestError", "param": null, "code": 400})
+        .to_string(),
+    };
+    let (server, cfg) = model(
+        &env,
+        vec![vllm, sse(openai::text(&["Seen."]))],
+        vec![],
+        WINDOW,
+    );
+    let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("enable-auto-tool-choice"),
+        "{}",
+        run.stderr
+    );
+    assert!(!has_native_tools(&server.requests()[1].body));
     // Explicitly native: refused, and the error says what to set.
     let (_server, cfg) = model(
         &env,

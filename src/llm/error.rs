@@ -43,6 +43,8 @@ fn refuses_tools(message: &str) -> bool {
         "does not support tools",
         "tools are not supported",
         "tools not supported",
+        // vLLM started without a tool-call parser.
+        "requires --enable-auto-tool-choice",
     ]
     .iter()
     .any(|phrase| message.contains(phrase))
@@ -66,7 +68,9 @@ fn hint_for(status: u16, message: &str) -> &'static str {
 
 impl LlmError {
     /// The server's words when it refused the request's tools for this
-    /// model (Ollama: HTTP 400 "<model> does not support tools").
+    /// model (Ollama: HTTP 400 "<model> does not support tools"; vLLM
+    /// without a tool-call parser: "\"auto\" tool choice requires
+    /// --enable-auto-tool-choice …").
     pub fn tools_unsupported(&self) -> Option<&str> {
         match self {
             LlmError::Status {
