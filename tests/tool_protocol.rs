@@ -383,3 +383,42 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
         run.stderr
     );
 }
+
+/// `doctor` on `auto`: a server that refuses tools for the model is named
+/// as such (Ollama), one that counts the same prompt with and without a
+/// tool drops them, one that counts more keeps them.
+#[test]
+fn doctor_tells_refused_dropped_and_kept_tools_apart() {
+    let env = Env::new();
+    let models = || Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"data": [{"id": "test-model"}]}).to_string(),
+    };
+    let doctor = |replies: Vec<Reply>| {
+        let server = LlmServer::start_with_side(replies, vec![models(), models(), models()]);
+        let cfg = config(&env, "openai", &server.url(), WINDOW);
+        let out = env
+            .cmd()
+            .env("TEST_LLM_KEY", "k")
+            .arg("--config")
+            .arg(&cfg)
+            .arg("doctor")
+            .output()
+            .unwrap();
+        support::stdout(&out)
+    };
+    let text = doctor(vec![ollama_refuses_tools(), ollama_refuses_tools()]);
+    assert!(
+        text.contains("refuses native tools for this model")
+            && text.contains("does not support tools"),
+        "{text}"
+    );
+    let text = doctor(vec![probe(21), probe(21)]);
+    assert!(
+        text.contains("drops tool definitions (21 prompt tokens with a tool, 21 without)"),
+        "{text}"
+    );
+    let text = doctor(vec![probe(90), probe(21)]);
+    assert!(text.contains("keeps them (90 prompt tokens"), "{text}");
+}

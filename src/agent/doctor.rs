@@ -336,12 +336,27 @@ fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool
     else {
         return unchecked.into();
     };
-    let counts = runtime.block_on(async {
+    let (counts, refused) = runtime.block_on(async {
         let with = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(with_tool));
-        let with = with.await.ok().flatten()?;
+        let Some(with) = with.await.ok().flatten() else {
+            // No count: maybe the server refuses tools for this model.
+            let mut quiet = |_: crate::llm::Delta<'_>| {};
+            let step = tokio::time::timeout(PROBE_BUDGET, provider.step(with_tool, &mut quiet));
+            let refused = match step.await {
+                Ok(Err(e)) => e.tools_unsupported().map(str::to_string),
+                _ => None,
+            };
+            return (None, refused);
+        };
         let without = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(without_tool));
-        Some((with, without.await.ok().flatten()?))
+        (without.await.ok().flatten().map(|w| (with, w)), None)
     });
+    if let Some(why) = refused {
+        return format!(
+            "the server refuses native tools for this model (\"{why}\"): with tool_protocol = \
+             \"auto\" they go in the prompt"
+        );
+    }
     match counts {
         Some((with, without)) if with <= without + 2 => format!(
             "the server's chat template drops tool definitions ({with} prompt tokens with a \
