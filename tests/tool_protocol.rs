@@ -53,6 +53,28 @@ fn probe(prompt: u64) -> Reply {
     }
 }
 
+/// `exec --json "read notes.txt"` in `root`, which must succeed and say
+/// once that the tools moved into the prompt, with `why` in the reason;
+/// its events.
+fn switched_once(
+    env: &Env,
+    cfg: &std::path::Path,
+    root: &std::path::Path,
+    why: &str,
+) -> Vec<Value> {
+    let run = exec(env, cfg, root, &["--json", "read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let switched: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "provider.tools_in_prompt")
+        .collect();
+    assert_eq!(switched.len(), 1, "{events:?}");
+    let reason = switched[0]["data"]["reason"].as_str().unwrap();
+    assert!(reason.contains(why), "{reason}");
+    events
+}
+
 fn has_native_tools(body: &Value) -> bool {
     body["tools"].as_array().is_some_and(|t| !t.is_empty())
 }
@@ -77,22 +99,7 @@ fn a_template_that_drops_the_tools_switches_them_into_the_prompt() {
         vec![count(300), count(900)],
         WINDOW,
     );
-    let run = exec(&env, &cfg, root.path(), &["--json", "read notes.txt"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let events = run.events();
-    let switched: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "provider.tools_in_prompt")
-        .collect();
-    assert_eq!(switched.len(), 1, "{events:?}");
-    assert!(
-        switched[0]["data"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("11 prompt tokens"),
-        "{}",
-        switched[0]
-    );
+    let events = switched_once(&env, &cfg, root.path(), "11 prompt tokens");
     let done = events.last().unwrap();
     assert_eq!(done["data"]["answer"], "Now I can see them.", "{done}");
     // Nothing was streamed before the switch: one attempt, one answer.
@@ -323,22 +330,7 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
         vec![],
         WINDOW,
     );
-    let run = exec(&env, &cfg, root.path(), &["--json", "read notes.txt"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let events = run.events();
-    let switched: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "provider.tools_in_prompt")
-        .collect();
-    assert_eq!(switched.len(), 1, "{events:?}");
-    assert!(
-        switched[0]["data"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("does not support tools"),
-        "{}",
-        switched[0]
-    );
+    let events = switched_once(&env, &cfg, root.path(), "does not support tools");
     assert_eq!(events.last().unwrap()["data"]["answer"], "Seen.");
     let requests = server.requests();
     assert_eq!(requests.len(), 2);

@@ -210,26 +210,34 @@ fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
     assert_eq!(app.overlay, Overlay::None);
 }
 
+/// Types `prompt`, sends it and feeds back the job's `job.started`
+/// (cursor 1); the job's id.
+fn start_job(app: &mut App, prompt: &str) -> String {
+    type_text(app, prompt);
+    let ops = app.on_key(key(KeyCode::Enter));
+    let Command::StartJob { job_id, .. } = &ops[0] else {
+        panic!()
+    };
+    let j = job_id.clone();
+    let started = EventBody::JobStarted {
+        prompt: prompt.into(),
+        mode: Mode::Agent,
+        root: "/demo".into(),
+        provider: "p".into(),
+        model: "m".into(),
+    };
+    app.on_event(&ev(&j, 1, started));
+    j
+}
+
 /// A file read for the model before its first request (a small window,
 /// the instruction names it) shows like a read, says so, and is not one
 /// of the model's calls.
 #[test]
 fn a_file_read_for_the_model_says_so_and_spends_no_step() {
     let (_d, mut app) = app();
-    type_text(&mut app, "fix sum.js");
-    let ops = app.on_key(key(KeyCode::Enter));
-    let Command::StartJob { job_id, .. } = &ops[0] else {
-        panic!()
-    };
+    let job_id = start_job(&mut app, "fix sum.js");
     let j = job_id.as_str();
-    let started = EventBody::JobStarted {
-        prompt: "fix sum.js".into(),
-        mode: Mode::Agent,
-        root: "/demo".into(),
-        provider: "p".into(),
-        model: "m".into(),
-    };
-    app.on_event(&ev(j, 1, started));
     app.on_event(&ev(
         j,
         2,
@@ -248,20 +256,8 @@ fn a_file_read_for_the_model_says_so_and_spends_no_step() {
 #[test]
 fn streamed_answer_tool_lines_and_review_flow() {
     let (_d, mut app) = app();
-    type_text(&mut app, "fix it");
-    let ops = app.on_key(key(KeyCode::Enter));
-    let Command::StartJob { job_id, .. } = &ops[0] else {
-        panic!()
-    };
+    let job_id = start_job(&mut app, "fix it");
     let j = job_id.as_str();
-    let started = EventBody::JobStarted {
-        prompt: "fix it".into(),
-        mode: Mode::Agent,
-        root: "/demo".into(),
-        provider: "p".into(),
-        model: "m".into(),
-    };
-    app.on_event(&ev(j, 1, started));
     app.on_event(&ev(
         j,
         2,

@@ -311,6 +311,35 @@ fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool
     ) else {
         return unchecked.into();
     };
+    match probe_tools(&*provider) {
+        Some(Probe::Refused(why)) => format!(
+            "the server refuses native tools for this model (\"{why}\"): with tool_protocol = \
+             \"auto\" they go in the prompt"
+        ),
+        Some(Probe::Counted { with, without }) if with <= without + 2 => format!(
+            "the server's chat template drops tool definitions ({with} prompt tokens with a \
+             tool, {without} without): with tool_protocol = \"auto\" they go in the prompt"
+        ),
+        Some(Probe::Counted { with, without }) => format!(
+            "native tool calls: the server's chat template keeps them ({with} prompt tokens \
+             with a tool, {without} without)"
+        ),
+        None => unchecked.into(),
+    }
+}
+
+/// What two one-token requests told of the server's tools.
+enum Probe {
+    /// It refused the request with a tool, in these words.
+    Refused(String),
+    /// The prompt tokens it counted with one tool and without.
+    Counted { with: u64, without: u64 },
+}
+
+/// A one-token request with a tool and one without (or, when the first
+/// gives no count, the same request streamed to see why); `None` when
+/// nothing could be told.
+fn probe_tools(provider: &dyn crate::llm::Provider) -> Option<Probe> {
     let tool = crate::llm::ToolDef {
         name: "read_file".into(),
         description: "Read a file of the project by its path.".into(),
@@ -330,44 +359,27 @@ fn tools_line(name: &str, config: &ProviderConfig, all: &Config, reachable: bool
         tools: &[],
         ..with_tool
     };
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    else {
-        return unchecked.into();
-    };
-    let (counts, refused) = runtime.block_on(async {
+        .ok()?;
+    runtime.block_on(async {
         let with = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(with_tool));
         let Some(with) = with.await.ok().flatten() else {
             // No count: maybe the server refuses tools for this model.
             let mut quiet = |_: crate::llm::Delta<'_>| {};
             let step = tokio::time::timeout(PROBE_BUDGET, provider.step(with_tool, &mut quiet));
-            let refused = match step.await {
-                Ok(Err(e)) => e.tools_unsupported().map(str::to_string),
+            return match step.await {
+                Ok(Err(e)) => e
+                    .tools_unsupported()
+                    .map(|why| Probe::Refused(why.to_string())),
                 _ => None,
             };
-            return (None, refused);
         };
         let without = tokio::time::timeout(PROBE_BUDGET, provider.prompt_tokens(without_tool));
-        (without.await.ok().flatten().map(|w| (with, w)), None)
-    });
-    if let Some(why) = refused {
-        return format!(
-            "the server refuses native tools for this model (\"{why}\"): with tool_protocol = \
-             \"auto\" they go in the prompt"
-        );
-    }
-    match counts {
-        Some((with, without)) if with <= without + 2 => format!(
-            "the server's chat template drops tool definitions ({with} prompt tokens with a \
-             tool, {without} without): with tool_protocol = \"auto\" they go in the prompt"
-        ),
-        Some((with, without)) => format!(
-            "native tool calls: the server's chat template keeps them ({with} prompt tokens \
-             with a tool, {without} without)"
-        ),
-        None => unchecked.into(),
-    }
+        let without = without.await.ok().flatten()?;
+        Some(Probe::Counted { with, without })
+    })
 }
 
 /// The window in force, where it came from, and what is reserved of it.
