@@ -93,10 +93,10 @@ fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
     // "", not null: llama-cpp-python's server refuses a null content.
     assert_eq!(m[2]["content"], "");
     assert_eq!(m[3]["role"], "tool");
-    assert!(
-        m[3]["content"].as_str().unwrap().contains("a + b, 1"),
-        "{m:?}"
-    );
+    let read = m[3]["content"].as_str().unwrap();
+    assert!(read.contains("a + b, 1"), "{m:?}");
+    // No file hash for the model in a small window (the event keeps it).
+    assert!(!read.contains("file_hash"), "{read}");
     // Still within 40 % of the window, the reply's reserve aside.
     let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
     let tokens = counter.count(&request_text(body));
@@ -111,6 +111,11 @@ fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
     assert_eq!(reads.len(), 1, "{events:?}");
     assert_eq!(reads[0]["data"]["attached"], true);
     assert_eq!(reads[0]["data"]["name"], "read_file");
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "tool.call.completed")
+        .unwrap();
+    assert!(done["data"]["result"]["file_hash"].is_string(), "{done}");
 }
 
 #[test]
@@ -209,4 +214,33 @@ fn with_tools_in_the_text_the_last_lean_reply_is_held_to_an_answer() {
     assert_eq!(shapes.as_array().unwrap().len(), 1, "{last}");
     assert!(shapes[0]["properties"]["answer"].is_object(), "{last}");
     assert_eq!(completed(&r)["answer"], "Three files.");
+}
+
+/// The model's own read in a small window comes back without the file's
+/// hash (no tool takes it back); a large window keeps the result whole.
+#[test]
+fn a_small_window_reads_without_the_file_hash() {
+    for (window, hashed) in [(2048, false), (131_072, true)] {
+        let root = project();
+        let server = LlmServer::start(vec![
+            sse(openai::tool_calls(&[(
+                "c1",
+                "read_file",
+                r#"{"file_path": "README.md"}"#,
+            )])),
+            sse(openai::text(&["A demo."])),
+        ]);
+        let r = run_with(&server, window, "native", root.path(), "what is this?");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let second = &server.requests()[1].body;
+        let read = messages(second)
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(read.contains("# demo"), "{read}");
+        assert_eq!(read.contains("file_hash"), hashed, "{window}: {read}");
+    }
 }

@@ -371,9 +371,12 @@ impl<'a> Job<'a> {
         self.decided.clear();
         let mut repeated = Vec::new();
         for call in calls {
-            let result = self.call_tool(call.clone()).await;
-            if self.lean() && self.repeated(&call, &result) {
-                repeated.push(call.name.clone());
+            let mut result = self.call_tool(call.clone()).await;
+            if self.lean() {
+                result = super::lean_context::lean_result(result);
+                if self.repeated(&call, &result) {
+                    repeated.push(call.name.clone());
+                }
             }
             self.add(Message::Tool(result));
         }

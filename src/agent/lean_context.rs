@@ -129,6 +129,19 @@ pub(super) fn named_files(instruction: &str, listing: &Listing) -> Vec<String> {
     named
 }
 
+/// `result` as a small window's model reads it: without `file_hash`
+/// (74 of SmolLM2's tokens, which no tool takes back; the event
+/// and `agent-tui tool` keep it).
+pub(super) fn lean_result(result: ToolResult) -> ToolResult {
+    match result.result {
+        Some(Value::Object(mut map)) if result.ok && map.contains_key("file_hash") => {
+            map.remove("file_hash");
+            ToolResult::new(result.tool_call_id, result.name, Ok(Value::Object(map)))
+        }
+        _ => result,
+    }
+}
+
 /// A call's identity: its tool and arguments.
 pub(super) fn call_key(call: &ToolCall) -> String {
     format!("{} {}", call.name, call.arguments)
@@ -180,7 +193,7 @@ impl Job<'_> {
                 tool_calls: vec![call.clone()],
             };
             let result = ToolResult::new(call.tool_call_id.clone(), call.name.clone(), Ok(value));
-            let read = Message::Tool(result.clone());
+            let read = Message::Tool(lean_result(result.clone()));
             let counter = self.conv.counter();
             let cost = self.conv.scaled(u64::from(
                 message_tokens(counter, &asked) + message_tokens(counter, &read),
