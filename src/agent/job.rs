@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::EngineContext;
 use super::emit::{Emitter, JobMsg};
-use super::lean_context::MAX_REPEATS;
+use super::lean_context::Repeats;
 use super::prompt::system_prompt;
 use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
@@ -198,11 +198,8 @@ pub(super) struct Job<'a> {
     pub mcp_tools: Vec<crate::mcp::McpTool>,
     /// Restarts of each MCP server in this job.
     pub mcp_restarts: BTreeMap<String, u32>,
-    /// A lean job's calls so far: call (tool and arguments) -> its result's
-    /// fingerprint, to see a call repeated with the same result.
-    pub seen: HashMap<String, u64>,
-    /// Calls repeated with the same result in this job.
-    pub repeats: u32,
+    /// A lean job's calls repeated with the same result.
+    pub repeats: Repeats,
 }
 
 impl<'a> Job<'a> {
@@ -247,8 +244,7 @@ impl<'a> Job<'a> {
             decided: HashMap::new(),
             mcp_tools: Vec::new(),
             mcp_restarts: BTreeMap::new(),
-            seen: HashMap::new(),
-            repeats: 0,
+            repeats: Repeats::default(),
         }
     }
 
@@ -317,7 +313,7 @@ impl<'a> Job<'a> {
                 "[agent-tui] Tools are available again: go on with the task.".into(),
             ));
         }
-        let last = self.calls_made >= budget || self.repeats >= MAX_REPEATS;
+        let last = self.calls_made >= budget || self.repeats.withdrawn();
         let offered: &[ToolDef] = if last { &[] } else { tools };
         let turn = match self.ask(system, offered).await {
             Ok(turn) => turn,
@@ -374,15 +370,15 @@ impl<'a> Job<'a> {
             let mut result = self.call_tool(call.clone()).await;
             if self.lean() {
                 result = super::lean_context::lean_result(result);
-                if self.repeated(&call, &result) {
+                if self.repeats.repeated(&call, &result) {
                     repeated.push(call.name.clone());
                 }
             }
             self.add(Message::Tool(result));
         }
         if !repeated.is_empty() {
-            self.repeats += 1;
-            self.add(Message::User(repeat_note(&repeated, self.repeats)));
+            let note = self.repeats.note(&repeated);
+            self.add(Message::User(note));
         }
         if self.triggers(FallbackReason::SchemaFailures) {
             self.fall_back(FallbackReason::SchemaFailures).await;
@@ -428,7 +424,7 @@ impl<'a> Job<'a> {
     /// The answer of the request that followed the spent budget (or the
     /// repeated calls).
     fn budget_answer(&mut self, turn: Turn) -> Outcome {
-        if self.repeats >= MAX_REPEATS {
+        if self.repeats.withdrawn() {
             let answer = if turn.text.trim().is_empty() {
                 "(The model repeated the same calls with the same results and gave no answer; \
                  rephrase the request, name the files, or use a larger model.)"
@@ -495,23 +491,6 @@ impl<'a> Job<'a> {
                 JobFailure::MalformedToolCalls,
             )
         })
-    }
-}
-
-/// What the model is told after a turn that repeated a call with the same
-/// result (the `n`th such turn); at `MAX_REPEATS`, tools are withdrawn.
-fn repeat_note(tools: &[String], n: u32) -> String {
-    let names = tools.join("`, `");
-    if n >= MAX_REPEATS {
-        format!(
-            "[agent-tui] `{names}` came back again with the same arguments and result. No more \
-             tools: answer now with what you have."
-        )
-    } else {
-        format!(
-            "[agent-tui] You called `{names}` with the same arguments before and got the same \
-             result (above). Do not repeat it: use that result, call another tool, or answer."
-        )
     }
 }
 

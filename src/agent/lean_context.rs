@@ -5,6 +5,7 @@
 //! result. Small models guess paths and repeat themselves; these spare
 //! them the guessing and the window the repeats.
 
+use std::collections::HashMap;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
@@ -28,24 +29,24 @@ const MAX_NAMED: usize = 3;
 const FIRST_REQUEST_SHARE: f64 = 0.4;
 /// Turns that repeated a call with the same result after which tools are
 /// withdrawn (the model answers with what it has).
-pub(super) const MAX_REPEATS: u32 = 2;
+const MAX_REPEATS: u32 = 2;
 
 /// The project's files as the outline and the name lookup use them.
 #[derive(Debug, Default, PartialEq)]
 pub(super) struct Listing {
     /// Every file, when the listing is complete and short; else empty.
-    pub files: Vec<String>,
+    files: Vec<String>,
     /// The top level (folders with a trailing `/`), when `files` is empty.
-    pub top: Vec<String>,
+    top: Vec<String>,
     /// Every path seen (files only), for finding a file named by its name.
-    pub known: Vec<String>,
+    known: Vec<String>,
     /// Whether `known` is every file of the project.
-    pub complete: bool,
+    complete: bool,
 }
 
 impl Listing {
     /// `list_files`' result read into a listing.
-    pub(super) fn from_result(result: &Value) -> Listing {
+    fn from_result(result: &Value) -> Listing {
         let entries = result["files"].as_array().map_or(&[][..], Vec::as_slice);
         let truncated = result["truncated"].as_bool().unwrap_or(true);
         let known: Vec<String> = entries
@@ -96,7 +97,7 @@ impl Listing {
 /// file has; when the listing is not the whole project, also any word that
 /// looks like a path, for the read to find or not), in order, at most
 /// `MAX_NAMED`.
-pub(super) fn named_files(instruction: &str, listing: &Listing) -> Vec<String> {
+fn named_files(instruction: &str, listing: &Listing) -> Vec<String> {
     let known = &listing.known;
     let mut named: Vec<String> = Vec::new();
     for word in instruction.split_whitespace() {
@@ -142,16 +143,49 @@ pub(super) fn lean_result(result: ToolResult) -> ToolResult {
     }
 }
 
-/// A call's identity: its tool and arguments.
-pub(super) fn call_key(call: &ToolCall) -> String {
-    format!("{} {}", call.name, call.arguments)
+/// A lean job's calls that came back with the same result as before: the
+/// calls seen (tool and arguments -> a fingerprint of the result) and the
+/// turns that repeated one.
+#[derive(Debug, Default)]
+pub(super) struct Repeats {
+    seen: HashMap<String, u64>,
+    turns: u32,
 }
 
-/// A short fingerprint of a result.
-pub(super) fn fingerprint(result: &ToolResult) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    result.content.hash(&mut hasher);
-    hasher.finish()
+impl Repeats {
+    /// Notes `result` of `call`; true when the same call gave the same
+    /// result before in this job.
+    pub(super) fn repeated(&mut self, call: &ToolCall, result: &ToolResult) -> bool {
+        let mut hasher = DefaultHasher::new();
+        result.content.hash(&mut hasher);
+        let print = hasher.finish();
+        let key = format!("{} {}", call.name, call.arguments);
+        self.seen.insert(key, print) == Some(print)
+    }
+
+    /// A turn repeated the calls of `tools`: what the model is told (at
+    /// `MAX_REPEATS` such turns, that tools are withdrawn).
+    pub(super) fn note(&mut self, tools: &[String]) -> String {
+        self.turns += 1;
+        let names = tools.join("`, `");
+        if self.withdrawn() {
+            format!(
+                "[agent-tui] `{names}` came back again with the same arguments and result. No \
+                 more tools: answer now with what you have."
+            )
+        } else {
+            format!(
+                "[agent-tui] You called `{names}` with the same arguments before and got the \
+                 same result (above). Do not repeat it: use that result, call another tool, or \
+                 answer."
+            )
+        }
+    }
+
+    /// Whether tools are withdrawn: the next request asks for the answer.
+    pub(super) fn withdrawn(&self) -> bool {
+        self.turns >= MAX_REPEATS
+    }
 }
 
 impl Job<'_> {
@@ -220,13 +254,6 @@ impl Job<'_> {
             self.add(asked);
             self.add(read);
         }
-    }
-
-    /// Notes `result` of `call`; true when the same call gave the same
-    /// result before in this job (a repeat).
-    pub(super) fn repeated(&mut self, call: &ToolCall, result: &ToolResult) -> bool {
-        let print = fingerprint(result);
-        self.seen.insert(call_key(call), print) == Some(print)
     }
 }
 
@@ -298,5 +325,26 @@ mod tests {
         );
         assert_eq!(listing.known, vec!["src/main.rs", "README.md"]);
         assert_eq!(Listing::from_result(&json!({"files": []})).outline(), "");
+    }
+
+    #[test]
+    fn only_the_same_call_with_the_same_result_is_a_repeat() {
+        let call = ToolCall {
+            tool_call_id: "c1".into(),
+            name: READ_FILE.into(),
+            arguments: json!({"file_path": "a.txt"}),
+        };
+        let read = |text: &str| {
+            ToolResult::new("c1".into(), READ_FILE.into(), Ok(json!({"content": text})))
+        };
+        let mut r = Repeats::default();
+        assert!(!r.repeated(&call, &read("one")));
+        // The file changed in between (a command wrote it): not a repeat.
+        assert!(!r.repeated(&call, &read("two")));
+        assert!(r.repeated(&call, &read("two")));
+        assert!(r.note(&["read_file".into()]).contains("Do not repeat it"));
+        assert!(!r.withdrawn());
+        assert!(r.note(&["read_file".into()]).contains("No more tools"));
+        assert!(r.withdrawn());
     }
 }
