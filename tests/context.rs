@@ -10,7 +10,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Flavor, fact_file, tokens_of};
-use support::jobs::{Run, config, exec, sse};
+use support::jobs::{Run, config, doctor, exec, models_list, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
@@ -606,26 +606,10 @@ fn doctor_shows_the_window_and_where_it_came_from() {
         headers: vec![],
         body: json!({"default_generation_settings": {"n_ctx": 4096}}).to_string(),
     };
-    let models = || Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"data": [{"id": "test-model"}]}).to_string(),
-    };
     // The probe lists models, then discovery asks the models list and /props.
-    let server = LlmServer::start_with_side(vec![], vec![models(), models(), props]);
+    let server = LlmServer::start_with_side(vec![], vec![models_list(), models_list(), props]);
     let env = Env::new();
-    let doctor = |extra: &str| {
-        let cfg = config(&env, "openai", &server.url(), extra);
-        let out = env
-            .cmd()
-            .env("TEST_LLM_KEY", "k")
-            .arg("--config")
-            .arg(&cfg)
-            .arg("doctor")
-            .output()
-            .unwrap();
-        support::stdout(&out)
-    };
+    let doctor = |extra: &str| doctor(&env, &config(&env, "openai", &server.url(), extra));
     let text = doctor("");
     assert!(
         text.contains("context     4096 tokens (the server: llama.cpp /props n_ctx)"),

@@ -11,7 +11,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::jobs::{config, exec, sse};
+use support::jobs::{config, doctor, exec, models_list, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
@@ -382,23 +382,10 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
 #[test]
 fn doctor_tells_refused_dropped_and_kept_tools_apart() {
     let env = Env::new();
-    let models = || Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"data": [{"id": "test-model"}]}).to_string(),
-    };
     let doctor = |replies: Vec<Reply>| {
-        let server = LlmServer::start_with_side(replies, vec![models(), models(), models()]);
-        let cfg = config(&env, "openai", &server.url(), WINDOW);
-        let out = env
-            .cmd()
-            .env("TEST_LLM_KEY", "k")
-            .arg("--config")
-            .arg(&cfg)
-            .arg("doctor")
-            .output()
-            .unwrap();
-        support::stdout(&out)
+        let side = vec![models_list(), models_list(), models_list()];
+        let server = LlmServer::start_with_side(replies, side);
+        doctor(&env, &config(&env, "openai", &server.url(), WINDOW))
     };
     let text = doctor(vec![ollama_refuses_tools(), ollama_refuses_tools()]);
     assert!(

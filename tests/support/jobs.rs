@@ -168,3 +168,26 @@ pub fn exec(env: &Env, cfg: &Path, root: &Path, args: &[&str]) -> Run {
         stderr: stderr(&out),
     }
 }
+
+/// `agent-tui doctor` with `cfg` (the loopback key set): its stdout.
+pub fn doctor(env: &Env, cfg: &Path) -> String {
+    let out = env
+        .cmd()
+        .env("TEST_LLM_KEY", "k")
+        .arg("--config")
+        .arg(cfg)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    stdout(&out)
+}
+
+/// A models list naming `test-model` (what `doctor`'s probe and window
+/// discovery ask first).
+pub fn models_list() -> Reply {
+    Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: serde_json::json!({"data": [{"id": "test-model"}]}).to_string(),
+    }
+}
