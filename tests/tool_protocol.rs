@@ -193,6 +193,57 @@ fn a_template_that_keeps_the_tools_stays_native() {
     assert!(has_native_tools(&server.requests()[0].body));
 }
 
+/// llama.cpp's and vLLM's `POST /tokenize` answer the check too (one body
+/// for both: llama.cpp reads `content` and answers `tokens`, vLLM reads
+/// `model` and `prompt` and answers `count`); once a server's endpoint is
+/// known, later counts go straight to it.
+#[test]
+fn the_tokenize_endpoints_of_llama_cpp_and_vllm_are_asked() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "one\n")]);
+    let not_found = || Reply::Status {
+        code: 404,
+        headers: vec![],
+        body: json!({"detail": "Not Found"}).to_string(),
+    };
+    let llama_cpp = |n: usize| Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"tokens": vec![1; n]}).to_string(),
+    };
+    let vllm = |n: u64| Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"count": n, "max_model_len": 32768, "tokens": vec![7; n as usize],
+            "token_strs": null})
+        .to_string(),
+    };
+    for (name, base, full) in [
+        ("llama.cpp", llama_cpp(300), llama_cpp(900)),
+        ("vLLM", vllm(300), vllm(900)),
+    ] {
+        let (server, cfg) = model(
+            &env,
+            vec![probe(11), sse(openai::text(&["Now I can see them."]))],
+            vec![not_found(), base, full],
+            WINDOW,
+        );
+        switched_once(&env, &cfg, root.path(), "about 900 with the tools, 300");
+        let side = server.side_requests();
+        let paths: Vec<&str> = side.iter().map(|r| r.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            ["/extras/tokenize/count", "/tokenize", "/tokenize"],
+            "{name}"
+        );
+        let body = &side[1].body;
+        assert!(body["content"].as_str().unwrap().contains("read notes.txt"));
+        assert_eq!(body["prompt"], body["content"], "{name}");
+        assert!(body["model"].is_string(), "{name}: {body}");
+    }
+}
+
 /// A session whose earlier job called a tool natively goes on after the
 /// switch: the request carries that call and its result as text.
 #[test]

@@ -50,12 +50,28 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
     from_ollama_show(&ask(show).await?)
 }
 
-/// How many tokens the server's own tokenizer makes of `text`:
-/// llama-cpp-python `POST /extras/tokenize/count`, llama.cpp `POST
-/// /tokenize`. For servers whose streams carry no usage.
-pub async fn count_tokens(ep: &Endpoint, text: &str) -> Option<u64> {
-    if SILENT_HOSTS.iter().any(|h| ep.base_url.contains(h)) {
-        return None;
+/// Which tokenizer endpoint a server answers, learned on its first count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tokenizer {
+    /// Not asked yet: both are tried in turn.
+    Unknown,
+    /// llama-cpp-python `POST /extras/tokenize/count` (`{"input"}` →
+    /// `{"count"}`).
+    Count,
+    /// `POST /tokenize`: llama.cpp (`{"content"}` → `{"tokens"}`) and
+    /// vLLM (`{"model", "prompt"}` → `{"count", "tokens"}`), one body for
+    /// both (each ignores the other's fields).
+    Tokenize,
+    /// Neither answered: not asked again.
+    Missing,
+}
+
+/// How many tokens the server's own tokenizer makes of `text`, asking the
+/// endpoint `known` names (or finding it), and the endpoint that answered.
+/// For servers whose streams carry no usage, and `auto`'s tools check.
+pub async fn count_tokens(ep: &Endpoint, known: Tokenizer, text: &str) -> (Tokenizer, Option<u64>) {
+    if known == Tokenizer::Missing || SILENT_HOSTS.iter().any(|h| ep.base_url.contains(h)) {
+        return (Tokenizer::Missing, None);
     }
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
     let post = |path: &str, body: Value| {
@@ -65,14 +81,29 @@ pub async fn count_tokens(ep: &Endpoint, text: &str) -> Option<u64> {
             None => builder,
         }
     };
-    let body = json!({"input": text, "model": ep.model});
-    if let Some(count) = ask(post("/extras/tokenize/count", body)).await
-        && let Some(n) = count["count"].as_u64()
-    {
-        return Some(n);
+    if matches!(known, Tokenizer::Unknown | Tokenizer::Count) {
+        let body = json!({"input": text, "model": ep.model});
+        if let Some(n) = ask(post("/extras/tokenize/count", body))
+            .await
+            .and_then(|v| v["count"].as_u64())
+        {
+            return (Tokenizer::Count, Some(n));
+        }
+        if known == Tokenizer::Count {
+            return (known, None);
+        }
     }
-    let tokens = ask(post("/tokenize", json!({"content": text}))).await?;
-    tokens["tokens"].as_array().map(|t| t.len() as u64)
+    let body = json!({"content": text, "prompt": text, "model": ep.model});
+    let answer = ask(post("/tokenize", body)).await;
+    let counted = answer.as_ref().and_then(|v| {
+        v["count"]
+            .as_u64()
+            .or_else(|| v["tokens"].as_array().map(|t| t.len() as u64))
+    });
+    match (known, counted) {
+        (Tokenizer::Unknown, None) => (Tokenizer::Missing, None),
+        (_, counted) => (Tokenizer::Tokenize, counted),
+    }
 }
 
 /// A JSON answer within `ASK_TIMEOUT`, or nothing.

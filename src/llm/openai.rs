@@ -2,16 +2,18 @@
 //! `stream: true` (OpenAI, Ollama, llama.cpp, vLLM, OpenRouter ...).
 
 use std::collections::BTreeMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::ServerWindow;
+use super::discover::{self, Tokenizer};
 use super::http::{self, Endpoint, WireAdapter};
 use super::openai_wire::{WireChunk, request_body, wire};
 use super::think::{Pending, ThinkTags};
-use super::{Delta, FinishReason, LlmError, Request, TextSink, ToolCall, Turn, discover};
+use super::{Delta, FinishReason, LlmError, Request, TextSink, ToolCall, Turn};
 use crate::protocol::Usage;
 
 pub struct OpenAi {
@@ -19,8 +21,8 @@ pub struct OpenAi {
     /// Cleared once the server refuses `stream_options` (some reject fields
     /// they do not know); streams then carry no usage and it is estimated.
     usage_in_stream: AtomicBool,
-    /// The server answered neither tokenizer endpoint: not asked again.
-    no_tokenizer: AtomicBool,
+    /// The tokenizer endpoint the server answers (or that it has none).
+    tokenizer: Mutex<Tokenizer>,
     /// The server refused a constrained reply (`response_format`).
     no_reply_schema: AtomicBool,
 }
@@ -30,7 +32,7 @@ impl OpenAi {
         OpenAi {
             ep,
             usage_in_stream: AtomicBool::new(true),
-            no_tokenizer: AtomicBool::new(false),
+            tokenizer: Mutex::new(Tokenizer::Unknown),
             no_reply_schema: AtomicBool::new(false),
         }
     }
@@ -209,12 +211,10 @@ impl WireAdapter for OpenAi {
 
     fn server_count<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async move {
-            if self.no_tokenizer.load(Ordering::Relaxed) {
-                return None;
-            }
-            let counted = discover::count_tokens(&self.ep, text).await;
-            if counted.is_none() {
-                self.no_tokenizer.store(true, Ordering::Relaxed);
+            let known = self.tokenizer.lock().map_or(Tokenizer::Missing, |t| *t);
+            let (found, counted) = discover::count_tokens(&self.ep, known, text).await;
+            if let Ok(mut tokenizer) = self.tokenizer.lock() {
+                *tokenizer = found;
             }
             counted
         })
