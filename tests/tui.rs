@@ -769,6 +769,40 @@ fn tool_lines_expand_on_enter_in_the_chat() {
     );
 }
 
+/// A tool line keeps to one row: what does not fit ends in "…", so a cut
+/// line never reads as whole.
+#[test]
+fn a_long_tool_line_is_cut_with_an_ellipsis() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::ToolCallRequested {
+            tool_call_id: "c".into(),
+            name: "read_file".into(),
+            arguments: json!({"file_path": "calc.py"}),
+            attached: true,
+        },
+    ));
+    let narrow = screen(&app, 90, 20);
+    let tool_row = |screen: &str| {
+        screen
+            .lines()
+            .find(|l| l.contains("read_file"))
+            .unwrap()
+            .trim_end_matches(['│', ' '])
+            .to_string()
+    };
+    // (A call still running starts with "…" too: its end is what counts.)
+    assert!(tool_row(&narrow).ends_with('…'), "{narrow}");
+    assert!(!narrow.contains("names it"), "{narrow}");
+    let wide = screen(&app, 160, 20);
+    assert!(
+        tool_row(&wide).ends_with("(read for the model: the instruction names it)"),
+        "{wide}"
+    );
+}
+
 #[test]
 fn checkpoints_list_and_three_way_view() {
     let (_d, mut app) = app();

@@ -36,6 +36,32 @@ fn prefixed(prefix: &str, runs: Vec<Run>, style: Style, width: usize) -> Vec<Lin
         .collect()
 }
 
+/// `run` on one row of `width`: what does not fit is cut at a word and
+/// ends in "…" (Enter in the chat shows all of it).
+fn one_row(run: Run, width: usize) -> Line<'static> {
+    let style = run.0;
+    let fits = runs_width(std::slice::from_ref(&run)) <= width;
+    let rows = wrap(
+        &[run],
+        if fits {
+            width
+        } else {
+            width.saturating_sub(1).max(1)
+        },
+    );
+    let mut spans: Vec<Span<'static>> = rows
+        .into_iter()
+        .next()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(s, t)| Span::styled(t, s))
+        .collect();
+    if !fits {
+        spans.push(Span::styled("…", style));
+    }
+    Line::from(spans)
+}
+
 /// The lines of an entry other than an answer (whose lines are cached).
 fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>> {
     let plain = |prefix: &str, text: &str, style: Style| {
@@ -73,18 +99,7 @@ fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>>
                 Some(false) => ("✗", Color::Red),
             };
             let style = Style::new().fg(color);
-            let line = format!("{mark} {name} {summary}");
-            let mut out = wrap(&[(style, line)], width)
-                .into_iter()
-                .take(1)
-                .map(|l| {
-                    Line::from(
-                        l.into_iter()
-                            .map(|(s, t)| Span::styled(t, s))
-                            .collect::<Vec<_>>(),
-                    )
-                })
-                .collect::<Vec<_>>();
+            let mut out = vec![one_row((style, format!("{mark} {name} {summary}")), width)];
             if details {
                 out.extend(plain("    ", detail, Style::new().fg(Color::DarkGray)));
             }
