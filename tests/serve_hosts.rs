@@ -506,6 +506,14 @@ fn a_live_hosts_name_is_not_taken_twice() {
         assert_eq!(hosts.len(), 1, "{health}");
         assert_eq!(hosts[0]["host"], "alpha");
         assert!(hosts[0]["running_jobs"].is_array(), "{health}");
+        // Both times are RFC 3339, like every other time in the API.
+        let time = |key: &str| {
+            let text = hosts[0][key]
+                .as_str()
+                .unwrap_or_else(|| panic!("{key}: {health}"));
+            humantime::parse_rfc3339(text).unwrap_or_else(|e| panic!("{key} {text}: {e}"))
+        };
+        assert!(time("last_seen") >= time("started_at"), "{health}");
     });
 }
 

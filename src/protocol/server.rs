@@ -91,8 +91,8 @@ pub struct UsageRow {
 pub struct HostInfo {
     pub host: String,
     pub started_at: String,
-    /// Milliseconds since the epoch of its last heartbeat.
-    pub last_seen: u64,
+    /// Its last heartbeat (RFC 3339, like `started_at`).
+    pub last_seen: String,
     /// The jobs it runs now.
     pub running_jobs: Vec<String>,
 }

@@ -183,7 +183,7 @@ impl Store {
                 hosts.push(HostInfo {
                     host,
                     started_at: r.try_get("started_at")?,
-                    last_seen: u64::try_from(r.try_get::<i64, _>("last_seen")?).unwrap_or(0),
+                    last_seen: rfc3339_from_millis(r.try_get::<i64, _>("last_seen")?),
                     running_jobs,
                 });
             }
@@ -466,4 +466,12 @@ async fn relay_live(pool: sqlx::AnyPool, mut rx: tokio::sync::mpsc::UnboundedRec
             .execute(&pool)
             .await;
     }
+}
+
+/// A heartbeat's time (milliseconds since the epoch in the store) as the
+/// RFC 3339 text every other time in the API uses.
+fn rfc3339_from_millis(ms: i64) -> String {
+    let at =
+        std::time::UNIX_EPOCH + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    humantime::format_rfc3339_millis(at).to_string()
 }
