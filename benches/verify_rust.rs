@@ -3,7 +3,8 @@
 //! and `app` (uses it; the one-hunk review changes it), checked with
 //! `cargo test -q --offline`. The first verify builds everything into the
 //! root's build cache; the ones after it should rebuild only what the hunk
-//! touched. Prints each verify's check time and the cache's size after.
+//! touched; and once a hunk in `base` is applied, `base` is built once for
+//! it and not again. Prints each verify's check time and the cache's size.
 //! Run with `cargo bench --bench verify_rust`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -56,38 +57,56 @@ fn project(root: &Path) {
     );
 }
 
+/// `review --accept-all --verify` (and `--apply` with `apply`) of the
+/// pending hunk: the check's own time.
+fn verify(env: &support::Env, cfg: &Path, root: &Path, apply: bool) -> Duration {
+    let mut cmd = env.cmd();
+    cmd.env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(cfg)
+        .args(["review", "--accept-all", "--json", "--verify", "--root"])
+        .arg(root);
+    if apply {
+        cmd.arg("--apply");
+    }
+    let out = cmd.output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(v["verify"]["passed"], true, "{v}");
+    println!(
+        "  verify: check {}ms (copy: {})",
+        v["verify"]["duration_ms"], v["verify"]["copy"]
+    );
+    Duration::from_millis(v["verify"]["duration_ms"].as_u64().unwrap())
+}
+
+fn median(mut times: Vec<Duration>) -> Duration {
+    times.sort();
+    times[times.len() / 2]
+}
+
 fn main() {
     let env = support::Env::new();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
     project(root);
-    let edits = json!({"edits": [{"file_path": "app/src/lib.rs", "operation": "replace",
+    let app_edit = json!({"edits": [{"file_path": "app/src/lib.rs", "operation": "replace",
         "start_line": 2, "end_line": 2, "old_text": "    base::f_1(v) + base::f_2(v)",
         "new_text": "    base::f_2(v) + base::f_1(v)\n"}]});
-    let verify = "[verify]\ncommand = \"cargo test -q --offline\"\ntimeout_secs = 600\n";
-    let (_, _server, cfg) = one_turn_configured(&env, root, &[("propose_edits", edits)], verify);
-    let mut checks = Vec::new();
-    for i in 0..=RUNS {
-        let out = env
-            .cmd()
-            .env("TEST_LLM_KEY", KEY)
-            .arg("--config")
-            .arg(&cfg)
-            .args(["review", "--accept-all", "--json", "--verify", "--root"])
-            .arg(root)
-            .output()
-            .unwrap();
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-        assert_eq!(v["verify"]["passed"], true, "{v}");
-        let took = Duration::from_millis(v["verify"]["duration_ms"].as_u64().unwrap());
-        println!("verify {i}: check {took:?} (copy: {})", v["verify"]["copy"]);
-        if i > 0 {
-            checks.push(took);
-        }
-    }
-    checks.sort();
-    println!("after the first: median {:?}", checks[checks.len() / 2]);
+    let verify_table = "[verify]\ncommand = \"cargo test -q --offline\"\ntimeout_secs = 600\n";
+    let (_, _server, cfg) = one_turn_configured(
+        &env,
+        root,
+        &[("propose_edits", app_edit.clone())],
+        verify_table,
+    );
+    println!("the `app` hunk verified {} times:", RUNS + 1);
+    let first = verify(&env, &cfg, root, false);
+    let again: Vec<Duration> = (0..RUNS).map(|_| verify(&env, &cfg, root, false)).collect();
+    println!(
+        "first {first:?}; after the first: median {:?}",
+        median(again)
+    );
     let du = std::process::Command::new("du")
         .args(["-sh"])
         .arg(env.home.path().join("state/verify/target"))
@@ -96,5 +115,25 @@ fn main() {
     println!(
         "build cache: {}",
         String::from_utf8_lossy(&du.stdout).trim()
+    );
+
+    // A hunk in the large crate verified and applied; then the `app` hunk
+    // verified again: `base` should be built once for its applied version,
+    // not every time after.
+    let base_edit = json!({"edits": [{"file_path": "base/src/lib.rs", "operation": "replace",
+        "start_line": 1, "end_line": 1, "old_text": "pub fn f_0(v: &[u64]) -> u64 {",
+        "new_text": "/// The first.\npub fn f_0(v: &[u64]) -> u64 {\n"}]});
+    let (_, _server, cfg) =
+        one_turn_configured(&env, root, &[("propose_edits", base_edit)], verify_table);
+    println!("a `base` hunk verified and applied:");
+    verify(&env, &cfg, root, true);
+    let (_, _server, cfg) =
+        one_turn_configured(&env, root, &[("propose_edits", app_edit)], verify_table);
+    println!("the `app` hunk verified {} times after it:", RUNS + 1);
+    let first = verify(&env, &cfg, root, false);
+    let again: Vec<Duration> = (0..RUNS).map(|_| verify(&env, &cfg, root, false)).collect();
+    println!(
+        "first {first:?}; after the first: median {:?}",
+        median(again)
     );
 }

@@ -159,7 +159,8 @@ pub async fn probe_models(request: reqwest::RequestBuilder, url: &str) -> Result
         detail: format!("the models list is not JSON: {e}"),
     })?;
     let count = body["data"].as_array().map_or(0, Vec::len);
-    Ok(format!("{url} answered ({count} models listed)"))
+    let noun = if count == 1 { "model" } else { "models" };
+    Ok(format!("{url} answered ({count} {noun} listed)"))
 }
 
 /// Maps a transport error of a request to `url`.

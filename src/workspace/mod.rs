@@ -8,6 +8,7 @@ mod live;
 mod sandbox;
 mod scope;
 mod scratch;
+mod scratch_written;
 mod search;
 mod suggest;
 mod text;

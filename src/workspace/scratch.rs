@@ -9,8 +9,9 @@
 //! A root's copy goes to the same folder each time (named by the root,
 //! held with a lock while a copy lives there; a second copy of the root at
 //! once gets a folder of its own), and its files keep the root's
-//! modification times, but for those a copy there ever wrote (listed
-//! beside the folder), which get a new one: a build tool that
+//! modification times, but for those a copy there wrote (listed beside
+//! the folder until the root's file is newer than that copy's end; see
+//! `scratch_written`), which get a new one: a build tool that
 //! keys its caches by path and mtime (Cargo's fingerprints, rustc's
 //! incremental folders) rebuilds only what the hunks touched, sees a file
 //! put back as changed, and its cache does not grow per verify.
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Workspace;
+use super::scratch_written::Written;
 use super::walk::{EntryKind, list};
 
 /// How the files were copied.
@@ -94,7 +96,7 @@ impl Scratch {
                 EntryKind::File => {
                     // Only in the root's own folder, and not for a file a
                     // verify there wrote last time (its build is of that).
-                    let keep = dir.touched.is_some() && !dir.written_before.contains(&e.path);
+                    let keep = dir.written.keeps_time(&e.path, e.modified);
                     files.push((ws.root().join(&e.path), to, e.modified.filter(|_| keep)));
                 }
                 EntryKind::Symlink => links.push((ws.root().join(&e.path), to)),
@@ -138,20 +140,8 @@ impl Scratch {
         }
         // A link in the copy is replaced, never written through.
         let _ = std::fs::remove_file(&to);
-        // Listed for good: a copy that ends before its build would leave
-        // the build of this version behind, so the list is never cleared.
-        if let Some(dir) = self
-            .dir
-            .as_ref()
-            .filter(|d| !d.written_before.contains(rel))
-            && let Some(list) = &dir.touched
-        {
-            use std::io::Write;
-            let mut file = std::fs::File::options()
-                .create(true)
-                .append(true)
-                .open(list)?;
-            writeln!(file, "{rel}")?;
+        if let Some(dir) = &self.dir {
+            dir.written.record(rel)?;
         }
         std::fs::write(to, bytes)
     }
@@ -288,16 +278,14 @@ fn keep_mtime(to: &Path, modified: SystemTime) -> io::Result<()> {
 struct Folder {
     path: PathBuf,
     _lock: Option<std::fs::File>,
-    /// The root's own folder: where the files copies there have written
-    /// are listed (beside it), so later copies give them a new time.
-    touched: Option<PathBuf>,
-    /// The files copies in this folder wrote before.
-    written_before: std::collections::HashSet<String>,
+    /// In the root's own folder, the files copies there wrote.
+    written: Written,
 }
 
 impl Drop for Folder {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.path);
+        let _ = self.written.close();
     }
 }
 
@@ -322,8 +310,7 @@ fn new_dir(parent: &Path, key: &str) -> io::Result<Folder> {
     Ok(Folder {
         path: dir.keep(),
         _lock: None,
-        touched: None,
-        written_before: Default::default(),
+        written: Written::default(),
     })
 }
 
@@ -352,17 +339,11 @@ fn claim(path: &Path) -> Option<Folder> {
         };
         gone.ok()?;
     }
-    let touched = PathBuf::from(format!("{}.written", path.display()));
-    let written_before = std::fs::read_to_string(&touched)
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect();
+    let written = Written::load(PathBuf::from(format!("{}.written", path.display())));
     Some(Folder {
         path: path.to_path_buf(),
         _lock: Some(lock),
-        touched: Some(touched),
-        written_before,
+        written,
     })
 }
 
@@ -523,6 +504,42 @@ mod tests {
             std::fs::read(next.path().join("lib.rs")).unwrap(),
             b"pub fn a() {}\n"
         );
+        // Still so while the root's file is older than that copy's end.
+        drop(next);
+        let list = PathBuf::from(format!("{}.written", at.display()));
+        let next = Scratch::of(&ws, parent.path()).unwrap();
+        let copied = std::fs::metadata(next.path().join("lib.rs")).unwrap();
+        assert_ne!(copied.modified().unwrap(), old);
+        drop(next);
+        assert!(std::fs::read_to_string(&list).unwrap().contains("lib.rs"));
+        // The hunk applied in the root after it: every build of the written
+        // version is older than the root's file, which keeps its time, and
+        // the list forgets it.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(root.path().join("lib.rs"), "pub fn b() {}\n").unwrap();
+        let applied = std::fs::metadata(root.path().join("lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        let next = Scratch::of(&ws, parent.path()).unwrap();
+        let copied = std::fs::metadata(next.path().join("lib.rs")).unwrap();
+        assert_eq!(copied.modified().unwrap(), applied);
+        drop(next);
+        assert!(!list.exists(), "nothing listed");
+        // A copy that never ended (a crash; or a list of an earlier version,
+        // a plain path) keeps its file listed however new the root's is.
+        std::fs::write(&list, "lib.rs\n").unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::fs::write(root.path().join("lib.rs"), "pub fn c() {}\n").unwrap();
+        let next = Scratch::of(&ws, parent.path()).unwrap();
+        let copied = std::fs::metadata(next.path().join("lib.rs")).unwrap();
+        let root_time = std::fs::metadata(root.path().join("lib.rs"))
+            .unwrap()
+            .modified()
+            .unwrap();
+        assert_ne!(copied.modified().unwrap(), root_time);
+        drop(next);
+        assert!(std::fs::read_to_string(&list).unwrap().contains("lib.rs"));
     }
 
     #[test]
