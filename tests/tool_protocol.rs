@@ -12,6 +12,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::jobs::{config, doctor, exec, models_list, sse};
+use support::llm_server::openai::{count, probe};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
@@ -29,28 +30,6 @@ fn model(
     let server = LlmServer::start_with_side(replies, side);
     let cfg = config(env, "openai", &server.url(), extra);
     (server, cfg)
-}
-
-/// A tokenizer answer (`/extras/tokenize/count`).
-fn count(n: u64) -> Reply {
-    Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"count": n}).to_string(),
-    }
-}
-
-/// The answer to the one-token probe: a non-streamed completion whose
-/// usage says the server counted `prompt` tokens.
-fn probe(prompt: u64) -> Reply {
-    Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"id": "p", "object": "chat.completion", "choices": [{"index": 0,
-            "message": {"role": "assistant", "content": "I"}, "finish_reason": "length"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": 1}})
-        .to_string(),
-    }
 }
 
 /// `exec --json "read notes.txt"` in `root`, which must succeed and say

@@ -7,7 +7,9 @@
 //! a server killed mid-stream and started again: the page says it is
 //! offline, comes back by itself and shows every stored event once; and
 //! two hosts on PostgreSQL behind one address, the page's host killed: it
-//! carries on through the other; verify before apply from the page. No
+//! carries on through the other; verify before apply from the page; what
+//! the engine did for the model (a file read in for it, tools moved into
+//! the prompt, a fallback to the remote) said as in the TUI. No
 //! console error anywhere. Screenshots of the page, wide and narrow, land
 //! in docs/web/ with `AGENT_TUI_SCREENSHOTS=1` (else in target/).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -283,6 +285,101 @@ fn verify_the_accepted_hunks_from_the_page_and_send_a_failure_back() {
         let told = model.requests().last().unwrap().body.to_string();
         assert!(told.contains("main.rs is broken"), "the model read the output: {told}");
         assert_eq!(std::fs::read_to_string(&main_rs).unwrap(), main_before, "the root untouched");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// What the engine did for the model shows on the page as in the TUI: a
+/// file the instruction names, read in before the first request (marked
+/// as agent-tui's own read), and a chat template that drops the tools
+/// (`auto` moves them into the prompt, said once).
+#[test]
+fn the_page_says_what_was_done_for_a_small_model() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    // The server counts 11 prompt tokens where its tokenizer makes 300 of
+    // the request without tools and 900 with them.
+    let model = LlmServer::start_with_tokenizer(
+        vec![
+            openai::probe(11),
+            sse(openai::text(&["It prints a greeting."])),
+        ],
+        vec![openai::count(300), openai::count(900)],
+    );
+    let cfg = config(&env, "openai", &model.url(), "context_window = 2048");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
+        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
+        testid(&b, "instruction").await.send_keys("what does src/greet.rs do?").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('prints a greeting'))").await;
+        let read = until(&b, 5, "the read shown", "const c = document.querySelector('[data-testid=tool-log] .call.attached'); return c && c.querySelector('summary').textContent").await;
+        let read = read.as_str().unwrap();
+        assert!(read.contains("src/greet.rs") && read.contains("read for the model: the instruction names it"), "{read}");
+        let notes = until(&b, 5, "the note", "return [...document.querySelectorAll('[data-testid=note]')].map(n => n.textContent)").await;
+        let notes = notes.as_array().unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        let note = notes[0].as_str().unwrap();
+        assert!(note.contains("chat template drops the tools") && note.contains("11 prompt tokens"), "{note}");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+    let requests = model.requests();
+    assert_eq!(requests.len(), 2, "the probe, then the request");
+    assert!(
+        requests[1].body.get("tools").is_none(),
+        "the tools moved into the prompt"
+    );
+}
+
+/// `hybrid_auto`'s fallback shows on the page: a note with the reason,
+/// and the job's status names the provider it goes on with.
+#[test]
+fn a_fallback_to_the_remote_shows_on_the_page() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let local = LlmServer::start(vec![Reply::Status {
+        code: 500,
+        headers: vec![],
+        body: json!({"error": {"message": "model crashed"}}).to_string(),
+    }]);
+    let remote = LlmServer::start(vec![sse(openai::text(&["Remote answer."]))]);
+    let text = format!(
+        "[providers.local]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"small\"\ncontext_window = 16384\n\
+         [providers.remote]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"TEST_LLM_KEY\"\nmodel = \"big\"\ncontext_window = 16384\n\
+         [agent]\nretry_base_delay_ms = 10\nmax_retries = 0\n\
+         [routing]\nlocal = \"local\"\nremote = \"remote\"\nmode = \"hybrid_auto\"\n",
+        local.url(),
+        remote.url()
+    );
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(&cfg, text).unwrap();
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
+        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
+        testid(&b, "instruction").await.send_keys("hello").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "the remote's answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('Remote answer.'))").await;
+        let note = until(&b, 5, "the note", "const n = document.querySelector('[data-testid=note]'); return n && n.textContent").await;
+        let note = note.as_str().unwrap();
+        assert!(note.contains("gave up (provider error)") && note.contains("goes on with"), "{note}");
         let console = driver.console(&b).await;
         assert!(errors(&console).is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();

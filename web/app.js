@@ -169,10 +169,11 @@ class JobView {
     this.tools = el("details", { class: "tools", "data-testid": "tool-log", hidden: true, open: true },
       el("summary", {}, "tool calls"));
     this.calls = new Map();
+    this.notes = el("div", { class: "notes", "data-testid": "notes" });
     this.status = el("div", { class: "status" }, "queued");
     this.prompts = new Map();
     this.root = el("div", { class: "job", "data-job-id": jobId, "data-stored": "0" },
-      this.thinkBox, this.tools, this.answer, this.status);
+      this.thinkBox, this.tools, this.notes, this.answer, this.status);
     logItem(this.root);
     this.pending = false;
   }
@@ -210,8 +211,10 @@ class JobView {
         break;
       case "tool.call.requested": {
         this.tools.hidden = false;
-        const call = el("details", { class: "call" },
-          el("summary", {}, `${d.name} ${brief(d.arguments)}`),
+        // agent-tui's own reads of the files the instruction names.
+        const why = d.attached ? " (read for the model: the instruction names it)" : "";
+        const call = el("details", { class: d.attached ? "call attached" : "call" },
+          el("summary", {}, `${d.name} ${brief(d.arguments)}${why}`),
           el("pre", {}, JSON.stringify(d.arguments, null, 2)));
         this.calls.set(d.tool_call_id, call);
         this.tools.append(call);
@@ -226,6 +229,16 @@ class JobView {
         }
         break;
       }
+      case "provider.tools_in_prompt":
+        this.note(`${d.provider}'s chat template drops the tools (${d.reason}): they are described in the prompt from now on.`);
+        break;
+      case "provider.fallback":
+        this.note(`${d.from} gave up (${String(d.reason).replaceAll("_", " ")}): the job goes on with ${d.to}, from the same conversation.`);
+        this.status.textContent = `running on ${d.to}…`;
+        break;
+      case "context.compacted":
+        this.note(`Context compacted (${d.reason}): ${d.tokens_before} → ${d.tokens_after} tokens; older turns are now a summary.`);
+        break;
       case "approval.requested":
         this.ask(d, "approval");
         break;
@@ -262,6 +275,11 @@ class JobView {
       default:
         break;
     }
+  }
+
+  // A line about what the engine did for this job (the TUI's notices).
+  note(text) {
+    this.notes.append(el("div", { class: "note", "data-testid": "note" }, text));
   }
 
   ask(d, kind) {

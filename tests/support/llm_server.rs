@@ -86,6 +86,8 @@ pub type Handler = Box<dyn FnMut(&RecordedRequest) -> Reply + Send>;
 struct State {
     script: VecDeque<Reply>,
     side: VecDeque<Reply>,
+    /// Answers to tokenizer requests only (before `side`).
+    tokenizer: VecDeque<Reply>,
     handler: Option<Handler>,
     requests: Vec<RecordedRequest>,
     side_requests: Vec<RecordedRequest>,
@@ -142,6 +144,15 @@ impl LlmServer {
         LlmServer::launch(script, side, None)
     }
 
+    /// Model calls take `script`; tokenizer requests (`…tokenize…`) take
+    /// `tokenizer` in order, whatever other requests come between them (a
+    /// server's health checks); the rest get 404.
+    pub fn start_with_tokenizer(script: Vec<Reply>, tokenizer: Vec<Reply>) -> LlmServer {
+        let server = LlmServer::launch(script, Vec::new(), None);
+        server.shared.state().tokenizer = tokenizer.into();
+        server
+    }
+
     /// Every model call is answered by `handler`.
     pub fn start_model(handler: Handler) -> LlmServer {
         LlmServer::launch(Vec::new(), Vec::new(), Some(handler))
@@ -162,6 +173,7 @@ impl LlmServer {
             state: Mutex::new(State {
                 script: script.into(),
                 side: side.into(),
+                tokenizer: VecDeque::new(),
                 handler,
                 requests: Vec::new(),
                 side_requests: Vec::new(),
@@ -268,12 +280,15 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
                     body: json!({"error": {"message": "script exhausted"}}).to_string(),
                 })
             } else {
+                let tokenizer = request.path.contains("tokenize");
                 state.side_requests.push(request);
-                state.side.pop_front().unwrap_or_else(|| Reply::Status {
-                    code: 404,
-                    headers: Vec::new(),
-                    body: json!({"detail": "Not Found"}).to_string(),
-                })
+                let own = tokenizer.then(|| state.tokenizer.pop_front()).flatten();
+                own.or_else(|| state.side.pop_front())
+                    .unwrap_or_else(|| Reply::Status {
+                        code: 404,
+                        headers: Vec::new(),
+                        body: json!({"detail": "Not Found"}).to_string(),
+                    })
             }
         };
         if !conn.respond(reply).await || close {
@@ -657,6 +672,28 @@ pub mod openai {
         vec![chunk(
             json!({"error": {"message": message, "type": "server_error"}}),
         )]
+    }
+
+    /// A tokenizer's answer (llama-cpp-python `/extras/tokenize/count`).
+    pub fn count(n: u64) -> super::Reply {
+        super::Reply::Status {
+            code: 200,
+            headers: vec![],
+            body: json!({"count": n}).to_string(),
+        }
+    }
+
+    /// The answer to `auto`'s one-token probe: a non-streamed completion
+    /// whose usage says the server counted `prompt` tokens.
+    pub fn probe(prompt: u64) -> super::Reply {
+        super::Reply::Status {
+            code: 200,
+            headers: vec![],
+            body: json!({"id": "p", "object": "chat.completion", "choices": [{"index": 0,
+                "message": {"role": "assistant", "content": "I"}, "finish_reason": "length"}],
+                "usage": {"prompt_tokens": prompt, "completion_tokens": 1}})
+            .to_string(),
+        }
     }
 }
 
