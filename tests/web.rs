@@ -45,6 +45,25 @@ fn shot(name: &str, png: &[u8]) {
     std::fs::write(dir.join(name), png).unwrap();
 }
 
+/// Signs in at `base` with `token`, waits for the workspaces and sends
+/// `instruction`.
+async fn send_from_page(b: &fantoccini::Client, base: &str, token: &str, instruction: &str) {
+    b.goto(&format!("{base}/#token={token}")).await.unwrap();
+    until(
+        b,
+        20,
+        "workspaces listed",
+        "return document.querySelectorAll('[data-testid=workspace-select] option').length",
+    )
+    .await;
+    testid(b, "instruction")
+        .await
+        .send_keys(instruction)
+        .await
+        .unwrap();
+    testid(b, "send").await.click().await.unwrap();
+}
+
 #[test]
 fn sign_in_ask_review_apply_roll_back_and_approve() {
     if !available() {
@@ -236,10 +255,7 @@ fn verify_the_accepted_hunks_from_the_page_and_send_a_failure_back() {
     let driver = Driver::start();
     rt().block_on(async {
         let b = driver.browser(1280, 800).await;
-        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
-        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
-        testid(&b, "instruction").await.send_keys("change both").await.unwrap();
-        testid(&b, "send").await.click().await.unwrap();
+        send_from_page(&b, &srv.base, &token, "change both").await;
         until(&b, 20, "two hunks", "return document.querySelectorAll('[data-testid=hunk]').length === 2").await;
         // y, y: both accepted (the focus moves on to the next hunk).
         let first = b.find(Locator::Css("[data-testid=hunk]")).await.unwrap();
@@ -317,10 +333,7 @@ fn the_page_says_what_was_done_for_a_small_model() {
     let driver = Driver::start();
     rt().block_on(async {
         let b = driver.browser(1280, 800).await;
-        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
-        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
-        testid(&b, "instruction").await.send_keys("what does src/greet.rs do?").await.unwrap();
-        testid(&b, "send").await.click().await.unwrap();
+        send_from_page(&b, &srv.base, &token, "what does src/greet.rs do?").await;
         until(&b, 20, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('prints a greeting'))").await;
         let read = until(&b, 5, "the read shown", "const c = document.querySelector('[data-testid=tool-log] .call.attached'); return c && c.querySelector('summary').textContent").await;
         let read = read.as_str().unwrap();
@@ -372,10 +385,7 @@ fn a_fallback_to_the_remote_shows_on_the_page() {
     let driver = Driver::start();
     rt().block_on(async {
         let b = driver.browser(1280, 800).await;
-        b.goto(&format!("{}/#token={token}", srv.base)).await.unwrap();
-        until(&b, 20, "workspaces listed", "return document.querySelectorAll('[data-testid=workspace-select] option').length").await;
-        testid(&b, "instruction").await.send_keys("hello").await.unwrap();
-        testid(&b, "send").await.click().await.unwrap();
+        send_from_page(&b, &srv.base, &token, "hello").await;
         until(&b, 20, "the remote's answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('Remote answer.'))").await;
         let note = until(&b, 5, "the note", "const n = document.querySelector('[data-testid=note]'); return n && n.textContent").await;
         let note = note.as_str().unwrap();
