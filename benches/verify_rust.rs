@@ -80,9 +80,17 @@ fn verify(env: &support::Env, cfg: &Path, root: &Path, apply: bool) -> Duration 
     Duration::from_millis(v["verify"]["duration_ms"].as_u64().unwrap())
 }
 
-fn median(mut times: Vec<Duration>) -> Duration {
-    times.sort();
-    times[times.len() / 2]
+/// The pending hunk verified `RUNS + 1` times: the first check's time and
+/// the median of the others.
+fn verify_again(env: &support::Env, cfg: &Path, root: &Path, what: &str) {
+    println!("{what} verified {} times:", RUNS + 1);
+    let first = verify(env, cfg, root, false);
+    let mut again: Vec<Duration> = (0..RUNS).map(|_| verify(env, cfg, root, false)).collect();
+    again.sort();
+    println!(
+        "first {first:?}; after the first: median {:?}",
+        again[again.len() / 2]
+    );
 }
 
 fn main() {
@@ -100,13 +108,7 @@ fn main() {
         &[("propose_edits", app_edit.clone())],
         verify_table,
     );
-    println!("the `app` hunk verified {} times:", RUNS + 1);
-    let first = verify(&env, &cfg, root, false);
-    let again: Vec<Duration> = (0..RUNS).map(|_| verify(&env, &cfg, root, false)).collect();
-    println!(
-        "first {first:?}; after the first: median {:?}",
-        median(again)
-    );
+    verify_again(&env, &cfg, root, "the `app` hunk");
     let du = std::process::Command::new("du")
         .args(["-sh"])
         .arg(env.home.path().join("state/verify/target"))
@@ -129,11 +131,5 @@ fn main() {
     verify(&env, &cfg, root, true);
     let (_, _server, cfg) =
         one_turn_configured(&env, root, &[("propose_edits", app_edit)], verify_table);
-    println!("the `app` hunk verified {} times after it:", RUNS + 1);
-    let first = verify(&env, &cfg, root, false);
-    let again: Vec<Duration> = (0..RUNS).map(|_| verify(&env, &cfg, root, false)).collect();
-    println!(
-        "first {first:?}; after the first: median {:?}",
-        median(again)
-    );
+    verify_again(&env, &cfg, root, "the `app` hunk, after it,");
 }
