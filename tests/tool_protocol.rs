@@ -389,6 +389,61 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
         run.stderr
     );
     assert!(!has_native_tools(&server.requests()[1].body));
+    // llama.cpp's server without Jinja answers HTTP 500 (its body): not
+    // retried as a server fault; its tokenizer answers, so the probe is
+    // refused first, then the request, which goes again with the tools in
+    // the prompt.
+    let jinja = || Reply::Status {
+        code: 500,
+        headers: vec![],
+        body: json!({"error": {"code": 500, "message": "tools param requires --jinja flag",
+            "type": "server_error"}})
+        .to_string(),
+    };
+    let tokens = |n: usize| Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: json!({"tokens": vec![1; n]}).to_string(),
+    };
+    let not_found = Reply::Status {
+        code: 404,
+        headers: vec![],
+        body: "File Not Found".into(),
+    };
+    let (server, cfg) = model(
+        &env,
+        vec![jinja(), jinja(), sse(openai::text(&["Seen."]))],
+        vec![not_found, tokens(300), tokens(900)],
+        WINDOW,
+    );
+    let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.trim(), "Seen.");
+    assert!(run.stderr.contains("requires --jinja"), "{}", run.stderr);
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        3,
+        "the probe, the request, the request again"
+    );
+    assert!(has_native_tools(&requests[1].body));
+    assert!(!has_native_tools(&requests[2].body));
+    // Explicitly native: one request, not retried, and the error names
+    // both ways out.
+    let (server, cfg) = model(
+        &env,
+        vec![jinja()],
+        vec![],
+        "context_window = 32768\ntool_protocol = \"native\"",
+    );
+    let run = exec(&env, &cfg, root.path(), &["read notes.txt"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("--jinja for native tools") && run.stderr.contains("tool_protocol"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1, "not retried");
     // Explicitly native: refused, and the error says what to set.
     let (_server, cfg) = model(
         &env,

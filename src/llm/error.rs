@@ -45,6 +45,9 @@ fn refuses_tools(message: &str) -> bool {
         "tools not supported",
         // vLLM started without a tool-call parser.
         "requires --enable-auto-tool-choice",
+        // llama.cpp's server started without its Jinja templates
+        // (`--no-jinja`, older builds): HTTP 500, or 400 in newer ones.
+        "tools param requires --jinja",
     ]
     .iter()
     .any(|phrase| message.contains(phrase))
@@ -52,6 +55,10 @@ fn refuses_tools(message: &str) -> bool {
 
 fn hint_for(status: u16, message: &str) -> &'static str {
     match status {
+        400 | 500 if message.contains("--jinja") && refuses_tools(message) => {
+            " (start llama.cpp's server with --jinja for native tools, or set tool_protocol = \
+             \"json\" to describe them in the prompt)"
+        }
         400 if refuses_tools(message) => {
             " (this model takes no native tools here: tool_protocol = \"json\" describes them \
              in the prompt)"
@@ -70,11 +77,12 @@ impl LlmError {
     /// The server's words when it refused the request's tools for this
     /// model (Ollama: HTTP 400 "<model> does not support tools"; vLLM
     /// without a tool-call parser: "\"auto\" tool choice requires
-    /// --enable-auto-tool-choice …").
+    /// --enable-auto-tool-choice …"; llama.cpp without Jinja: HTTP 500
+    /// "tools param requires --jinja flag").
     pub fn tools_unsupported(&self) -> Option<&str> {
         match self {
             LlmError::Status {
-                status: 400,
+                status: 400 | 500,
                 message,
                 ..
             } if refuses_tools(message) => Some(message),
@@ -88,8 +96,12 @@ impl LlmError {
             LlmError::Connect { .. } | LlmError::Timeout { .. } | LlmError::StreamCut { .. } => {
                 true
             }
-            LlmError::Status { status, .. } => {
+            // A refusal of the tools is the same every time.
+            LlmError::Status {
+                status, message, ..
+            } => {
                 matches!(status, 408 | 409 | 425 | 429 | 500 | 502 | 503 | 504 | 529)
+                    && !refuses_tools(message)
             }
             LlmError::StreamError { retryable, .. } => *retryable,
             LlmError::MissingKey { .. }
@@ -167,5 +179,27 @@ mod tests {
             assert!(!status(code).is_retryable(), "{code}");
         }
         assert!(status(401).to_string().contains("API key"));
+    }
+
+    /// llama.cpp's server without Jinja refuses tools with HTTP 500: not
+    /// retried, known as a refusal, and the hint names both ways out.
+    #[test]
+    fn llama_cpp_without_jinja_refuses_tools() {
+        let refused = LlmError::Status {
+            url: "u".into(),
+            status: 500,
+            message: "tools param requires --jinja flag".into(),
+            retry_after: None,
+        };
+        assert!(!refused.is_retryable());
+        assert_eq!(
+            refused.tools_unsupported(),
+            Some("tools param requires --jinja flag")
+        );
+        let said = refused.to_string();
+        assert!(
+            said.contains("--jinja for native tools") && said.contains("tool_protocol"),
+            "{said}"
+        );
     }
 }
