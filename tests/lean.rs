@@ -131,6 +131,43 @@ fn a_large_window_gets_neither_outline_nor_read() {
     );
 }
 
+/// In a small window the reply's limit goes out as what the request
+/// leaves of the window (llama.cpp's server would go on generating past
+/// it), at least the reserve, as llama.cpp's own `n_predict` (a server
+/// counting the request higher than we do could refuse a `max_tokens`); a
+/// large window's server sizes replies itself; a configured
+/// `max_output_tokens` is sent as `max_tokens`, as it is.
+#[test]
+fn a_small_window_limits_the_reply_to_what_the_request_leaves() {
+    let (_, body) = first_request(2048, &[], "sum() in sum.js starts from 1. Fix it.");
+    let limit = body["n_predict"].as_u64().expect("n_predict sent");
+    assert!(body.get("max_tokens").is_none(), "{body}");
+    let counter = agent_tui::context::TokenCounter::for_model("gpt-4o");
+    let request = u64::from(counter.count(&request_text(&body)));
+    assert!((256..=2048).contains(&limit), "{limit}");
+    // (The engine's estimate and this count of the wire's text differ a
+    // little before any usage has calibrated it.)
+    assert!(limit + request <= 2048 + 205, "{limit} + {request}");
+    assert!(
+        limit + request >= 2048 - 256,
+        "{limit} + {request}: the room, not the reserve"
+    );
+    let (_, body) = first_request(131_072, &[], "sum() in sum.js starts from 1. Fix it.");
+    assert!(
+        body.get("n_predict").is_none() && body.get("max_tokens").is_none(),
+        "{body}"
+    );
+    let root = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let env = Env::new();
+    let extra = "context_window = 2048\ntool_protocol = \"native\"\nmax_output_tokens = 300";
+    let cfg = config(&env, "openai", &server.url(), extra);
+    let r = exec(&env, &cfg, root.path(), &["--json", "hello"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(server.requests()[0].body["max_tokens"], 300);
+    assert!(server.requests()[0].body.get("n_predict").is_none());
+}
+
 #[test]
 fn a_named_file_too_big_for_the_window_is_left_to_the_model() {
     let big: String = (0..600)

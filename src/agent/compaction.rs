@@ -227,7 +227,7 @@ impl Job<'_> {
             let text = compact::summary_request(summary.as_deref(), chunk);
             let messages = [Message::User(text)];
             let counted = fixed + u64::from(message_tokens(&counter, &messages[0]));
-            match self.request(&prompt, &messages, &[], false).await {
+            match self.request(&prompt, &messages, &[], false, None).await {
                 Ok(turn) => {
                     self.count_usage(&turn, counted);
                     if !turn.text.trim().is_empty() {

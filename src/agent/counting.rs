@@ -81,6 +81,7 @@ impl Job<'_> {
             max_output_tokens: Some(1),
             brief_tools: false,
             reply_schema: None,
+            reply_limit: None,
         };
         let Some(counted) = provider.prompt_tokens(request).await else {
             provider.settle_tools(None);

@@ -354,6 +354,7 @@ fn probe_tools(provider: &dyn crate::llm::Provider) -> Option<Probe> {
         max_output_tokens: Some(1),
         brief_tools: false,
         reply_schema: None,
+        reply_limit: None,
     };
     let without_tool = crate::llm::Request {
         tools: &[],

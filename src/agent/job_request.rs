@@ -55,10 +55,13 @@ impl Job<'_> {
         }
         let extra = self.extra.of(!tools.is_empty());
         let counted = self.conv.counted() + extra;
+        let room = self.reply_room(self.conv.estimate(extra));
         // Lent out for the request, so it is not copied per request.
         let empty = Conversation::new(Vec::new(), *self.conv.counter(), self.conv.cap());
         let conv = std::mem::replace(&mut self.conv, empty);
-        let mut result = self.request(system, conv.messages(), tools, true).await;
+        let mut result = self
+            .request(system, conv.messages(), tools, true, room)
+            .await;
         // `auto` and a server that refuses tools for this model (Ollama):
         // the same request with the tools in the prompt.
         if let Some(why) = result.as_ref().err().and_then(LlmError::tools_unsupported)
@@ -68,7 +71,9 @@ impl Job<'_> {
             let provider = self.route.provider(&self.ctx);
             if provider.is_some_and(|p| p.tools_refused(why.clone())) {
                 self.say_tools_in_prompt(why);
-                result = self.request(system, conv.messages(), tools, true).await;
+                result = self
+                    .request(system, conv.messages(), tools, true, room)
+                    .await;
             }
         }
         self.conv = conv;
@@ -94,14 +99,30 @@ impl Job<'_> {
             .emit(EventBody::ToolsInPrompt { provider, reason });
     }
 
+    /// The reply's limit in a small window when none is configured: what a
+    /// request of `estimate` tokens leaves of it (never below the reserve).
+    /// A large window's server sizes replies by itself.
+    fn reply_room(&self, estimate: u64) -> Option<u32> {
+        let configured = self.provider().and_then(|p| p.max_output_tokens());
+        if configured.is_some() || !super::lean::is_lean(self.window.tokens) {
+            return None;
+        }
+        let room = u64::from(self.window.tokens)
+            .saturating_sub(estimate)
+            .max(self.reserve());
+        Some(u32::try_from(room).unwrap_or(u32::MAX))
+    }
+
     /// One model request, retried per policy. With `visible`, streamed
     /// text becomes `llm.delta`; compaction requests are not shown.
+    /// `reply_limit`: see `reply_room`.
     pub(super) async fn request(
         &mut self,
         system: &str,
         messages: &[Message],
         tools: &[ToolDef],
         visible: bool,
+        reply_limit: Option<u32>,
     ) -> Result<Turn, LlmError> {
         let agent = &self.ctx.config.agent;
         let policy = RetryPolicy {
@@ -141,6 +162,7 @@ impl Job<'_> {
                 max_output_tokens: Some(reserve),
                 brief_tools: super::lean::is_lean(self.window.tokens),
                 reply_schema: None,
+                reply_limit,
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);

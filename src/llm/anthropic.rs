@@ -341,6 +341,7 @@ mod tests {
                 max_output_tokens: None,
                 brief_tools: false,
                 reply_schema: None,
+                reply_limit: None,
             },
         );
         assert_eq!(body["system"], "sys");

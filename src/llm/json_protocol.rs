@@ -171,6 +171,7 @@ async fn json_step(
         max_output_tokens: request.max_output_tokens,
         brief_tools: false,
         reply_schema: shapes.as_ref(),
+        reply_limit: request.reply_limit,
     };
     // The reply may be a JSON action, which is not for the user's eyes:
     // hold the text back until it is known to be the answer.

@@ -129,6 +129,13 @@ pub struct Request<'a> {
     /// their decoding to one (llama.cpp's `response_format`); a server that
     /// refuses it is asked without.
     pub reply_schema: Option<&'a serde_json::Value>,
+    /// In a small window with no `max_output_tokens` configured, what the
+    /// request leaves of it: llama.cpp's server would otherwise go on
+    /// generating past its window, shifting the context out under the
+    /// reply. The OpenAI-compatible wire sends it as `n_predict`, which
+    /// only llama.cpp reads (as `max_tokens` it could make a server that
+    /// counts the request higher than we do refuse it).
+    pub reply_limit: Option<u32>,
 }
 
 /// Why the model stopped.

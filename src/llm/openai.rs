@@ -471,6 +471,7 @@ mod tests {
                 max_output_tokens: Some(100),
                 brief_tools: false,
                 reply_schema: None,
+                reply_limit: None,
             },
             true,
             true,

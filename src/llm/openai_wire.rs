@@ -21,6 +21,10 @@ struct Body<'a> {
     max_tokens: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     max_completion_tokens: Option<u32>,
+    /// llama.cpp's own name for the reply's limit: only it reads it (the
+    /// others ignore the field), and it never refuses a request for it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    n_predict: Option<u32>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<OutTool<'a>>,
     /// `{"type": "json_object", "schema": …}`: the reply constrained.
@@ -143,6 +147,11 @@ pub(super) fn request_body(
         }),
         max_tokens: limit.filter(|_| !openai),
         max_completion_tokens: limit.filter(|_| openai),
+        // All but llama.cpp's server stop where the window ends; it goes on
+        // (shifting the context out under the reply) unless told. As its
+        // own field it cannot make a server that counts the request higher
+        // than we do refuse it, as `max_tokens` would (vLLM, OpenAI).
+        n_predict: request.reply_limit.filter(|_| !openai),
         tools: request
             .tools
             .iter()
