@@ -181,22 +181,14 @@ fn the_tokenize_endpoints_of_llama_cpp_and_vllm_are_asked() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("notes.txt", "one\n")]);
-    let not_found = || Reply::Status {
-        code: 404,
-        headers: vec![],
-        body: json!({"detail": "Not Found"}).to_string(),
-    };
-    let llama_cpp = |n: usize| Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"tokens": vec![1; n]}).to_string(),
-    };
-    let vllm = |n: u64| Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"count": n, "max_model_len": 32768, "tokens": vec![7; n as usize],
-            "token_strs": null})
-        .to_string(),
+    let not_found = || Reply::json(404, json!({"detail": "Not Found"}));
+    let llama_cpp = |n: usize| Reply::json(200, json!({"tokens": vec![1; n]}));
+    let vllm = |n: u64| {
+        Reply::json(
+            200,
+            json!({"count": n, "max_model_len": 32768, "tokens": vec![7; n as usize],
+            "token_strs": null}),
+        )
     };
     for (name, base, full) in [
         ("llama.cpp", llama_cpp(300), llama_cpp(900)),
@@ -305,11 +297,10 @@ fn a_small_window_constrains_the_json_reply_where_the_server_can() {
     let (server, cfg) = model(
         &env,
         vec![
-            Reply::Status {
-                code: 400,
-                headers: vec![],
-                body: json!({"error": {"message": "unknown field response_format"}}).to_string(),
-            },
+            Reply::json(
+                400,
+                json!({"error": {"message": "unknown field response_format"}}),
+            ),
             sse(openai::text(&["Plain answer."])),
         ],
         vec![],
@@ -336,13 +327,11 @@ fn a_small_window_constrains_the_json_reply_where_the_server_can() {
 /// Ollama's answer to tools for a model whose template has none: HTTP 400
 /// on its OpenAI-compatible endpoint, the body as Ollama sends it.
 fn ollama_refuses_tools() -> Reply {
-    Reply::Status {
-        code: 400,
-        headers: vec![],
-        body: json!({"error": {"message": "registry.ollama.ai/library/smollm2:135m does not support tools",
-            "type": "api_error", "param": null, "code": null}})
-        .to_string(),
-    }
+    Reply::json(
+        400,
+        json!({"error": {"message": "registry.ollama.ai/library/smollm2:135m does not support tools",
+            "type": "api_error", "param": null, "code": null}}),
+    )
 }
 
 /// A server that refuses native tools for the model (Ollama, or vLLM
@@ -368,13 +357,11 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
     assert!(!has_native_tools(&requests[1].body));
     assert!(system_text(&requests[1].body).contains("# Tools"));
     // vLLM started without a tool-call parser refuses them too (its body).
-    let vllm = Reply::Status {
-        code: 400,
-        headers: vec![],
-        body: json!({"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
-            "type": "BadRequestError", "param": null, "code": 400})
-        .to_string(),
-    };
+    let vllm = Reply::json(
+        400,
+        json!({"object": "error", "message": "\"auto\" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set",
+            "type": "BadRequestError", "param": null, "code": 400}),
+    );
     let (server, cfg) = model(
         &env,
         vec![vllm, sse(openai::text(&["Seen."]))],
@@ -393,18 +380,14 @@ fn a_server_that_refuses_tools_gets_them_in_the_prompt() {
     // retried as a server fault; its tokenizer answers, so the probe is
     // refused first, then the request, which goes again with the tools in
     // the prompt.
-    let jinja = || Reply::Status {
-        code: 500,
-        headers: vec![],
-        body: json!({"error": {"code": 500, "message": "tools param requires --jinja flag",
-            "type": "server_error"}})
-        .to_string(),
+    let jinja = || {
+        Reply::json(
+            500,
+            json!({"error": {"code": 500, "message": "tools param requires --jinja flag",
+            "type": "server_error"}}),
+        )
     };
-    let tokens = |n: usize| Reply::Status {
-        code: 200,
-        headers: vec![],
-        body: json!({"tokens": vec![1; n]}).to_string(),
-    };
+    let tokens = |n: usize| Reply::json(200, json!({"tokens": vec![1; n]}));
     let not_found = Reply::Status {
         code: 404,
         headers: vec![],

@@ -42,6 +42,17 @@ pub enum Reply {
     Drop,
 }
 
+impl Reply {
+    /// `code` with `body` as JSON and no other header.
+    pub fn json(code: u16, body: serde_json::Value) -> Reply {
+        Reply::Status {
+            code,
+            headers: Vec::new(),
+            body: body.to_string(),
+        }
+    }
+}
+
 /// How the bytes of an SSE body are cut into HTTP chunks (cuts may fall mid-line and
 /// mid-UTF-8-character).
 pub enum Split {
