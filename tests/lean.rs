@@ -8,9 +8,9 @@
 
 mod support;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use support::jobs::{Run, config, exec, sse};
-use support::llm_server::{LlmServer, openai};
+use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
 const SUM_JS: &str =
@@ -166,6 +166,29 @@ fn a_small_window_limits_the_reply_to_what_the_request_leaves() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(server.requests()[0].body["max_tokens"], 300);
     assert!(server.requests()[0].body.get("n_predict").is_none());
+}
+
+/// A strict server that refuses llama.cpp's field is asked again without
+/// it, and not sent it again in that run.
+#[test]
+fn a_server_that_refuses_n_predict_is_asked_without_it() {
+    let root = project();
+    let server = LlmServer::start(vec![
+        Reply::json(
+            400,
+            json!({"error": {"message": "Unrecognized request argument supplied: n_predict",
+                "type": "invalid_request_error", "param": null, "code": null}}),
+        ),
+        sse(openai::tool_calls(&[("c1", "list_files", "{}")])),
+        sse(openai::text(&["Three files."])),
+    ]);
+    let r = run_with(&server, 2048, "native", root.path(), "what is here?");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[0].body["n_predict"].is_u64());
+    assert!(requests[1].body.get("n_predict").is_none());
+    assert!(requests[2].body.get("n_predict").is_none());
 }
 
 #[test]

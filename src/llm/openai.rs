@@ -25,6 +25,8 @@ pub struct OpenAi {
     tokenizer: Mutex<Tokenizer>,
     /// The server refused a constrained reply (`response_format`).
     no_reply_schema: AtomicBool,
+    /// The server refused llama.cpp's `n_predict` (a strict one).
+    no_reply_limit: AtomicBool,
 }
 
 impl OpenAi {
@@ -34,6 +36,7 @@ impl OpenAi {
             usage_in_stream: AtomicBool::new(true),
             tokenizer: Mutex::new(Tokenizer::Unknown),
             no_reply_schema: AtomicBool::new(false),
+            no_reply_limit: AtomicBool::new(false),
         }
     }
 
@@ -52,14 +55,15 @@ impl OpenAi {
     ) -> Result<(reqwest::Response, String), LlmError> {
         let url = format!("{}/chat/completions", self.ep.base_url);
         let usage = stream && self.usage_in_stream.load(Ordering::Relaxed);
-        // A server that refused a constrained reply is not asked for one again.
-        let request = if self.no_reply_schema.load(Ordering::Relaxed) {
-            Request {
-                reply_schema: None,
-                ..request
-            }
-        } else {
-            request
+        // What a server refused once is not sent to it again.
+        let request = Request {
+            reply_schema: request
+                .reply_schema
+                .filter(|_| !self.no_reply_schema.load(Ordering::Relaxed)),
+            reply_limit: request
+                .reply_limit
+                .filter(|_| !self.no_reply_limit.load(Ordering::Relaxed)),
+            ..request
         };
         match self
             .send(&url, request_body(&self.ep, request, stream, usage))
@@ -73,6 +77,19 @@ impl OpenAi {
                 // Asked once more without the field, and never again.
                 self.usage_in_stream.store(false, Ordering::Relaxed);
                 let body = request_body(&self.ep, request, stream, false);
+                Ok((self.send(&url, body).await?, url))
+            }
+            Err(LlmError::Status {
+                status: 400 | 422,
+                message,
+                ..
+            }) if request.reply_limit.is_some() && message.contains("n_predict") => {
+                self.no_reply_limit.store(true, Ordering::Relaxed);
+                let plain = Request {
+                    reply_limit: None,
+                    ..request
+                };
+                let body = request_body(&self.ep, plain, stream, usage);
                 Ok((self.send(&url, body).await?, url))
             }
             Err(LlmError::Status {
