@@ -55,8 +55,42 @@ impl OpenAi {
     ) -> Result<(reqwest::Response, String), LlmError> {
         let url = format!("{}/chat/completions", self.ep.base_url);
         let usage = stream && self.usage_in_stream.load(Ordering::Relaxed);
-        // What a server refused once is not sent to it again.
-        let request = Request {
+        let sent = self.without_refused(request);
+        let error = match self
+            .send(&url, request_body(&self.ep, sent, stream, usage))
+            .await
+        {
+            Ok(response) => return Ok((response, url)),
+            Err(e) => e,
+        };
+        // A refusal of an optional field (the one it names, else the
+        // constrained reply): asked once more without it, and never again.
+        let LlmError::Status {
+            status: 400 | 422,
+            message,
+            ..
+        } = &error
+        else {
+            return Err(error);
+        };
+        let (flag, refused) = if usage && message.contains("stream_options") {
+            (&self.usage_in_stream, false)
+        } else if sent.reply_limit.is_some() && message.contains("n_predict") {
+            (&self.no_reply_limit, true)
+        } else if sent.reply_schema.is_some() {
+            (&self.no_reply_schema, true)
+        } else {
+            return Err(error);
+        };
+        flag.store(refused, Ordering::Relaxed);
+        let usage = usage && self.usage_in_stream.load(Ordering::Relaxed);
+        let body = request_body(&self.ep, self.without_refused(sent), stream, usage);
+        Ok((self.send(&url, body).await?, url))
+    }
+
+    /// `request` without the optional fields this server refused before.
+    fn without_refused<'a>(&self, request: Request<'a>) -> Request<'a> {
+        Request {
             reply_schema: request
                 .reply_schema
                 .filter(|_| !self.no_reply_schema.load(Ordering::Relaxed)),
@@ -64,46 +98,6 @@ impl OpenAi {
                 .reply_limit
                 .filter(|_| !self.no_reply_limit.load(Ordering::Relaxed)),
             ..request
-        };
-        match self
-            .send(&url, request_body(&self.ep, request, stream, usage))
-            .await
-        {
-            Err(LlmError::Status {
-                status: 400 | 422,
-                message,
-                ..
-            }) if usage && message.contains("stream_options") => {
-                // Asked once more without the field, and never again.
-                self.usage_in_stream.store(false, Ordering::Relaxed);
-                let body = request_body(&self.ep, request, stream, false);
-                Ok((self.send(&url, body).await?, url))
-            }
-            Err(LlmError::Status {
-                status: 400 | 422,
-                message,
-                ..
-            }) if request.reply_limit.is_some() && message.contains("n_predict") => {
-                self.no_reply_limit.store(true, Ordering::Relaxed);
-                let plain = Request {
-                    reply_limit: None,
-                    ..request
-                };
-                let body = request_body(&self.ep, plain, stream, usage);
-                Ok((self.send(&url, body).await?, url))
-            }
-            Err(LlmError::Status {
-                status: 400 | 422, ..
-            }) if request.reply_schema.is_some() => {
-                self.no_reply_schema.store(true, Ordering::Relaxed);
-                let plain = Request {
-                    reply_schema: None,
-                    ..request
-                };
-                let body = request_body(&self.ep, plain, stream, usage);
-                Ok((self.send(&url, body).await?, url))
-            }
-            result => Ok((result?, url)),
         }
     }
 
