@@ -11,6 +11,7 @@ use serde_json::json;
 
 use super::ServerWindow;
 use super::json_action::{self, Action, PromptTool};
+use super::json_reply;
 use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
 
 /// A provider whose tools go through JSON actions (`json`), or natively
@@ -163,7 +164,7 @@ async fn json_step(
     // `{"answer": ...}` when no tool is offered).
     let shapes = request
         .brief_tools
-        .then(|| json_action::reply_shapes(request.tools));
+        .then(|| json_reply::reply_shapes(request.tools));
     let plain = Request {
         system: &system,
         messages: &messages,
@@ -187,14 +188,14 @@ async fn json_step(
     }
     if request.tools.is_empty() {
         let text = match shapes {
-            Some(_) => json_action::unwrap_answer(&turn.text),
+            Some(_) => json_reply::unwrap_answer(&turn.text),
             None => turn.text,
         };
         on_text(Delta::Text(&text));
         return Ok(Turn { text, ..turn });
     }
     Ok(
-        match json_action::extract_action(&json_action::unwrap_answer(&turn.text)) {
+        match json_action::extract_action(&json_reply::unwrap_answer(&turn.text)) {
             Action::Call { name, arguments } => Turn {
                 tool_calls: vec![ToolCall {
                     tool_call_id: format!("json_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),

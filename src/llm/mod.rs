@@ -8,6 +8,7 @@ mod error;
 mod http;
 mod json_action;
 mod json_protocol;
+mod json_reply;
 mod openai;
 mod openai_wire;
 mod overflow;
