@@ -555,21 +555,13 @@ fn a_reader_that_stops_early_ends_the_output_quietly() {
 
 #[test]
 fn verbose_logs_into_the_state_home_never_a_secret() {
-    use support::jobs::{KEY, config, exec, sse};
-    use support::llm_server::openai;
+    use support::jobs::{KEY, config, exec, read_then_answer};
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();
     write_files(root.path(), &[("a.txt", "alpha\n")]);
     let log = env.home.path().join("state/logs/agent-tui.log");
     let run = |verbose: &[&str]| {
-        let server = LlmServer::start(vec![
-            sse(openai::tool_calls(&[(
-                "c1",
-                "read_file",
-                r#"{"file_path": "a.txt"}"#,
-            )])),
-            sse(openai::text(&["It says alpha."])),
-        ]);
+        let server = LlmServer::start(read_then_answer("a.txt", "It says alpha."));
         let cfg = config(&env, "openai", &server.url(), "");
         let mut args = verbose.to_vec();
         args.push("what does a.txt say?");

@@ -10,7 +10,7 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fake_model::{FakeModel, Flavor, fact_file, tokens_of};
-use support::jobs::{Run, config, doctor, exec, models_list, sse};
+use support::jobs::{Run, config, doctor, exec, models_list, of_type, read_then_answer, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
@@ -24,10 +24,6 @@ fn fact_project(tokens: usize) -> (tempfile::TempDir, Vec<String>) {
         write_files(dir.path(), &[(name, &fact_file(i + 1, tokens))]);
     }
     (dir, names)
-}
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
 }
 
 fn read_all(
@@ -532,14 +528,7 @@ fn a_big_tool_result_is_cut_for_the_model_but_kept_whole() {
         .map(|i| format!("line {i:03} of a long file with words in it to make it long\n"))
         .collect();
     write_files(dir.path(), &[("big.txt", &text)]);
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[(
-            "c1",
-            "read_file",
-            r#"{"file_path": "big.txt"}"#,
-        )])),
-        sse(openai::text(&["ok"])),
-    ]);
+    let server = LlmServer::start(read_then_answer("big.txt", "ok"));
     let env = Env::new();
     // A window of 16k tokens: results are cut to 4000 tokens at most.
     let cfg = config(&env, "openai", &server.url(), "context_window = 16000");

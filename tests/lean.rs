@@ -9,7 +9,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::jobs::{Run, config, exec, sse};
+use support::jobs::{Run, config, exec, of_type, read_then_answer, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
 
@@ -104,10 +104,7 @@ fn a_small_windows_first_request_has_the_outline_and_the_named_file_read() {
     // Shown like a read, marked as agent-tui's own (not the model's call:
     // its budget is whole and eval does not count it).
     let events = r.events();
-    let reads: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "tool.call.requested")
-        .collect();
+    let reads = of_type(&events, "tool.call.requested");
     assert_eq!(reads.len(), 1, "{events:?}");
     assert_eq!(reads[0]["data"]["attached"], true);
     assert_eq!(reads[0]["data"]["name"], "read_file");
@@ -282,14 +279,7 @@ fn with_tools_in_the_text_the_last_lean_reply_is_held_to_an_answer() {
 fn a_small_window_reads_without_the_file_hash() {
     for (window, hashed) in [(2048, false), (131_072, true)] {
         let root = project();
-        let server = LlmServer::start(vec![
-            sse(openai::tool_calls(&[(
-                "c1",
-                "read_file",
-                r#"{"file_path": "README.md"}"#,
-            )])),
-            sse(openai::text(&["A demo."])),
-        ]);
+        let server = LlmServer::start(read_then_answer("README.md", "A demo."));
         let r = run_with(&server, window, "native", root.path(), "what is this?");
         assert_eq!(r.code, 0, "{}", r.stderr);
         let second = &server.requests()[1].body;

@@ -9,16 +9,12 @@
 
 mod support;
 
-use serde_json::{Value, json};
+use serde_json::json;
 use support::Env;
-use support::jobs::{Run, config, exec, project, sse};
+use support::jobs::{Run, config, exec, of_type, project, sse};
 use support::llm_server::{LlmServer, Reply, anthropic, openai};
 
 const THINKING: &str = "The user wants a greeting; check the file first.";
-
-fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == kind).collect()
-}
 
 fn reasoning_text(run: &Run) -> String {
     of_type(&run.events(), "llm.reasoning")

@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
-use support::jobs::{KEY, NO_RETRY, config_with, exec, one_turn, sse, tool_results};
+use support::jobs::{KEY, NO_RETRY, config_with, exec, of_type, one_turn, sse, tool_results};
 use support::llm_server::{LlmServer, openai};
 use support::{Env, code, stdout};
 
@@ -22,10 +22,6 @@ fn run_in_job(env: &Env, root: &Path, command: &str, tables: &str) -> (Vec<Value
         &[("run_command", json!({ "command": command }))],
         tables,
     )
-}
-
-fn of_type<'a>(events: &'a [Value], t: &str) -> Vec<&'a Value> {
-    events.iter().filter(|e| e["type"] == t).collect()
 }
 
 /// What the model was told about its call (the tool result it got back).

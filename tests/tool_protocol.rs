@@ -11,7 +11,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::jobs::{config, doctor, exec, models_list, sse};
+use support::jobs::{config, doctor, exec, models_list, of_type, read_then_answer, sse};
 use support::llm_server::openai::{count, probe};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::{Env, write_files};
@@ -44,10 +44,7 @@ fn switched_once(
     let run = exec(env, cfg, root, &["--json", "read notes.txt"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let events = run.events();
-    let switched: Vec<&Value> = events
-        .iter()
-        .filter(|e| e["type"] == "provider.tools_in_prompt")
-        .collect();
+    let switched = of_type(&events, "provider.tools_in_prompt");
     assert_eq!(switched.len(), 1, "{events:?}");
     let reason = switched[0]["data"]["reason"].as_str().unwrap();
     assert!(reason.contains(why), "{reason}");
@@ -224,14 +221,7 @@ fn the_switch_keeps_the_conversation() {
     write_files(root.path(), &[("notes.txt", "the secret word is plum\n")]);
     let (_server, cfg) = model(
         &env,
-        vec![
-            sse(openai::tool_calls(&[(
-                "c1",
-                "read_file",
-                r#"{"file_path": "notes.txt"}"#,
-            )])),
-            sse(openai::text(&["It says plum."])),
-        ],
+        read_then_answer("notes.txt", "It says plum."),
         vec![],
         "tool_protocol = \"native\"",
     );

@@ -73,6 +73,20 @@ pub fn tool_results(server: &LlmServer) -> Vec<String> {
         .collect()
 }
 
+/// A model that reads `path` (call `c1`), then answers `answer`.
+pub fn read_then_answer(path: &str, answer: &str) -> Vec<Reply> {
+    let args = serde_json::json!({ "file_path": path }).to_string();
+    vec![
+        sse(openai::tool_calls(&[("c1", "read_file", &args)])),
+        sse(openai::text(&[answer])),
+    ]
+}
+
+/// The events of type `kind`, in order.
+pub fn of_type<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events.iter().filter(|e| e["type"] == kind).collect()
+}
+
 pub fn sse(events: Vec<String>) -> Reply {
     Reply::Sse {
         events,
