@@ -365,7 +365,7 @@ fn verify_and_repair_is_reported_beside_the_plain_run() {
     assert!(
         md.contains("| success rate | 0 % | 100 % |")
             && md.contains("| verify pass rate | – | 100 % |")
-            && md.contains("passed (2 run(s), 1 repair(s))"),
+            && md.contains("passed (2 runs, 1 repair)"),
         "{md}"
     );
 }

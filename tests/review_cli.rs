@@ -163,7 +163,7 @@ fn propose_review_decide_apply_rollback() {
     assert_eq!(states, [json!(true), json!(false), json!(true)]);
     let (c, _, err) = cli.run(&["review", "--apply"]);
     assert_eq!(c, 0, "{err}");
-    assert!(err.contains("Applied 2 hunk(s) to 2 file(s)"), "{err}");
+    assert!(err.contains("Applied 2 hunks to 2 files"), "{err}");
     assert_eq!(read(root, "src/main.rs"), MAIN.replace("one", "uno"));
     assert_eq!(read(root, "docs/new.md"), "# New\n");
     assert!(
@@ -614,6 +614,51 @@ fn hunks_of_a_file_are_decided_in_any_order_across_applies() {
     // Three checkpoints, each undoable on its own.
     let list = cli.json(&["checkpoints", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn close_edits_are_separate_hunks_and_one_edit_stays_whole() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    // Two edits two lines apart (their context overlaps), and one edit over
+    // lines 30-33 that changes only its first and last line.
+    let edits = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 10, "end_line": 10, "new_text": "line ten\n"},
+        {"file_path": "notes.txt", "operation": "insert", "start_line": 13, "new_text": "between 12 and 13\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 30, "end_line": 33,
+         "new_text": "line thirty\nline 31\nline 32\nline thirty-three\n"}
+    ]);
+    let (run, _server) = propose(&env, root, edits, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let review = cli.json(&["review", "--json"]);
+    let hunks = review["files"][0]["hunks"].as_array().unwrap().clone();
+    assert_eq!(hunks.len(), 3, "{review}");
+    let patch = |i: usize| hunks[i]["patch"].as_str().unwrap().to_string();
+    assert!(patch(0).contains("-line 10\n+line ten\n"), "{}", patch(0));
+    assert!(!patch(0).contains("+between"), "{}", patch(0));
+    assert!(patch(1).contains("+between 12 and 13\n"), "{}", patch(1));
+    assert!(!patch(1).contains("+line ten"), "{}", patch(1));
+    assert!(
+        patch(2).contains("+line thirty\n") && patch(2).contains("+line thirty-three\n"),
+        "{}",
+        patch(2)
+    );
+    let edit_ids = |i: usize| hunks[i]["edit_ids"].as_array().unwrap().len();
+    assert_eq!((edit_ids(0), edit_ids(1), edit_ids(2)), (1, 1, 1));
+
+    // The insert alone, then the rest.
+    let id = hunks[1]["hunk_id"].as_str().unwrap().to_string();
+    let (c, _, err) = cli.run(&["review", "--accept", &id, "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let text = read(root, "notes.txt");
+    assert!(text.contains("line 10\nline 11\nline 12\nbetween 12 and 13\nline 13\n"));
+    let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let text = read(root, "notes.txt");
+    assert!(text.contains("line ten\nline 11\nline 12\nbetween 12 and 13\nline 13\n"));
+    assert!(text.contains("line thirty\nline 31\nline 32\nline thirty-three\n"));
 }
 
 #[test]

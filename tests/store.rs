@@ -82,7 +82,7 @@ fn eight_processes_share_one_home_and_every_job_is_recorded() {
         .unwrap();
     assert_eq!(code(&verify), 0, "{}", stdout(&verify));
     assert!(
-        stdout(&verify).contains("8 record(s)"),
+        stdout(&verify).contains("8 records"),
         "{}",
         stdout(&verify)
     );

@@ -64,7 +64,7 @@ fn the_v1_fixture_is_imported_once_and_works() {
     let before = snapshot(&home.path().join("roots"));
     let sessions = run(&["sessions", "list"]);
     assert!(
-        sessions.contains("s_1795435872765_a685") && sessions.contains("2 job(s)"),
+        sessions.contains("s_1795435872765_a685") && sessions.contains("2 jobs"),
         "{sessions}"
     );
     // Imported into the store; the old files are left exactly as they were.
@@ -85,7 +85,7 @@ fn the_v1_fixture_is_imported_once_and_works() {
             && checkpoints.contains("cp_1795435875875_7ac9"),
         "{checkpoints}"
     );
-    assert!(run(&["audit", "verify"]).contains("audit log intact: 8 record(s)"));
+    assert!(run(&["audit", "verify"]).contains("audit log intact: 8 records"));
     let review = run(&["review"]);
     assert!(
         review.contains("b.txt") && review.contains("+TWO"),
@@ -103,7 +103,7 @@ fn the_v1_fixture_is_imported_once_and_works() {
     // The chain goes on from the imported head and still verifies.
     let verified = run(&["audit", "verify"]);
     assert!(
-        !verified.contains(" 8 record(s)") && verified.contains("intact"),
+        !verified.contains(" 8 records") && verified.contains("intact"),
         "{verified}"
     );
     let checked = env

@@ -150,7 +150,7 @@ fn two_processes_append_to_one_audit_chain() {
         .unwrap();
     assert_eq!(code(&verify), 0, "{}", stdout(&verify));
     assert!(
-        stdout(&verify).contains("16 record(s)"),
+        stdout(&verify).contains("16 records"),
         "{}",
         stdout(&verify)
     );

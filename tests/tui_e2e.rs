@@ -80,7 +80,7 @@ fn ask_review_apply_and_roll_back_in_a_real_terminal() {
     tmux.keys(&["n"]);
     tmux.wait_for("b.txt · h_2 [rejected]");
     tmux.keys(&["C-s"]);
-    tmux.wait_for("Applied 1 hunk(s) to a.txt");
+    tmux.wait_for("Applied 1 hunk to a.txt");
     assert_eq!(read(root, "a.txt"), "alpha\nBETA\ngamma\n");
     assert_eq!(
         read(root, "b.txt"),
@@ -195,7 +195,7 @@ fn a_hunk_edited_in_the_review_is_what_gets_written() {
         "nothing written yet"
     );
     tmux.keys(&["C-s"]);
-    tmux.wait_for("Applied 1 hunk(s) to a.txt");
+    tmux.wait_for("Applied 1 hunk to a.txt");
     assert_eq!(read(root, "a.txt"), "alpha\nBeta (mine)\ndelta\ngamma\n");
     // The session remembers who wrote the hunk.
     // (The TUI records as it goes, without waiting: give it a moment.)
@@ -789,7 +789,7 @@ fn v_verifies_the_hunks_and_f_sends_the_failure_back() {
     tmux.keys(&["v"]);
     tmux.wait_for("✓ passed in");
     tmux.keys(&["C-s"]);
-    tmux.wait_for("Applied 1 hunk(s) to calc.py");
+    tmux.wait_for("Applied 1 hunk to calc.py");
     assert!(read(root, "calc.py").contains("return b * a"));
 }
 

@@ -277,7 +277,7 @@ fn y_and_shift_y_copy_the_focused_message_and_its_last_code_block() {
     let request = app.copy_request.take().unwrap();
     let (code, what) = app.copy_text(Some(1), request).unwrap();
     assert_eq!(code, "print('two')");
-    assert_eq!(what, "the code block (1 lines)");
+    assert_eq!(what, "the code block (1 line)");
     // Your own message has no code block to copy.
     assert!(app.copy_text(Some(0), request).is_err());
     // Scrolling past the top keeps the top in view.

@@ -2,6 +2,7 @@
 //! list|show`, `sessions list|show|delete`, and `audit verify`, each a
 //! query (or command) of the engine.
 
+use crate::protocol::words::counted;
 use serde_json::json;
 
 use super::Exit;
@@ -56,12 +57,12 @@ async fn list_checkpoints(engine: &Engine, json: bool) -> Exit {
                 .collect();
             let hunks: usize = cp.affected_files.iter().map(|f| f.hunks.len()).sum();
             println!(
-                "{}  {}  {:<8} job {}  {} hunk(s)  {}",
+                "{}  {}  {:<8} job {}  {}  {}",
                 cp.checkpoint_id,
                 cp.created_at,
                 format!("{:?}", cp.kind).to_lowercase(),
                 cp.job_id,
-                hunks,
+                counted(hunks, "hunk"),
                 files.join(", ")
             );
         }
@@ -135,10 +136,10 @@ async fn list_sessions(engine: &Engine, json: bool) -> Exit {
                 ""
             };
             println!(
-                "{}  {}  {} job(s)  {}{pending}",
+                "{}  {}  {}  {}{pending}",
                 s.session_id,
                 s.updated_at,
-                s.jobs,
+                counted(s.jobs, "job"),
                 s.last_prompt
                     .unwrap_or_default()
                     .lines()
@@ -179,7 +180,8 @@ pub fn audit_verify(global: &GlobalArgs, root: &std::path::Path) -> Exit {
         match engine.verify_audit().await {
             Ok(Verification::Intact { records }) => {
                 println!(
-                    "audit log intact: {records} record(s) for {} in {}",
+                    "audit log intact: {} for {} in {}",
+                    counted(records, "record"),
                     engine.root().display(),
                     engine.store_location().unwrap_or_default()
                 );

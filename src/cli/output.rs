@@ -1,6 +1,7 @@
 //! What the headless commands print: engine events (JSON lines, or text for
 //! people) and diff bundles (coloured hunks on a terminal).
 
+use crate::protocol::words::counted;
 use std::io::{IsTerminal, Write};
 
 use crate::protocol::{DiffBundle, Event, EventBody, HunkState, JobStatus, VerifyResult};
@@ -111,9 +112,9 @@ fn review_line(body: &EventBody) {
             hunk_ids,
             ..
         } => eprintln!(
-            "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
-            hunk_ids.len(),
-            files.len()
+            "Applied {} to {}; checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
+            counted(hunk_ids.len(), "hunk"),
+            counted(files.len(), "file")
         ),
         EventBody::ApplyFailed { error, .. } => eprintln!("agent-tui: apply failed: {error}"),
         EventBody::RollbackCompleted {
@@ -121,8 +122,8 @@ fn review_line(body: &EventBody) {
             files,
             ..
         } => eprintln!(
-            "Rolled back {} file(s); this rollback is checkpoint {rollback_checkpoint_id}",
-            files.len()
+            "Rolled back {}; this rollback is checkpoint {rollback_checkpoint_id}",
+            counted(files.len(), "file")
         ),
         EventBody::RollbackFailed { error, .. } => eprintln!("agent-tui: rollback failed: {error}"),
         EventBody::ReviewUpdated { unknown, .. } if !unknown.is_empty() => {
@@ -296,7 +297,7 @@ impl Printer {
                     .map_or_else(|| arguments.to_string(), str::to_string);
                 let more = match batch.len() {
                     0 => String::new(),
-                    n => format!(" (with {n} more call(s) of this turn)"),
+                    n => format!(" (with {} more of this turn)", counted(n, "call")),
                 };
                 eprintln!("! {name} needs approval{more}: {}", shorten(&what, 160));
             }

@@ -9,6 +9,7 @@ use super::args::{GlobalArgs, ReviewArgs};
 use super::context::{builder, engine_error, failed, run, start_reported};
 use super::output::{Printer, colour, render_bundle, verify_text};
 use crate::agent::{Engine, Filter, Providers};
+use crate::protocol::words::counted;
 use crate::protocol::{
     Command, DiffBundle, EngineError, PendingReview, Reply, SessionRef, VerifyResult,
 };
@@ -72,9 +73,9 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
                 bundle: b,
             }) => {
                 eprintln!(
-                    "Applied {} hunk(s) to {} file(s); checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
-                    hunk_ids.len(),
-                    files.len()
+                    "Applied {} to {}; checkpoint {checkpoint_id} (undo: agent-tui rollback {checkpoint_id})",
+                    counted(hunk_ids.len(), "hunk"),
+                    counted(files.len(), "file")
                 );
                 bundle = b;
             }

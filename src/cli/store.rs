@@ -1,5 +1,6 @@
 //! `agent-tui store check` and `agent-tui store backup FILE` (SPEC section 15).
 
+use crate::protocol::words::counted;
 use serde_json::json;
 
 use super::Exit;
@@ -32,19 +33,18 @@ pub fn run(global: &GlobalArgs, args: &StoreArgs) -> Exit {
                 println!("store {}: PROBLEM: {first}", check.store);
                 if check.problems.len() > 1 {
                     println!(
-                        "({} more problem(s); --json lists them)",
-                        check.problems.len() - 1
+                        "({} more; --json lists them)",
+                        counted(check.problems.len() - 1, "problem")
                     );
                 }
             } else {
                 println!(
-                    "store {} is sound: {} session(s), {} checkpoint(s), {} snapshot(s), \
-                     {} audit record(s) verified",
+                    "store {} is sound: {}, {}, {}, {} verified",
                     check.store,
-                    check.sessions,
-                    check.checkpoints,
-                    check.snapshots,
-                    check.audit_records
+                    counted(check.sessions, "session"),
+                    counted(check.checkpoints, "checkpoint"),
+                    counted(check.snapshots, "snapshot"),
+                    counted(check.audit_records, "audit record")
                 );
             }
             if check.problems.is_empty() {

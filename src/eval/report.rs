@@ -2,6 +2,7 @@
 //! exactly as SPEC section 12 defines them, `report.json` and `report.md`
 //! (a table per mode, then the modes side by side).
 
+use crate::protocol::words::counted;
 use serde::Serialize;
 
 use super::run::TaskResult;
@@ -114,10 +115,10 @@ fn verify_cell(t: &TaskResult) -> String {
     match t.verify_passed {
         None => "–".into(),
         Some(passed) => format!(
-            "{} ({} run(s), {} repair(s))",
+            "{} ({}, {})",
             if passed { "passed" } else { "failed" },
-            t.verifies,
-            t.repairs
+            counted(t.verifies, "run"),
+            counted(t.repairs, "repair")
         ),
     }
 }

@@ -16,6 +16,7 @@ pub mod review;
 pub mod server;
 pub mod session;
 pub mod verify;
+pub mod words;
 
 pub use api::{
     CheckpointView, Command, EngineError, EntryKind, EventsPage, ExecChunk, FileRow, FileText,

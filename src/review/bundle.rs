@@ -130,13 +130,18 @@ fn file_hunks(
     let (edit_changes, new_lines) = apply_edits(&doc, file_edits);
     let mut pieces = Vec::new();
     for group in group_diff_ops(diff_ops(&doc.lines, &new_lines, &edit_changes), CONTEXT) {
-        let changes = changes_of(&group, &new_lines);
-        let edit_ids = edits_touching(file_edits, &changes);
-        for (changes, ids, oversized) in split(&doc.lines, changes, edit_ids, file_edits, limits) {
-            let patch = patch_text(&doc.lines, &changes);
-            pieces.push((changes, ids, oversized, patch));
+        for changes in by_edit(changes_of(&group, &new_lines), file_edits) {
+            let edit_ids = edits_touching(file_edits, &changes);
+            pieces.extend(split(&doc.lines, changes, edit_ids, file_edits, limits));
         }
     }
+    let spans: Vec<&[Change]> = pieces.iter().map(|(c, _, _)| c.as_slice()).collect();
+    let patches = file_patches(&doc.lines, &spans);
+    let pieces = pieces
+        .into_iter()
+        .zip(patches)
+        .map(|((changes, ids, oversized), patch)| (changes, ids, oversized, patch))
+        .collect();
     Ok(FileHunks {
         path: path.to_string(),
         base_file_hash,
@@ -315,6 +320,29 @@ fn edits_touching(edits: &[&ProposedEdit], changes: &[Change]) -> Vec<String> {
         .collect()
 }
 
+/// The changes of one diff group cut into one run per edit: two changes
+/// close enough to share their context are still separate hunks when
+/// unchanged lines part them and no edit made both, so each edit the model
+/// proposed can be accepted on its own. Changes of one edit stay together.
+fn by_edit(changes: Vec<Change>, edits: &[&ProposedEdit]) -> Vec<Vec<Change>> {
+    let mut runs: Vec<Vec<Change>> = Vec::new();
+    let mut last_ids: Vec<String> = Vec::new();
+    for change in changes {
+        let ids = edits_touching(edits, std::slice::from_ref(&change));
+        let joined = runs.last().and_then(|run| run.last()).is_some_and(|prev| {
+            prev.old_start + prev.old_len >= change.old_start
+                || ids.is_empty()
+                || ids.iter().any(|id| last_ids.contains(id))
+        });
+        match runs.last_mut() {
+            Some(run) if joined => run.push(change),
+            _ => runs.push(vec![change]),
+        }
+        last_ids = ids;
+    }
+    runs
+}
+
 type Piece = (Vec<Change>, Vec<String>, bool);
 
 fn too_big(old: &[String], changes: &[Change], limits: &Limits) -> bool {
@@ -455,11 +483,39 @@ pub fn patch_text(old: &[String], changes: &[Change]) -> String {
     patch_text_at(old, changes, 0)
 }
 
+/// The patches of a file's hunks (`hunks` in file order), each with as much
+/// context as it can have without sharing a line with its neighbours', so
+/// that any of them together still make one unified diff that applies
+/// (`patch` with no fuzz): hunks with `k` unchanged lines between them get
+/// `k / 2` lines of context each, on both sides (a hunk with less context
+/// before than after would be taken as the start of the file). Pieces of
+/// one split change, with nothing between them, keep their full context.
+pub fn file_patches(old: &[String], hunks: &[&[Change]]) -> Vec<String> {
+    let spans: Vec<(usize, usize)> = hunks.iter().map(|c| span(c)).collect();
+    let room = |a: Option<&(usize, usize)>, b: Option<&(usize, usize)>| match (a, b) {
+        (Some(a), Some(b)) if b.0 > a.1 => (b.0 - a.1) / 2,
+        _ => CONTEXT,
+    };
+    hunks
+        .iter()
+        .enumerate()
+        .map(|(i, changes)| {
+            let before = room(i.checked_sub(1).and_then(|p| spans.get(p)), spans.get(i));
+            let after = room(spans.get(i), spans.get(i + 1));
+            patch_with_context(old, changes, 0, before.min(after).min(CONTEXT))
+        })
+        .collect()
+}
+
 /// `patch_text` of a slice of a file that starts at line index `offset`.
 pub fn patch_text_at(old: &[String], changes: &[Change], offset: usize) -> String {
+    patch_with_context(old, changes, offset, CONTEXT)
+}
+
+fn patch_with_context(old: &[String], changes: &[Change], offset: usize, context: usize) -> String {
     let (s, e) = span(changes);
-    let from = s.saturating_sub(CONTEXT);
-    let to = (e + CONTEXT).min(old.len());
+    let from = s.saturating_sub(context);
+    let to = (e + context).min(old.len());
     let mut body = String::new();
     let (mut old_count, mut new_count) = (0usize, 0usize);
     let mut i = from;

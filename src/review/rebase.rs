@@ -6,7 +6,8 @@
 //! marked conflicted, with the reason.
 
 use super::doc::Doc;
-use super::{Change, FileDiff, HunkState, ProposedEdit, patch_text};
+use super::{Change, FileDiff, HunkState, ProposedEdit, file_patches};
+use crate::protocol::words::counted;
 use crate::workspace::sha256_hex;
 
 /// `file`'s hunks in `applied` were just written, giving `written`; rebases
@@ -86,9 +87,18 @@ pub fn rebase_after_apply(
         }
         if let Some(reason) = misplaced(&hunk.changes, &doc) {
             hunk.state = HunkState::Conflicted { reason };
-            continue;
         }
-        hunk.patch = patch_text(&doc.lines, &hunk.changes);
+    }
+    // The hunks still to decide, shown against the file as written.
+    let mut open: Vec<&mut super::Hunk> = file
+        .hunks
+        .iter_mut()
+        .filter(|h| !h.state.is_applied() && !matches!(h.state, HunkState::Conflicted { .. }))
+        .collect();
+    let changes: Vec<&[Change]> = open.iter().map(|h| h.changes.as_slice()).collect();
+    let patches = file_patches(&doc.lines, &changes);
+    for (hunk, patch) in open.iter_mut().zip(patches) {
+        hunk.patch = patch;
     }
     file.base_file_hash = Some(sha256_hex(written));
 }
@@ -140,8 +150,8 @@ fn misplaced(changes: &[Change], doc: &Doc) -> Option<String> {
     let last = changes.iter().map(|c| c.old_start + c.old_len).max()?;
     (last > doc.lines.len()).then(|| {
         format!(
-            "it reaches line {last}, past the end of the file as written ({} lines)",
-            doc.lines.len()
+            "it reaches line {last}, past the end of the file as written ({})",
+            counted(doc.lines.len(), "line")
         )
     })
 }

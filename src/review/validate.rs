@@ -2,6 +2,7 @@
 //! `old_text` matching (or relocated by a unique exact match), creates only
 //! for new files, no overlaps, text files only. Errors show nearby lines.
 
+use crate::protocol::words::counted;
 use serde::Deserialize;
 
 use super::doc::{Doc, text_of};
@@ -244,8 +245,9 @@ fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
     if r.operation == EditOperation::Insert {
         if start == 0 || start > total + 1 {
             return Err(format!(
-                "start_line {start} is outside the file: it has {total} lines, so insert takes 1 to {} \
+                "start_line {start} is outside the file: it has {}, so insert takes 1 to {} \
                  (new_text goes before start_line; {} appends)",
+                counted(total, "line"),
                 total + 1,
                 total + 1
             ));
@@ -257,7 +259,8 @@ fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
     };
     if start == 0 || end < start || end > total {
         return Err(format!(
-            "lines {start}-{end} are not a range of this file, which has {total} lines{}",
+            "lines {start}-{end} are not a range of this file, which has {}{}",
+            counted(total, "line"),
             nearby(doc, start.min(total).max(1), end.min(total).max(1))
         ));
     }

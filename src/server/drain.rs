@@ -6,6 +6,7 @@
 //! may answer before the host is gone). What is left when the grace ends
 //! is cancelled by the engines' own shutdown, which stores it all.
 
+use crate::protocol::words::counted;
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
@@ -22,8 +23,9 @@ pub async fn drain(app: &AppState, grace: Duration) {
     let running = app.running_total();
     if running > 0 {
         eprintln!(
-            "agent-tui serve: stopping: waiting up to {} s for {running} running job(s)",
-            grace.as_secs()
+            "agent-tui serve: stopping: waiting up to {} s for {}",
+            grace.as_secs(),
+            counted(running, "running job")
         );
     }
     let deadline = Instant::now() + grace;

@@ -7,6 +7,7 @@ use super::{
     ReviewView, Streaming, VerifyState, View,
 };
 use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH, MCP_PREFIX, RUN_COMMAND};
+use crate::protocol::words::counted;
 use crate::protocol::{CheckpointKind, DiffBundle, Event, EventBody, JobStatus};
 use crate::tui::markdown::code_key;
 
@@ -323,8 +324,8 @@ impl App {
                 .collect();
         }
         self.transcript.push(Entry::Notice(format!(
-            "Applied {} hunk(s) to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
-            hunk_ids.len(),
+            "Applied {} to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+            counted(hunk_ids.len(), "hunk"),
             files.join(", ")
         )));
         if !bundle.is_pending() {

@@ -12,6 +12,7 @@ mod loads;
 mod open_root;
 mod review;
 
+use crate::protocol::words::counted;
 use ratatui_textarea::TextArea;
 
 pub use loads::{Loaded, latest_of};
@@ -453,12 +454,12 @@ impl App {
         let lines = |t: &str| t.lines().count().max(1);
         match (request, entry) {
             (CopyRequest::Message, _) => {
-                let what = format!("{whose} ({} lines)", lines(&text));
+                let what = format!("{whose} ({})", counted(lines(&text), "line"));
                 Ok((text, what))
             }
             (CopyRequest::LastCode, Some(Entry::Assistant(a))) => match a.last_code() {
                 Some(code) => {
-                    let what = format!("the code block ({} lines)", lines(&code));
+                    let what = format!("the code block ({})", counted(lines(&code), "line"));
                     Ok((code, what))
                 }
                 None => Err("this answer has no code block".into()),

@@ -1,6 +1,7 @@
 //! Everything drawn over the panes: help, dialogs (clarification, approval,
 //! rollback, session picker), the file preview and the checkpoints views.
 
+use crate::protocol::words::counted;
 use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -101,8 +102,10 @@ fn draw_sessions(
                 .take(40)
                 .collect();
             let line = Line::from(format!(
-                "{}  {}  {} job(s)  {prompt}{pending}",
-                r.session_id, r.updated_at, r.jobs
+                "{}  {}  {}  {prompt}{pending}",
+                r.session_id,
+                r.updated_at,
+                counted(r.jobs, "job")
             ));
             if i == cursor {
                 line.style(Style::new().add_modifier(Modifier::REVERSED))

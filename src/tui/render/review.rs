@@ -1,4 +1,4 @@
-//! The review view: files with hunk counts, the current hunk with line
+//! The review view: files with their hunks' states, the current hunk with line
 //! numbers and syntax colours, or the whole file with every hunk inline.
 
 use crate::protocol::{HunkState, VerifyOutcome};
@@ -52,37 +52,12 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
 }
 
-/// The review's files with their hunk counts (the current one marked), and
-/// the last refusal under them.
+/// The review's files, each with its hunks under it (state, id, lines added
+/// and removed, first line; the current one marked and kept in view), and the last
+/// refusal under them.
 fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect) {
-    let current = review.current();
     let (done, all) = review.progress();
-    let files: Vec<Line> = review
-        .bundle
-        .files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            let pending = f
-                .hunks
-                .iter()
-                .filter(|h| h.state.accepted().is_none())
-                .count();
-            let text = format!(
-                "{} ({} hunk(s), {pending} pending)",
-                f.file_path,
-                f.hunks.len()
-            );
-            if current.map(|c| c.0) == Some(i) {
-                Line::from(Span::styled(
-                    text,
-                    Style::new().add_modifier(Modifier::REVERSED),
-                ))
-            } else {
-                Line::from(text)
-            }
-        })
-        .collect();
+    let (rows, current_row) = file_rows(review);
     let area = match &app.review_error {
         // A refusal (a conflict on apply, a refused edit) stays in view.
         Some(error) => {
@@ -99,10 +74,79 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
         }
         None => area,
     };
+    // Keep the current hunk in view, a few rows from the bottom edge.
+    let height = usize::from(area.height.saturating_sub(2));
+    let scroll = current_row.saturating_sub(height.saturating_sub(3).max(1));
     frame.render_widget(
-        Paragraph::new(files).block(pane(format!(" review {done}/{all} "), false)),
+        Paragraph::new(rows)
+            .scroll((u16::try_from(scroll).unwrap_or(u16::MAX), 0))
+            .block(pane(format!(" review {done}/{all} "), false)),
         area,
     );
+}
+
+/// The rows of the files pane and the row of the current hunk.
+fn file_rows(review: &ReviewView) -> (Vec<Line<'static>>, usize) {
+    let current = review.current();
+    let mut rows = Vec::new();
+    let mut current_row = 0;
+    for (f, file) in review.bundle.files.iter().enumerate() {
+        rows.push(Line::from(Span::styled(
+            file.file_path.clone(),
+            Style::new().add_modifier(Modifier::BOLD),
+        )));
+        for (h, hunk) in file.hunks.iter().enumerate() {
+            let (added, removed) = line_counts(&hunk.patch);
+            let (mark, colour) = state_mark(&hunk.state);
+            let mut spans = vec![
+                Span::raw(" "),
+                Span::styled(mark, Style::new().fg(colour)),
+                Span::raw(format!(" {} ", hunk.hunk_id)),
+                Span::styled(format!("+{added}"), Style::new().fg(Color::Green)),
+                Span::raw(" "),
+                Span::styled(format!("-{removed}"), Style::new().fg(Color::Red)),
+            ];
+            if let Some(first) = hunk.changes.iter().map(|c| c.old_start).min() {
+                spans.push(Span::styled(
+                    format!(" L{}", first + 1),
+                    Style::new().fg(Color::DarkGray),
+                ));
+            }
+            if current == Some((f, h)) {
+                current_row = rows.len();
+                spans = spans
+                    .into_iter()
+                    .map(|s| s.patch_style(Style::new().add_modifier(Modifier::REVERSED)))
+                    .collect();
+            }
+            rows.push(Line::from(spans));
+        }
+    }
+    (rows, current_row)
+}
+
+/// Lines a patch adds and removes.
+fn line_counts(patch: &str) -> (usize, usize) {
+    patch
+        .lines()
+        .skip_while(|l| l.starts_with("@@"))
+        .fold((0, 0), |(a, r), l| match l.as_bytes().first() {
+            Some(b'+') => (a + 1, r),
+            Some(b'-') => (a, r + 1),
+            _ => (a, r),
+        })
+}
+
+/// A hunk's state as one mark in the files pane (the hunk's title says it
+/// in words).
+fn state_mark(state: &HunkState) -> (&'static str, Color) {
+    match state {
+        HunkState::Pending => ("○", Color::Gray),
+        HunkState::Accepted => ("✓", Color::Green),
+        HunkState::Rejected => ("✗", Color::Red),
+        HunkState::Applied => ("●", Color::Green),
+        HunkState::Conflicted { .. } => ("!", Color::Yellow),
+    }
 }
 
 /// The verify's pane under the hunk, once one ran; the area left above.
