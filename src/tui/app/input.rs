@@ -40,9 +40,7 @@ impl App {
 
     pub(super) fn set_input(&mut self, text: &str) {
         let mut area = TextArea::new(text.lines().map(str::to_string).collect());
-        area.set_placeholder_text(
-            "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
-        );
+        area.set_placeholder_text(super::PLACEHOLDER);
         area.move_cursor(ratatui_textarea::CursorMove::End);
         self.input = area;
     }

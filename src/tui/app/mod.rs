@@ -367,6 +367,10 @@ pub struct App {
     next_job: u32,
 }
 
+/// The empty input's hint: short enough for the input of an 80-column
+/// terminal (Shift+Enter's new line is in the help).
+const PLACEHOLDER: &str = "Ask, plan or instruct… (Enter sends, F1 help)";
+
 impl App {
     pub fn new(
         root: String,
@@ -377,9 +381,7 @@ impl App {
         max_tool_calls: u32,
     ) -> App {
         let mut input = TextArea::default();
-        input.set_placeholder_text(
-            "Ask, plan or instruct… (Enter sends, Shift+Enter new line, F1 help)",
-        );
+        input.set_placeholder_text(PLACEHOLDER);
         App {
             theme: crate::config::Theme::Dark,
             root,
