@@ -137,14 +137,15 @@ fn line_counts(patch: &str) -> (usize, usize) {
         })
 }
 
-/// A hunk's state as one mark in the files pane (the hunk's title says it
-/// in words).
+/// A hunk's state as one mark in the files pane, as the tree marks files
+/// (● to decide, ✓, ✗; an applied one greyed, being done); the hunk's title
+/// says it in words.
 fn state_mark(state: &HunkState) -> (&'static str, Color) {
     match state {
-        HunkState::Pending => ("○", Color::Gray),
+        HunkState::Pending => ("●", Color::Yellow),
         HunkState::Accepted => ("✓", Color::Green),
         HunkState::Rejected => ("✗", Color::Red),
-        HunkState::Applied => ("●", Color::Green),
+        HunkState::Applied => ("✓", Color::DarkGray),
         HunkState::Conflicted { .. } => ("!", Color::Yellow),
     }
 }
