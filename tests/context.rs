@@ -831,3 +831,89 @@ fn git_init(dir: &std::path::Path) {
         .unwrap();
     assert!(git.success());
 }
+
+/// llama-cpp-python's model list, as its server writes every entry.
+fn llama_cpp_python_models() -> Reply {
+    Reply::json(
+        200,
+        json!({"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "me", "permissions": []}]}),
+    )
+}
+
+/// What llama-cpp-python 0.3 answers a prompt longer than its window at
+/// `/v1/completions` (without streaming), word for word.
+fn llama_cpp_python_refusal(window: u64, prompt: u64) -> Reply {
+    Reply::json(
+        400,
+        json!({"error": {"message": format!("This model's maximum context length is {window} tokens, however you requested {} tokens ({prompt} in your prompt; 1 for the completion). Please reduce your prompt; or completion length.", prompt + 1), "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+    )
+}
+
+#[test]
+fn llama_cpp_pythons_window_is_learned_from_its_refusal_of_a_longer_prompt() {
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "one\ntwo\n")]);
+    let env = Env::new();
+    let server = LlmServer::start_with_side(
+        vec![sse(openai::text(&["ok"]))],
+        vec![
+            llama_cpp_python_models(),
+            llama_cpp_python_refusal(2048, 524_288),
+        ],
+    );
+    let cfg = config(&env, "openai", &server.url(), "tool_protocol = \"native\"");
+    let r = run(&env, &cfg, root.path(), &["--mode", "agent", "Change one"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The probe: one prompt longer than any window, one token back, and it
+    // came before the first request.
+    let side = server.side_requests();
+    let probe = side
+        .iter()
+        .find(|q| q.method == "POST" && q.path.ends_with("/v1/completions"))
+        .expect("the window probe");
+    assert_eq!(probe.body["max_tokens"], 1);
+    assert!(probe.body.get("stream").is_none_or(|s| s == false));
+    assert!(probe.body["prompt"].as_str().unwrap().len() >= 2 * 524_288);
+    // The job knew the window was 2,048: its first request is the lean one.
+    let first = &server.requests()[0].body;
+    let system = first["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("Be brief."), "{system}");
+    assert!(system.len() < 2000, "{system}");
+
+    // doctor names where the window came from.
+    let server = LlmServer::start_with_side(
+        vec![],
+        vec![
+            llama_cpp_python_models(),
+            llama_cpp_python_models(),
+            llama_cpp_python_refusal(4096, 524_288),
+        ],
+    );
+    let cfg = config(&env, "openai", &server.url(), "");
+    let text = doctor(&env, &cfg);
+    assert!(
+        text.contains("context     4096 tokens (the server: llama-cpp-python's n_ctx"),
+        "{text}"
+    );
+
+    // A server whose model list is anyone else's is not sent the probe.
+    let server = LlmServer::start_with_side(vec![sse(openai::text(&["ok"]))], vec![models_list()]);
+    let cfg = config(&env, "openai", &server.url(), "tool_protocol = \"native\"");
+    let r = run(&env, &cfg, root.path(), &["--mode", "agent", "Change one"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        !server
+            .side_requests()
+            .iter()
+            .any(|q| q.path.ends_with("/completions")),
+        "no probe"
+    );
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        !system.contains("Be brief."),
+        "the full prompt at 8,192: {system}"
+    );
+}

@@ -81,11 +81,7 @@ fn eight_processes_share_one_home_and_every_job_is_recorded() {
         .output()
         .unwrap();
     assert_eq!(code(&verify), 0, "{}", stdout(&verify));
-    assert!(
-        stdout(&verify).contains("8 records"),
-        "{}",
-        stdout(&verify)
-    );
+    assert!(stdout(&verify).contains("8 records"), "{}", stdout(&verify));
     let check = env.cmd().args(["store", "check"]).output().unwrap();
     assert_eq!(code(&check), 0, "{}", stdout(&check));
 }

@@ -1,7 +1,8 @@
 //! Asking an OpenAI-compatible server how large its context window is:
 //! `/v1/models` fields (vLLM `max_model_len`, OpenRouter and LM Studio
 //! `context_length`), llama.cpp `GET /props` (`n_ctx`), Ollama `GET /api/ps`
-//! (the loaded model's window) and `POST /api/show` (`num_ctx`). Every
+//! (the loaded model's window) and `POST /api/show` (`num_ctx`), and
+//! llama-cpp-python's refusal of a prompt longer than any window. Every
 //! question is short and a server that answers none of them costs little.
 
 use std::time::Duration;
@@ -30,10 +31,12 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
     let get =
         |url: String| async move { ask(authorize(ep.client.get(&url))).await.map(|v| (url, v)) };
-    if let Some((_, models)) = get(format!("{}/models", ep.base_url)).await
-        && let Some(found) = from_models(&models, &ep.model)
-    {
+    let models = get(format!("{}/models", ep.base_url)).await.map(|(_, v)| v);
+    if let Some(found) = models.as_ref().and_then(|m| from_models(m, &ep.model)) {
         return Some(found);
+    }
+    if models.as_ref().is_some_and(is_llama_cpp_python) {
+        return llama_cpp_python(ep).await;
     }
     if let Some((_, props)) = get(format!("{root}/props")).await
         && let Some(found) = from_props(&props)
@@ -48,6 +51,44 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
     let show =
         authorize(ep.client.post(format!("{root}/api/show"))).json(&json!({"model": ep.model}));
     from_ollama_show(&ask(show).await?)
+}
+
+/// A prompt longer than any window llama-cpp-python is run with (its
+/// `n_ctx`, at most the model's trained context): the probe below.
+const PROBE_TOKENS: usize = 524_288;
+
+/// llama-cpp-python's model list: every entry as its server writes it
+/// (`owned_by: "me"`, `permissions: []`), which no other server does.
+fn is_llama_cpp_python(models: &Value) -> bool {
+    models["data"].as_array().is_some_and(|data| {
+        !data.is_empty()
+            && data
+                .iter()
+                .all(|m| m["owned_by"] == "me" && m["permissions"] == json!([]))
+    })
+}
+
+/// llama-cpp-python says its window nowhere but in refusing a prompt that
+/// does not fit, and it checks a prompt's length before it evaluates any
+/// of it: a prompt of `PROBE_TOKENS` tokens is refused at once (about 0.3 s
+/// of tokenizing on loopback) with "maximum context length is N tokens".
+async fn llama_cpp_python(ep: &Endpoint) -> Option<ServerWindow> {
+    let mut request = ep
+        .client
+        .post(format!("{}/completions", ep.base_url))
+        .json(&json!({"model": ep.model, "prompt": " a".repeat(PROBE_TOKENS), "max_tokens": 1}));
+    if let Some(key) = &ep.key {
+        request = request.bearer_auth(key);
+    }
+    let response = request.timeout(ASK_TIMEOUT).send().await.ok()?;
+    if response.status().is_success() {
+        return None;
+    }
+    let overflow = super::overflow::detect(&response.text().await.ok()?)?;
+    Some(ServerWindow {
+        tokens: overflow.limit.filter(|n| *n > 0)?,
+        detail: "llama-cpp-python's n_ctx, from its refusal of a longer prompt".into(),
+    })
 }
 
 /// Which tokenizer endpoint a server answers, learned on its first count.
@@ -212,6 +253,10 @@ mod tests {
         );
         let plain = json!({"data": [{"id": "smollm2", "object": "model"}]});
         assert!(from_models(&plain, "smollm2").is_none());
+        assert!(!is_llama_cpp_python(&plain));
+        let lcp = json!({"object": "list", "data": [{"id": "smollm2", "object": "model", "owned_by": "me", "permissions": []}]});
+        assert!(is_llama_cpp_python(&lcp));
+        assert!(!is_llama_cpp_python(&json!({"data": []})));
     }
 
     #[test]
