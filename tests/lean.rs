@@ -294,3 +294,66 @@ fn a_small_window_reads_without_the_file_hash() {
         assert_eq!(read.contains("file_hash"), hashed, "{window}: {read}");
     }
 }
+
+/// A reply that goes round in a loop, word by word: a line, then the same
+/// sentence again and again.
+fn looping_words(copies: usize) -> Vec<String> {
+    let mut words = vec!["Here it is.\n".to_string()];
+    for _ in 0..copies {
+        for word in "The sum starts from one, which is the bug in this file. ".split_inclusive(' ')
+        {
+            words.push(word.to_string());
+        }
+    }
+    words
+}
+
+#[test]
+fn a_small_windows_reply_that_goes_round_in_a_loop_is_stopped_and_kept_once() {
+    const SENTENCE: &str = "The sum starts from one, which is the bug in this file. ";
+    let root = project();
+    let words = looping_words(40);
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    // 440 chunks 10 ms apart: 4.4 s if read to the end.
+    let server = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 10,
+    }]);
+    let started = std::time::Instant::now();
+    let r = run_with(&server, 2048, "native", root.path(), "Why is sum() wrong?");
+    let took = started.elapsed();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        took < std::time::Duration::from_secs(3),
+        "not stopped: {took:?}"
+    );
+    let events = r.events();
+    let stopped = of_type(&events, "llm.repeat_stopped");
+    assert_eq!(stopped.len(), 1, "{}", r.stdout);
+    assert_eq!(stopped[0]["data"]["chars"], SENTENCE.len());
+    assert!(stopped[0]["data"]["copies"].as_u64().unwrap() >= 3);
+    assert_eq!(stopped[0]["data"]["provider"], "test");
+    let answer = completed(&r)["answer"].as_str().unwrap().to_string();
+    assert_eq!(answer, format!("Here it is.\n{SENTENCE}"));
+    // A large window's reply is left alone.
+    let words = looping_words(8);
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![sse(openai::text(&refs))]);
+    let r = run_with(
+        &server,
+        131_072,
+        "native",
+        root.path(),
+        "Why is sum() wrong?",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(of_type(&r.events(), "llm.repeat_stopped").is_empty());
+    assert_eq!(
+        completed(&r)["answer"]
+            .as_str()
+            .unwrap()
+            .matches(SENTENCE)
+            .count(),
+        8
+    );
+}

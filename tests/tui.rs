@@ -254,6 +254,24 @@ fn a_file_read_for_the_model_says_so_and_spends_no_step() {
 }
 
 #[test]
+fn a_reply_stopped_in_a_loop_says_so() {
+    let (_d, mut app) = app();
+    let job_id = start_job(&mut app, "why?");
+    app.on_event(&ev(
+        &job_id,
+        2,
+        EventBody::RepeatStopped {
+            provider: "local".into(),
+            chars: 57,
+            copies: 3,
+        },
+    ));
+    let s = screen(&app, 120, 30);
+    assert!(s.contains("local's reply went round in a loop"), "{s}");
+    assert!(s.contains("the same 57 characters 3 times"), "{s}");
+}
+
+#[test]
 fn streamed_answer_tool_lines_and_review_flow() {
     let (_d, mut app) = app();
     let job_id = start_job(&mut app, "fix it");

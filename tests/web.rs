@@ -309,8 +309,9 @@ fn verify_the_accepted_hunks_from_the_page_and_send_a_failure_back() {
 
 /// What the engine did for the model shows on the page as in the TUI: a
 /// file the instruction names, read in before the first request (marked
-/// as agent-tui's own read), and a chat template that drops the tools
-/// (`auto` moves them into the prompt, said once).
+/// as agent-tui's own read), a chat template that drops the tools (`auto`
+/// moves them into the prompt, said once), and an answer stopped where it
+/// went round in a loop.
 #[test]
 fn the_page_says_what_was_done_for_a_small_model() {
     if !available() {
@@ -320,11 +321,10 @@ fn the_page_says_what_was_done_for_a_small_model() {
     let dir = project();
     // The server counts 11 prompt tokens where its tokenizer makes 300 of
     // the request without tools and 900 with them.
+    // Its answer goes round in a loop.
+    let answer = "It prints a greeting and returns. ".repeat(12);
     let model = LlmServer::start_with_tokenizer(
-        vec![
-            openai::probe(11),
-            sse(openai::text(&["It prints a greeting."])),
-        ],
+        vec![openai::probe(11), sse(openai::text(&[&answer]))],
         vec![openai::count(300), openai::count(900)],
     );
     let cfg = config(&env, "openai", &model.url(), "context_window = 2048");
@@ -338,11 +338,14 @@ fn the_page_says_what_was_done_for_a_small_model() {
         let read = until(&b, 5, "the read shown", "const c = document.querySelector('[data-testid=tool-log] .call.attached'); return c && c.querySelector('summary').textContent").await;
         let read = read.as_str().unwrap();
         assert!(read.contains("src/greet.rs") && read.contains("read for the model: the instruction names it"), "{read}");
-        let notes = until(&b, 5, "the note", "return [...document.querySelectorAll('[data-testid=note]')].map(n => n.textContent)").await;
+        let notes = until(&b, 5, "the notes", "const n = [...document.querySelectorAll('[data-testid=note]')].map(n => n.textContent); return n.length === 2 && n").await;
         let notes = notes.as_array().unwrap();
-        assert_eq!(notes.len(), 1, "{notes:?}");
         let note = notes[0].as_str().unwrap();
         assert!(note.contains("chat template drops the tools") && note.contains("11 prompt tokens"), "{note}");
+        let note = notes[1].as_str().unwrap();
+        assert!(note.contains("went round in a loop (the same 34 characters 12 times in a row)"), "{note}");
+        let shown = until(&b, 5, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].map(a => a.textContent).join('')").await;
+        assert_eq!(shown.as_str().unwrap().matches("prints a greeting").count(), 1, "{shown}");
         let console = driver.console(&b).await;
         assert!(errors(&console).is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();

@@ -232,6 +232,9 @@ class JobView {
       case "provider.tools_in_prompt":
         this.note(`${d.provider}'s chat template drops the tools (${d.reason}): they are described in the prompt from now on.`);
         break;
+      case "llm.repeat_stopped":
+        this.note(`${d.provider}'s reply went round in a loop (the same ${d.chars} characters ${d.copies} times in a row); it was stopped there and kept once.`);
+        break;
       case "provider.fallback":
         this.note(`${d.from} gave up (${String(d.reason).replaceAll("_", " ")}): the job goes on with ${d.to}, from the same conversation.`);
         this.status.textContent = `running on ${d.to}…`;

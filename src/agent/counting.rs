@@ -82,6 +82,7 @@ impl Job<'_> {
             brief_tools: false,
             reply_schema: None,
             reply_limit: None,
+            stop_repeats: false,
         };
         let Some(counted) = provider.prompt_tokens(request).await else {
             provider.settle_tools(None);

@@ -355,6 +355,7 @@ fn probe_tools(provider: &dyn crate::llm::Provider) -> Option<Probe> {
         brief_tools: false,
         reply_schema: None,
         reply_limit: None,
+        stop_repeats: false,
     };
     let without_tool = crate::llm::Request {
         tools: &[],

@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::job::{Job, MAX_RETRY_DELAY, Outcome};
 use crate::config::SETUP_HINT;
 use crate::context::Conversation;
-use crate::llm::{Delta, LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
+use crate::llm::{Delta, FinishReason, LlmError, Message, Request, RetryPolicy, ToolDef, Turn};
 use crate::protocol::{CompactReason, EventBody};
 
 impl Job<'_> {
@@ -79,6 +79,14 @@ impl Job<'_> {
         self.conv = conv;
         match result {
             Ok(turn) => {
+                if let FinishReason::Repeated { period, copies } = turn.finish {
+                    let provider = self.provider_name();
+                    self.emit.emit(EventBody::RepeatStopped {
+                        provider,
+                        chars: period,
+                        copies,
+                    });
+                }
                 if turn.usage.is_none_or(|u| u.input_tokens == 0) {
                     self.count_on_server(system, tools).await;
                 }
@@ -91,12 +99,16 @@ impl Job<'_> {
 
     /// `provider.tools_in_prompt` for the provider the job is on.
     fn say_tools_in_prompt(&mut self, reason: String) {
-        let provider = self
-            .route
-            .provider(&self.ctx)
-            .map_or_else(String::new, |p| p.name().to_string());
+        let provider = self.provider_name();
         self.emit
             .emit(EventBody::ToolsInPrompt { provider, reason });
+    }
+
+    /// The name of the provider the job is on.
+    fn provider_name(&self) -> String {
+        self.route
+            .provider(&self.ctx)
+            .map_or_else(String::new, |p| p.name().to_string())
     }
 
     /// The reply's limit in a small window when none is configured: what a
@@ -163,6 +175,7 @@ impl Job<'_> {
                 brief_tools: super::lean::is_lean(self.window.tokens),
                 reply_schema: None,
                 reply_limit,
+                stop_repeats: super::lean::is_lean(self.window.tokens),
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);

@@ -252,6 +252,7 @@ impl SessionState {
             | EventBody::LlmReasoning { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }
+            | EventBody::RepeatStopped { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
             | EventBody::ToolCallRequested { .. }

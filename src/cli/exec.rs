@@ -188,6 +188,7 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
         | EventBody::LlmReasoning { .. }
         | EventBody::ProviderFallback { .. }
         | EventBody::ToolsInPrompt { .. }
+        | EventBody::RepeatStopped { .. }
         | EventBody::ToolCallRequested { .. }
         | EventBody::ToolCallCompleted { .. }
         | EventBody::ClarificationReceived { .. }

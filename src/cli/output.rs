@@ -227,6 +227,7 @@ impl Printer {
             EventBody::ContextCompacted { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }
+            | EventBody::RepeatStopped { .. }
             | EventBody::RecoveryCompleted(_)
             | EventBody::McpServers { .. } => self.notice(body),
             EventBody::JobStarted { .. }
@@ -371,6 +372,14 @@ impl Printer {
                 "[{provider}: the server's chat template drops the tools ({reason}); they are \
                  described in the prompt instead (tool_protocol = \"json\" does this without \
                  asking)]"
+            ),
+            EventBody::RepeatStopped {
+                provider,
+                chars,
+                copies,
+            } => eprintln!(
+                "[{provider}: the reply went round in a loop (the same {chars} characters \
+                 {copies} times in a row); it was stopped there and kept once]"
             ),
             EventBody::RecoveryCompleted(r) => eprintln!("! agent-tui recovered: {}", r.summary()),
             EventBody::McpServers { servers } => {

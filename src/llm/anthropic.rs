@@ -342,6 +342,7 @@ mod tests {
                 brief_tools: false,
                 reply_schema: None,
                 reply_limit: None,
+                stop_repeats: false,
             },
         );
         assert_eq!(body["system"], "sys");

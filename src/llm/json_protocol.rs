@@ -173,6 +173,7 @@ async fn json_step(
         brief_tools: false,
         reply_schema: shapes.as_ref(),
         reply_limit: request.reply_limit,
+        stop_repeats: request.stop_repeats,
     };
     // The reply may be a JSON action, which is not for the user's eyes:
     // hold the text back until it is known to be the answer.

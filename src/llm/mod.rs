@@ -12,6 +12,7 @@ mod json_reply;
 mod openai;
 mod openai_wire;
 mod overflow;
+mod repeat;
 mod retry;
 mod sse;
 mod think;
@@ -137,6 +138,9 @@ pub struct Request<'a> {
     /// only llama.cpp reads (as `max_tokens` it could make a server that
     /// counts the request higher than we do refuse it).
     pub reply_limit: Option<u32>,
+    /// A small window's model: a reply that goes round in a loop (the same
+    /// block three times over) is stopped there, the block kept once.
+    pub stop_repeats: bool,
 }
 
 /// Why the model stopped.
@@ -145,6 +149,12 @@ pub enum FinishReason {
     Stop,
     ToolCalls,
     Length,
+    /// Stopped by us: the reply went round in a loop (`stop_repeats`), the
+    /// same `period` bytes `copies` times in a row.
+    Repeated {
+        period: u32,
+        copies: u32,
+    },
     Other,
 }
 

@@ -12,6 +12,7 @@ use super::ServerWindow;
 use super::discover::{self, Tokenizer};
 use super::http::{self, Endpoint, WireAdapter};
 use super::openai_wire::{WireChunk, request_body, wire};
+use super::repeat::RepeatWatch;
 use super::think::{Pending, ThinkTags};
 use super::{Delta, FinishReason, LlmError, Request, TextSink, ToolCall, Turn};
 use crate::protocol::Usage;
@@ -119,6 +120,7 @@ impl OpenAi {
         let mut batch = Vec::new();
         let mut pending = Pending::default();
         let mut seen = 0usize;
+        let mut watch = request.stop_repeats.then(RepeatWatch::default);
         loop {
             match events.next(&mut batch).await {
                 Ok(true) => {}
@@ -152,6 +154,16 @@ impl OpenAi {
             pending.flush(on_text);
             if state.done {
                 break;
+            }
+            // A reply gone round in a loop ends here (dropping the stream
+            // closes it, and the server stops generating).
+            if let Some(found) = watch.as_mut().and_then(|w| w.look(&state.text)) {
+                state.text.truncate(found.keep);
+                state.finish = Some(FinishReason::Repeated {
+                    period: u32::try_from(found.period).unwrap_or(u32::MAX),
+                    copies: u32::try_from(found.copies).unwrap_or(u32::MAX),
+                });
+                return Ok(state.into_turn());
             }
         }
         if seen == 0 {
@@ -483,6 +495,7 @@ mod tests {
                 brief_tools: false,
                 reply_schema: None,
                 reply_limit: None,
+                stop_repeats: false,
             },
             true,
             true,

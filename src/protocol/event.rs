@@ -231,6 +231,15 @@ pub enum EventBody {
     /// described in the prompt.
     #[serde(rename = "provider.tools_in_prompt")]
     ToolsInPrompt { provider: String, reason: String },
+    /// A small window's reply went round in a loop: its end was one block
+    /// of `chars` bytes `copies` times in a row, so the stream was stopped
+    /// there and the reply kept with the block once.
+    #[serde(rename = "llm.repeat_stopped")]
+    RepeatStopped {
+        provider: String,
+        chars: u32,
+        copies: u32,
+    },
     /// `hybrid_auto`: the job goes on with the remote provider.
     #[serde(rename = "provider.fallback")]
     ProviderFallback {
@@ -296,6 +305,7 @@ impl EventBody {
             | EventBody::ContextCompacted { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }
+            | EventBody::RepeatStopped { .. }
             | EventBody::ToolCallRequested { .. }
             | EventBody::ToolCallCompleted { .. }
             | EventBody::EditsProposed { .. }
@@ -343,6 +353,7 @@ impl EventBody {
             EventBody::JobCompleted { .. } => "job.completed",
             EventBody::ProviderFallback { .. } => "provider.fallback",
             EventBody::ToolsInPrompt { .. } => "provider.tools_in_prompt",
+            EventBody::RepeatStopped { .. } => "llm.repeat_stopped",
             EventBody::UsageUpdated { .. } => "usage.updated",
             EventBody::ContextCompacted { .. } => "context.compacted",
             EventBody::JobFailed { .. } => "job.failed",

@@ -42,6 +42,14 @@ impl App {
             }
             EventBody::ProviderFallback { .. } => self.fallen_back(body),
             EventBody::ToolsInPrompt { provider, reason } => self.moved_tools(provider, reason),
+            EventBody::RepeatStopped {
+                provider,
+                chars,
+                copies,
+            } => self.transcript.push(Entry::Notice(format!(
+                "{provider}'s reply went round in a loop (the same {chars} characters {copies} \
+                 times in a row); it was stopped there and kept once."
+            ))),
             EventBody::LlmDelta { text, attempt } => self.answer_streamed(text, *attempt),
             EventBody::LlmReasoning { text, attempt } => self.thinking_streamed(text, *attempt),
             EventBody::ToolCallRequested { .. } => self.tool_requested(body),
