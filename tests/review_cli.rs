@@ -813,3 +813,26 @@ fn a_repeated_edit_lands_once_and_old_text_places_impossible_lines() {
         "fn main() {\n    println!(\"zero\");\n    println!(\"one\");\n    println!(\"dos\");\n}\n"
     );
 }
+
+#[test]
+fn exec_says_how_much_there_is_to_review() {
+    let close = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 10, "end_line": 10, "new_text": "line ten\n"},
+        {"file_path": "notes.txt", "operation": "insert", "start_line": 13, "new_text": "between 12 and 13\n"}
+    ]);
+    for (edits, said) in [
+        (close, "To review: 2 hunks in notes.txt (`agent-tui review`"),
+        (
+            standard_edits(),
+            "To review: 3 hunks in 3 files (`agent-tui review`",
+        ),
+    ] {
+        let env = Env::new();
+        let dir = project();
+        let server = LlmServer::start(propose_then_answer(edits));
+        let cfg = config(&env, "openai", &server.url(), "");
+        let run = exec(&env, &cfg, dir.path(), &["make the changes"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stderr.contains(said), "{}", run.stderr);
+    }
+}

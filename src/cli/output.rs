@@ -19,6 +19,16 @@ fn paint(on: bool, code: &str, text: &str) -> String {
     }
 }
 
+/// How much a bundle holds to decide: "1 hunk in src/a.rs", "5 hunks in 3
+/// files".
+fn review_size(bundle: &DiffBundle) -> String {
+    let hunks = counted(bundle.hunks().count(), "hunk");
+    match bundle.files.as_slice() {
+        [one] => format!("{hunks} in {}", one.file_path),
+        files => format!("{hunks} in {}", counted(files.len(), "file")),
+    }
+}
+
 /// A bundle as people read it: each file, each hunk with its id and state.
 pub fn render_bundle(bundle: &DiffBundle, colour: bool) -> String {
     let mut out = String::new();
@@ -147,6 +157,8 @@ pub struct Printer {
     attempt: u32,
     /// Whether "thinking" was said for the model's current reasoning.
     thinking_noted: bool,
+    /// What the latest diff holds to review: "2 hunks in src/a.rs".
+    to_review: Option<String>,
 }
 
 impl Printer {
@@ -168,6 +180,7 @@ impl Printer {
             streamed: String::new(),
             attempt: 1,
             thinking_noted: false,
+            to_review: None,
         }
     }
 
@@ -230,10 +243,10 @@ impl Printer {
             | EventBody::RepeatStopped { .. }
             | EventBody::RecoveryCompleted(_)
             | EventBody::McpServers { .. } => self.notice(body),
+            EventBody::DiffGenerated { bundle } => self.to_review = Some(review_size(bundle)),
             EventBody::JobStarted { .. }
             | EventBody::ToolCallCompleted { ok: true, .. }
             | EventBody::EditsProposed { .. }
-            | EventBody::DiffGenerated { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::CheckpointCreated { .. }
             | EventBody::UsageUpdated { .. }
@@ -332,9 +345,8 @@ impl Printer {
                     );
                 }
                 if *status == JobStatus::AwaitingReview {
-                    eprintln!(
-                        "Edits await your review: `agent-tui review` (or --apply all next time)."
-                    );
+                    let what = self.to_review.as_deref().unwrap_or("the proposed edits");
+                    eprintln!("To review: {what} (`agent-tui review`, or --apply all next time).");
                 }
             }
             EventBody::JobFailed { error, .. } => {
