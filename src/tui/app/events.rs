@@ -3,8 +3,8 @@
 //! event to a small handler.
 
 use super::{
-    App, ContextGauge, Entry, JobPurpose, LatestCheckpoint, Load, Overlay, ProviderState,
-    ReviewView, Streaming, VerifyState, View,
+    App, Entry, LatestCheckpoint, Load, Overlay, ProviderState, ReviewView, Streaming, VerifyState,
+    View,
 };
 use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH, MCP_PREFIX, RUN_COMMAND};
 use crate::protocol::words::counted;
@@ -42,14 +42,7 @@ impl App {
             }
             EventBody::ProviderFallback { .. } => self.fallen_back(body),
             EventBody::ToolsInPrompt { provider, reason } => self.moved_tools(provider, reason),
-            EventBody::RepeatStopped {
-                provider,
-                chars,
-                copies,
-            } => self.transcript.push(Entry::Notice(format!(
-                "{provider}'s reply went round in a loop (the same {chars} characters {copies} \
-                 times in a row); it was stopped there and kept once."
-            ))),
+            EventBody::RepeatStopped { .. } => self.repeat_stopped(body),
             EventBody::LlmDelta { text, attempt } => self.answer_streamed(text, *attempt),
             EventBody::LlmReasoning { text, attempt } => self.thinking_streamed(text, *attempt),
             EventBody::ToolCallRequested { .. } => self.tool_requested(body),
@@ -144,28 +137,6 @@ impl App {
             question: question.to_string(),
             answer: String::new(),
         };
-    }
-
-    /// `auto` found the server's template drops tools: said in the chat
-    /// and, from now on, in the status bar.
-    fn moved_tools(&mut self, provider: &str, reason: &str) {
-        self.tools_in_prompt = true;
-        self.provider_label.push_str(" (tools in prompt)");
-        self.transcript.push(Entry::Notice(format!(
-            "{provider}'s chat template drops the tools ({reason}): they are described in \
-             the prompt from now on."
-        )));
-    }
-
-    fn fallen_back(&mut self, body: &EventBody) {
-        let EventBody::ProviderFallback { from, to, reason } = body else {
-            return;
-        };
-        self.provider_label = to.clone();
-        self.transcript.push(Entry::Notice(format!(
-            "{from} gave up ({}): the job goes on with {to}, from the same conversation.",
-            reason.as_str().replace('_', " ")
-        )));
     }
 
     fn answer_streamed(&mut self, text: &str, attempt: u32) {
@@ -342,23 +313,6 @@ impl App {
         }
     }
 
-    fn mcp_servers(&mut self, body: &EventBody) {
-        let EventBody::McpServers { servers } = body else {
-            return;
-        };
-        for s in servers
-            .iter()
-            .filter(|s| s.state == crate::protocol::McpState::Failed)
-        {
-            self.transcript.push(Entry::Error(format!(
-                "MCP server {} failed: {}",
-                s.name,
-                s.error.as_deref().unwrap_or_default()
-            )));
-        }
-        self.mcp = servers.clone();
-    }
-
     fn checkpoint_created(&mut self, body: &EventBody) {
         let EventBody::CheckpointCreated {
             checkpoint_id,
@@ -418,52 +372,6 @@ impl App {
         self.tokens.add(*usage);
         if *status == JobStatus::AwaitingReview && self.review.is_some() {
             self.view = View::Review;
-        }
-    }
-
-    /// Whether `job` is the app's `/compact`.
-    fn compacting(&self, job: &str) -> bool {
-        self.job
-            .as_ref()
-            .is_some_and(|j| j.id == job && j.purpose == JobPurpose::Compact)
-    }
-
-    fn usage_updated(&mut self, body: &EventBody) {
-        let EventBody::UsageUpdated {
-            context_tokens,
-            context_window,
-            estimated,
-            ..
-        } = body
-        else {
-            return;
-        };
-        self.tokens_estimated |= *estimated;
-        self.context = Some(ContextGauge {
-            tokens: *context_tokens,
-            window: *context_window,
-        });
-    }
-
-    fn compacted(&mut self, job: &str, body: &EventBody) {
-        let EventBody::ContextCompacted {
-            reason,
-            tokens_before,
-            tokens_after,
-            ..
-        } = body
-        else {
-            return;
-        };
-        if let Some(gauge) = &mut self.context {
-            gauge.tokens = *tokens_after;
-        }
-        if !self.compacting(job) {
-            self.transcript.push(Entry::Notice(format!(
-                "Context compacted ({}): {tokens_before} → {tokens_after} tokens; older \
-                 turns are now a summary.",
-                reason.as_str()
-            )));
         }
     }
 

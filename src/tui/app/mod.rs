@@ -9,6 +9,7 @@ mod events;
 mod input;
 mod keys;
 mod loads;
+mod notices;
 mod open_root;
 mod review;
 
