@@ -12,6 +12,7 @@ use crate::checkpoint::CheckpointKind;
 use crate::protocol::{ApplyFailure, EngineError, EventBody, Reply, RollbackFailure, UserWrite};
 use crate::review::{
     DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
+    refresh_patches,
 };
 
 impl Core {
@@ -105,7 +106,9 @@ impl Core {
             let result = load_base(&ws, &edited)
                 .and_then(
                     |doc| match edited.hunks.iter_mut().find(|h| h.hunk_id == hunk) {
-                        Some(h) => edit_hunk(&doc, h, &text),
+                        // Its neighbours' context may change with its span.
+                        Some(h) => edit_hunk(&doc, h, &text)
+                            .map(|()| refresh_patches(&doc.lines, &mut edited)),
                         None => Ok(()),
                     },
                 )

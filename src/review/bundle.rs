@@ -507,6 +507,21 @@ pub fn file_patches(old: &[String], hunks: &[&[Change]]) -> Vec<String> {
         .collect()
 }
 
+/// The patches of `file`'s hunks still to place (not applied, not
+/// conflicted), against `old`, the file they apply to, by `file_patches`.
+pub fn refresh_patches(old: &[String], file: &mut FileDiff) {
+    let mut open: Vec<&mut Hunk> = file
+        .hunks
+        .iter_mut()
+        .filter(|h| !h.state.is_applied() && !matches!(h.state, HunkState::Conflicted { .. }))
+        .collect();
+    let changes: Vec<&[Change]> = open.iter().map(|h| h.changes.as_slice()).collect();
+    let patches = file_patches(old, &changes);
+    for (hunk, patch) in open.iter_mut().zip(patches) {
+        hunk.patch = patch;
+    }
+}
+
 /// `patch_text` of a slice of a file that starts at line index `offset`.
 pub fn patch_text_at(old: &[String], changes: &[Change], offset: usize) -> String {
     patch_with_context(old, changes, offset, CONTEXT)

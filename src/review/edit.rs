@@ -234,4 +234,30 @@ mod tests {
         edit_hunk(&doc, &mut h, "fn main() {\n}\n").unwrap();
         assert_eq!(result(&doc, &h), "fn main() {\n}\n");
     }
+
+    #[test]
+    fn an_edited_hunk_shares_no_context_line_with_its_neighbour() {
+        // Lines b and e change in two hunks two lines apart: one line of
+        // context each between them.
+        let doc = Doc::parse(b"a\nb\nc\nd\ne\nf\n").unwrap();
+        let one = |at: usize, text: &str| Change {
+            old_start: at,
+            old_len: 1,
+            new_lines: vec![text.into()],
+        };
+        let mut first = hunk_for(&doc, vec![one(1, "B\n")]);
+        let mut second = hunk_for(&doc, vec![one(4, "E\n")]);
+        second.hunk_id = "h_2".into();
+        first.patch = String::new();
+        let mut file = FileDiff {
+            file_path: "f.txt".into(),
+            base_file_hash: None,
+            hunks: vec![first, second],
+        };
+        edit_hunk(&doc, &mut file.hunks[0], "BB\n").unwrap();
+        assert!(file.hunks[0].patch.contains(" d\n"), "three lines of context at first");
+        super::super::refresh_patches(&doc.lines, &mut file);
+        assert_eq!(file.hunks[0].patch, "@@ -1,3 +1,3 @@\n a\n-b\n+BB\n c\n");
+        assert_eq!(file.hunks[1].patch, "@@ -4,3 +4,3 @@\n d\n-e\n+E\n f\n");
+    }
 }

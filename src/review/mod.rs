@@ -11,7 +11,7 @@ mod rebase;
 mod validate;
 
 pub use apply::{ApplyError, FileConflict, FilePlan, apply_changes, plan_apply, write_plans};
-pub use bundle::{BuildError, build_bundle, file_patches, patch_text, patch_text_at};
+pub use bundle::{BuildError, build_bundle, patch_text, patch_text_at, refresh_patches};
 pub use doc::{Doc, DocError, render_lines, text_of};
 pub use edit::{EditHunkError, edit_hunk, load_base, proposed_text, replaced_text};
 pub use fate::{Fate, Reported, merge as merge_fates, note_proposed};

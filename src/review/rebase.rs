@@ -6,7 +6,7 @@
 //! marked conflicted, with the reason.
 
 use super::doc::Doc;
-use super::{Change, FileDiff, HunkState, ProposedEdit, file_patches};
+use super::{Change, FileDiff, HunkState, ProposedEdit, refresh_patches};
 use crate::protocol::words::counted;
 use crate::workspace::sha256_hex;
 
@@ -90,16 +90,7 @@ pub fn rebase_after_apply(
         }
     }
     // The hunks still to decide, shown against the file as written.
-    let mut open: Vec<&mut super::Hunk> = file
-        .hunks
-        .iter_mut()
-        .filter(|h| !h.state.is_applied() && !matches!(h.state, HunkState::Conflicted { .. }))
-        .collect();
-    let changes: Vec<&[Change]> = open.iter().map(|h| h.changes.as_slice()).collect();
-    let patches = file_patches(&doc.lines, &changes);
-    for (hunk, patch) in open.iter_mut().zip(patches) {
-        hunk.patch = patch;
-    }
+    refresh_patches(&doc.lines, file);
     file.base_file_hash = Some(sha256_hex(written));
 }
 
