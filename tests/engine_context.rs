@@ -29,13 +29,23 @@ fn start_engine(
     state: &std::path::Path,
     session: SessionRef,
 ) -> Tui {
+    start_engine_with(server, root, state, session, Some(32_000))
+}
+
+fn start_engine_with(
+    server: &LlmServer,
+    root: &std::path::Path,
+    state: &std::path::Path,
+    session: SessionRef,
+    context_window: Option<u32>,
+) -> Tui {
     let provider = ProviderConfig {
         kind: ProviderKind::Openai,
         base_url: format!("{}/v1", server.url()),
         api_key_env: None,
         model: "m".into(),
         tool_protocol: ToolProtocol::Native,
-        context_window: Some(32_000),
+        context_window,
         max_output_tokens: None,
         price_input_per_mtok: None,
         price_output_per_mtok: None,
@@ -384,4 +394,50 @@ async fn a_panicking_job_still_ends_with_job_failed() {
         events.last().unwrap().body,
         EventBody::JobFailed { .. }
     ));
+}
+
+/// A window the engine found out is taken again by the next session
+/// (for ten minutes): llama-cpp-python's answer costs a long prompt's
+/// tokenizing, and the TUI and `serve` start many sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_discovered_window_is_asked_for_once_per_engine() {
+    let models = support::llm_server::Reply::json(
+        200,
+        json!({"object": "list", "data": [{"id": "m", "object": "model", "owned_by": "me", "permissions": []}]}),
+    );
+    let refusal = support::llm_server::Reply::json(
+        400,
+        json!({"error": {"message": "This model's maximum context length is 4096 tokens, however you requested 524289 tokens (524288 in your prompt; 1 for the completion). Please reduce your prompt; or completion length.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+    );
+    let server = LlmServer::start_with_side(
+        vec![sse(openai::text(&["one"])), sse(openai::text(&["two"]))],
+        vec![models, refusal],
+    );
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let mut engine = start_engine_with(&server, root.path(), state.path(), SessionRef::New, None);
+    for id in ["j1", "j2"] {
+        engine.session = SessionRef::New;
+        let events = job(&mut engine, id, "hello").await;
+        let window = events.iter().find_map(|e| match &e.body {
+            EventBody::UsageUpdated { context_window, .. } => Some(*context_window),
+            _ => None,
+        });
+        assert_eq!(window, Some(4096), "{id}");
+    }
+    let probes = server
+        .side_requests()
+        .iter()
+        .filter(|q| q.path.ends_with("/v1/completions"))
+        .count();
+    assert_eq!(
+        probes,
+        1,
+        "{:?}",
+        server
+            .side_requests()
+            .iter()
+            .map(|q| &q.path)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(server.requests().len(), 2);
 }

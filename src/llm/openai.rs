@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -28,7 +29,15 @@ pub struct OpenAi {
     no_reply_schema: AtomicBool,
     /// The server refused llama.cpp's `n_predict` (a strict one).
     no_reply_limit: AtomicBool,
+    /// What discovery found lately (each new session asks; llama-cpp-
+    /// python's answer costs a long prompt's tokenizing).
+    window: Mutex<Option<(Instant, Option<ServerWindow>)>>,
 }
+
+/// How long a discovered window is taken as the server's own: a server
+/// restarted with another window within it is corrected by its first
+/// refusal, as any wrong window is.
+const WINDOW_KEPT: Duration = Duration::from_secs(600);
 
 impl OpenAi {
     pub fn new(ep: Endpoint) -> OpenAi {
@@ -38,7 +47,24 @@ impl OpenAi {
             tokenizer: Mutex::new(Tokenizer::Unknown),
             no_reply_schema: AtomicBool::new(false),
             no_reply_limit: AtomicBool::new(false),
+            window: Mutex::new(None),
         }
+    }
+
+    /// The server's window: discovered, or as found in the last
+    /// `WINDOW_KEPT`.
+    async fn window(&self) -> Option<ServerWindow> {
+        let kept = self.window.lock().ok().and_then(|w| w.clone());
+        if let Some((at, window)) = kept
+            && at.elapsed() < WINDOW_KEPT
+        {
+            return window;
+        }
+        let found = discover::openai_compatible(&self.ep).await;
+        if let Ok(mut kept) = self.window.lock() {
+            *kept = Some((Instant::now(), found.clone()));
+        }
+        found
     }
 
     fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
@@ -229,7 +255,7 @@ impl WireAdapter for OpenAi {
     }
 
     fn server_window(&self) -> BoxFuture<'_, Option<ServerWindow>> {
-        Box::pin(discover::openai_compatible(&self.ep))
+        Box::pin(self.window())
     }
 
     fn server_count<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {

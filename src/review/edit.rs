@@ -255,7 +255,10 @@ mod tests {
             hunks: vec![first, second],
         };
         edit_hunk(&doc, &mut file.hunks[0], "BB\n").unwrap();
-        assert!(file.hunks[0].patch.contains(" d\n"), "three lines of context at first");
+        assert!(
+            file.hunks[0].patch.contains(" d\n"),
+            "three lines of context at first"
+        );
         super::super::refresh_patches(&doc.lines, &mut file);
         assert_eq!(file.hunks[0].patch, "@@ -1,3 +1,3 @@\n a\n-b\n+BB\n c\n");
         assert_eq!(file.hunks[1].patch, "@@ -4,3 +4,3 @@\n d\n-e\n+E\n f\n");
