@@ -409,3 +409,24 @@ async fn two_engines_never_drive_one_session_at_once() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// A session's id is never answered before the store has the session:
+/// another engine on the same store (another process, another host) finds
+/// every session the moment its id is known.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_sessions_id_is_answered_only_once_it_is_stored() {
+    let server = LlmServer::start(vec![]);
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let a = engine(&server, root.path(), state.path());
+    let b = engine(&server, root.path(), state.path());
+    for _ in 0..40 {
+        let id = match a.command(Command::CreateSession).await.unwrap() {
+            Reply::SessionCreated { session_id } => session_id,
+            other => panic!("{other:?}"),
+        };
+        let seen = b.transcript(&id).await;
+        assert!(seen.is_ok(), "{id}: {seen:?}");
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}

@@ -247,6 +247,10 @@ impl Core {
         }
         match self.ready(&q.command) {
             super::sessions::Ready::Now(key) => self.run_command(q, &key),
+            super::sessions::Ready::Created(key) => {
+                let q = self.answered_once_recorded(q);
+                self.run_command(q, &key);
+            }
             super::sessions::Ready::Wait(load, cached) => {
                 let start = !self.loading.contains(&load);
                 self.waiting.push((load.clone(), q));
@@ -256,6 +260,24 @@ impl Core {
             }
             super::sessions::Ready::Refused(e) => q.answer(Err(e)),
         }
+    }
+
+    /// `q` with its reply held until what is recorded so far (the session
+    /// it made) is written.
+    fn answered_once_recorded(&self, q: Queued) -> Queued {
+        let Some(writer) = &self.writer else {
+            return q;
+        };
+        let recorded = writer.barrier();
+        let (tx, rx) = oneshot::channel();
+        let original = q.reply;
+        tokio::spawn(async move {
+            if let Ok(result) = rx.await {
+                let _ = recorded.await;
+                let _ = original.send(result);
+            }
+        });
+        Queued { reply: tx, ..q }
     }
 
     /// `q`, whose session `key` was just read and leased: now, or after
