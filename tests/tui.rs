@@ -1636,3 +1636,69 @@ fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
     );
     assert!(screen(&app, 120, 30).contains("Sent the failed verify"));
 }
+
+/// The review's files pane lists every hunk under its file (state, id,
+/// lines added and removed, first line) and keeps the current one in view.
+#[test]
+fn the_files_pane_lists_the_hunks_and_follows_the_cursor() {
+    let (_d, mut app) = app();
+    let j = start_job(&mut app, "rename");
+    let hunks: Vec<Hunk> = (0..40)
+        .map(|i| Hunk {
+            hunk_id: format!("h_{}", i + 1),
+            patch: format!("@@ -{0},1 +{0},1 @@\n-old {i}\n+new {i}\n", 10 * i + 1),
+            state: agent_tui::protocol::review::HunkState::Pending,
+            edit_ids: vec![format!("e_{}", i + 1)],
+            oversized: false,
+            origin: agent_tui::protocol::review::HunkOrigin::Agent,
+            changes: vec![agent_tui::protocol::review::Change {
+                old_start: 10 * i,
+                old_len: 1,
+                new_lines: vec![format!("new {i}\n")],
+            }],
+        })
+        .collect();
+    let bundle = DiffBundle {
+        job_id: j.clone(),
+        files: vec![FileDiff {
+            file_path: "notes.txt".into(),
+            base_file_hash: Some("sha256:x".into()),
+            hunks,
+        }],
+    };
+    app.on_event(&ev(&j, 2, EventBody::DiffGenerated { bundle }));
+    app.on_event(&ev(
+        &j,
+        3,
+        EventBody::JobCompleted {
+            answer: String::new(),
+            usage: Usage::default(),
+            status: JobStatus::AwaitingReview,
+            budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
+        },
+    ));
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("notes.txt"), "{s}");
+    assert!(s.contains("● h_1 +1 -1 L1"), "{s}");
+    assert!(s.contains("● h_2 +1 -1 L11"), "{s}");
+    // y asks the engine to accept h_1 and moves on; then down to h_35.
+    assert!(!app.on_key(key(KeyCode::Char('y'))).is_empty());
+    for _ in 0..33 {
+        app.on_key(key(KeyCode::Char('j')));
+    }
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("notes.txt · h_35 [pending]"), "{s}");
+    assert!(
+        s.contains("● h_35 +1 -1 L341"),
+        "the current hunk in view:\n{s}"
+    );
+    assert!(!s.contains(" h_1 "), "scrolled past the top:\n{s}");
+    for _ in 0..34 {
+        app.on_key(key(KeyCode::Char('k')));
+    }
+    let s = screen(&app, 80, 24);
+    assert!(s.contains("notes.txt · h_1 [pending]"), "{s}");
+    assert!(s.contains("● h_1 +1 -1 L1"), "back in view:\n{s}");
+}
