@@ -3,7 +3,8 @@
 //! catches up from the store; a job's stored events are read from a
 //! cursor; commands answer with typed replies and typed errors (the first
 //! answer wins); shutdown with a job running leaves it recorded and its
-//! session free; two engines never drive one session at once.
+//! session free; two engines never drive one session at once; a session's
+//! or a job's id is answered only once the store has it.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -426,6 +427,33 @@ async fn a_new_sessions_id_is_answered_only_once_it_is_stored() {
         };
         let seen = b.transcript(&id).await;
         assert!(seen.is_ok(), "{id}: {seen:?}");
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}
+
+/// The same for a job: once `Started` names it, another engine on the store
+/// finds it, its first event stored.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_started_jobs_id_is_answered_only_once_it_is_stored() {
+    let replies: Vec<Serve> = (0..20).map(|_| sse(openai::text(&["ok"]))).collect();
+    let server = LlmServer::start(replies);
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let a = engine(&server, root.path(), state.path());
+    let b = engine(&server, root.path(), state.path());
+    let mut events = a.subscribe(Filter::All);
+    for i in 0..20 {
+        let job = format!("j{i}");
+        a.command(start(SessionRef::New, &job, "hi")).await.unwrap();
+        let page = b.events(&job, 0).await;
+        let first = page
+            .as_ref()
+            .map(|p| p.events.first().map(|e| e.body.clone()));
+        assert!(
+            matches!(first, Ok(Some(EventBody::JobStarted { .. }))),
+            "{job}: {page:?}"
+        );
+        to_the_end(&mut events).await;
     }
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();

@@ -263,7 +263,8 @@ impl Core {
     }
 
     /// `q` with its reply held until what is recorded so far (the session
-    /// it made) is written.
+    /// it made, the job it started) is written: an id is never answered
+    /// before another process or host on the store can find it.
     fn answered_once_recorded(&self, q: Queued) -> Queued {
         let Some(writer) = &self.writer else {
             return q;
@@ -310,13 +311,13 @@ impl Core {
             } => {
                 let kind = super::job::JobKind::Instruction;
                 let started = self.start_job(key, job_id, kind, prompt, mode, max_tool_calls);
-                q.answer(started);
+                self.answered_once_recorded(q).answer(started);
             }
             Command::Compact { job_id, .. } => {
                 let mode = self.ctx.config.ui.default_mode;
                 let kind = super::job::JobKind::Compact;
                 let started = self.start_job(key, job_id, kind, "/compact".into(), mode, None);
-                q.answer(started);
+                self.answered_once_recorded(q).answer(started);
             }
             Command::CreateSession => q.answer(Ok(Reply::SessionCreated {
                 session_id: key.to_string(),

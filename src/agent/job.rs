@@ -100,17 +100,11 @@ pub async fn run(
     cancel: CancellationToken,
     mut answers: UnboundedReceiver<UserReply>,
 ) {
-    let (provider, model) = match &ctx.provider {
-        Some(p) => (p.name().to_string(), p.model().to_string()),
-        None => (String::new(), String::new()),
-    };
-    emit.emit(EventBody::JobStarted {
-        prompt: spec.prompt.clone(),
-        mode: spec.mode,
-        root: ctx.workspace.root().display().to_string(),
-        provider,
-        model: model.clone(),
-    });
+    // `job.started` was published by the engine as it spawned this task.
+    let model = ctx
+        .provider
+        .as_ref()
+        .map_or_else(String::new, |p| p.model().to_string());
     let mut job = Job::new(ctx, &spec, &mut emit, &mut answers, cancel.clone(), &model);
     // Dropping the loop's future on cancel closes the model stream at once;
     // a blocking tool keeps its thread but is no longer waited for.

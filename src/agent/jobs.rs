@@ -102,6 +102,19 @@ impl Core {
                 answers: answer_tx,
             },
         );
+        // The job's first event is published here, so the store has the
+        // job before its id is answered (see `answered_once_recorded`).
+        let (provider, model) = ctx.provider.as_ref().map_or_else(Default::default, |p| {
+            (p.name().to_string(), p.model().to_string())
+        });
+        let started = EventBody::JobStarted {
+            prompt: spec.prompt.clone(),
+            mode: spec.mode,
+            root: ctx.workspace.root().display().to_string(),
+            provider,
+            model,
+        };
+        self.publish(key, &job_id, started);
         let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
         let running = tokio::spawn(crate::store::no_blocking(job::run(
             ctx, spec, emitter, cancel, answer_rx,
