@@ -458,3 +458,61 @@ async fn a_started_jobs_id_is_answered_only_once_it_is_stored() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// A decision answered on one engine is what another engine on the store
+/// reads next (a client may ask another host for the review).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_decision_is_answered_only_once_it_is_stored() {
+    let edits = serde_json::json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "new_text": "    println!(\"hi\");\n"},
+        {"file_path": "src/main.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "new_text": "    greet(); // twice\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("e1", "propose_edits", &edits)])),
+        sse(openai::text(&["Proposed."])),
+    ]);
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let a = engine(&server, root.path(), state.path());
+    let b = engine(&server, root.path(), state.path());
+    let mut events = a.subscribe(Filter::All);
+    let session = match a
+        .command(start(SessionRef::New, "j1", "change"))
+        .await
+        .unwrap()
+    {
+        Reply::Started {
+            session_id: Some(s),
+            ..
+        } => s,
+        other => panic!("{other:?}"),
+    };
+    to_the_end(&mut events).await;
+    // h_1 (src/greet.rs) accepted and rejected in turn; src/main.rs's hunk
+    // stays undecided, so the review stays pending.
+    for i in 0..30 {
+        let accept = i % 2 == 0;
+        let h1 = vec!["h_1".to_string()];
+        let (accept_ids, reject_ids) = if accept { (h1, vec![]) } else { (vec![], h1) };
+        a.command(Command::Decide {
+            job_id: "j1".into(),
+            accept: accept_ids,
+            reject: reject_ids,
+            accept_all: false,
+        })
+        .await
+        .unwrap();
+        let seen = b
+            .pending_review(SessionRef::Id(session.clone()))
+            .await
+            .unwrap();
+        let hunk = seen
+            .as_ref()
+            .and_then(|r| r.bundle.hunks().find(|h| h.hunk_id == "h_1"))
+            .unwrap_or_else(|| panic!("round {i}: {seen:?}"));
+        assert_eq!(hunk.state.accepted(), Some(accept), "round {i}");
+    }
+    a.shutdown().await.unwrap();
+    b.shutdown().await.unwrap();
+}

@@ -247,10 +247,6 @@ impl Core {
         }
         match self.ready(&q.command) {
             super::sessions::Ready::Now(key) => self.run_command(q, &key),
-            super::sessions::Ready::Created(key) => {
-                let q = self.answered_once_recorded(q);
-                self.run_command(q, &key);
-            }
             super::sessions::Ready::Wait(load, cached) => {
                 let start = !self.loading.contains(&load);
                 self.waiting.push((load.clone(), q));
@@ -262,19 +258,39 @@ impl Core {
         }
     }
 
-    /// `q` with its reply held until what is recorded so far (the session
-    /// it made, the job it started) is written: an id is never answered
-    /// before another process or host on the store can find it.
+    /// `q` with its reply held until what the command recorded (a session
+    /// it made, a job it started, a decision, an apply's review) is
+    /// written, for the commands whose effect is read back by id: what such
+    /// a reply names or says is never answered before another process or
+    /// host on the store can read it. The barrier is asked for once the
+    /// reply is made, so after everything it follows. Answers, approvals
+    /// and cancels go to a running job and are not held.
     fn answered_once_recorded(&self, q: Queued) -> Queued {
-        let Some(writer) = &self.writer else {
+        let Some(writer) = self.writer.clone() else {
             return q;
         };
-        let recorded = writer.barrier();
+        let read_back = matches!(
+            q.command,
+            Command::StartJob { .. }
+                | Command::CreateSession
+                | Command::Compact { .. }
+                | Command::Decide { .. }
+                | Command::EditHunk { .. }
+                | Command::Apply { .. }
+                | Command::Verify { .. }
+                | Command::VerifyFeedback { .. }
+                | Command::Rollback { .. }
+                | Command::DeleteSession { .. }
+                | Command::WriteFiles { .. }
+        );
+        if !read_back {
+            return q;
+        }
         let (tx, rx) = oneshot::channel();
         let original = q.reply;
         tokio::spawn(async move {
             if let Ok(result) = rx.await {
-                let _ = recorded.await;
+                let _ = writer.barrier().await;
                 let _ = original.send(result);
             }
         });
@@ -301,6 +317,7 @@ impl Core {
 
     /// `q`, with its session `key` ready.
     fn run_command(&mut self, q: Queued, key: &str) {
+        let q = self.answered_once_recorded(q);
         match q.command.clone() {
             Command::StartJob {
                 job_id,
@@ -311,13 +328,13 @@ impl Core {
             } => {
                 let kind = super::job::JobKind::Instruction;
                 let started = self.start_job(key, job_id, kind, prompt, mode, max_tool_calls);
-                self.answered_once_recorded(q).answer(started);
+                q.answer(started);
             }
             Command::Compact { job_id, .. } => {
                 let mode = self.ctx.config.ui.default_mode;
                 let kind = super::job::JobKind::Compact;
                 let started = self.start_job(key, job_id, kind, "/compact".into(), mode, None);
-                self.answered_once_recorded(q).answer(started);
+                q.answer(started);
             }
             Command::CreateSession => q.answer(Ok(Reply::SessionCreated {
                 session_id: key.to_string(),

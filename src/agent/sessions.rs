@@ -37,10 +37,6 @@ pub struct Loaded {
 /// Whether a command can run.
 pub(super) enum Ready {
     Now(String),
-    /// A session made for it: its reply waits until the session is in the
-    /// store, so its id is never known where the store does not have it
-    /// (another process, another host).
-    Created(String),
     /// Once this is loaded; the copy held here, if any, had this `seq`.
     Wait(LoadKey, Option<i64>),
     Refused(EngineError),
@@ -84,7 +80,7 @@ impl Core {
     fn session_ready(&mut self, session: &SessionRef) -> Ready {
         let stored = self.ctx.state.is_some();
         match session {
-            SessionRef::New => Ready::Created(self.create_session()),
+            SessionRef::New => Ready::Now(self.create_session()),
             SessionRef::Latest if stored => Ready::Wait(LoadKey::Latest, None),
             SessionRef::Latest => Ready::Refused(EngineError::not_found(
                 "there is no session to continue in this agent root",
