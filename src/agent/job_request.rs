@@ -150,6 +150,8 @@ impl Job<'_> {
         };
         let deadline = self.local_deadline();
         let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
+        // A small window: tools in one line each, and a looping reply stopped.
+        let lean = super::lean::is_lean(self.window.tokens);
         let mut attempt = 1;
         loop {
             let emit = &mut *self.emit;
@@ -172,10 +174,10 @@ impl Job<'_> {
                 messages,
                 tools,
                 max_output_tokens: Some(reserve),
-                brief_tools: super::lean::is_lean(self.window.tokens),
+                brief_tools: lean,
                 reply_schema: None,
                 reply_limit,
-                stop_repeats: super::lean::is_lean(self.window.tokens),
+                stop_repeats: lean,
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);

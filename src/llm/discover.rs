@@ -21,16 +21,12 @@ const SILENT_HOSTS: &[&str] = &["api.openai.com"];
 
 /// The window an OpenAI-compatible server reports for the endpoint's model.
 pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
-    let authorize = |builder: reqwest::RequestBuilder| match &ep.key {
-        Some(key) => builder.bearer_auth(key),
-        None => builder,
-    };
     if SILENT_HOSTS.iter().any(|h| ep.base_url.contains(h)) {
         return None;
     }
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
     let get =
-        |url: String| async move { ask(authorize(ep.client.get(&url))).await.map(|v| (url, v)) };
+        |url: String| async move { ask(ep.bearer(ep.client.get(&url))).await.map(|v| (url, v)) };
     let models = get(format!("{}/models", ep.base_url)).await.map(|(_, v)| v);
     if let Some(found) = models.as_ref().and_then(|m| from_models(m, &ep.model)) {
         return Some(found);
@@ -48,8 +44,9 @@ pub async fn openai_compatible(ep: &Endpoint) -> Option<ServerWindow> {
     {
         return Some(found);
     }
-    let show =
-        authorize(ep.client.post(format!("{root}/api/show"))).json(&json!({"model": ep.model}));
+    let show = ep
+        .bearer(ep.client.post(format!("{root}/api/show")))
+        .json(&json!({"model": ep.model}));
     from_ollama_show(&ask(show).await?)
 }
 
@@ -73,14 +70,15 @@ fn is_llama_cpp_python(models: &Value) -> bool {
 /// of it: a prompt of `PROBE_TOKENS` tokens is refused at once (about 0.3 s
 /// of tokenizing on loopback) with "maximum context length is N tokens".
 async fn llama_cpp_python(ep: &Endpoint) -> Option<ServerWindow> {
-    let mut request = ep
-        .client
-        .post(format!("{}/completions", ep.base_url))
-        .json(&json!({"model": ep.model, "prompt": " a".repeat(PROBE_TOKENS), "max_tokens": 1}));
-    if let Some(key) = &ep.key {
-        request = request.bearer_auth(key);
-    }
-    let response = request.timeout(ASK_TIMEOUT).send().await.ok()?;
+    let body = json!({"model": ep.model, "prompt": " a".repeat(PROBE_TOKENS), "max_tokens": 1});
+    let request = ep.client.post(format!("{}/completions", ep.base_url));
+    let response = ep
+        .bearer(request)
+        .json(&body)
+        .timeout(ASK_TIMEOUT)
+        .send()
+        .await
+        .ok()?;
     if response.status().is_success() {
         return None;
     }
@@ -115,13 +113,8 @@ pub async fn count_tokens(ep: &Endpoint, known: Tokenizer, text: &str) -> (Token
         return (Tokenizer::Missing, None);
     }
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
-    let post = |path: &str, body: Value| {
-        let builder = ep.client.post(format!("{root}{path}")).json(&body);
-        match &ep.key {
-            Some(key) => builder.bearer_auth(key),
-            None => builder,
-        }
-    };
+    let post =
+        |path: &str, body: Value| ep.bearer(ep.client.post(format!("{root}{path}")).json(&body));
     if matches!(known, Tokenizer::Unknown | Tokenizer::Count) {
         let body = json!({"input": text, "model": ep.model});
         if let Some(n) = ask(post("/extras/tokenize/count", body))

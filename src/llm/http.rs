@@ -32,6 +32,15 @@ pub struct Endpoint {
 }
 
 impl Endpoint {
+    /// `builder` with the key as a bearer token, if the endpoint has one
+    /// (OpenAI-compatible servers).
+    pub fn bearer(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    }
+
     pub fn new(
         name: &str,
         config: &ProviderConfig,

@@ -67,13 +67,6 @@ impl OpenAi {
         found
     }
 
-    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        match &self.ep.key {
-            Some(key) => builder.bearer_auth(key),
-            None => builder,
-        }
-    }
-
     /// Posts a chat completion request.
     async fn post(
         &self,
@@ -130,7 +123,8 @@ impl OpenAi {
 
     async fn send(&self, url: &str, body: Vec<u8>) -> Result<reqwest::Response, LlmError> {
         http::send(
-            self.authorized(self.ep.client.post(url))
+            self.ep
+                .bearer(self.ep.client.post(url))
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(body),
             url,
@@ -239,7 +233,7 @@ impl WireAdapter for OpenAi {
     }
 
     fn authorize(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
-        self.authorized(builder)
+        self.ep.bearer(builder)
     }
 
     fn models_url(&self) -> String {
