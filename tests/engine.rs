@@ -411,3 +411,41 @@ async fn review_ops_wait_for_an_apply_under_way() {
         ]
     );
 }
+
+/// An edited hunk keeps no context line its neighbour shows: two edits of
+/// src/greet.rs one unchanged line apart are two hunks without context,
+/// and so is the first after the reviewer rewrites it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edited_hunk_keeps_out_of_its_neighbours_context() {
+    let edits = json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 1, "end_line": 1,
+         "new_text": "pub fn greet_all() {\n"},
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 3, "end_line": 3,
+         "new_text": "} // greet\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["ready"])),
+    ]);
+    let root = project();
+    let mut engine = engine(&server, root.path(), None);
+    start(&engine, Mode::Agent);
+    until(&mut engine, EventBody::is_terminal).await;
+    engine.send(Command::EditHunk {
+        job_id: "j1".into(),
+        hunk_id: "h_1".into(),
+        new_text: "pub fn hello() {\n".into(),
+    });
+    let bundle = loop {
+        if let EventBody::ReviewUpdated { bundle, .. } = next(&mut engine).await.body {
+            break bundle;
+        }
+    };
+    let hunks = &bundle.files[0].hunks;
+    assert_eq!(hunks.len(), 2, "{bundle:?}");
+    assert_eq!(
+        hunks[0].patch,
+        "@@ -1,1 +1,1 @@\n-pub fn greet() {\n+pub fn hello() {\n"
+    );
+    assert_eq!(hunks[1].patch, "@@ -3,1 +3,1 @@\n-}\n+} // greet\n");
+}
