@@ -662,6 +662,42 @@ fn close_edits_are_separate_hunks_and_one_edit_stays_whole() {
 }
 
 #[test]
+fn edits_side_by_side_are_separate_hunks_that_apply_alone() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    // Lines 2 and 3 replaced by two edits, and a line inserted right after
+    // them by a third: no unchanged line between any of them.
+    let edits = json!([
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 2, "end_line": 2, "new_text": "line two\n"},
+        {"file_path": "notes.txt", "operation": "replace", "start_line": 3, "end_line": 3, "new_text": "line three\n"},
+        {"file_path": "notes.txt", "operation": "insert", "start_line": 4, "new_text": "after three\n"}
+    ]);
+    let (run, _server) = propose(&env, root, edits, &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let review = cli.json(&["review", "--json"]);
+    let hunks = review["files"][0]["hunks"].as_array().unwrap().clone();
+    assert_eq!(hunks.len(), 3, "{review}");
+    let ids: Vec<Value> = hunks.iter().map(|h| h["edit_ids"].clone()).collect();
+    assert_eq!(ids, [json!(["e_1"]), json!(["e_2"]), json!(["e_3"])]);
+    // Nothing between them, so no context either: any subset applies.
+    assert_eq!(
+        hunks[1]["patch"].as_str().unwrap(),
+        "@@ -3,1 +3,1 @@\n-line 3\n+line three\n"
+    );
+    let id = |i: usize| hunks[i]["hunk_id"].as_str().unwrap().to_string();
+    let (c, _, err) = cli.run(&["review", "--accept", &id(1), "--reject", &id(0), "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(read(root, "notes.txt").starts_with("line 1\nline 2\nline three\nline 4\n"));
+    let (c, _, err) = cli.run(&["review", "--accept", &id(2), "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    assert!(
+        read(root, "notes.txt").starts_with("line 1\nline 2\nline three\nafter three\nline 4\n")
+    );
+}
+
+#[test]
 fn the_split_hunks_of_one_edit_apply_one_at_a_time() {
     let env = Env::new();
     let dir = project();

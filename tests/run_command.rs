@@ -511,3 +511,41 @@ fn a_file_too_large_to_keep_is_named_and_left_out_of_the_checkpoint() {
     let big = std::fs::metadata(root.join("big.bin")).unwrap().len();
     assert_eq!(big, 17 * 1024 * 1024 + 5, "left as the command made it");
 }
+
+#[test]
+fn a_command_run_directly_is_a_checkpoint_and_audited() {
+    // `agent-tui tool run_command` is a user's own command: what it
+    // changes rolls back like the model's, and the call is in the log.
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("keep.txt"), "keep\n").unwrap();
+    let records = |env: &Env| {
+        let (c, out) = cli(env, root, &["audit", "verify"]);
+        assert_eq!(c, 0, "{out}");
+        out.split_whitespace()
+            .find_map(|w| w.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let before = records(&env);
+    let (c, result) = tool(&env, root, json!({ "command": "rm keep.txt" }), "");
+    assert_eq!(c, 0, "{result}");
+    assert_eq!(text(root, "keep.txt"), None);
+    let id = result["checkpoint_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no checkpoint: {result}"));
+    assert_eq!(records(&env), before + 1, "the call is audited");
+    let (c, out) = cli(&env, root, &["rollback", id]);
+    assert_eq!(c, 0, "{out}");
+    assert_eq!(text(root, "keep.txt").as_deref(), Some("keep\n"));
+    // A read leaves no checkpoint and no record.
+    let before = records(&env);
+    let out = env
+        .cmd()
+        .args(["tool", "list_files", "{}", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(records(&env), before);
+}

@@ -19,6 +19,7 @@ use crate::checkpoint::{CheckpointStore, ExecTracker};
 use crate::mcp::McpHub;
 use crate::protocol::{Command, EngineError, Event, Reply, RequestId};
 use crate::store::{SessionWriter, StateDirs};
+use crate::tools::ExecRecord;
 
 /// How long a closing engine waits for cancelled jobs to report.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(2);
@@ -432,15 +433,49 @@ impl Core {
         self.sessions.get_mut(key)
     }
 
-    /// Runs `tool` off the task (`agent-tui tool`).
+    /// Runs `tool` off the task (`agent-tui tool`, the server's `fs/…`): a
+    /// command's changes are a checkpoint and the call is audited, as a
+    /// job's are; read tools leave no record.
     fn call_tool(&mut self, name: String, arguments: serde_json::Value, q: Queued) {
         let ctx = self.ctx.clone();
+        let audited = ctx
+            .registry
+            .get(&name)
+            .is_some_and(|spec| spec.tier != crate::protocol::Tier::Read);
+        let writer = self.writer.clone().filter(|_| audited);
         tokio::spawn(async move {
+            let job_id = format!("tool_{}", &super::new_job_id()[4..]);
+            let job = job_id.clone();
+            let tool = name.clone();
             let ran = tokio::task::spawn_blocking(move || {
-                let tool_ctx = crate::tools::ToolContext::new(&ctx.workspace, &ctx.config);
+                let mut tool_ctx = crate::tools::ToolContext::new(&ctx.workspace, &ctx.config);
+                tool_ctx.record = ctx.tracker.as_deref().map(|tracker| ExecRecord {
+                    tracker,
+                    session_id: None,
+                    job_id: job,
+                });
                 ctx.registry.call(&name, arguments, &tool_ctx)
             })
             .await;
+            if let Some(writer) = writer {
+                let outcome = match &ran {
+                    Ok(Ok(result)) => match result["checkpoint_id"].as_str() {
+                        Some(id) => format!("ok, checkpoint {id}"),
+                        None => "ok".to_string(),
+                    },
+                    Ok(Err(e)) => format!("error: {}", e.code()),
+                    Err(_) => "error: internal".to_string(),
+                };
+                writer.audit(crate::store::audit::AuditEntry {
+                    session: None,
+                    job: Some(job_id),
+                    action: "tool_call".to_string(),
+                    target: format!("{tool} (called directly)"),
+                    approved: Some(true),
+                    outcome,
+                });
+                let _ = writer.barrier().await;
+            }
             q.answer(match ran {
                 Ok(Ok(result)) => Ok(Reply::Tool { result }),
                 Ok(Err(e)) => Err(EngineError::Failed {

@@ -11,8 +11,15 @@ use crate::agent::Recording;
 use crate::protocol::{Command, EngineError, Reply};
 
 pub fn run_tool(global: &GlobalArgs, args: ToolArgs) -> Exit {
-    // A tool called by hand records nothing (no session, no checkpoint).
-    let (rt, engine) = match start(builder(global, &args.root).recording(Recording::Off)) {
+    // A tool called by hand has no session; what a command changes is a
+    // checkpoint and the call is audited, as a job's are (so the store is
+    // opened unless only the list is asked for).
+    let recording = if args.list {
+        Recording::Off
+    } else {
+        Recording::Home
+    };
+    let (rt, engine) = match start(builder(global, &args.root).recording(recording)) {
         Ok(started) => started,
         Err(exit) => return exit,
     };

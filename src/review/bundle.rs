@@ -130,8 +130,7 @@ fn file_hunks(
     let (edit_changes, new_lines) = apply_edits(&doc, file_edits);
     let mut pieces = Vec::new();
     for group in group_diff_ops(diff_ops(&doc.lines, &new_lines, &edit_changes), CONTEXT) {
-        for changes in by_edit(changes_of(&group, &new_lines), file_edits) {
-            let edit_ids = edits_touching(file_edits, &changes);
+        for (changes, edit_ids) in by_edit(&doc.lines, changes_of(&group, &new_lines), file_edits) {
             pieces.extend(split(&doc.lines, changes, edit_ids, file_edits, limits));
         }
     }
@@ -320,27 +319,106 @@ fn edits_touching(edits: &[&ProposedEdit], changes: &[Change]) -> Vec<String> {
         .collect()
 }
 
-/// The changes of one diff group cut into one run per edit: two changes
-/// close enough to share their context are still separate hunks when
-/// unchanged lines part them and no edit made both, so each edit the model
-/// proposed can be accepted on its own. Changes of one edit stay together.
-fn by_edit(changes: Vec<Change>, edits: &[&ProposedEdit]) -> Vec<Vec<Change>> {
-    let mut runs: Vec<Vec<Change>> = Vec::new();
-    let mut last_ids: Vec<String> = Vec::new();
+/// The changes of one diff group cut into one run per edit, with the ids
+/// of the edits each run makes: two changes close enough to share their
+/// context are still separate hunks when no edit made both, and one change
+/// that several edits made side by side (no unchanged line between them) is
+/// cut back into each edit's own, so each edit the model proposed can be
+/// accepted on its own. Changes of one edit stay together.
+fn by_edit(
+    old: &[String],
+    changes: Vec<Change>,
+    edits: &[&ProposedEdit],
+) -> Vec<(Vec<Change>, Vec<String>)> {
+    let mut runs: Vec<(Vec<Change>, Vec<String>)> = Vec::new();
     for change in changes {
-        let ids = edits_touching(edits, std::slice::from_ref(&change));
-        let joined = runs.last().and_then(|run| run.last()).is_some_and(|prev| {
-            prev.old_start + prev.old_len >= change.old_start
-                || ids.is_empty()
-                || ids.iter().any(|id| last_ids.contains(id))
-        });
-        match runs.last_mut() {
-            Some(run) if joined => run.push(change),
-            _ => runs.push(vec![change]),
+        let parts = match own_changes(old, &change, edits) {
+            Some(pieces) => pieces.into_iter().map(|(c, id)| (c, vec![id])).collect(),
+            None => {
+                let ids = edits_touching(edits, std::slice::from_ref(&change));
+                vec![(change, ids)]
+            }
+        };
+        for (change, ids) in parts {
+            match runs.last_mut() {
+                Some((run, last)) if ids.is_empty() || ids.iter().any(|id| last.contains(id)) => {
+                    run.push(change);
+                    for id in ids {
+                        if !last.contains(&id) {
+                            last.push(id);
+                        }
+                    }
+                }
+                _ => runs.push((vec![change], ids)),
+            }
         }
-        last_ids = ids;
     }
     runs
+}
+
+/// `change` as the changes of the edits that made it, one each, when more
+/// than one did and their own changes add up to exactly it.
+fn own_changes(
+    old: &[String],
+    change: &Change,
+    edits: &[&ProposedEdit],
+) -> Option<Vec<(Change, String)>> {
+    let ids = edits_touching(edits, std::slice::from_ref(change));
+    if ids.len() < 2 {
+        return None;
+    }
+    let (s, e) = (change.old_start, change.old_start + change.old_len);
+    let mut pieces: Vec<(Change, String)> = edits
+        .iter()
+        .filter(|x| ids.contains(&x.edit_id))
+        .map(|x| (own_change(old, x), x.edit_id.clone()))
+        .filter(|(c, _)| {
+            (c.old_len > 0 || !c.new_lines.is_empty())
+                && c.old_start <= e
+                && s <= c.old_start + c.old_len
+        })
+        .collect();
+    pieces.sort_by_key(|(c, _)| (c.old_start, c.old_len > 0));
+    let inside = pieces
+        .iter()
+        .all(|(c, _)| s <= c.old_start && c.old_start + c.old_len <= e)
+        && pieces
+            .windows(2)
+            .all(|w| w[0].0.old_start + w[0].0.old_len <= w[1].0.old_start);
+    let refs: Vec<&Change> = pieces.iter().map(|(c, _)| c).collect();
+    (pieces.len() > 1
+        && inside
+        && super::apply_changes(old, &refs) == super::apply_changes(old, &[change]))
+    .then_some(pieces)
+}
+
+/// What `edit` alone changes in `old`: its own lines, with the line before
+/// them when that gained an ending (content added after an unterminated
+/// last line), less the lines at its ends that it leaves as they were.
+fn own_change(old: &[String], edit: &ProposedEdit) -> Change {
+    let doc = Doc {
+        bom: false,
+        lines: old.to_vec(),
+    };
+    let (_, new) = apply_edits(&doc, &[edit]);
+    let r = edit.old_range();
+    let (mut start, mut old_end) = (r.start, r.end);
+    let mut new_end = new.len() + r.len() - old.len() + r.start;
+    if start > 0 && old[start - 1] != new[start - 1] {
+        start -= 1;
+    }
+    while start < old_end && start < new_end && old[start] == new[start] {
+        start += 1;
+    }
+    while old_end > start && new_end > start && old[old_end - 1] == new[new_end - 1] {
+        old_end -= 1;
+        new_end -= 1;
+    }
+    Change {
+        old_start: start,
+        old_len: old_end - start,
+        new_lines: new[start..new_end].to_vec(),
+    }
 }
 
 type Piece = (Vec<Change>, Vec<String>, bool);
@@ -370,24 +448,9 @@ fn split(
         .collect();
     // Pieces are only used if they add up to exactly this hunk (checked below).
     let per_edit: Vec<(Change, String)> = if mine.len() > 1 {
-        let doc = Doc {
-            bom: false,
-            lines: old.to_vec(),
-        };
         mine.iter()
-            .map(|x| {
-                let (_, lines) = apply_edits(&doc, &[x]);
-                let r = x.old_range();
-                let added = lines.len() + r.len() - old.len();
-                (
-                    Change {
-                        old_start: r.start,
-                        old_len: r.len(),
-                        new_lines: lines[r.start..r.start + added].to_vec(),
-                    },
-                    x.edit_id.clone(),
-                )
-            })
+            .map(|x| (own_change(old, x), x.edit_id.clone()))
+            .filter(|(c, _)| c.old_len > 0 || !c.new_lines.is_empty())
             .collect()
     } else {
         Vec::new()
@@ -488,12 +551,13 @@ pub fn patch_text(old: &[String], changes: &[Change]) -> String {
 /// that any of them together still make one unified diff that applies
 /// (`patch` with no fuzz): hunks with `k` unchanged lines between them get
 /// `k / 2` lines of context each, on both sides (a hunk with less context
-/// before than after would be taken as the start of the file). Pieces of
-/// one split change, with nothing between them, keep their full context.
+/// before than after would be taken as the start of the file); hunks with
+/// nothing between them (pieces of one split change, edits side by side)
+/// get none.
 pub fn file_patches(old: &[String], hunks: &[&[Change]]) -> Vec<String> {
     let spans: Vec<(usize, usize)> = hunks.iter().map(|c| span(c)).collect();
     let room = |a: Option<&(usize, usize)>, b: Option<&(usize, usize)>| match (a, b) {
-        (Some(a), Some(b)) if b.0 > a.1 => (b.0 - a.1) / 2,
+        (Some(a), Some(b)) => b.0.saturating_sub(a.1) / 2,
         _ => CONTEXT,
     };
     hunks

@@ -147,6 +147,17 @@ fn check(
         if !same_file.is_empty() {
             return Err(format!("`{path}` already has edits in this job"));
         }
+        if let Some(clash) = earlier.iter().find(|e| {
+            e.operation == EditOperation::Create
+                && (e.file_path.starts_with(&format!("{path}/"))
+                    || path.starts_with(&format!("{}/", e.file_path)))
+        }) {
+            return Err(format!(
+                "`{path}` and `{}` (created by {}) cannot both be created: one would be a \
+                 file and a folder at once",
+                clash.file_path, clash.edit_id
+            ));
+        }
         if r.old_text.is_some() {
             return Err("a create has no old_text".into());
         }
@@ -650,6 +661,21 @@ mod tests {
             assert!(text.starts_with("edit 1 ("), "{text}");
             assert!(text.contains(needle), "{needle}: {text}");
         }
+    }
+
+    #[test]
+    fn a_created_file_cannot_also_be_a_created_folder() {
+        let (_d, w) = ws(&[("a.txt", FILE)]);
+        let create = |p: &str| req(p, EditOperation::Create, None, None, None, Some("x\n"));
+        for pair in [["sub", "sub/x.txt"], ["sub/x.txt", "sub"]] {
+            let errs =
+                validate_edits(&w, &[create(pair[0]), create(pair[1])], &[], &mut 1).unwrap_err();
+            assert_eq!(errs.len(), 1);
+            assert!(errs[0].reason.contains("file and a folder"), "{}", errs[0]);
+        }
+        // Siblings and names that only share a prefix are fine.
+        let ok = [create("sub/a"), create("sub/b"), create("subway")];
+        assert_eq!(validate_edits(&w, &ok, &[], &mut 1).unwrap().len(), 3);
     }
 
     #[test]
