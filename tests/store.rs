@@ -408,6 +408,18 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     let out = backup();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains("backed up"), "{}", stdout(&out));
+    let mode = std::fs::metadata(&copy).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "the copy is readable by others: {mode:o}");
+    let left: Vec<_> = std::fs::read_dir(env.home.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".agent-tui-backup")
+        })
+        .collect();
+    assert!(left.is_empty(), "the private folder is removed");
     // The copy is a store of its own with the same sessions.
     let list = |url: Option<&Path>| {
         let mut cmd = env.cmd();

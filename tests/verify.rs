@@ -238,6 +238,14 @@ fn python_project_the_failing_test_is_named_and_the_subset_passes() {
         tail.contains("test_mul") && !tail.contains("FAILED test_calc.py::test_add"),
         "{tail}"
     );
+    // An apply of the decisions that failed is refused unless forced.
+    let (c, _, err) = p.review(&["--apply"]);
+    assert_eq!(c, 1, "{err}");
+    assert!(
+        err.contains("nothing applied") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(snapshot(p.root.path()), before);
     let (c, v, err) = p.verify(&["--reject", &hunks[1]]);
     assert_eq!(c, 0, "{err}\n{v:#}");
     assert_eq!(v["passed"], true);
@@ -245,6 +253,13 @@ fn python_project_the_failing_test_is_named_and_the_subset_passes() {
     assert_eq!(snapshot(p.root.path()), before);
     assert!(!p.root.path().join(".pytest_cache").exists());
     assert_eq!(p.copies_left(), 0);
+    // Once the failing decisions are back, --force is what applies them.
+    let (c, _, err) = p.review(&["--accept", &hunks[1], "--verify"]);
+    assert_eq!(c, 1, "{err}");
+    let (c, _, err) = p.review(&["--apply", "--force"]);
+    assert_eq!(c, 0, "{err}");
+    let calc = std::fs::read_to_string(p.root.path().join("calc.py")).unwrap();
+    assert!(calc.contains("a ** b"), "{calc}");
 }
 
 #[test]

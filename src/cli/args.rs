@@ -308,6 +308,10 @@ pub struct ReviewArgs {
     /// proposal, and show it
     #[arg(long, requires = "verify")]
     pub feedback: bool,
+    /// With --apply: apply even though the last verify of these same
+    /// decisions failed (without it, such an apply is refused)
+    #[arg(long, requires = "apply")]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

@@ -4,7 +4,9 @@
 use crate::protocol::words::counted;
 use std::io::{IsTerminal, Write};
 
-use crate::protocol::{DiffBundle, Event, EventBody, HunkState, JobStatus, VerifyResult};
+use crate::protocol::{
+    DiffBundle, Event, EventBody, HunkState, JobStatus, VerifyOutcome, VerifyResult,
+};
 
 /// Whether to colour stdout: a terminal, and `NO_COLOR` unset.
 pub fn colour() -> bool {
@@ -97,7 +99,7 @@ pub fn verify_text(result: &VerifyResult) -> String {
             result.not_verified.join(", ")
         ));
     }
-    if !result.confined {
+    if !result.confined && result.outcome != VerifyOutcome::Error {
         out.push_str("\n  note: not confined (this kernel has no Landlock)");
     }
     if !result.passed && !result.output_tail.trim().is_empty() {

@@ -64,6 +64,22 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
     } else {
         None
     };
+    if args.apply
+        && !args.force
+        && let Some(last) = pending
+            .verify
+            .as_ref()
+            .filter(|v| verified.is_none() && v.blocks_apply(&bundle))
+    {
+        // The TUI asks once more; a command line cannot, so it is told.
+        eprintln!(
+            "agent-tui: nothing applied: the last verify {} on these hunks (`{}`); \
+             `agent-tui review --apply --force` applies them anyway, `--verify` checks again",
+            last.outcome.as_str(),
+            last.command
+        );
+        return Exit::Failed;
+    }
     if args.apply {
         match engine.command(Command::Apply { job_id }).await {
             Ok(Reply::Applied {

@@ -94,6 +94,17 @@ impl VerifyResult {
         self.decisions != bundle.verify_key()
     }
 
+    /// Whether an apply of `bundle`'s decisions is asked about once more
+    /// (the TUI) or refused without `--force` (the command line): the
+    /// check ran on exactly these decisions and did not pass.
+    pub fn blocks_apply(&self, bundle: &DiffBundle) -> bool {
+        let ran = !matches!(
+            self.outcome,
+            VerifyOutcome::Cancelled | VerifyOutcome::Error
+        );
+        ran && !self.passed && !self.stale_for(bundle)
+    }
+
     /// One line for a status bar or a terminal: `verify failed (exit 101,
     /// 3.2 s, hunks h1 h2)`.
     pub fn summary(&self) -> String {

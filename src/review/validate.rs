@@ -229,7 +229,10 @@ fn check(
         )
     {
         return Err(format!(
-            "new_text line {n} (`{line}`) stands for code it leaves out, but a replace writes              new_text as it is, so the code of lines {start}-{end} it stands for would be deleted;              send the full new text of those lines (or narrow start_line..end_line to the lines              that change)"
+            "new_text line {n} (`{line}`) stands for code it leaves out, but a replace writes \
+             new_text as it is, so the code of lines {start}-{end} it stands for would be deleted; \
+             send the full new text of those lines (or narrow start_line..end_line to the lines \
+             that change)"
         ));
     }
     let candidate = (start.saturating_sub(1), end);

@@ -202,8 +202,22 @@ impl Store {
                 target.display()
             )));
         }
+        // Written in a private folder beside the target and made readable by
+        // its owner only before it gets its name, as the store itself is.
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let io = |e: std::io::Error| {
+            StoreError::Invalid(format!("cannot write {}: {e}", target.display()))
+        };
+        let private = tempfile::Builder::new()
+            .prefix(".agent-tui-backup")
+            .tempdir_in(parent)
+            .map_err(io)?;
+        let copy = private.path().join("state.db");
         let pool = self.shared().pool.clone();
-        let path = target.display().to_string();
+        let path = copy.display().to_string();
         self.shared().block(async move {
             sqlx::query("VACUUM INTO $1")
                 .bind(path)
@@ -211,6 +225,9 @@ impl Store {
                 .await?;
             Ok(())
         })?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+        std::fs::hard_link(&copy, target).map_err(io)?;
         Ok(std::fs::metadata(target).map(|m| m.len()).unwrap_or(0))
     }
 }

@@ -22,7 +22,7 @@ impl VerifyState {
     /// applying asks once more, `f` can send it to the model.
     pub fn failed_for(&self, bundle: &DiffBundle) -> Option<&VerifyResult> {
         match self {
-            VerifyState::Done(r) if !r.passed && !r.stale_for(bundle) => Some(r),
+            VerifyState::Done(r) if r.blocks_apply(bundle) => Some(r),
             _ => None,
         }
     }
