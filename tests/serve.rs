@@ -1506,3 +1506,106 @@ fn verify_over_http_checks_the_accepted_hunks_without_writing() {
     });
     assert_eq!(snapshot(root), before, "the root is untouched");
 }
+
+/// A `read_only` workspace changes nothing on the model's account either:
+/// its jobs are offered no command (the same root is writable through a
+/// second workspace, whose jobs still are), and a command the model calls
+/// anyway is refused, even under `[approvals] exec = "auto"`.
+#[test]
+fn a_read_only_workspace_runs_no_command_of_the_model() {
+    let env = Env::new();
+    let dir = project();
+    let call = json!({"command": "touch made.txt"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["done"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        &format!(
+            "[approvals]\nexec = \"auto\"\n\
+             [[server.workspaces]]\nid = \"app\"\nroot = \"{root}\"\nusers = [\"*\"]\n\
+             [[server.workspaces]]\nid = \"ro\"\nroot = \"{root}\"\nusers = [\"*\"]\nread_only = true\n",
+            root = dir.path().display()
+        ),
+    );
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (status, s) = c
+            .post("/api/v1/agent/sessions", json!({"workspace_id": "ro"}))
+            .await;
+        assert_eq!(status, 201, "{s}");
+        let (status, run) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": s["session_id"], "instruction": "make a file", "mode": "agent"}),
+            )
+            .await;
+        assert_eq!(status, 202, "{run}");
+        let job = run["job_id"].as_str().unwrap().to_string();
+        let done = c
+            .wait_event(&job, 20, |e| e["type"] == "tool.call.completed")
+            .await;
+        assert_eq!(done["data"]["ok"], false, "{done}");
+        c.wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
+    });
+    assert!(!dir.path().join("made.txt").exists(), "the command ran");
+    let offered: Vec<String> = server
+        .requests()
+        .iter()
+        .filter(|r| r.is_model_call())
+        .map(|r| r.body["tools"].to_string())
+        .collect();
+    assert!(!offered.is_empty());
+    assert!(
+        offered.iter().all(|t| !t.contains("run_command")),
+        "{offered:?}"
+    );
+}
+
+/// A token revoked while its event stream is open ends that stream (within
+/// about a second), as it refuses every new request at once.
+#[test]
+fn a_revoked_token_ends_its_open_stream() {
+    let env = Env::new();
+    let dir = project();
+    let out = env
+        .cmd()
+        .args(["serve", "token", "add", "bob", "--role", "user"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let bob = stdout(&out).trim().to_string();
+    let call = json!({"command": "echo waiting"}).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran it"])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    rt().block_on(async {
+        let b = Client::new(&srv.base, &bob);
+        let (_, job) = b.session_and_run("run it", "agent").await;
+        b.wait_event(&job, 20, |e| e["type"] == "approval.requested")
+            .await;
+        let mut revoke = env.cmd();
+        revoke.args(["serve", "token", "revoke", "bob"]);
+        let revoker = tokio::task::spawn_blocking(move || {
+            std::thread::sleep(std::time::Duration::from_millis(800));
+            revoke.output().unwrap()
+        });
+        // The job waits for an approval: only the revoke can end this.
+        let text = tokio::time::timeout(
+            std::time::Duration::from_secs(15),
+            b.stream_text(&job, None),
+        )
+        .await
+        .expect("the revoked token's stream stayed open");
+        assert_eq!(code(&revoker.await.unwrap()), 0);
+        assert!(text.contains("approval.requested"), "{text}");
+        assert!(!text.contains("job.completed"), "{text}");
+    });
+}

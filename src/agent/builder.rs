@@ -79,6 +79,7 @@ pub struct EngineBuilder {
     remember: bool,
     tools: Vec<Box<dyn Tool>>,
     store: Option<Store>,
+    read_only: bool,
 }
 
 impl EngineBuilder {
@@ -99,6 +100,7 @@ impl EngineBuilder {
             remember: false,
             tools: Vec::new(),
             store: None,
+            read_only: false,
         }
     }
 
@@ -156,6 +158,14 @@ impl EngineBuilder {
         self
     }
 
+    /// An engine that changes nothing in its root on its own (a server's
+    /// `read_only` workspace): no commands, no git writes, no MCP servers;
+    /// edits are proposed, never applied by it (the front end refuses).
+    pub fn read_only(mut self) -> Self {
+        self.read_only = true;
+        self
+    }
+
     /// A tool of the caller's besides the built-in ones (tests).
     pub fn tool(mut self, tool: Box<dyn Tool>) -> Self {
         self.tools.push(tool);
@@ -174,6 +184,13 @@ impl EngineBuilder {
                 .map_err(|e| BuildError::Usage(e.to_string()))?,
         };
         loaded.config.routing = routing(&loaded.config, self.routing.as_deref())?;
+        if self.read_only {
+            let approvals = &mut loaded.config.approvals;
+            approvals.exec = crate::config::ApprovalPolicy::Never;
+            approvals.git = crate::config::ApprovalPolicy::Never;
+            approvals.mcp = crate::config::ApprovalPolicy::Never;
+            loaded.config.mcp_servers.clear();
+        }
         Ok(loaded)
     }
 

@@ -177,6 +177,12 @@ impl Engine {
         self.inner.template.builder(root).build()
     }
 
+    /// `open_root` for a root nothing may change on the engine's own
+    /// account (`EngineBuilder::read_only`).
+    pub fn open_root_read_only(&self, root: &Path) -> Result<Engine, BuildError> {
+        self.inner.template.builder(root).read_only().build()
+    }
+
     /// The agent root (canonical).
     pub fn root(&self) -> &Path {
         self.inner.ctx.workspace.root()

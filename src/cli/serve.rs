@@ -145,13 +145,17 @@ fn start(
     }
     for w in &config.workspaces {
         let root = crate::agent::expand_home(&w.root);
-        let engine: Engine = if same_folder(&root, primary.root()) {
-            primary.clone()
+        let opened = if w.read_only {
+            // Its own engine, even on the first one's root: it runs nothing.
+            primary.open_root_read_only(&root).map(Some)
+        } else if same_folder(&root, primary.root()) {
+            Ok(None)
         } else {
-            primary
-                .open_root(&root)
-                .map_err(|e| usage(format!("server.workspaces {:?}: {e}", w.id)))?
+            primary.open_root(&root).map(Some)
         };
+        let engine: Engine = opened
+            .map_err(|e| usage(format!("server.workspaces {:?}: {e}", w.id)))?
+            .unwrap_or_else(|| primary.clone());
         workspaces.push(Workspace {
             id: w.id.clone(),
             name: if w.name.is_empty() {

@@ -9,7 +9,7 @@ use std::time::Duration;
 use axum::Extension;
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
-use futures_util::Stream;
+use futures_util::{Stream, StreamExt};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -58,6 +58,7 @@ fn frame(chunk: &ExecChunk) -> SseEvent {
 pub async fn exec(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
+    headers: axum::http::HeaderMap,
     body: Body,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let ask: Exec = body.parse()?;
@@ -76,5 +77,7 @@ pub async fn exec(
         let chunk = s.next().await?;
         Some((Ok(frame(&chunk)), s))
     });
+    // A token revoked meanwhile ends it, and so the command.
+    let events = events.take_until(Box::pin(super::guard::revoked(app.clone(), headers)));
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }

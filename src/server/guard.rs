@@ -63,8 +63,27 @@ async fn user_of(app: &AppState, token: &str) -> Result<Option<User>, ApiError> 
     }))
 }
 
+/// Resolves once `headers`' token no longer stands for anyone (revoked,
+/// expired), checked each second: what a long-lived response (an event
+/// stream) ends on, as every new request is refused at once.
+pub async fn revoked(app: AppState, headers: header::HeaderMap) {
+    let Some(token) = bearer_of(&headers).map(str::to_string) else {
+        return;
+    };
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        if let Ok(None) = user_of(&app, &token).await {
+            return;
+        }
+    }
+}
+
 fn bearer(req: &Request) -> Option<&str> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?;
+    bearer_of(req.headers())
+}
+
+fn bearer_of(headers: &header::HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
     scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }

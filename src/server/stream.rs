@@ -216,6 +216,8 @@ pub async fn stream(
             super::outbox::queued(follow, |f| Box::pin(f.next()), frame).right_stream()
         }
     };
+    // A token revoked while the stream is open ends it.
+    let events = events.take_until(Box::pin(super::guard::revoked(app.clone(), headers)));
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
