@@ -141,36 +141,53 @@ fn locate(lines: &[&str], old: &[String], hint: usize) -> Option<usize> {
 }
 
 /// The whole new text of `file` from its current text (`None`: missing),
-/// or why its hunks do not fit.
+/// or why its hunks do not fit. Lines the patch does not touch keep their
+/// bytes (a BOM, CRLF or mixed endings); its new lines take the file's
+/// ending (its first line's). Lines are compared without their endings, so
+/// a patch made with LF endings fits a CRLF file.
 pub fn apply(file: &FilePatch, current: Option<&str>) -> Result<String, String> {
     let text = match (current, file.create) {
         (Some(_), true) => return Err("it exists already (the patch creates it)".into()),
         (None, false) => return Err("it does not exist".into()),
         (t, _) => t.unwrap_or_default(),
     };
-    let eol_at_end = text.is_empty() || text.ends_with('\n');
-    let lines: Vec<&str> = text.lines().collect();
-    let mut out: Vec<String> = Vec::new();
+    let (bom, body) = match text.strip_prefix('\u{feff}') {
+        Some(rest) => ("\u{feff}", rest),
+        None => ("", text),
+    };
+    let eol = match body.split_once('\n') {
+        Some((first, _)) if first.ends_with('\r') => "\r\n",
+        _ => "\n",
+    };
+    let raw: Vec<&str> = body.split_inclusive('\n').collect();
+    let lines: Vec<&str> = raw
+        .iter()
+        .map(|l| {
+            l.strip_suffix('\n')
+                .map_or(*l, |l| l.strip_suffix('\r').unwrap_or(l))
+        })
+        .collect();
+    let mut out = String::from(bom);
     let mut next = 0;
-    let mut no_eol = !eol_at_end;
+    let mut cut_end = false;
     for (n, hunk) in file.hunks.iter().enumerate() {
         let hint = hunk.old_start.saturating_sub(1).max(next);
         let at = locate(&lines[next..], &hunk.old, hint - next)
             .map(|i| i + next)
             .ok_or_else(|| format!("hunk {} no longer matches the file", n + 1))?;
-        out.extend(lines[next..at].iter().map(|l| l.to_string()));
-        out.extend(hunk.new.iter().cloned());
-        next = at + hunk.old.len();
-        if next == lines.len() {
-            no_eol = hunk.new_no_eol;
+        raw[next..at].iter().for_each(|l| out.push_str(l));
+        for line in &hunk.new {
+            out.push_str(line);
+            out.push_str(eol);
         }
+        next = at + hunk.old.len();
+        cut_end = next == lines.len() && hunk.new_no_eol;
     }
-    out.extend(lines[next..].iter().map(|l| l.to_string()));
-    let mut joined = out.join("\n");
-    if !out.is_empty() && !no_eol {
-        joined.push('\n');
+    raw[next..].iter().for_each(|l| out.push_str(l));
+    if cut_end && next == lines.len() && out.ends_with(eol) {
+        out.truncate(out.len() - eol.len());
     }
-    Ok(joined)
+    Ok(out)
 }
 
 /// The writes a patch makes, given each file's current text and hash:
@@ -233,6 +250,23 @@ mod tests {
         let mut far = files[0].clone();
         far.hunks[0].old_start = 3;
         assert!(apply(&far, Some(&twice)).is_err());
+    }
+
+    #[test]
+    fn untouched_lines_keep_their_bytes_and_new_ones_the_files_ending() {
+        let files = parse("--- a/f\n+++ b/f\n@@ -2,1 +2,1 @@\n-b\n+B\n").unwrap();
+        let crlf = "\u{feff}a\r\nb\r\nc\r\n";
+        assert_eq!(
+            apply(&files[0], Some(crlf)).unwrap(),
+            "\u{feff}a\r\nB\r\nc\r\n"
+        );
+        let mixed = "a\nb\r\nc";
+        assert_eq!(apply(&files[0], Some(mixed)).unwrap(), "a\nB\nc");
+        // A hunk at the end decides the last line's ending.
+        let files =
+            parse("--- a/f\n+++ b/f\n@@ -3,1 +3,1 @@\n-c\n+C\n\\ No newline at end of file\n")
+                .unwrap();
+        assert_eq!(apply(&files[0], Some(crlf)).unwrap(), "\u{feff}a\r\nb\r\nC");
     }
 
     #[test]
