@@ -128,11 +128,39 @@ fn a_bad_keys_table_is_a_configuration_error() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
-    assert!(
-        stderr(&out).contains("[keys] aply: no such action"),
-        "{}",
-        stderr(&out)
+    let err = stderr(&out);
+    assert!(err.contains("[keys] aply: no such action"), "{err}");
+    assert!(err.contains(&format!("{}:2:1: ", cfg.display())), "{err}");
+    assert_eq!(
+        err.matches(" cancel,").count(),
+        1,
+        "each action once: {err}"
     );
+    // doctor says so too, as a mistake in the config.
+    let out = env
+        .cmd()
+        .args(["--config", cfg.to_str().unwrap(), "doctor"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("keys        PROBLEM") && stdout(&out).contains(":2:1: [keys] aply"),
+        "{}",
+        stdout(&out)
+    );
+    std::fs::write(
+        &cfg,
+        "[keys]
+apply = \"banana+zz\"\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .args(["--config", cfg.to_str().unwrap(), "doctor"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    assert!(stdout(&out).contains("is not a key"), "{}", stdout(&out));
 }
 
 #[test]
@@ -148,11 +176,33 @@ fn usage_errors_exit_2() {
         &["tool"],
         &["rollback"],
         &["audit"],
+        // Ids that name nothing, the same everywhere.
+        &["sessions", "show", "s_nope"],
+        &["sessions", "delete", "s_nope"],
+        &["checkpoints", "show", "cp_nope"],
+        &["rollback", "cp_nope"],
+        &["review", "s_nope"],
     ];
     for args in runs {
         let out = env.cmd().args(*args).output().unwrap();
         assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
     }
+}
+
+#[test]
+fn a_damaged_store_is_a_problem_store_check_finds() {
+    let env = Env::new();
+    let db = env.state_db();
+    std::fs::create_dir_all(db.parent().unwrap()).unwrap();
+    std::fs::write(&db, vec![0x5a; 5000]).unwrap();
+    let out = env.cmd().args(["store", "check"]).output().unwrap();
+    assert_eq!(code(&out), 1, "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        format!("{}{}", stdout(&out), stderr(&out)).contains("damaged"),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
 }
 
 #[test]

@@ -239,6 +239,19 @@ fn read_file_limits_bytes_and_lines() {
         "whole lines within max_bytes"
     );
     assert_eq!(out["end_line"], 2);
+    assert_eq!(out["line_cut"], Value::Null, "whole lines are not cut");
+    // One line longer than max_bytes: its head, and said to be only that.
+    let (_, out) = env.tool(
+        p.path(),
+        "read_file",
+        r#"{"file_path": "big.txt", "max_bytes": 5}"#,
+    );
+    assert_eq!(out["content"], "line ");
+    assert_eq!(out["line_cut"], true, "{out}");
+    assert!(
+        out["note"].as_str().unwrap().contains("line 1 is longer"),
+        "{out}"
+    );
     write_config(
         &env,
         "[limits]\nmax_read_bytes_default = 20\nmax_read_bytes_cap = 40\nmax_read_lines_default = 3\n",

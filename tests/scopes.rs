@@ -345,6 +345,30 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
     assert_eq!(c, 0, "{err}");
     let bundle: Value = serde_json::from_str(&bundle).unwrap();
     assert_eq!(bundle["files"][0]["file_path"], "@lib/lib.rs");
+    // Another folder named `lib` is not where the review goes: nothing is
+    // written, and the error names the folder it was proposed in.
+    write_files(
+        &a.base,
+        &[("other/lib/lib.rs", "pub fn one() -> u32 {\n    1\n}\n")],
+    );
+    let other = vec![
+        "--add-dir".to_string(),
+        format!("{}:rw", a.base.join("other/lib").display()),
+    ];
+    let (c, _, err) = cli(&["review", "--accept-all", "--apply"], &other);
+    assert_eq!(c, 3, "{err}");
+    let proposed_in = a.base.join("lib").display().to_string();
+    assert!(err.contains(&format!("proposed in {proposed_in}")), "{err}");
+    let (c, _, err) = cli(&["review", "--apply"], &[]);
+    assert_eq!(c, 3, "{err}");
+    assert!(
+        err.contains(&format!("--add-dir {proposed_in}:rw")),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(a.base.join("other/lib/lib.rs")).unwrap(),
+        "pub fn one() -> u32 {\n    1\n}\n"
+    );
     let (c, _, err) = cli(&["review", "--accept-all", "--apply"], &dirs);
     assert_eq!(c, 0, "{err}");
     let lib = a.base.join("lib/lib.rs");

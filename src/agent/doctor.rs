@@ -121,7 +121,13 @@ impl EngineBuilder {
     /// Checks the whole store: integrity, snapshots, checkpoints, every
     /// audit chain. Blocking.
     pub fn check_store(self) -> Result<StoreCheck, BuildError> {
-        let store = self.open_store()?;
+        let loaded = self.load_config()?;
+        // A store that cannot even be opened (not a database, damaged) is
+        // the check's finding, not a usage error.
+        let store = super::builder::open_home(&loaded.config).map_err(|e| match e {
+            BuildError::Usage(m) => BuildError::Failed(m),
+            e => e,
+        })?;
         let check = store
             .check()
             .map_err(|e| BuildError::Failed(e.to_string()))?;

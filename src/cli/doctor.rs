@@ -21,6 +21,17 @@ pub fn run(global: &GlobalArgs, args: &DoctorArgs) -> Exit {
         eprintln!("agent-tui: {e}");
         return Exit::Usage;
     }
+    // The TUI's `[keys]`: the engine does not know the TUI's actions.
+    if let Ok(loaded) = crate::config::load(global.config.as_deref(), &crate::agent::process_env)
+        && !loaded.config.keys.is_empty()
+    {
+        if let Err(e) = super::keys::keymap(&loaded) {
+            println!("{:<11} PROBLEM: {e}", "keys");
+            return Exit::Usage;
+        }
+        let rebound = crate::protocol::words::counted(loaded.config.keys.len(), "key");
+        println!("{:<11} {rebound} rebound", "keys");
+    }
     if report.healthy() {
         Exit::Ok
     } else {

@@ -73,9 +73,8 @@ async fn list_checkpoints(engine: &Engine, json: bool) -> Exit {
 async fn show_checkpoint(engine: &Engine, id: &str, json: bool) -> Exit {
     let view = match engine.checkpoint(id).await {
         Ok(v) => v,
-        Err(e @ EngineError::NotFound { .. }) => return failed(e),
-        Err(e @ EngineError::Invalid { .. }) => return usage(e),
-        Err(e) => return failed(e),
+        // An id that names nothing is a usage error, as everywhere.
+        Err(e) => return engine_error(e),
     };
     if json {
         print_json(&json!(view));
@@ -155,7 +154,7 @@ async fn show_session(engine: &Engine, id: &str, json: bool) -> Exit {
     let s = match engine.transcript(id).await {
         Ok(s) => s,
         Err(e @ EngineError::Unavailable { .. }) => return usage(e),
-        Err(e) => return failed(e),
+        Err(e) => return engine_error(e),
     };
     if json {
         print_json(&json!(s));

@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod exec;
 mod history;
+mod keys;
 mod logging;
 mod mcp;
 mod output;
@@ -113,16 +114,16 @@ fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
 /// `agent-tui [PATH] [--continue | --resume [ID]]`: the terminal UI.
 fn tui(cli: &Cli) -> Exit {
     use crate::agent::Providers;
-    use crate::tui::{KeyMap, TuiStart};
+    use crate::tui::TuiStart;
     use std::io::IsTerminal;
     let root = cli
         .path
         .clone()
         .unwrap_or_else(|| std::path::PathBuf::from("."));
     // The config's own mistakes come first, then a missing terminal.
-    let config = match crate::config::load(cli.global.config.as_deref(), &crate::agent::process_env)
+    let loaded = match crate::config::load(cli.global.config.as_deref(), &crate::agent::process_env)
     {
-        Ok(loaded) => loaded.config,
+        Ok(loaded) => loaded,
         Err(e) => return context::usage(e),
     };
     if let Some(mode) = &cli.global.routing
@@ -130,10 +131,11 @@ fn tui(cli: &Cli) -> Exit {
     {
         return context::usage(e);
     }
-    let keymap = match KeyMap::from_config(&config.keys) {
+    let keymap = match keys::keymap(&loaded) {
         Ok(k) => k,
         Err(e) => return context::usage(e),
     };
+    let config = loaded.config;
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         eprintln!(
             "agent-tui: the TUI needs a terminal; for scripts use `agent-tui exec` (see --help)"

@@ -33,6 +33,11 @@ pub struct ProposedEdit {
     pub expected_hash: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rationale: Option<String>,
+    /// The folder of the file's scope when it is beside the agent root
+    /// (`@name/…`): the review is applied there only, whatever folder the
+    /// name stands for later.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_folder: Option<String>,
 }
 
 impl ProposedEdit {

@@ -104,13 +104,35 @@ fn plan_file(
         file_path: file.file_path.clone(),
         reason,
     };
+    // A file beside the root goes to the folder it was proposed in only.
+    let proposed_in = edits
+        .iter()
+        .filter(|e| e.file_path == file.file_path)
+        .find_map(|e| e.scope_folder.as_deref());
     let resolved = match workspace.resolve_writable(&file.file_path) {
         Ok(r) => r,
         Err(e) => {
-            conflicts.push(conflict(e.to_string()));
+            conflicts.push(conflict(match proposed_in {
+                Some(folder) => {
+                    format!("{e}; it was proposed in {folder}: add --add-dir {folder}:rw")
+                }
+                None => e.to_string(),
+            }));
             return;
         }
     };
+    if let Some(folder) = proposed_in
+        && workspace.scope_of(&resolved).root != std::path::Path::new(folder)
+    {
+        let scope = workspace.scope_of(&resolved);
+        conflicts.push(conflict(format!(
+            "`@{}` is {} in this run, but the edits were proposed in {folder}: add that \
+             folder instead (--add-dir {folder}:rw)",
+            scope.id,
+            scope.root.display()
+        )));
+        return;
+    }
     let before = match workspace.read_opt(&resolved) {
         Ok(bytes) => bytes,
         Err(e) => {

@@ -193,6 +193,7 @@ mod tests {
             new_text: "eight\n".into(),
             expected_hash: sha256_hex(b"l8\n"),
             rationale: None,
+            scope_folder: None,
         }];
         let written = old.replacen("l2\n", "a\nb\nc\n", 1);
         rebase_after_apply(&mut file, &mut edits, &["h_1".into()], written.as_bytes());

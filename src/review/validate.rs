@@ -58,9 +58,14 @@ pub fn validate_edits(
         }
         let summary = summary_of(request);
         let earlier: Vec<&ProposedEdit> = existing.iter().chain(accepted.iter()).collect();
-        let checked = workspace
+        let resolved = workspace
             .resolve_writable(&request.file_path)
-            .map_err(|e| (e.code(), e.to_string()))
+            .map_err(|e| (e.code(), e.to_string()));
+        let scope_folder = resolved.as_ref().ok().and_then(|at| {
+            let scope = workspace.scope_of(at);
+            (!scope.primary()).then(|| scope.root.display().to_string())
+        });
+        let checked = resolved
             .and_then(|at| check(workspace, at, request, &earlier).map_err(|e| (INVALID, e)));
         match checked {
             Ok((start_line, end_line, expected_hash, file_path)) => {
@@ -73,6 +78,7 @@ pub fn validate_edits(
                     new_text: request.new_text.clone().unwrap_or_default(),
                     expected_hash,
                     rationale: request.rationale.clone(),
+                    scope_folder,
                 };
                 accepted.push(edit);
             }
@@ -161,9 +167,16 @@ fn check(
         if r.old_text.is_some() {
             return Err("a create has no old_text".into());
         }
-        let Some(_) = &r.new_text else {
+        let Some(text) = &r.new_text else {
             return Err("new_text is required: the content of the new file".into());
         };
+        if text.is_empty() {
+            return Err(format!(
+                "new_text is empty: a file with no lines makes no hunk to review, so `{path}` \
+                 would never be written; give it at least one line (a comment will do, as in an \
+                 `__init__.py`)"
+            ));
+        }
         return Ok((1, 0, sha256_hex(b""), path));
     }
     if !exists {
@@ -656,6 +669,10 @@ mod tests {
             (
                 req("../x", EditOperation::Create, None, None, None, Some("x")),
                 "leaves the agent root",
+            ),
+            (
+                req("new.py", EditOperation::Create, None, None, None, Some("")),
+                "at least one line",
             ),
         ];
         for (r, needle) in cases {

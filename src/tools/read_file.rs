@@ -90,13 +90,24 @@ impl Tool for ReadFile {
             ),
         };
         let slice = read_text_range(file, range).map_err(|e| ToolError::decode(&path, e))?;
-        Ok(json!({
+        let mut out = json!({
             "file_path": path,
             "content": slice.content,
             "start_line": slice.start_line,
             "end_line": slice.end_line,
             "total_lines": slice.total_lines,
             "file_hash": slice.file_hash,
-        }))
+        });
+        if slice.line_cut {
+            // Never taken for the whole line (an old_text copied from it
+            // would not match).
+            out["line_cut"] = json!(true);
+            out["note"] = json!(format!(
+                "line {} is longer than max_bytes and was cut: content is only its start; \
+                 read it with a larger max_bytes to see all of it",
+                slice.end_line
+            ));
+        }
+        Ok(out)
     }
 }

@@ -45,12 +45,12 @@ impl KeyMap {
                 .map(|b| b.action)
                 .find(|a| a.name() == name && *a != Action::Quit)
                 .ok_or_else(|| {
-                    let mut names: Vec<&str> = BINDINGS
-                        .iter()
-                        .map(|b| b.action.name())
-                        .filter(|n| *n != "quit")
-                        .collect();
-                    names.dedup();
+                    let mut names: Vec<&str> = Vec::new();
+                    for n in BINDINGS.iter().map(|b| b.action.name()) {
+                        if n != "quit" && !names.contains(&n) {
+                            names.push(n);
+                        }
+                    }
                     format!(
                         "[keys] {name}: no such action; actions are {}",
                         names.join(", ")

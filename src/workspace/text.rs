@@ -48,6 +48,8 @@ pub struct TextSlice {
     pub file_hash: String,
     /// Stopped early because of `max_bytes` or `max_lines`.
     pub truncated: bool,
+    /// The one line read was longer than `max_bytes`: `content` is its head.
+    pub line_cut: bool,
     pub has_bom: bool,
     pub crlf: bool,
 }
@@ -82,6 +84,7 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
     let mut last_included = start - 1;
     let mut collecting = true;
     let mut truncated = false;
+    let mut line_cut = false;
     let mut has_bom = false;
     let mut crlf = false;
     let mut bad_line = None;
@@ -124,6 +127,7 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
                 }
                 content.push_str(&text[..cut]);
                 last_included = total;
+                line_cut = true;
             }
             truncated = true;
             collecting = false;
@@ -148,6 +152,7 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
         total_lines: total,
         file_hash: hex_digest(hasher.finalize().as_slice()),
         truncated,
+        line_cut,
         has_bom,
         crlf,
     })
