@@ -158,41 +158,26 @@ fn two_hosts_share_sessions_streams_keys_and_tokens() {
         let done = on_b.last().unwrap();
         assert_eq!(done.1, "job.completed");
         assert!(done.2["data"]["answer"].as_str().unwrap().contains("w39"));
-        // The same session continued on B (once A lets it go).
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let second = loop {
-            let (status, run) = cb
-                .post(
-                    "/api/v1/agent/run",
-                    json!({"session_id": session, "instruction": "second", "mode": "ask"}),
-                )
-                .await;
-            if status == 202 {
-                break run["job_id"].as_str().unwrap().to_string();
-            }
-            assert_eq!(status, 409, "busy while A holds it: {run}");
-            assert!(Instant::now() < deadline, "B never got the session");
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        };
+        // The same session continued on B at once: A let it go as the job
+        // ended (it was 409 "in use" for up to 4 s).
+        let (status, run) = cb
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "second", "mode": "ask"}),
+            )
+            .await;
+        assert_eq!(status, 202, "the next job runs on any host: {run}");
+        let second = run["job_id"].as_str().unwrap().to_string();
         let frames = cb.stream(&second, None).await;
         assert_eq!(frames.last().unwrap().1, "job.completed");
         let (_, s) = ca.get(&format!("/api/v1/agent/sessions/{session}")).await;
         assert_eq!(s["jobs"].as_array().unwrap().len(), 2, "{s}");
         // One Idempotency-Key on both hosts: one job.
         let body = json!({"session_id": session, "instruction": "keyed", "mode": "ask"});
-        let deadline = Instant::now() + Duration::from_secs(15);
-        let first = loop {
-            let (status, r) = cb
-                .post_with("/api/v1/agent/run", body.clone(), Some("k-9"))
-                .await;
-            if status == 202 {
-                break r;
-            }
-            // Busy (B still holds the session): nothing was kept for the key.
-            assert_eq!(status, 409, "{r}");
-            assert!(Instant::now() < deadline);
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        };
+        let (status, first) = cb
+            .post_with("/api/v1/agent/run", body.clone(), Some("k-9"))
+            .await;
+        assert_eq!(status, 202, "{first}");
         let (status, again) = ca.post_with("/api/v1/agent/run", body, Some("k-9")).await;
         assert_eq!(status, 202, "{again}");
         assert_eq!(first["job_id"], again["job_id"]);

@@ -156,6 +156,24 @@ fn busy(id: &str, owner: &str, until: i64) -> EngineError {
 /// Takes session `id`'s lease for `owner` (off the engine task): held, or
 /// a clear refusal naming who holds it.
 pub(super) fn take(root: &RootStore, id: &str, owner: &str) -> Result<(), EngineError> {
+    // Hosts sharing a store let an idle session go as its job ends; a
+    // request that comes to another host in that moment waits for it.
+    let shared = root.store.kind() == crate::store::StoreKind::Postgres;
+    let deadline = std::time::Instant::now() + HANDOFF;
+    loop {
+        match take_once(root, id, owner) {
+            Err(EngineError::Busy { .. }) if shared && std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            taken => return taken,
+        }
+    }
+}
+
+/// How long a host waits for another to let a session go.
+const HANDOFF: std::time::Duration = std::time::Duration::from_millis(1500);
+
+fn take_once(root: &RootStore, id: &str, owner: &str) -> Result<(), EngineError> {
     let store = |e: crate::store::StoreError| EngineError::unavailable(e.to_string());
     match root.take_lease(id, owner, LEASE_MS, None).map_err(store)? {
         Lease::Held => Ok(()),

@@ -219,6 +219,13 @@ impl Core {
         };
         let (mut renew, mut release) = (Vec::new(), Vec::new());
         let until = now_ms() + LEASE_MS;
+        // One host keeps an idle session a moment (its next command needs
+        // no new lease); hosts sharing a store let it go at once.
+        let grace = if self.shared() {
+            Duration::ZERO
+        } else {
+            IDLE_GRACE
+        };
         for (id, live) in &mut self.sessions {
             let Held::Yes { .. } = live.held else {
                 continue;
@@ -226,7 +233,7 @@ impl Core {
             if live.busy() {
                 live.held = Held::Yes { until };
                 renew.push(id.clone());
-            } else if live.idle_since.is_none_or(|t| t.elapsed() >= IDLE_GRACE) {
+            } else if live.idle_since.is_none_or(|t| t.elapsed() >= grace) {
                 live.held = Held::No;
                 release.push(id.clone());
             }
@@ -311,11 +318,25 @@ impl Core {
         });
     }
 
-    /// Marks the session idle or busy as its work starts and ends.
+    /// Marks the session idle or busy as its work starts and ends. On a
+    /// store several hosts share, an idle session is let go at once: the
+    /// client's next request may come to another host.
     pub(super) fn touch(&mut self, key: &str) {
-        if let Some(live) = self.sessions.get_mut(key) {
-            live.idle_since = (!live.busy()).then(Instant::now);
+        let Some(live) = self.sessions.get_mut(key) else {
+            return;
+        };
+        live.idle_since = (!live.busy()).then(Instant::now);
+        if live.idle_since.is_some() && matches!(live.held, Held::Yes { .. }) && self.shared() {
+            self.tend_leases();
         }
+    }
+
+    /// Whether the store is one several hosts share (PostgreSQL).
+    fn shared(&self) -> bool {
+        self.ctx
+            .state
+            .as_ref()
+            .is_some_and(|root| root.store.kind() == crate::store::StoreKind::Postgres)
     }
 }
 
