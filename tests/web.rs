@@ -155,14 +155,19 @@ fn sign_in_ask_review_apply_roll_back_and_approve() {
         }
 
         // A command asks first; the prompt names it and the workspace. All
-        // by keyboard: Enter sends, the prompt takes the focus, Enter allows.
+        // by keyboard: Enter sends; the prompt leaves the focus in the
+        // instruction box (keys typed there are never for it); focused,
+        // Enter allows.
         let enter = char::from(Key::Enter).to_string();
         testid(&b, "instruction").await.send_keys(&format!("run it{enter}")).await.unwrap();
         let prompt = testid(&b, "approval").await;
         let text = prompt.text().await.unwrap();
         assert!(text.contains("echo approved-from-web"), "{text}");
         assert!(text.contains("workspace: default"), "{text}");
-        until(&b, 5, "the prompt focused", "return document.activeElement.dataset.testid === 'approve'").await;
+        let active = b.execute("return document.activeElement.id", vec![]).await.unwrap();
+        assert_eq!(active, "instruction", "the prompt took the focus from the instruction box");
+        b.execute("document.querySelector('[data-testid=approve]').focus()", vec![]).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(400)).await;
         b.active_element().await.unwrap().send_keys(&enter).await.unwrap();
         until(&b, 20, "decided", "return document.querySelector('[data-testid=approval]').textContent.includes('allowed (')").await;
         until(&b, 20, "the second answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('ran it'))").await;

@@ -11,7 +11,13 @@ const state = {
   job: "",
   bundle: null,
   current: 0,
+  // The open session's job streams (job id -> AbortController) and views.
   streams: new Map(),
+  views: new Map(),
+  // Bumped whenever what the page shows changes hands (sign in or out,
+  // another session): async work begun under an older epoch is dropped.
+  epoch: 0,
+  signedIn: false,
 };
 
 // ---- the API ------------------------------------------------------------
@@ -26,18 +32,39 @@ class ApiError extends Error {
   }
 }
 
+// A request to the API with the token. A network failure says offline; a
+// 401 signs out and asks for a token again; any failure throws ApiError.
 async function api(method, path, body) {
   const headers = { Authorization: `Bearer ${state.token}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const r = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  let r;
+  try {
+    r = await fetch(path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch (e) {
+    setOffline(true);
+    throw new ApiError(0, { error: { code: "offline", message: "the server cannot be reached (offline)" } });
+  }
+  setOffline(false);
   const text = await r.text();
-  const json = text ? JSON.parse(text) : {};
+  let json = {};
+  try {
+    json = text ? JSON.parse(text) : {};
+  } catch (e) {
+    json = { error: { message: `HTTP ${r.status}: not JSON` } };
+  }
+  if (r.status === 401 && state.signedIn) signOut("Your token was refused (revoked or unknown): paste a token to sign in again.");
   if (!r.ok) throw new ApiError(r.status, json);
   return json;
+}
+
+// Says in the chat what failed and why (a 401 has already signed out).
+function failed(what, e) {
+  if (e.status === 401 || !state.signedIn) return;
+  logItem(el("div", { class: "status failed", "data-testid": "error", role: "alert" }, `${what}: ${e.message}`));
 }
 
 // ---- elements -----------------------------------------------------------
@@ -110,6 +137,67 @@ function inline(text) {
   return out;
 }
 
+const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+// The cells of a table row: `| a | b |` -> ["a", "b"] (`\|` is a bar).
+function cells(line) {
+  const t = line.trim().replace(/^\|/, "").replace(/(^|[^\\])\|$/, "$1");
+  return t.split(/(?<!\\)\|/).map((c) => c.trim().replaceAll("\\|", "|"));
+}
+
+// A table from its header, separator and body rows, aligned per column.
+function table(rows) {
+  const align = cells(rows[1]).map((c) => (c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : c.startsWith(":") ? "left" : ""));
+  const row = (line, tag) => el("tr", {}, cells(line).slice(0, align.length).map((c, i) => el(tag, { class: align[i] ? `align-${align[i]}` : undefined }, inline(c))));
+  return el("div", { class: "table" }, el("table", {},
+    el("thead", {}, row(rows[0], "th")),
+    el("tbody", {}, rows.slice(2).map((r) => row(r, "td")))));
+}
+
+// A list from line `i` (its items at that line's indent, deeper ones
+// nested in the item above); returns the list and the next line.
+function list(lines, i) {
+  const first = lines[i].match(ITEM);
+  const indent = first[1].length;
+  const ordered = /\d/.test(first[2]);
+  const start = ordered ? parseInt(first[2], 10) : 1;
+  const node = el(ordered ? "ol" : "ul", { start: start !== 1 ? String(start) : undefined });
+  let li = null;
+  while (i < lines.length) {
+    const line = lines[i];
+    const m = line.match(ITEM);
+    if (line.trim() === "") {
+      // A blank line inside a list: it goes on if an item follows.
+      let j = i;
+      while (j < lines.length && lines[j].trim() === "") j += 1;
+      const next = j < lines.length && lines[j].match(ITEM);
+      if (!next || next[1].length < indent) break;
+      i = j;
+      continue;
+    }
+    if (m && m[1].length <= indent + 1 && m[1].length >= indent) {
+      if (/\d/.test(m[2]) !== ordered) break;
+      li = el("li", {}, inline(m[3]));
+      node.append(li);
+      i += 1;
+    } else if (m && m[1].length > indent && li) {
+      const [sub, next] = list(lines, i);
+      li.append(sub);
+      i = next;
+    } else if (!m && li && /^\s/.test(line) && !RULE.test(line)) {
+      li.append(" ", inline(line.trim()));
+      i += 1;
+    } else {
+      break;
+    }
+  }
+  return [node, i];
+}
+
+// Markdown as DOM nodes (text only, never parsed as HTML): fences, headings,
+// quotes, rules, tables, nested lists, paragraphs.
 function markdown(src) {
   const out = document.createDocumentFragment();
   const lines = src.split("\n");
@@ -135,15 +223,27 @@ function markdown(src) {
     if (heading) {
       flush();
       out.append(el(`h${heading[1].length + 2}`, {}, inline(heading[2])));
-    } else if (/^\s*([-*]|\d+\.)\s+/.test(line)) {
+    } else if (/^\s{0,3}>/.test(line)) {
       flush();
-      const ordered = /^\s*\d+\./.test(line);
-      const list = el(ordered ? "ol" : "ul");
-      while (i < lines.length && /^\s*([-*]|\d+\.)\s+/.test(lines[i])) {
-        list.append(el("li", {}, inline(lines[i].replace(/^\s*([-*]|\d+\.)\s+/, ""))));
-        i += 1;
-      }
-      out.append(list);
+      const body = [];
+      while (i < lines.length && /^\s{0,3}>/.test(lines[i])) body.push(lines[i++].replace(/^\s{0,3}> ?/, ""));
+      out.append(el("blockquote", {}, markdown(body.join("\n"))));
+      continue;
+    } else if (RULE.test(line)) {
+      flush();
+      out.append(el("hr"));
+    } else if (line.includes("|") && i + 1 < lines.length && lines[i + 1].includes("|") && TABLE_SEP.test(lines[i + 1])) {
+      flush();
+      const rows = [line, lines[i + 1]];
+      i += 2;
+      while (i < lines.length && lines[i].includes("|") && lines[i].trim() !== "") rows.push(lines[i++]);
+      out.append(table(rows));
+      continue;
+    } else if (ITEM.test(line)) {
+      flush();
+      const [node, next] = list(lines, i);
+      out.append(node);
+      i = next;
       continue;
     } else if (line.trim() === "") {
       flush();
@@ -161,6 +261,9 @@ function markdown(src) {
 class JobView {
   constructor(jobId) {
     this.jobId = jobId;
+    // The session (epoch) it was made for: it acts only while that is open.
+    this.epoch = state.epoch;
+    this.done = false;
     this.text = "";
     this.attempt = 1;
     this.thinking = "";
@@ -176,6 +279,20 @@ class JobView {
       this.thinkBox, this.tools, this.notes, this.answer, this.status);
     logItem(this.root);
     this.pending = false;
+    state.views.set(jobId, this);
+    updateStop();
+  }
+
+  // Whether its session is still the one on screen.
+  live() {
+    return this.epoch === state.epoch;
+  }
+
+  // The job ended: no more Stop for it.
+  finish(text) {
+    this.status.textContent = text;
+    this.done = true;
+    updateStop();
   }
 
   render() {
@@ -255,15 +372,16 @@ class JobView {
       case "job.completed":
         this.text = d.answer || this.text;
         this.render();
-        this.status.textContent = d.status === "awaiting_review" ? "awaiting review" : "completed";
-        if (d.status === "awaiting_review") loadReview(this.jobId);
+        this.finish(d.status === "awaiting_review" ? "awaiting review" : "completed");
+        if (d.status === "awaiting_review" && this.live()) loadReview(this.jobId);
         break;
       case "job.failed":
-        this.status.textContent = `failed: ${d.message || d.code || "error"}`;
+        // SPEC 6: data.error says what happened, data.code what kind.
+        this.finish(`failed: ${d.error || d.message || "error"}${d.code ? ` (${d.code})` : ""}`);
         this.status.classList.add("failed");
         break;
       case "job.cancelled":
-        this.status.textContent = "cancelled";
+        this.finish("cancelled");
         break;
       case "verify.completed":
         if (state.job === this.jobId && !state.verifying) {
@@ -297,9 +415,11 @@ class JobView {
         el("div", { class: "status" }, `workspace: ${state.workspace}${ws && ws.textContent !== state.workspace ? ` (${ws.textContent})` : ""} · runs in ${d.cwd || d.root || "the root"}`),
         d.sandbox ? el("div", { class: "status" }, d.sandbox) : null,
         el("div", { class: "row" },
-          el("button", { type: "button", "data-testid": "approve", onclick: () => this.answer_(id, "allow", box) }, "Allow"),
-          el("button", { type: "button", "data-testid": "deny", onclick: () => this.answer_(id, "deny", box) }, "Deny")),
+          el("button", { type: "button", "data-testid": "approve", onclick: (ev) => this.answer_(ev, id, "allow", box) }, "Allow"),
+          el("button", { type: "button", "data-testid": "deny", onclick: (ev) => this.answer_(ev, id, "deny", box) }, "Deny"),
+          el("span", { class: "status" }, "click, or Tab to a button and press Enter")),
       );
+      guard(box);
     } else {
       const input = el("input", { type: "text", "aria-label": "Your answer" });
       box.append(el("strong", {}, d.question),
@@ -308,10 +428,13 @@ class JobView {
     }
     this.prompts.set(id, box);
     this.root.insertBefore(box, this.answer);
-    box.querySelector("button, input").focus();
+    box.scrollIntoView({ block: "nearest" });
+    // Never taken from a field being typed in: the keys are meant for it.
+    if (!editable(document.activeElement)) box.querySelector("button, input").focus({ preventScroll: true });
   }
 
-  async answer_(id, decision, box) {
+  async answer_(ev, id, decision, box) {
+    if (!deliberate(ev, box)) return;
     try {
       await api("POST", `/api/v1/agent/jobs/${this.jobId}/approvals/${encodeURIComponent(id)}`, { decision });
     } catch (e) {
@@ -336,6 +459,27 @@ class JobView {
   }
 }
 
+// Whether `node` takes typed text (a key pressed there is not for a prompt).
+function editable(node) {
+  return Boolean(node) && (node.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(node.tagName));
+}
+
+// Arms an approval prompt for keys only once a key is pressed on it (not
+// held down from before) a moment after it appeared, or a pointer on it.
+function guard(box) {
+  const shown = performance.now();
+  box.addEventListener("keydown", (ev) => {
+    if (!ev.repeat && performance.now() - shown > 300) box.dataset.armed = "true";
+  }, true);
+  box.addEventListener("pointerdown", () => { box.dataset.armed = "true"; }, true);
+}
+
+// A click with a pointer, or a key pressed on the armed prompt itself:
+// never a keystroke begun in the instruction box or before the prompt.
+function deliberate(ev, box) {
+  return ev.detail > 0 || box.dataset.armed === "true";
+}
+
 function brief(args) {
   if (!args) return "";
   const v = args.command || args.file_path || args.path || args.query || "";
@@ -344,55 +488,78 @@ function brief(args) {
 
 // ---- streams: fetch + Last-Event-ID, resumed after any drop --------------
 
+// Follows job `jobId`'s stream into `view` until the job ends, its session
+// is left (leaveSession aborts it) or the token is refused.
 async function follow(jobId, view) {
+  const stop = new AbortController();
+  state.streams.set(jobId, stop);
   let last = null;
   let delay = 250;
-  for (;;) {
-    let ended = false;
-    try {
-      const headers = { Authorization: `Bearer ${state.token}`, Accept: "text/event-stream" };
-      if (last !== null) headers["Last-Event-ID"] = String(last);
-      const r = await fetch(`/api/v1/agent/jobs/${jobId}/stream`, { headers });
-      if (r.status === 401) return signOut("The token was refused.");
-      if (!r.ok) throw new Error(`HTTP ${r.status}`);
-      setOffline(false);
-      delay = 250;
-      const reader = r.body.getReader();
-      const decoder = new TextDecoder();
-      let buf = "";
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let cut;
-        while ((cut = buf.indexOf("\n\n")) >= 0) {
-          const frame = buf.slice(0, cut);
-          buf = buf.slice(cut + 2);
-          const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
-          const id = frame.split("\n").find((l) => l.startsWith("id:"));
-          if (!data) continue;
-          const event = JSON.parse(data);
-          if (id) {
-            // Stored events carry their cursor: each is shown once.
-            const cursor = Number(id.slice(3).trim());
-            if (last !== null && cursor <= last) {
-              document.body.dataset.duplicates = String(Number(document.body.dataset.duplicates || 0) + 1);
-              continue;
-            }
-            last = cursor;
-            view.root.dataset.stored = String(Number(view.root.dataset.stored) + 1);
-          }
-          view.on(event);
-          if (["job.completed", "job.failed", "job.cancelled"].includes(event.type)) ended = true;
+  try {
+    while (!stop.signal.aborted && view.live()) {
+      let ended = false;
+      try {
+        const headers = { Authorization: `Bearer ${state.token}`, Accept: "text/event-stream" };
+        if (last !== null) headers["Last-Event-ID"] = String(last);
+        const r = await fetch(`/api/v1/agent/jobs/${jobId}/stream`, { headers, signal: stop.signal });
+        if (r.status === 401) {
+          if (state.signedIn) signOut("Your token was refused (revoked or unknown): paste a token to sign in again.");
+          return;
         }
+        if (r.status === 403 || r.status === 404) {
+          view.finish(`not followed: HTTP ${r.status}`);
+          return;
+        }
+        if (!r.ok) throw new Error(`HTTP ${r.status}`);
+        setOffline(false);
+        delay = 250;
+        const reader = r.body.getReader();
+        const decoder = new TextDecoder();
+        let buf = "";
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buf += decoder.decode(value, { stream: true });
+          let cut;
+          while ((cut = buf.indexOf("\n\n")) >= 0) {
+            const frame = buf.slice(0, cut);
+            buf = buf.slice(cut + 2);
+            const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
+            const id = frame.split("\n").find((l) => l.startsWith("id:"));
+            if (!data) continue;
+            if (stop.signal.aborted || !view.live()) return;
+            const event = JSON.parse(data);
+            if (id) {
+              // Stored events carry their cursor: each is shown once.
+              const cursor = Number(id.slice(3).trim());
+              if (last !== null && cursor <= last) {
+                document.body.dataset.duplicates = String(Number(document.body.dataset.duplicates || 0) + 1);
+                continue;
+              }
+              last = cursor;
+              view.root.dataset.stored = String(Number(view.root.dataset.stored) + 1);
+            }
+            view.on(event);
+            if (["job.completed", "job.failed", "job.cancelled"].includes(event.type)) ended = true;
+          }
+        }
+        if (ended) return;
+      } catch (e) {
+        if (stop.signal.aborted) return;
+        setOffline(true);
       }
-      if (ended) return;
-    } catch (e) {
-      setOffline(true);
+      await new Promise((ok) => setTimeout(ok, delay));
+      delay = Math.min(delay * 2, 4000);
     }
-    await new Promise((ok) => setTimeout(ok, delay));
-    delay = Math.min(delay * 2, 4000);
+  } finally {
+    if (state.streams.get(jobId) === stop) state.streams.delete(jobId);
   }
+}
+
+// Stops following every stream of the session on screen.
+function stopStreams() {
+  for (const stop of state.streams.values()) stop.abort();
+  state.streams.clear();
 }
 
 function setOffline(off) {
@@ -402,9 +569,17 @@ function setOffline(off) {
 
 // ---- review -------------------------------------------------------------
 
+// Opens job `jobId`'s review, if it has one and its session is still open.
 async function loadReview(jobId) {
-  const snap = await api("GET", `/api/v1/agent/jobs/${jobId}`);
-  if (!snap.diff_bundle) return;
+  const epoch = state.epoch;
+  let snap;
+  try {
+    snap = await api("GET", `/api/v1/agent/jobs/${jobId}`);
+  } catch (e) {
+    if (epoch === state.epoch) failed("loading the review", e);
+    return;
+  }
+  if (epoch !== state.epoch || !snap.diff_bundle) return;
   state.job = jobId;
   state.bundle = snap.diff_bundle;
   state.decisions = new Map();
@@ -523,10 +698,12 @@ async function verifyReview(feedback) {
   }
   state.verifying = accepted;
   renderVerify();
+  const epoch = state.epoch;
   try {
     const r = await api("POST", `/api/v1/agent/jobs/${state.job}/verify`, {
       accepted_hunk_ids: accepted, rejected_hunk_ids: rejected, feedback: Boolean(feedback),
     });
+    if (epoch !== state.epoch) return;
     state.verify = r.verify;
     status.textContent = "";
     if (r.feedback_job_id) {
@@ -536,10 +713,12 @@ async function verifyReview(feedback) {
       follow(r.feedback_job_id, new JobView(r.feedback_job_id));
     }
   } catch (e) {
-    status.textContent = `verify: ${e.message}`;
+    if (epoch === state.epoch) status.textContent = `verify: ${e.message}`;
   } finally {
-    state.verifying = null;
-    renderVerify();
+    if (epoch === state.epoch) {
+      state.verifying = null;
+      renderVerify();
+    }
   }
 }
 
@@ -562,6 +741,8 @@ function decideFile(file, accepted) {
   renderReview();
 }
 
+// Applies the accepted hunks; what was written and its checkpoint stay
+// in the chat, and the job's status says it was applied.
 async function applyReview() {
   const { accepted, rejected } = decisions();
   const status = $("review-status");
@@ -570,16 +751,24 @@ async function applyReview() {
     status.textContent = "nothing written: the verify failed";
     return;
   }
+  const epoch = state.epoch;
+  const job = state.job;
   try {
     const r = await api("POST", "/api/v1/agent/apply", {
-      session_id: state.session, job_id: state.job, accepted_hunk_ids: accepted, rejected_hunk_ids: rejected,
+      session_id: state.session, job_id: job, accepted_hunk_ids: accepted, rejected_hunk_ids: rejected,
     });
-    status.textContent = `applied: checkpoint ${r.checkpoint_id || "none"}`;
+    if (epoch !== state.epoch) return;
+    const said = applied(r);
+    status.textContent = said;
+    logItem(el("div", { class: "status applied", "data-testid": "applied", role: "status" }, said));
+    const view = state.views.get(job);
+    if (view) view.status.textContent = `applied: checkpoint ${r.checkpoint_id || "none"}`;
     $("review").hidden = true;
     state.bundle = null;
     state.verify = null;
     refreshCheckpoints();
   } catch (e) {
+    if (epoch !== state.epoch) return;
     const conflicts = (e.body && e.body.error && e.body.error.conflicts) || [];
     status.textContent = conflicts.length
       ? `nothing written: ${conflicts.map((c) => `${c.file_path}: ${c.reason}`).join("; ")}`
@@ -587,25 +776,56 @@ async function applyReview() {
   }
 }
 
+// An apply's answer in words: the files written, hunks, the checkpoint.
+function applied(r) {
+  const files = (r.applied_files || []).filter((f) => (f.applied_hunks || []).length);
+  const n = files.reduce((sum, f) => sum + f.applied_hunks.length, 0);
+  const names = files.length === 1 ? files[0].file_path : files.map((f) => `${f.file_path} (${f.applied_hunks.length})`).join(", ");
+  if (!n) return `applied: nothing written (every hunk rejected) · checkpoint ${r.checkpoint_id || "none"}`;
+  return `applied ${n} hunk${n === 1 ? "" : "s"} to ${names} · checkpoint ${r.checkpoint_id || "none"}`;
+}
+
 // ---- workspaces, sessions, checkpoints ----------------------------------
 
+// The sessions of the workspace, the open one marked.
 async function refreshSessions() {
-  const { sessions } = await api("GET", "/api/v1/agent/sessions");
+  const epoch = state.epoch;
+  let sessions;
+  try {
+    ({ sessions } = await api("GET", "/api/v1/agent/sessions"));
+  } catch (e) {
+    if (epoch === state.epoch) failed("listing the sessions", e);
+    return;
+  }
+  if (epoch !== state.epoch) return;
   const list = $("sessions");
   list.replaceChildren();
-  for (const s of sessions.filter((x) => x.workspace_id === state.workspace)) {
+  for (const s of (sessions || []).filter((x) => x.workspace_id === state.workspace)) {
     list.append(el("li", {}, el("button", {
       type: "button", "aria-current": s.session_id === state.session ? "true" : "false",
+      "data-session-id": s.session_id,
       onclick: () => openSession(s.session_id),
     }, s.last_prompt || s.session_id)));
   }
 }
 
+// The open session's checkpoints.
 async function refreshCheckpoints() {
+  const epoch = state.epoch;
   const list = $("checkpoints");
+  if (!state.session) {
+    list.replaceChildren();
+    return;
+  }
+  let checkpoints;
+  try {
+    ({ checkpoints } = await api("GET", `/api/v1/agent/checkpoints?session_id=${encodeURIComponent(state.session)}`));
+  } catch (e) {
+    if (epoch === state.epoch) failed("listing the checkpoints", e);
+    return;
+  }
+  if (epoch !== state.epoch) return;
   list.replaceChildren();
-  if (!state.session) return;
-  const { checkpoints } = await api("GET", `/api/v1/agent/checkpoints?session_id=${encodeURIComponent(state.session)}`);
   for (const c of checkpoints || []) {
     const files = (c.affected_files || []).map((f) => f.file_path).join(", ");
     list.append(el("li", { "data-testid": "checkpoint", "data-checkpoint-id": c.checkpoint_id },
@@ -646,11 +866,43 @@ async function rollback(id, files) {
   refreshCheckpoints();
 }
 
-async function openSession(id) {
-  state.session = id;
+// Leaves the session on screen: its streams stop, its chat, review and
+// checkpoints go, and late answers for it are dropped (a new epoch).
+function leaveSession() {
+  stopStreams();
+  state.epoch += 1;
+  state.session = "";
+  state.job = "";
+  state.bundle = null;
+  state.decisions = new Map();
+  state.verify = null;
+  state.verifying = null;
+  state.views.clear();
   $("log").replaceChildren();
   $("review").hidden = true;
-  const s = await api("GET", `/api/v1/agent/sessions/${id}`);
+  $("files").replaceChildren();
+  $("review-status").textContent = "";
+  $("verify-result").hidden = true;
+  $("checkpoints").replaceChildren();
+  updateStop();
+}
+
+// Opens session `id`: its history, the jobs still running followed (their
+// approvals asked again), its pending review. The chat on screen stays
+// until the session is read.
+async function openSession(id) {
+  const epoch = state.epoch;
+  state.opening = id;
+  let s;
+  try {
+    s = await api("GET", `/api/v1/agent/sessions/${encodeURIComponent(id)}`);
+  } catch (e) {
+    if (epoch === state.epoch && state.opening === id) failed("opening the session", e);
+    return;
+  }
+  if (epoch !== state.epoch || state.opening !== id) return;
+  leaveSession();
+  state.session = id;
   for (const job of s.jobs || []) {
     logItem(el("div", { class: "you" }, job.prompt));
     if (job.answer) logItem(el("div", { class: "answer", "data-testid": "answer" }, markdown(job.answer)));
@@ -664,24 +916,61 @@ async function openSession(id) {
   refreshCheckpoints();
 }
 
+// A new session in the workspace, opened; false if it could not be made.
 async function newSession() {
-  const s = await api("POST", "/api/v1/agent/sessions", { workspace_id: state.workspace });
+  let s;
+  try {
+    s = await api("POST", "/api/v1/agent/sessions", { workspace_id: state.workspace });
+  } catch (e) {
+    failed("new session", e);
+    return false;
+  }
   await openSession(s.session_id);
+  return state.session === s.session_id;
 }
 
+// Sends the instruction; if it cannot start, it goes back in the box.
 async function send(ev) {
   ev.preventDefault();
-  const text = $("instruction").value.trim();
+  const box = $("instruction");
+  const text = box.value.trim();
   if (!text) return;
-  if (!state.session) await newSession();
-  logItem(el("div", { class: "you" }, text));
-  $("instruction").value = "";
+  if (!state.session && !(await newSession())) return;
+  const epoch = state.epoch;
+  const mine = logItem(el("div", { class: "you" }, text));
+  box.value = "";
   try {
     const r = await api("POST", "/api/v1/agent/run", { session_id: state.session, instruction: text, mode: $("mode").value });
+    if (epoch !== state.epoch) return;
     follow(r.job_id, new JobView(r.job_id));
     refreshSessions();
   } catch (e) {
-    logItem(el("div", { class: "status failed" }, e.message));
+    if (epoch !== state.epoch) return;
+    mine.remove();
+    failed("not sent", e);
+    if (!box.value) box.value = text;
+  }
+}
+
+// The open session's jobs still running.
+function running() {
+  return [...state.views.values()].filter((v) => !v.done);
+}
+
+// Stop shows while a job of the open session runs.
+function updateStop() {
+  $("stop").hidden = running().length === 0;
+}
+
+// Cancels the running jobs of the open session (Stop, or Esc).
+async function cancelJobs() {
+  for (const view of running()) {
+    view.status.textContent = "cancelling…";
+    try {
+      await api("POST", `/api/v1/agent/jobs/${encodeURIComponent(view.jobId)}/cancel`, {});
+    } catch (e) {
+      failed("cancel", e);
+    }
   }
 }
 
@@ -703,22 +992,43 @@ async function health() {
   }
 }
 
+// Checks the server every 10 s, every 2 s while it is offline.
+async function watchHealth() {
+  await health();
+  const off = $("offline").hidden === false || document.querySelector("[data-testid=availability]").classList.contains("offline");
+  setTimeout(watchHealth, off ? 2000 : 10000);
+}
+
+// Signs out: the token, and everything of this user on the page, go.
 function signOut(message) {
+  leaveSession();
   sessionStorage.removeItem("agent-tui-token");
   state.token = "";
+  state.signedIn = false;
+  state.workspace = "";
+  state.opening = "";
+  $("token").value = "";
+  $("instruction").value = "";
+  $("sessions").replaceChildren();
+  $("workspace").replaceChildren();
   $("app").hidden = true;
   $("login").hidden = false;
   $("login-error").textContent = message || "";
   $("token").focus();
 }
 
+// Signs in with state.token: the workspaces, then the sessions.
 async function signIn() {
   const t0 = performance.now();
+  const epoch = state.epoch;
   try {
     const { workspaces } = await api("GET", "/api/v1/agent/workspaces");
+    if (epoch !== state.epoch) return;
     const select = $("workspace");
     select.replaceChildren(...workspaces.map((w) => el("option", { value: w.id }, w.name || w.id)));
     state.workspace = workspaces.length ? workspaces[0].id : "";
+    state.signedIn = true;
+    $("token").value = "";
     $("login").hidden = true;
     $("app").hidden = false;
     $("login-error").textContent = "";
@@ -727,13 +1037,42 @@ async function signIn() {
     await refreshSessions();
     $("instruction").focus();
   } catch (e) {
+    if (epoch !== state.epoch) return;
     signOut(e.status === 401 ? "That token was refused." : e.message);
   }
 }
 
+// Signs in with `token`, as a new visitor: whoever was signed in is signed
+// out first, and nothing of theirs stays.
+function signInWith(token) {
+  signOut();
+  state.token = token;
+  sessionStorage.setItem("agent-tui-token", token);
+  signIn();
+}
+
+// A token in the fragment (never sent to the server) signs in, at load or
+// when pasted into the address bar of an open tab, and leaves the address
+// bar and the history.
+function tokenFromFragment() {
+  const m = location.hash.match(/token=([^&]+)/);
+  if (!m) return "";
+  history.replaceState(null, "", location.pathname + location.search);
+  return decodeURIComponent(m[1]);
+}
+
+// The page's keys: Esc cancels the running job (from the instruction box
+// or nothing editable; not from a prompt), then the review's keys.
 function keys(ev) {
+  const at = document.activeElement;
+  if (ev.key === "Escape" && !ev.defaultPrevented && running().length
+    && (at === $("instruction") || !editable(at)) && !(at && at.closest(".prompt"))) {
+    ev.preventDefault();
+    cancelJobs();
+    return;
+  }
   if ($("review").hidden || !state.bundle) return;
-  const typing = ["INPUT", "TEXTAREA", "SELECT"].includes(document.activeElement.tagName);
+  const typing = editable(at);
   if (ev.key === "s" && (ev.ctrlKey || ev.metaKey)) {
     ev.preventDefault();
     applyReview();
@@ -759,37 +1098,36 @@ function keys(ev) {
 }
 
 function start() {
-  // A token in the fragment (never sent to the server) fills the form once.
-  const m = location.hash.match(/token=([^&]+)/);
-  if (m) {
-    state.token = decodeURIComponent(m[1]);
+  const fragment = tokenFromFragment();
+  if (fragment) {
+    state.token = fragment;
     sessionStorage.setItem("agent-tui-token", state.token);
-    history.replaceState(null, "", location.pathname + location.search);
   }
+  window.addEventListener("hashchange", () => {
+    const token = tokenFromFragment();
+    if (token) signInWith(token);
+  });
   $("login").addEventListener("submit", (ev) => {
     ev.preventDefault();
-    state.token = $("token").value.trim();
-    sessionStorage.setItem("agent-tui-token", state.token);
-    signIn();
+    const token = $("token").value.trim();
+    if (token) signInWith(token);
   });
   $("workspace").addEventListener("change", () => {
+    leaveSession();
     state.workspace = $("workspace").value;
-    state.session = "";
-    $("log").replaceChildren();
     refreshSessions();
-    refreshCheckpoints();
   });
   $("new-session").addEventListener("click", newSession);
   $("signout").addEventListener("click", () => signOut());
   $("ask").addEventListener("submit", send);
   $("instruction").addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter" && !ev.shiftKey) send(ev);
+    if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) send(ev);
   });
+  $("stop").addEventListener("click", cancelJobs);
   $("apply").addEventListener("click", applyReview);
   $("verify").addEventListener("click", () => verifyReview(false));
   document.addEventListener("keydown", keys);
-  health();
-  setInterval(health, 10000);
+  watchHealth();
   if (state.token) signIn();
   else signOut();
 }

@@ -1,0 +1,528 @@
+//! The web page's own behaviour in real Chromium (SPEC 13 "Web UI"), served
+//! by the real `serve` binary with a loopback model behind it: an approval
+//! prompt never takes the keys typed for the instruction box; signing out
+//! forgets the token and everything of that user, and a `#token=` pasted
+//! into an open tab signs in; a job left behind in another session keeps
+//! its review there; Stop and Esc cancel the running job; a failed job
+//! says why; an apply says what it wrote; markdown quotes, tables, rules
+//! and nested lists render as such. No console error anywhere.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use fantoccini::Locator;
+use fantoccini::key::Key;
+use serde_json::{Value, json};
+use support::browser::{Driver, available, testid, until};
+use support::jobs::{NO_RETRY, config, config_with, project, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+use support::serve::{Client, edit_then_answer, rt, serve};
+use support::{Env, code, stderr, stdout};
+
+/// Browser console entries that are the page's own errors (a dropped or
+/// aborted connection is logged by Chromium itself as `net::ERR_…`).
+fn errors(entries: &[Value]) -> Vec<&Value> {
+    entries
+        .iter()
+        .filter(|e| e["level"] == "SEVERE")
+        .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
+        .collect()
+}
+
+/// A token stored for `name` with `role` (printed once by `serve token add`).
+fn stored_token(env: &Env, name: &str, role: &str) -> String {
+    let out = env
+        .cmd()
+        .args(["serve", "token", "add", name, "--role", role])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    stdout(&out).trim().to_string()
+}
+
+/// Signs in at `base` from the fragment and waits for the workspaces.
+async fn sign_in(b: &fantoccini::Client, base: &str, token: &str) {
+    b.goto(&format!("{base}/#token={token}")).await.unwrap();
+    until(
+        b,
+        20,
+        "workspaces listed",
+        "return document.querySelectorAll('[data-testid=workspace-select] option').length",
+    )
+    .await;
+}
+
+/// Signs in by pasting `token` into the form and pressing Sign in.
+async fn sign_in_by_form(b: &fantoccini::Client, token: &str) {
+    let field = b
+        .wait()
+        .at_most(Duration::from_secs(20))
+        .for_element(Locator::Id("token"))
+        .await
+        .unwrap();
+    field.send_keys(token).await.unwrap();
+    b.find(Locator::Css("#login button[type=submit]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    until(
+        b,
+        20,
+        "signed in",
+        "return !document.getElementById('app').hidden && document.querySelectorAll('[data-testid=workspace-select] option').length",
+    )
+    .await;
+}
+
+/// Picks Ask in the mode select.
+async fn ask_mode(b: &fantoccini::Client) {
+    b.find(Locator::Css("[data-testid=mode] option[value=ask]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+}
+
+/// Types `text` into the instruction box and sends it with Enter (the
+/// focus stays in the box, as when a person types).
+async fn send_with_enter(b: &fantoccini::Client, text: &str) {
+    let enter = char::from(Key::Enter);
+    testid(b, "instruction")
+        .await
+        .send_keys(&format!("{text}{enter}"))
+        .await
+        .unwrap();
+}
+
+/// The id of the newest job on the page.
+async fn last_job(b: &fantoccini::Client) -> String {
+    let job = until(
+        b,
+        20,
+        "a job",
+        "const j = [...document.querySelectorAll('.job')].pop(); return j && j.dataset.jobId",
+    )
+    .await;
+    job.as_str().unwrap().to_string()
+}
+
+/// The edit `edit_then_answer` proposes: `hello` -> `hola` in src/greet.rs.
+fn greet_edit() -> String {
+    json!({"edits": [
+        {"file_path": "src/greet.rs", "operation": "replace", "start_line": 2, "end_line": 2,
+         "old_text": "    println!(\"hello\");", "new_text": "    println!(\"hola\");\n"}
+    ]})
+    .to_string()
+}
+
+/// The approval prompt appears while the user types the next instruction:
+/// the focus stays in the instruction box, the keys go on into it (a space
+/// or an Enter there never answers the prompt), and nothing runs until a
+/// deliberate click on Deny.
+#[test]
+fn an_approval_prompt_never_takes_the_keys_typed_for_the_instruction() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let call = json!({"command": "touch typed-through.txt"}).to_string();
+    let model = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["Not run, then."])),
+    ]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        send_with_enter(&b, "run the command").await;
+        let prompt = testid(&b, "approval").await;
+        assert!(prompt.text().await.unwrap().contains("touch typed-through.txt"));
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let active = b.execute("return document.activeElement.id", vec![]).await.unwrap();
+        assert_eq!(active, "instruction", "the prompt took the focus from the instruction box");
+        // The user goes on typing (spaces too) where the focus is.
+        b.active_element()
+            .await
+            .unwrap()
+            .send_keys("and then tidy up")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let typed = b
+            .execute("return document.getElementById('instruction').value", vec![])
+            .await
+            .unwrap();
+        assert_eq!(typed, "and then tidy up", "the keys went to the instruction box");
+        let job = last_job(&b).await;
+        let c = Client::new(&srv.base, &token);
+        let (_, page) = c
+            .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
+            .await;
+        let resolved = page["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "approval.resolved");
+        assert!(!resolved, "typing answered the prompt: {page}");
+        assert!(!dir.path().join("typed-through.txt").exists(), "the command ran");
+        let text = testid(&b, "approval").await.text().await.unwrap();
+        assert!(!text.contains("allowed") && !text.contains("denied"), "{text}");
+        // A deliberate click decides.
+        testid(&b, "deny").await.click().await.unwrap();
+        until(&b, 20, "denied", "return (document.querySelector('[data-testid=approval]') || {textContent: ''}).textContent.includes('denied (')").await;
+        until(&b, 20, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('Not run, then.'))").await;
+        assert!(!dir.path().join("typed-through.txt").exists(), "denied: nothing ran");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// Sign out forgets the token (the form is empty: Sign in alone does not
+/// sign back in) and everything of that user (chat, checkpoints, sessions,
+/// review); the next user starts clean and works in a session of their
+/// own. A `#token=` pasted into the open tab then signs in, and leaves the
+/// address bar.
+#[test]
+fn signing_out_forgets_the_token_and_the_user_and_a_fragment_signs_in_again() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let alice = stored_token(&env, "alice", "admin");
+    let bob = stored_token(&env, "bob", "user");
+    let mut script = edit_then_answer();
+    script.push(sse(openai::text(&["Hello bob."])));
+    let model = LlmServer::start(script);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        b.goto(&format!("{}/", srv.base)).await.unwrap();
+        sign_in_by_form(&b, &alice).await;
+        // Alice changes a file: her chat, review and checkpoint are on screen.
+        testid(&b, "instruction").await.send_keys("change it").await.unwrap();
+        testid(&b, "send").await.click().await.unwrap();
+        until(&b, 20, "a hunk", "return document.querySelectorAll('[data-testid=hunk]').length").await;
+        testid(&b, "accept-file").await.click().await.unwrap();
+        testid(&b, "apply").await.click().await.unwrap();
+        testid(&b, "checkpoint").await;
+        until(&b, 20, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('changed'))").await;
+
+        b.find(Locator::Id("signout")).await.unwrap().click().await.unwrap();
+        until(&b, 5, "the form", "return !document.getElementById('login').hidden").await;
+        let left = b
+            .execute(
+                "return {token: document.getElementById('token').value, stored: sessionStorage.length,
+                  log: document.getElementById('log').textContent, sessions: document.querySelectorAll('#sessions li').length,
+                  checkpoints: document.querySelectorAll('#checkpoints li').length, hunks: document.querySelectorAll('[data-testid=hunk]').length,
+                  review: document.getElementById('review').hidden}",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            left,
+            json!({"token": "", "stored": 0, "log": "", "sessions": 0, "checkpoints": 0, "hunks": 0, "review": true}),
+            "something of alice stayed after sign-out"
+        );
+        // Sign in with nothing typed: still signed out.
+        b.find(Locator::Css("#login button[type=submit]")).await.unwrap().click().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let app = b.execute("return document.getElementById('app').hidden && sessionStorage.length === 0", vec![]).await.unwrap();
+        assert_eq!(app, true, "signed back in with no token typed");
+
+        // Bob (a user) sees nothing of alice's, and works in his own session.
+        sign_in_by_form(&b, &bob).await;
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        let seen = b
+            .execute(
+                "return {log: document.getElementById('log').textContent, sessions: document.querySelectorAll('#sessions li').length,
+                  checkpoints: document.querySelectorAll('#checkpoints li').length, review: document.getElementById('review').hidden}",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(seen, json!({"log": "", "sessions": 0, "checkpoints": 0, "review": true}), "bob sees alice's page");
+        ask_mode(&b).await;
+        send_with_enter(&b, "hello").await;
+        until(&b, 20, "bob's answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('Hello bob.'))").await;
+        let failed = b.execute("return document.querySelectorAll('.status.failed').length", vec![]).await.unwrap();
+        assert_eq!(failed, 0, "bob's instruction failed");
+        until(&b, 10, "bob's one session", "return document.querySelectorAll('#sessions li').length === 1").await;
+
+        // Alice's token pasted into the address bar of this open tab.
+        b.goto(&format!("{}/#token={alice}", srv.base)).await.unwrap();
+        until(&b, 20, "alice's sessions", "return [...document.querySelectorAll('#sessions button')].some(s => s.textContent === 'change it')").await;
+        let href = b.current_url().await.unwrap();
+        assert!(!href.as_str().contains("token"), "{href}");
+        let log = b.execute("return document.getElementById('log').textContent", vec![]).await.unwrap();
+        assert_eq!(log, "", "bob's chat stayed");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// A job left running in session A (the user opened a new session B)
+/// never opens its review in B; opening A again brings the review back,
+/// and it applies there.
+#[test]
+fn a_job_left_in_another_session_keeps_its_review_there() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let greet = dir.path().join("src/greet.rs");
+    let edits = greet_edit();
+    // The proposal takes a few seconds to arrive.
+    let model = LlmServer::start(vec![
+        Reply::Slow {
+            events: openai::tool_calls(&[("c1", "propose_edits", &edits)]),
+            delay_ms: 600,
+        },
+        sse(openai::text(&["Changed it."])),
+    ]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        send_with_enter(&b, "change it").await;
+        let job = last_job(&b).await;
+        // Session B, while A's job still runs.
+        b.find(Locator::Id("new-session")).await.unwrap().click().await.unwrap();
+        until(&b, 10, "session B open", "const s = document.querySelector('#sessions button[aria-current=true]'); return s && s.textContent !== 'change it' && document.getElementById('log').children.length === 0").await;
+        let c = Client::new(&srv.base, &token);
+        c.wait_event(&job, 30, |e| e["type"] == "job.completed").await;
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let in_b = b
+            .execute(
+                "return {review: document.getElementById('review').hidden, hunks: document.querySelectorAll('[data-testid=hunk]').length,
+                  log: document.getElementById('log').textContent}",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(in_b, json!({"review": true, "hunks": 0, "log": ""}), "A's job showed up in B");
+        // Back in A: its review is there, and applies.
+        b.execute("[...document.querySelectorAll('#sessions button')].find(s => s.textContent === 'change it').click()", vec![])
+            .await
+            .unwrap();
+        until(&b, 20, "A's review", "return !document.getElementById('review').hidden && document.querySelectorAll('[data-testid=hunk]').length === 1").await;
+        testid(&b, "accept-file").await.click().await.unwrap();
+        testid(&b, "apply").await.click().await.unwrap();
+        until(&b, 20, "applied", "const n = document.querySelector('[data-testid=applied]'); return n && n.textContent").await;
+        assert!(std::fs::read_to_string(&greet).unwrap().contains("hola"), "the apply wrote");
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// A running job shows Stop; Stop cancels it (`POST …/jobs/{id}/cancel`),
+/// and so does Esc in the instruction box.
+#[test]
+fn stop_and_esc_cancel_the_running_job() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..300).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let slow = || Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 40,
+    };
+    let model = LlmServer::start(vec![slow(), slow()]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        ask_mode(&b).await;
+        let c = Client::new(&srv.base, &token);
+        send_with_enter(&b, "talk").await;
+        until(&b, 20, "streaming", "return (document.querySelector('.job [data-testid=answer]') || {}).textContent").await;
+        let job = last_job(&b).await;
+        until(&b, 5, "Stop shown", "const s = document.querySelector('[data-testid=stop]'); return s && !s.hidden").await;
+        testid(&b, "stop").await.click().await.unwrap();
+        c.wait_event(&job, 20, |e| e["type"] == "job.cancelled").await;
+        until(&b, 20, "cancelled", "return (document.querySelector('.job .status') || {}).textContent === 'cancelled'").await;
+        until(&b, 5, "Stop hidden", "return document.querySelector('[data-testid=stop]').hidden").await;
+
+        // Esc in the instruction box.
+        send_with_enter(&b, "talk again").await;
+        until(&b, 20, "streaming again", "const j = document.querySelectorAll('.job'); return j.length === 2 && j[1].querySelector('[data-testid=answer]').textContent").await;
+        let second = last_job(&b).await;
+        assert_ne!(second, job);
+        let active = b.execute("return document.activeElement.id", vec![]).await.unwrap();
+        assert_eq!(active, "instruction");
+        b.active_element()
+            .await
+            .unwrap()
+            .send_keys(&char::from(Key::Escape).to_string())
+            .await
+            .unwrap();
+        c.wait_event(&second, 20, |e| e["type"] == "job.cancelled").await;
+        until(&b, 20, "cancelled by Esc", "return [...document.querySelectorAll('.job .status')].pop().textContent === 'cancelled'").await;
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// A failed job says what happened (`data.error`) and its kind
+/// (`data.code`), not the code alone.
+#[test]
+fn a_failed_job_shows_its_error() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(vec![Reply::json(
+        500,
+        json!({"error": {"message": "model crashed on purpose", "type": "server_error"}}),
+    )]);
+    let cfg = config_with(&env, "openai", &model.url(), "", NO_RETRY);
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        ask_mode(&b).await;
+        send_with_enter(&b, "hello").await;
+        let job = last_job(&b).await;
+        let status = until(&b, 30, "failed", "const s = (document.querySelector('.job .status') || {}).textContent || ''; return s.startsWith('failed') && s").await;
+        let c = Client::new(&srv.base, &token);
+        let failed = c.wait_event(&job, 10, |e| e["type"] == "job.failed").await;
+        let error = failed["data"]["error"].as_str().unwrap();
+        let kind = failed["data"]["code"].as_str().unwrap();
+        assert!(error.contains("model crashed on purpose"), "{failed}");
+        assert_eq!(status.as_str().unwrap(), format!("failed: {error} ({kind})"));
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// After Apply, a confirmation stays in the chat (the file written, the
+/// checkpoint) and the job no longer says "awaiting review".
+#[test]
+fn an_apply_says_what_it_wrote_and_its_checkpoint() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(edit_then_answer());
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        send_with_enter(&b, "change it").await;
+        until(&b, 20, "awaiting review", "return (document.querySelector('.job .status') || {}).textContent === 'awaiting review'").await;
+        testid(&b, "accept-file").await.click().await.unwrap();
+        testid(&b, "apply").await.click().await.unwrap();
+        let said = until(&b, 20, "the confirmation shown", "const n = document.querySelector('#log [data-testid=applied]'); return n && n.offsetParent !== null && n.textContent").await;
+        let said = said.as_str().unwrap();
+        let checkpoint = until(&b, 20, "the checkpoint", "const c = document.querySelector('[data-testid=checkpoint]'); return c && c.dataset.checkpointId").await;
+        let checkpoint = checkpoint.as_str().unwrap();
+        assert!(said.contains("src/greet.rs"), "{said}");
+        assert!(said.contains(&format!("checkpoint {checkpoint}")), "{said}");
+        let status = b.execute("return document.querySelector('.job .status').textContent", vec![]).await.unwrap();
+        let status = status.as_str().unwrap();
+        assert!(!status.contains("awaiting review") && status.contains(checkpoint), "{status}");
+        // It stays.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(b.find(Locator::Css("#log [data-testid=applied]")).await.is_ok());
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
+
+/// Markdown answers: a block quote, an aligned table (an HTML table), a
+/// rule, and a bullet nested in an ordered list that stays nested (the
+/// numbering goes on after it); the model's HTML stays text.
+#[test]
+fn markdown_quotes_tables_rules_and_nested_lists() {
+    if !available() {
+        return;
+    }
+    const MD: &str = "Intro line.\n\n> a quoted line\n> continues here\n\n| col a | col b |\n|:------|------:|\n| 1 | two |\n| 3 | four |\n\n1. first item\n2. second item\n   - nested bullet\n3. third item\n\n---\n\nLast with <b>html</b> and <script>alert(1)</script>.\n";
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(vec![sse(openai::text(&[&MD[..60], &MD[60..]]))]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        ask_mode(&b).await;
+        send_with_enter(&b, "show me markdown").await;
+        until(&b, 20, "completed", "return (document.querySelector('.job .status') || {}).textContent === 'completed'").await;
+        let got = b
+            .execute(
+                "const a = document.querySelector('.job [data-testid=answer]');
+                 return {
+                   quote: a.querySelector('blockquote') && a.querySelector('blockquote').textContent.trim(),
+                   heads: [...a.querySelectorAll('table thead th')].map(t => t.textContent),
+                   rows: [...a.querySelectorAll('table tbody tr')].map(r => [...r.cells].map(c => c.textContent)),
+                   right: [...a.querySelectorAll('table tbody td')].map(t => getComputedStyle(t).textAlign),
+                   rules: a.querySelectorAll('hr').length,
+                   top: [...a.querySelectorAll(':scope > ol > li')].map(li => li.firstChild.textContent),
+                   nested: [...a.querySelectorAll(':scope > ol > li > ul > li')].map(li => li.textContent),
+                   html: a.querySelectorAll('script, b').length,
+                   raw: [...a.querySelectorAll('p')].some(p => /^(>|\\||---)/.test(p.textContent)),
+                   text: a.textContent.includes('<script>alert(1)</script>'),
+                 };",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            got,
+            json!({
+                "quote": "a quoted line continues here",
+                "heads": ["col a", "col b"],
+                "rows": [["1", "two"], ["3", "four"]],
+                "right": ["left", "right", "left", "right"],
+                "rules": 1,
+                "top": ["first item", "second item", "third item"],
+                "nested": ["nested bullet"],
+                "html": 0,
+                "raw": false,
+                "text": true,
+            }),
+            "the markdown as rendered"
+        );
+        let console = driver.console(&b).await;
+        assert!(errors(&console).is_empty(), "console errors: {console:?}");
+        b.close().await.unwrap();
+    });
+}
