@@ -1,5 +1,5 @@
-//! The web page (SPEC 13 "Web UI"): one HTML file, its script and its
-//! stylesheet, built into the binary (`web/`, three hand-written files, so
+//! The web page (SPEC 13 "Web UI"): one HTML file, its scripts and its
+//! stylesheet, built into the binary (`web/`, hand-written files, so
 //! `include_str!` does what an embedding crate would) and served without a
 //! token; everything the page does goes through the token-guarded API. A
 //! strict Content-Security-Policy allows only this server's own script,
@@ -10,7 +10,13 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 const INDEX: &str = include_str!("../../web/index.html");
-const SCRIPT: &str = include_str!("../../web/app.js");
+/// The page's scripts by name, in the order the page loads them.
+const SCRIPTS: [(&str, &str); 4] = [
+    ("markdown.js", include_str!("../../web/markdown.js")),
+    ("jobs.js", include_str!("../../web/jobs.js")),
+    ("review.js", include_str!("../../web/review.js")),
+    ("app.js", include_str!("../../web/app.js")),
+];
 const STYLE: &str = include_str!("../../web/app.css");
 
 /// What the page may load and talk to: this server only.
@@ -19,7 +25,10 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
 
 /// Whether `path` is the page or one of its files (served without a token).
 pub fn is_page(path: &str) -> bool {
-    matches!(path, "/" | "/assets/app.js" | "/assets/app.css")
+    path == "/"
+        || path.strip_prefix("/assets/").is_some_and(|name| {
+            name == "app.css" || SCRIPTS.iter().any(|(script, _)| *script == name)
+        })
 }
 
 fn file(content_type: &'static str, body: &'static str) -> Response {
@@ -50,9 +59,11 @@ pub async fn page() -> Response {
 
 /// `GET /assets/{file}`: its script and stylesheet.
 pub async fn asset(Path(name): Path<String>) -> Response {
-    match name.as_str() {
-        "app.js" => file("text/javascript; charset=utf-8", SCRIPT),
-        "app.css" => file("text/css; charset=utf-8", STYLE),
-        _ => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    if name == "app.css" {
+        return file("text/css; charset=utf-8", STYLE);
+    }
+    match SCRIPTS.iter().find(|(script, _)| *script == name) {
+        Some((_, body)) => file("text/javascript; charset=utf-8", body),
+        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
     }
 }

@@ -1,0 +1,167 @@
+// agent-tui's web page: answers as markdown, built from text nodes only
+// (never HTML from the model). Loaded before app.js.
+"use strict";
+
+// ---- markdown (a small, safe subset: text nodes only) --------------------
+
+const KEYWORDS = new Set(("fn let mut pub use struct enum impl match if else for while loop return " +
+  "const static async await def class import from as in not and or None True False self " +
+  "function var new this null true false type interface export package func go").split(" "));
+
+function highlight(code) {
+  const out = document.createDocumentFragment();
+  const re = /(\/\/[^\n]*|#[^\n]*|"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|\b\d+(?:\.\d+)?\b|\b[A-Za-z_]\w*\b)/g;
+  let last = 0;
+  for (const m of code.matchAll(re)) {
+    out.append(code.slice(last, m.index));
+    const t = m[0];
+    let cls = "";
+    if (t.startsWith("//") || t.startsWith("#")) cls = "tok-c";
+    else if (t[0] === '"' || t[0] === "'") cls = "tok-s";
+    else if (/^\d/.test(t)) cls = "tok-n";
+    else if (KEYWORDS.has(t)) cls = "tok-k";
+    out.append(cls ? el("span", { class: cls }, t) : t);
+    last = m.index + t.length;
+  }
+  out.append(code.slice(last));
+  return out;
+}
+
+function inline(text) {
+  const out = document.createDocumentFragment();
+  const re = /(`[^`]+`|\*\*[^*]+\*\*|\*[^*\s][^*]*\*|\[[^\]]+\]\(https?:\/\/[^)\s]+\))/g;
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    out.append(text.slice(last, m.index));
+    const t = m[0];
+    if (t[0] === "`") out.append(el("code", {}, t.slice(1, -1)));
+    else if (t.startsWith("**")) out.append(el("strong", {}, t.slice(2, -2)));
+    else if (t[0] === "*") out.append(el("em", {}, t.slice(1, -1)));
+    else {
+      const [, label, href] = t.match(/^\[([^\]]+)\]\(([^)]+)\)$/);
+      out.append(el("a", { href, rel: "noopener noreferrer", target: "_blank" }, label));
+    }
+    last = m.index + t.length;
+  }
+  out.append(text.slice(last));
+  return out;
+}
+
+const ITEM = /^(\s*)([-*+]|\d+[.)])\s+(.*)$/;
+const RULE = /^\s{0,3}([-*_])(\s*\1){2,}\s*$/;
+const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+// The cells of a table row: `| a | b |` -> ["a", "b"] (`\|` is a bar).
+function cells(line) {
+  const t = line.trim().replace(/^\|/, "").replace(/(^|[^\\])\|$/, "$1");
+  return t.split(/(?<!\\)\|/).map((c) => c.trim().replaceAll("\\|", "|"));
+}
+
+// A table from its header, separator and body rows, aligned per column.
+function table(rows) {
+  const align = cells(rows[1]).map((c) => (c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : c.startsWith(":") ? "left" : ""));
+  const row = (line, tag) => el("tr", {}, cells(line).slice(0, align.length).map((c, i) => el(tag, { class: align[i] ? `align-${align[i]}` : undefined }, inline(c))));
+  return el("div", { class: "table" }, el("table", {},
+    el("thead", {}, row(rows[0], "th")),
+    el("tbody", {}, rows.slice(2).map((r) => row(r, "td")))));
+}
+
+// A list from line `i` (its items at that line's indent, deeper ones
+// nested in the item above); returns the list and the next line.
+function list(lines, i) {
+  const first = lines[i].match(ITEM);
+  const indent = first[1].length;
+  const ordered = /\d/.test(first[2]);
+  const start = ordered ? parseInt(first[2], 10) : 1;
+  const node = el(ordered ? "ol" : "ul", { start: start !== 1 ? String(start) : undefined });
+  let li = null;
+  while (i < lines.length) {
+    const line = lines[i];
+    const m = line.match(ITEM);
+    if (line.trim() === "") {
+      // A blank line inside a list: it goes on if an item follows.
+      let j = i;
+      while (j < lines.length && lines[j].trim() === "") j += 1;
+      const next = j < lines.length && lines[j].match(ITEM);
+      if (!next || next[1].length < indent) break;
+      i = j;
+      continue;
+    }
+    if (m && m[1].length <= indent + 1 && m[1].length >= indent) {
+      if (/\d/.test(m[2]) !== ordered) break;
+      li = el("li", {}, inline(m[3]));
+      node.append(li);
+      i += 1;
+    } else if (m && m[1].length > indent && li) {
+      const [sub, next] = list(lines, i);
+      li.append(sub);
+      i = next;
+    } else if (!m && li && /^\s/.test(line) && !RULE.test(line)) {
+      li.append(" ", inline(line.trim()));
+      i += 1;
+    } else {
+      break;
+    }
+  }
+  return [node, i];
+}
+
+// Markdown as DOM nodes (text only, never parsed as HTML): fences, headings,
+// quotes, rules, tables, nested lists, paragraphs.
+function markdown(src) {
+  const out = document.createDocumentFragment();
+  const lines = src.split("\n");
+  let i = 0;
+  let para = [];
+  const flush = () => {
+    if (para.length) out.append(el("p", {}, inline(para.join(" "))));
+    para = [];
+  };
+  while (i < lines.length) {
+    const line = lines[i];
+    const fence = line.match(/^```\s*([\w+-]*)/);
+    if (fence) {
+      flush();
+      const body = [];
+      i += 1;
+      while (i < lines.length && !lines[i].startsWith("```")) body.push(lines[i++]);
+      i += 1;
+      out.append(el("pre", {}, el("code", { "data-lang": fence[1] || undefined }, highlight(body.join("\n")))));
+      continue;
+    }
+    const heading = line.match(/^(#{1,4})\s+(.*)/);
+    if (heading) {
+      flush();
+      out.append(el(`h${heading[1].length + 2}`, {}, inline(heading[2])));
+    } else if (/^\s{0,3}>/.test(line)) {
+      flush();
+      const body = [];
+      while (i < lines.length && /^\s{0,3}>/.test(lines[i])) body.push(lines[i++].replace(/^\s{0,3}> ?/, ""));
+      out.append(el("blockquote", {}, markdown(body.join("\n"))));
+      continue;
+    } else if (RULE.test(line)) {
+      flush();
+      out.append(el("hr"));
+    } else if (line.includes("|") && i + 1 < lines.length && lines[i + 1].includes("|") && TABLE_SEP.test(lines[i + 1])) {
+      flush();
+      const rows = [line, lines[i + 1]];
+      i += 2;
+      while (i < lines.length && lines[i].includes("|") && lines[i].trim() !== "") rows.push(lines[i++]);
+      out.append(table(rows));
+      continue;
+    } else if (ITEM.test(line)) {
+      flush();
+      const [node, next] = list(lines, i);
+      out.append(node);
+      i = next;
+      continue;
+    } else if (line.trim() === "") {
+      flush();
+    } else {
+      para.push(line);
+    }
+    i += 1;
+  }
+  flush();
+  return out;
+}
