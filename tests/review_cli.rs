@@ -415,7 +415,7 @@ fn continue_sends_the_prior_conversation() {
     assert_eq!(sessions.as_array().unwrap().len(), 1, "same session");
     assert_eq!(sessions[0]["jobs"], 2);
     let (c, _, err) = cli.run(&["sessions", "show", "s_nope"]);
-    assert_eq!(c, 1, "{err}");
+    assert_eq!(c, 2, "an id that names nothing, as with exec: {err}");
     let out = env
         .cmd()
         .args(["exec", "--session", "s_nope", "x", "--root"])

@@ -260,6 +260,9 @@ pub fn rollback_failure(e: &RollbackError) -> (RollbackFailure, Vec<String>) {
         RollbackError::Conflict(list) => (RollbackFailure::Conflict, list.clone()),
         RollbackError::UnknownHunk(..) => (RollbackFailure::UnknownHunk, Vec::new()),
         RollbackError::UnknownFile(..) => (RollbackFailure::UnknownFile, Vec::new()),
-        RollbackError::Path(_) | RollbackError::Io(_) => (RollbackFailure::IoError, Vec::new()),
+        // A file the sandbox now refuses (a link out of the root in its
+        // place, a scope not added): the files changed, as for an apply.
+        RollbackError::Path(why) => (RollbackFailure::Conflict, vec![why.clone()]),
+        RollbackError::Io(_) => (RollbackFailure::IoError, Vec::new()),
     }
 }

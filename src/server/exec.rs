@@ -62,6 +62,10 @@ pub async fn exec(
     body: Body,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
     let ask: Exec = body.parse()?;
+    if ask.timeout_secs == Some(0) {
+        return Err(ApiError::invalid("timeout_secs must be at least 1")
+            .hint("give a number of seconds of 1 or more, or leave it out for [exec]'s limit"));
+    }
     let ws = app.workspace(&ask.workspace_id, &user)?;
     ws.writable("it runs no commands")?;
     if !command_allowed(&ask.command, &ws.allowed_commands)? {
@@ -73,11 +77,34 @@ pub async fn exec(
     }
     ws.audit(Place::default(), "exec", &ask.command, &user);
     let stream: ExecStream = ws.engine.exec(&ask.command, ask.timeout_secs);
-    let events = futures_util::stream::unfold(stream, |mut s| async move {
+    let owner = (app.clone(), ws.id.clone(), user.clone());
+    let events = futures_util::stream::unfold((stream, owner), |(mut s, owner)| async move {
         let chunk = s.next().await?;
-        Some((Ok(frame(&chunk)), s))
+        if let ExecChunk::Exit {
+            checkpoint_id: Some(id),
+            ..
+        } = &chunk
+        {
+            own(&owner, id).await;
+        }
+        Some((Ok(frame(&chunk)), (s, owner)))
     });
     // A token revoked meanwhile ends it, and so the command.
     let events = events.take_until(Box::pin(super::guard::revoked(app.clone(), headers)));
     Ok(Sse::new(events).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// Notes that the user who ran the command made its checkpoint `id`, before
+/// the `exit` event names it (so they may see it and roll it back).
+async fn own((app, workspace_id, user): &(AppState, String, User), id: &str) {
+    let Some(ws) = app.workspaces.iter().find(|w| w.id == *workspace_id) else {
+        return;
+    };
+    if let Err(e) = super::checkpoints::own(app, ws, user, id).await {
+        tracing::warn!(
+            "checkpoint {id} of an exec is not noted as {}'s: {}",
+            user.name,
+            e.message
+        );
+    }
 }

@@ -3,7 +3,8 @@
 //! (`search_project`), through the engine, so every path is resolved in
 //! the sandbox exactly as a tool call's is. And `GET …/audit`.
 
-use axum::extract::{Query, State};
+use super::query::Query;
+use axum::extract::State;
 use axum::{Extension, Json};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -223,7 +224,7 @@ pub async fn write(
         expected_hash: ask.expected_hash,
         content: ask.content,
     };
-    write_files(ws, vec![file], &user).await
+    write_files(&app, ws, vec![file], &user).await
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]
@@ -245,12 +246,14 @@ pub async fn patch(
     let ws = app.workspace(&ask.workspace_id, &user)?;
     ws.writable("nothing is written")?;
     let files = ws.engine.patch_writes(&ask.patch).await?;
-    write_files(ws, files, &user).await
+    write_files(&app, ws, files, &user).await
 }
 
 /// The person's own write of `files` through the engine (hash-checked,
-/// checkpointed, audited): what `fs/write` and `fs/patch` answer.
+/// checkpointed, audited): what `fs/write` and `fs/patch` answer. The
+/// checkpoint is noted as the user's before the answer names it.
 async fn write_files(
+    app: &AppState,
     ws: &Workspace,
     files: Vec<crate::protocol::UserWrite>,
     user: &User,
@@ -270,6 +273,7 @@ async fn write_files(
     else {
         return Err(ApiError::unavailable("the engine wrote nothing"));
     };
+    super::checkpoints::own(app, ws, user, &checkpoint_id).await?;
     Ok(Json(
         json!({"status": "written", "checkpoint_id": checkpoint_id, "files": files}),
     ))

@@ -29,8 +29,11 @@ pub fn start(app: AppState) {
 /// PostgreSQL have unique names among live hosts: while one of this name
 /// still beats, this one waits (a restart after a crash finds its old row
 /// for up to `LIVE_MS`), and is refused if it goes on beating. On SQLite
-/// the store has one host, whose row a restart takes over at once.
+/// the store has one host: a second `serve` on it is refused
+/// (`sqlite_host`), and a restart takes its row over at once.
 pub async fn join(app: &AppState) -> Result<(), String> {
+    // SQLite: one host; a second `serve` on the store is refused here.
+    super::sqlite_host::claim(app)?;
     let unique = app.accounts.shared();
     let deadline = std::time::Instant::now() + Duration::from_millis(LIVE_MS) + BEAT;
     let mut told = false;

@@ -3,7 +3,8 @@
 //! `GET …/jobs/{id}/events?cursor=N`, and the answers a job waits for:
 //! clarify, approvals (first answer wins: 409 for the others), cancel.
 
-use axum::extract::{Path, Query, State};
+use super::query::Query;
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::{Extension, Json};
@@ -14,7 +15,7 @@ use super::body::Body;
 use super::error::ApiError;
 use super::idem::{self, Answer};
 use super::state::{AppState, Place, User, Workspace};
-use crate::protocol::{Command, JobStatus, Mode, Owner, SessionRef};
+use crate::protocol::{Command, EventBody, JobStatus, Mode, Owner, SessionRef};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -192,7 +193,8 @@ pub async fn events(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Clarify {
-    #[allow(dead_code)]
+    /// The question answered: the `tool_call_id` of the job's
+    /// `clarification.requested` (another id is refused, 409).
     #[serde(default)]
     question_id: Option<String>,
     answer: String,
@@ -209,6 +211,9 @@ pub async fn clarify(
     let work = async {
         let ask: Clarify = body.parse()?;
         let (ws, owner) = job(&app, &user, &id).await?;
+        if let Some(question) = &ask.question_id {
+            same_question(ws, &id, question).await?;
+        }
         let answer = Command::Answer {
             job_id: id.clone(),
             text: ask.answer,
@@ -229,6 +234,46 @@ pub async fn clarify(
         work,
     )
     .await
+}
+
+/// The question job `job_id` waits on: the last one asked and not answered
+/// (from its events, as stored or committed before any client saw them).
+async fn pending_question(ws: &Workspace, job_id: &str) -> Result<Option<String>, ApiError> {
+    let events = match ws.engine.events(job_id, 0).await {
+        Ok(page) => page.events,
+        Err(crate::protocol::EngineError::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let mut pending = None;
+    for event in events {
+        if let EventBody::ClarificationRequested { tool_call_id, .. } = event.body {
+            pending = Some(tool_call_id);
+        } else if let EventBody::ClarificationReceived { tool_call_id, .. } = &event.body
+            && pending.as_ref() == Some(tool_call_id)
+        {
+            pending = None;
+        }
+    }
+    Ok(pending)
+}
+
+/// 409 unless `question` is the one job `job_id` waits on (nothing is
+/// answered); with no question pending, the engine says why it takes none.
+async fn same_question(ws: &Workspace, job_id: &str, question: &str) -> Result<(), ApiError> {
+    match pending_question(ws, job_id).await? {
+        Some(pending) if pending != question => {
+            let mut err = ApiError::conflict(format!(
+                "job {job_id} is not waiting for an answer to {question}: nothing is answered"
+            ))
+            .hint(format!(
+                "the question it waits on is {pending} (its clarification.requested event's \
+                 tool_call_id): send that as question_id"
+            ));
+            err.detail = Some(json!({ "pending_question_id": pending }));
+            Err(err)
+        }
+        Some(_) | None => Ok(()),
+    }
 }
 
 #[derive(Deserialize, utoipa::ToSchema)]

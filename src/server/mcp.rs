@@ -3,7 +3,8 @@
 //! tools; `POST …/mcp/call` calls one tool. A server that failed to start
 //! is named with its error (and its stderr's tail), never "unknown tool".
 
-use axum::extract::{Query, State};
+use super::query::Query;
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;

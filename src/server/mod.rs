@@ -5,6 +5,7 @@
 //! content type, size) before its handler.
 
 mod body;
+mod checkpoints;
 pub mod drain;
 mod error;
 mod exec;
@@ -16,10 +17,12 @@ mod jobs;
 mod mcp;
 mod notices;
 mod outbox;
+mod query;
 pub mod queue;
 pub mod relay;
 mod review;
 mod sessions;
+mod sqlite_host;
 mod state;
 mod stream;
 mod usage;
@@ -78,10 +81,10 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(jobs::cancel))
         .routes(routes!(review::apply))
         .routes(routes!(review::verify))
-        .routes(routes!(review::list))
-        .routes(routes!(review::show))
-        .routes(routes!(review::diff3))
-        .routes(routes!(review::rollback))
+        .routes(routes!(checkpoints::list))
+        .routes(routes!(checkpoints::show))
+        .routes(routes!(checkpoints::diff3))
+        .routes(routes!(checkpoints::rollback))
         .routes(routes!(fs::list))
         .routes(routes!(fs::read))
         .routes(routes!(fs::search))
@@ -180,5 +183,6 @@ pub fn app(
         draining: std::sync::atomic::AtomicBool::new(false),
         hosts: std::sync::Mutex::new(Vec::new()),
         notices,
+        store_lock: std::sync::Mutex::new(None),
     })
 }

@@ -1,8 +1,9 @@
-//! The review over HTTP: `POST …/apply` (decide and write, 409 with the
-//! conflicts and nothing written), checkpoints with their three-way view,
-//! and rollback (409 on conflict). A read-only workspace refuses writes.
+//! The review over HTTP: `POST …/apply` (decide and write: 409 with the
+//! conflicts, or naming hunks applied already, and nothing written) and
+//! `POST …/jobs/{id}/verify`. A read-only workspace refuses writes.
+//! Checkpoints and rollback are `checkpoints.rs`'s.
 
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::{Extension, Json};
@@ -11,9 +12,9 @@ use serde_json::{Value, json};
 
 use super::body::Body;
 use super::error::ApiError;
-use super::idem;
+use super::idem::{self, Answer};
 use super::state::{AppState, Place, User, Workspace};
-use crate::protocol::{Checkpoint, Command, Reply, Role};
+use crate::protocol::{Command, DiffBundle, EngineError, EventBody, HunkState, Reply};
 
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -25,83 +26,207 @@ struct Apply {
     rejected_hunk_ids: Vec<String>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once")), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once")), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed, or the hunks are applied already: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid (a hunk both accepted and rejected: nothing recorded)", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn apply(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let work = async {
-        let ask: Apply = body.parse()?;
-        let (ws, owner) = super::jobs::job(&app, &user, &ask.job_id).await?;
-        if owner.session_id != ask.session_id {
-            return Err(ApiError::not_found(format!(
-                "no job {} in session {}",
-                ask.job_id, ask.session_id
-            )));
+    let work = apply_once(&app, &user, &body);
+    idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
+}
+
+async fn apply_once(app: &AppState, user: &User, body: &Body) -> Answer {
+    let ask: Apply = body.parse()?;
+    contradiction(&ask.accepted_hunk_ids, &ask.rejected_hunk_ids)?;
+    let (ws, owner) = super::jobs::job(app, user, &ask.job_id).await?;
+    if owner.session_id != ask.session_id {
+        return Err(ApiError::not_found(format!(
+            "no job {} in session {}",
+            ask.job_id, ask.session_id
+        ))
+        .hint(format!(
+            "GET /api/v1/agent/jobs/{} names its session",
+            ask.job_id
+        )));
+    }
+    ws.writable("nothing is written")?;
+    if let Some(e) = applied_already(ws, &ask.job_id, &ask.accepted_hunk_ids, None).await? {
+        return Err(e);
+    }
+    let here = Place {
+        session: Some(&ask.session_id),
+        job: Some(&ask.job_id),
+    };
+    ws.audit(
+        here,
+        "apply.request",
+        &ask.accepted_hunk_ids.join(","),
+        user,
+    );
+    let accepted = ask.accepted_hunk_ids.clone();
+    let decided = decide(
+        ws,
+        &ask.job_id,
+        ask.accepted_hunk_ids,
+        ask.rejected_hunk_ids,
+    )
+    .await?;
+    // Another apply may have written them meanwhile (it came first).
+    if let Some(e) = applied_already(ws, &ask.job_id, &accepted, Some(&decided)).await? {
+        return Err(e);
+    }
+    let apply = Command::Apply {
+        job_id: ask.job_id.clone(),
+    };
+    let reply = match ws.engine.command(apply).await {
+        Ok(reply) => reply,
+        Err(e @ EngineError::Invalid { .. }) => {
+            let late = applied_already(ws, &ask.job_id, &accepted, None).await?;
+            return Err(late.unwrap_or_else(|| e.into()));
         }
-        ws.writable("nothing is written")?;
-        ws.audit(
-            Place {
-                session: Some(&ask.session_id),
-                job: Some(&ask.job_id),
-            },
-            "apply.request",
-            &ask.accepted_hunk_ids.join(","),
-            &user,
-        );
-        decide(
-            ws,
-            &ask.job_id,
-            ask.accepted_hunk_ids,
-            ask.rejected_hunk_ids,
-        )
-        .await?;
-        let reply = ws
-            .engine
-            .command(Command::Apply {
-                job_id: ask.job_id.clone(),
-            })
-            .await?;
-        let Reply::Applied {
+        Err(e) => return Err(e.into()),
+    };
+    let Reply::Applied {
+        checkpoint_id,
+        hunk_ids,
+        bundle,
+        ..
+    } = reply
+    else {
+        return Err(ApiError::unavailable("the engine did not apply"));
+    };
+    let files = applied_files(&bundle, &hunk_ids);
+    Ok((
+        StatusCode::OK,
+        json!({"status": "applied", "checkpoint_id": checkpoint_id, "applied_files": files}),
+    ))
+}
+
+/// Per file of `bundle`: the hunks this apply wrote and those rejected.
+fn applied_files(bundle: &DiffBundle, hunk_ids: &[String]) -> Vec<Value> {
+    bundle
+        .files
+        .iter()
+        .map(|f| {
+            let applied: Vec<&str> = f
+                .hunks
+                .iter()
+                .filter(|h| hunk_ids.contains(&h.hunk_id))
+                .map(|h| h.hunk_id.as_str())
+                .collect();
+            let rejected: Vec<&str> = f
+                .hunks
+                .iter()
+                .filter(|h| h.state == HunkState::Rejected)
+                .map(|h| h.hunk_id.as_str())
+                .collect();
+            json!({"file_path": f.file_path, "applied_hunks": applied, "rejected_hunks": rejected})
+        })
+        .filter(|f| {
+            f["applied_hunks"].as_array().is_some_and(|a| !a.is_empty())
+                || f["rejected_hunks"]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty())
+        })
+        .collect()
+}
+
+/// 400 when a hunk is both accepted and rejected (nothing is recorded).
+fn contradiction(accepted: &[String], rejected: &[String]) -> Result<(), ApiError> {
+    let mut both: Vec<&str> = accepted
+        .iter()
+        .filter(|id| rejected.contains(id))
+        .map(String::as_str)
+        .collect();
+    both.dedup();
+    if both.is_empty() {
+        return Ok(());
+    }
+    let mut err = ApiError::invalid(format!(
+        "{} both accepted and rejected: nothing is recorded",
+        naming(&both)
+    ))
+    .hint("list each hunk in accepted_hunk_ids or in rejected_hunk_ids, not both");
+    err.detail = Some(json!({ "hunk_ids": both }));
+    Err(err)
+}
+
+/// "hunk h_1 is" or "hunks h_1, h_2 are".
+fn naming(ids: &[&str]) -> String {
+    match ids {
+        [one] => format!("hunk {one} is"),
+        _ => format!("hunks {} are", ids.join(", ")),
+    }
+}
+
+/// A 409 when every hunk of `accepted` is applied already in job
+/// `job_id`'s review (`bundle`, or the last one its events carry), so the
+/// apply would write nothing, naming the checkpoint of that apply when the
+/// events tell it.
+async fn applied_already(
+    ws: &Workspace,
+    job_id: &str,
+    accepted: &[String],
+    bundle: Option<&DiffBundle>,
+) -> Result<Option<ApiError>, ApiError> {
+    if accepted.is_empty() {
+        return Ok(None);
+    }
+    let events = match ws.engine.events(job_id, 0).await {
+        Ok(page) => page.events,
+        Err(EngineError::NotFound { .. }) => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let mut last = None;
+    let mut checkpoint = None;
+    for event in &events {
+        if let EventBody::DiffGenerated { bundle } | EventBody::ReviewUpdated { bundle, .. } =
+            &event.body
+        {
+            last = Some(bundle);
+        }
+        if let EventBody::ApplyCompleted {
+            bundle,
             checkpoint_id,
             hunk_ids,
-            bundle,
             ..
-        } = reply
-        else {
-            return Err(ApiError::unavailable("the engine did not apply"));
-        };
-        let files: Vec<Value> = bundle
-            .files
-            .iter()
-            .map(|f| {
-                let applied: Vec<&str> = f
-                    .hunks
-                    .iter()
-                    .filter(|h| hunk_ids.contains(&h.hunk_id))
-                    .map(|h| h.hunk_id.as_str())
-                    .collect();
-                let rejected: Vec<&str> = f
-                    .hunks
-                    .iter()
-                    .filter(|h| h.state == crate::protocol::HunkState::Rejected)
-                    .map(|h| h.hunk_id.as_str())
-                    .collect();
-                json!({"file_path": f.file_path, "applied_hunks": applied, "rejected_hunks": rejected})
-            })
-            .filter(|f| {
-                f["applied_hunks"].as_array().is_some_and(|a| !a.is_empty())
-                    || f["rejected_hunks"].as_array().is_some_and(|a| !a.is_empty())
-            })
-            .collect();
-        Ok((
-            StatusCode::OK,
-            json!({"status": "applied", "checkpoint_id": checkpoint_id, "applied_files": files}),
-        ))
+        } = &event.body
+        {
+            last = Some(bundle);
+            if hunk_ids.iter().any(|h| accepted.contains(h)) {
+                checkpoint = Some(checkpoint_id.as_str());
+            }
+        }
+    }
+    let Some(bundle) = bundle.or(last) else {
+        return Ok(None);
     };
-    idem::once(&app, &user, &headers, "POST /apply", &body.0, work).await
+    let applied: Vec<&str> = bundle
+        .hunks()
+        .filter(|h| h.state.is_applied() && accepted.contains(&h.hunk_id))
+        .map(|h| h.hunk_id.as_str())
+        .collect();
+    // Some still to write: the applied ones are no-ops (a page sends the
+    // whole review's accepted hunks again after a partial apply).
+    if !accepted.iter().all(|id| applied.contains(&id.as_str())) {
+        return Ok(None);
+    }
+    let mut message = format!("{} applied already", naming(&applied));
+    if let Some(cp) = checkpoint {
+        message.push_str(&format!(" (checkpoint {cp})"));
+    }
+    message.push_str(": nothing is written");
+    let hint = match checkpoint {
+        Some(cp) => {
+            format!("GET /api/v1/agent/checkpoints/{cp} shows that apply; its rollback undoes it")
+        }
+        None => "GET /api/v1/agent/checkpoints lists the applies".to_string(),
+    };
+    let mut err = ApiError::conflict(message).hint(hint);
+    err.detail = Some(json!({ "applied": applied, "checkpoint_id": checkpoint }));
+    Ok(Some(err))
 }
 
 /// Records a client's hunk decisions on job `job_id`'s review.
@@ -110,15 +235,17 @@ async fn decide(
     job_id: &str,
     accept: Vec<String>,
     reject: Vec<String>,
-) -> Result<(), ApiError> {
+) -> Result<DiffBundle, ApiError> {
     let decide = Command::Decide {
         job_id: job_id.to_string(),
         accept,
         reject,
         accept_all: false,
     };
-    ws.engine.command(decide).await?;
-    Ok(())
+    let Reply::Review { bundle } = ws.engine.command(decide).await? else {
+        return Err(ApiError::unavailable("the engine recorded no decision"));
+    };
+    Ok(bundle)
 }
 
 #[derive(Deserialize, Default, utoipa::ToSchema)]
@@ -154,6 +281,7 @@ pub async fn verify(
     };
     ws.audit(here, "verify.request", &id, &user);
     if !ask.accepted_hunk_ids.is_empty() || !ask.rejected_hunk_ids.is_empty() {
+        contradiction(&ask.accepted_hunk_ids, &ask.rejected_hunk_ids)?;
         ws.writable("no decisions are recorded")?;
         decide(ws, &id, ask.accepted_hunk_ids, ask.rejected_hunk_ids).await?;
     }
@@ -192,166 +320,4 @@ pub async fn verify(
         out["feedback_job_id"] = json!(new_job_id);
     }
     Ok(Json(out))
-}
-
-#[derive(Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct BySession {
-    session_id: Option<String>,
-}
-
-/// Whether `user` may see checkpoint `c` (an admin every one; a user
-/// those of their own sessions).
-async fn may_see(app: &AppState, user: &User, c: &Checkpoint) -> Result<bool, ApiError> {
-    if user.role == Role::Admin {
-        return Ok(true);
-    }
-    let Some(session) = &c.session_id else {
-        return Ok(false);
-    };
-    let owner = app.accounts.session_owner(session).await?;
-    Ok(owner.is_some_and(|o| user.may_see(&o)))
-}
-
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints", tag = "review", params(BySession), responses((status = 200, description = "checkpoints"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
-pub async fn list(
-    State(app): State<AppState>,
-    Extension(user): Extension<User>,
-    Query(q): Query<BySession>,
-) -> Result<Json<Value>, ApiError> {
-    let mut out = Vec::new();
-    for ws in app.workspaces.iter().filter(|w| w.admits(&user)) {
-        for c in ws.engine.checkpoints().await? {
-            if q.session_id.is_some() && c.session_id != q.session_id {
-                continue;
-            }
-            if may_see(&app, &user, &c).await? {
-                let mut v = serde_json::to_value(&c).unwrap_or_default();
-                v["workspace_id"] = json!(ws.id);
-                out.push(v);
-            }
-        }
-    }
-    Ok(Json(json!({ "checkpoints": out })))
-}
-
-/// The checkpoint `id`, its view and its workspace, if `user` may see it.
-async fn find<'a>(
-    app: &'a AppState,
-    user: &User,
-    id: &str,
-) -> Result<(&'a Workspace, crate::protocol::CheckpointView), ApiError> {
-    for ws in app.workspaces.iter().filter(|w| w.admits(user)) {
-        match ws.engine.checkpoint(id).await {
-            Ok(view) if may_see(app, user, &view.checkpoint).await? => return Ok((ws, view)),
-            Ok(_) | Err(crate::protocol::EngineError::NotFound { .. }) => {}
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(ApiError::not_found(format!("no checkpoint {id}")))
-}
-
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}", tag = "review", params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "the checkpoint"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
-pub async fn show(
-    State(app): State<AppState>,
-    Extension(user): Extension<User>,
-    Path(id): Path<String>,
-) -> Result<Json<Value>, ApiError> {
-    let (ws, view) = find(&app, &user, &id).await?;
-    let mut v = serde_json::to_value(&view.checkpoint).unwrap_or_default();
-    v["workspace_id"] = json!(ws.id);
-    Ok(Json(v))
-}
-
-#[derive(Deserialize, utoipa::IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub struct FileQuery {
-    file_path: String,
-}
-
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}/diff3", tag = "review", params(("id" = String, Path, description = "checkpoint id"), FileQuery), responses((status = 200, description = "{current, base, proposed}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
-pub async fn diff3(
-    State(app): State<AppState>,
-    Extension(user): Extension<User>,
-    Path(id): Path<String>,
-    Query(q): Query<FileQuery>,
-) -> Result<Json<Value>, ApiError> {
-    let (_, view) = find(&app, &user, &id).await?;
-    let three = view
-        .three_way
-        .into_iter()
-        .find(|t| t.file_path == q.file_path)
-        .ok_or_else(|| {
-            ApiError::not_found(format!("checkpoint {id} did not change {}", q.file_path))
-        })?;
-    Ok(Json(json!({
-        "file_path": three.file_path,
-        "current": three.current,
-        "base": three.base,
-        "proposed": three.proposed,
-    })))
-}
-
-#[derive(Deserialize, utoipa::ToSchema)]
-#[serde(deny_unknown_fields)]
-struct Rollback {
-    mode: RollbackMode,
-    #[serde(default)]
-    hunk_ids: Vec<String>,
-}
-
-#[derive(Deserialize, PartialEq, utoipa::ToSchema)]
-#[serde(rename_all = "snake_case")]
-enum RollbackMode {
-    HardAll,
-    ScopedSelected,
-}
-
-#[utoipa::path(post, path = "/api/v1/agent/checkpoints/{id}/rollback", tag = "review", request_body = Rollback, params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "rolled back"), (status = 409, description = "a region changed since: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
-pub async fn rollback(
-    State(app): State<AppState>,
-    Extension(user): Extension<User>,
-    Path(id): Path<String>,
-    body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let ask: Rollback = body.parse()?;
-    let (ws, view) = find(&app, &user, &id).await?;
-    ws.writable("nothing is written")?;
-    if ask.mode == RollbackMode::ScopedSelected && ask.hunk_ids.is_empty() {
-        return Err(ApiError::invalid("scoped_selected needs hunk_ids"));
-    }
-    let here = Place {
-        session: view.checkpoint.session_id.as_deref(),
-        job: None,
-    };
-    ws.audit(here, "rollback.request", &id, &user);
-    let hunks = match ask.mode {
-        RollbackMode::HardAll => Vec::new(),
-        RollbackMode::ScopedSelected => ask.hunk_ids,
-    };
-    let reply = ws
-        .engine
-        .command(Command::Rollback {
-            checkpoint_id: id.clone(),
-            hunks,
-            files: Vec::new(),
-            tell: view.checkpoint.session_id.clone(),
-        })
-        .await?;
-    let Reply::RolledBack {
-        rollback_checkpoint_id,
-        files,
-        ..
-    } = reply
-    else {
-        return Err(ApiError::unavailable("the engine did not roll back"));
-    };
-    Ok(Json(json!({
-        "status": "rolled_back",
-        "checkpoint_id": id,
-        "rollback_checkpoint_id": rollback_checkpoint_id,
-        "files": files,
-    })))
 }

@@ -2,7 +2,8 @@
 //! …/sessions` (a user's own; an admin's, everyone's) and `GET
 //! …/sessions/{id}` (its chat, jobs and pending review).
 
-use axum::extract::{Path, Query, State};
+use super::query::Query;
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;

@@ -104,6 +104,8 @@ pub struct App {
     /// The store's notices (PostgreSQL's `NOTIFY`: commits, other hosts'
     /// streamed text), routed to each job's streams.
     pub notices: Option<Arc<super::notices::Notices>>,
+    /// On SQLite: this process's lock on serving the store (one host).
+    pub store_lock: Mutex<Option<std::fs::File>>,
 }
 
 impl App {
@@ -119,16 +121,22 @@ impl App {
             })
     }
 
-    /// The workspace of something `owner` made, if `user` may see it.
+    /// The workspace of something `owner` made (`what`: "job …" or
+    /// "session …"), if `user` may see it.
     pub fn owned(
         &self,
         owner: Option<Owner>,
         user: &User,
         what: &str,
     ) -> Result<(&Workspace, Owner), ApiError> {
+        let hint = if what.starts_with("job") {
+            "GET /api/v1/agent/sessions lists your sessions, GET /api/v1/agent/sessions/{id} their jobs"
+        } else {
+            "GET /api/v1/agent/sessions lists yours"
+        };
         let owner = owner
             .filter(|o| user.may_see(o))
-            .ok_or_else(|| ApiError::not_found(format!("no {what}")))?;
+            .ok_or_else(|| ApiError::not_found(format!("no {what}")).hint(hint))?;
         let ws = self.workspace(&owner.workspace_id, user)?;
         Ok((ws, owner))
     }

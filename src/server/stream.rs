@@ -13,8 +13,9 @@ use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
 
+use super::query::Query;
 use axum::Extension;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::{Stream, StreamExt};
@@ -184,9 +185,12 @@ pub async fn stream(
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
         .map(|v| {
-            v.trim()
-                .parse::<u64>()
-                .map_err(|_| ApiError::invalid("Last-Event-ID must be a cursor (a number)"))
+            v.trim().parse::<u64>().map_err(|_| {
+                ApiError::invalid("Last-Event-ID must be a cursor (a number)").hint(
+                    "send the id: of the last event received, or no Last-Event-ID to start \
+                         from the first event",
+                )
+            })
         })
         .transpose()?;
     let after = resume.or(q.cursor).unwrap_or(0);

@@ -4,7 +4,8 @@
 //! monthly budget past it, or with `max_concurrent_jobs_per_user` jobs
 //! running, is refused a new run (429).
 
-use axum::extract::{Query, State};
+use super::query::Query;
+use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use serde::Deserialize;

@@ -304,3 +304,34 @@ pub fn edit_then_answer() -> Vec<super::llm_server::Reply> {
         super::jobs::sse(openai::text(&["I **changed** ", "the `greeting`."])),
     ]
 }
+
+/// `serve token add NAME --role ROLE` in `env`'s store: the token.
+pub fn add_token(env: &Env, name: &str, role: &str) -> String {
+    let out = env
+        .cmd()
+        .args(["serve", "token", "add", name, "--role", role])
+        .output()
+        .unwrap();
+    assert_eq!(super::code(&out), 0, "{}", super::stderr(&out));
+    super::stdout(&out).trim().to_string()
+}
+
+/// Adds a workspace `app` at `root` for `users`, with `allowed_commands`.
+pub fn add_workspace(cfg: &Path, root: &Path, users: &[&str], commands: &[&str]) {
+    let list = |items: &[&str]| {
+        items
+            .iter()
+            .map(|i| format!("{i:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    add_config(
+        cfg,
+        &format!(
+            "[[server.workspaces]]\nid = \"app\"\nroot = \"{}\"\nusers = [{}]\nallowed_commands = [{}]\n",
+            root.display(),
+            list(users),
+            list(commands)
+        ),
+    );
+}
