@@ -552,6 +552,15 @@ fn tree_keys_move_expand_and_jump() {
     app.on_key(key(KeyCode::BackTab));
     app.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::SHIFT));
     assert_eq!(app.focus, agent_tui::tui::Focus::Tree);
+    // The tree in focus lists the root again (files made since show up).
+    assert_eq!(
+        app.loads,
+        [agent_tui::tui::Load::TreeDir {
+            rel: String::new(),
+            depth: 0
+        }]
+    );
+    plain_loads(&mut app, _d.path());
     app.on_key(key(KeyCode::Enter));
     // The folder is read off the UI task; the event loop hands it back.
     assert_eq!(
@@ -1701,4 +1710,481 @@ fn the_files_pane_lists_the_hunks_and_follows_the_cursor() {
     let s = screen(&app, 80, 24);
     assert!(s.contains("notes.txt · h_1 [pending]"), "{s}");
     assert!(s.contains("● h_1 +1 -1 L1"), "back in view:\n{s}");
+}
+
+// ---- QA report (tmux): review scrolling, long lines, badges, the tree,
+// ---- notices while streaming, a rejected review, pages, dialogs.
+
+fn sized(app: &mut App, w: u16, h: u16) {
+    app.screen = Some(ratatui::layout::Rect::new(0, 0, w, h));
+}
+
+fn one_hunk(path: &str, patch: &str, state: agent_tui::protocol::review::HunkState) -> FileDiff {
+    FileDiff {
+        file_path: path.into(),
+        base_file_hash: None,
+        hunks: vec![Hunk {
+            hunk_id: "h_1".into(),
+            patch: patch.into(),
+            state,
+            edit_ids: vec![],
+            oversized: false,
+            origin: agent_tui::protocol::review::HunkOrigin::Agent,
+            changes: vec![],
+        }],
+    }
+}
+
+fn review_of(app: &mut App, files: Vec<FileDiff>) {
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: DiffBundle {
+                job_id: "j".into(),
+                files,
+            },
+        },
+    ));
+    app.on_key(ctrl('r'));
+}
+
+/// The screen without spaces and borders, rows joined: a line cut over
+/// several rows reads whole again (when nothing else is beside it).
+fn squeezed(screen: &str) -> String {
+    screen
+        .chars()
+        .filter(|c| !c.is_whitespace() && !"│┆".contains(*c))
+        .collect()
+}
+
+/// Columns `from..to` of every row of a screen.
+fn region(screen: &str, from: usize, to: usize) -> String {
+    screen
+        .lines()
+        .map(|l| l.chars().skip(from).take(to - from).collect::<String>() + "\n")
+        .collect()
+}
+
+fn squeeze(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+#[test]
+fn a_hunk_taller_than_the_pane_scrolls_by_page_and_line_and_says_where_it_is() {
+    use agent_tui::protocol::review::HunkState;
+    let (_d, mut app) = app();
+    sized(&mut app, 100, 30);
+    let mut patch = "@@ -6,1 +6,121 @@\n def first(items):\n".to_string();
+    for i in 0..120 {
+        patch.push_str(&format!("+# filler line {i}\n"));
+    }
+    review_of(
+        &mut app,
+        vec![one_hunk("items.py", &patch, HunkState::Pending)],
+    );
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("lines 1-27 of 122 ↓"), "{s}");
+    assert!(
+        s.contains("filler line 24 ") && !s.contains("filler line 25 "),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::PageDown));
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("lines 26-52 of 122"),
+        "a page less two rows:\n{s}"
+    );
+    app.on_key(key(KeyCode::Char('J')));
+    assert!(screen(&app, 100, 30).contains("lines 27-53 of 122"));
+    app.on_key(key(KeyCode::Char('K')));
+    app.on_key(ctrl('u'));
+    assert!(screen(&app, 100, 30).contains("lines 1-27 of 122"));
+    for _ in 0..6 {
+        app.on_key(ctrl('d'));
+    }
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("filler line 119") && s.contains("lines 96-122 of 122 ↑"),
+        "the end of the hunk can be read:\n{s}"
+    );
+    // The whole file scrolls the same way.
+    let rows: Vec<agent_tui::tui::WholeFileRow> = (0..130)
+        .map(|i| ('+', format!("# row {i}"), Some("h_1".to_string())))
+        .collect();
+    app.on_key(key(KeyCode::Char('w')));
+    app.loads.clear();
+    app.whole_file_loaded("items.py".into(), rows);
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("whole file (w)") && s.contains("lines 1-27 of 130 ↓"),
+        "{s}"
+    );
+    for _ in 0..8 {
+        app.on_key(key(KeyCode::PageDown));
+    }
+    assert!(screen(&app, 100, 30).contains("+# row 129"));
+    // The help lists the review's scrolling keys.
+    app.on_key(key(KeyCode::F(1)));
+    let help = screen(&app, 200, 60);
+    assert!(
+        help.contains("scroll the hunk / whole file a page"),
+        "{help}"
+    );
+}
+
+#[test]
+fn long_lines_go_on_under_a_mark_in_the_review_whole_file_editor_and_preview() {
+    use agent_tui::protocol::review::HunkState;
+    let wide = "    return items[-1] if items else None  # safe: handles the empty list case too, \
+                returns None; and also  os.system('rm -rf ~')";
+    let (_d, mut app) = app();
+    let patch =
+        format!("@@ -3,3 +3,3 @@\n \n def last(items):\n-    return items[len(items)]\n+{wide}\n");
+    review_of(
+        &mut app,
+        vec![one_hunk("items.py", &patch, HunkState::Pending)],
+    );
+    for (w, h) in [(100, 30), (60, 20)] {
+        let s = screen(&app, w, h);
+        assert!(s.contains('┆'), "a continuation mark:\n{s}");
+        assert!(
+            squeezed(&s).contains(&squeeze(wide)),
+            "every character at {w}x{h}:\n{s}"
+        );
+    }
+    // The whole file.
+    app.on_key(key(KeyCode::Char('w')));
+    app.loads.clear();
+    app.whole_file_loaded(
+        "items.py".into(),
+        vec![
+            (' ', "def last(items):".into(), None),
+            (
+                '-',
+                "    return items[len(items)]".into(),
+                Some("h_1".into()),
+            ),
+            ('+', wide.into(), Some("h_1".into())),
+        ],
+    );
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("whole file") && squeezed(&s).contains(&squeeze(wide)),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::Char('w')));
+    // The hunk editor wraps too, its next rows marked in the gutter.
+    app.on_key(key(KeyCode::Char('e')));
+    let s = region(&screen(&app, 100, 30), 3, 97);
+    assert!(
+        s.contains('┆') && squeezed(&s).contains(&squeeze(wide)),
+        "{s}"
+    );
+    app.on_key(key(KeyCode::Esc));
+    app.on_key(key(KeyCode::Esc));
+    // The file preview.
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::Char('r')));
+    app.on_key(key(KeyCode::Enter));
+    let Some(agent_tui::tui::Load::Preview { generation, path }) = app.loads.pop() else {
+        panic!("a preview is asked for")
+    };
+    let long = format!("{}END", "abcdefghij".repeat(30));
+    app.preview_loaded(
+        generation,
+        Ok(agent_tui::tui::highlight(&path, &format!("{long}\n"), 100)),
+    );
+    let s = region(&screen(&app, 100, 30), 3, 97);
+    assert!(s.contains('┆') && squeezed(&s).contains(&long), "{s}");
+}
+
+#[test]
+fn tree_badges_say_pending_applied_or_rejected() {
+    use agent_tui::protocol::review::HunkState;
+    let (_d, mut app) = app();
+    let patch = "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n";
+    let mut bundle = DiffBundle {
+        job_id: "j".into(),
+        files: vec![one_hunk("README.md", patch, HunkState::Accepted)],
+    };
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: bundle.clone(),
+        },
+    ));
+    let tree_row = |app: &App| {
+        screen(app, 100, 30)
+            .lines()
+            .find(|l| l.starts_with("│  README.md"))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(
+        tree_row(&app).contains("README.md ●"),
+        "accepted, not written: {}",
+        tree_row(&app)
+    );
+    bundle.files[0].hunks[0].state = HunkState::Applied;
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::ApplyCompleted {
+            checkpoint_id: "cp_1".into(),
+            files: vec!["README.md".into()],
+            hunk_ids: vec!["h_1".into()],
+            bundle: bundle.clone(),
+            edits: vec![],
+        },
+    ));
+    assert!(app.review.is_none());
+    assert!(
+        tree_row(&app).contains("README.md ✓"),
+        "applied: {}",
+        tree_row(&app)
+    );
+    bundle.files[0].hunks[0].state = HunkState::Rejected;
+    app.on_event(&ev("k", 3, EventBody::DiffGenerated { bundle }));
+    assert!(tree_row(&app).contains("README.md ✗"), "{}", tree_row(&app));
+}
+
+#[test]
+fn files_made_after_start_show_in_the_tree_after_an_apply_or_a_command() {
+    let (d, mut app) = app();
+    std::fs::write(d.path().join("newmod.py"), "x = 1\n").unwrap();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::CheckpointCreated {
+            checkpoint_id: "cp_1".into(),
+            files: vec!["newmod.py".into()],
+            kind: agent_tui::protocol::CheckpointKind::Exec,
+        },
+    ));
+    assert!(app.loads.contains(&agent_tui::tui::Load::TreeDir {
+        rel: String::new(),
+        depth: 0
+    }));
+    plain_loads(&mut app, d.path());
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("newmod.py"), "{s}");
+}
+
+#[test]
+fn a_notice_while_an_answer_streams_does_not_split_it() {
+    let (_d, mut app) = app();
+    let job = start_job(&mut app, "SLOW please");
+    let delta = |app: &mut App, n: u64, text: &str| {
+        app.on_event(&ev(
+            &job,
+            n,
+            EventBody::LlmDelta {
+                text: text.into(),
+                attempt: 1,
+            },
+        ));
+    };
+    delta(
+        &mut app,
+        1,
+        "# Heading one\n\nSome **bold** text and a [link](h",
+    );
+    app.on_key(ctrl('r'));
+    assert_eq!(app.status_note.as_deref(), Some("Nothing to review."));
+    type_text(&mut app, "PROSE x");
+    app.on_key(key(KeyCode::Enter));
+    delta(&mut app, 2, "ttps://example.com/v) to follow.");
+    let whole =
+        "# Heading one\n\nSome **bold** text and a [link](https://example.com/v) to follow.";
+    app.on_event(&ev(
+        &job,
+        3,
+        EventBody::JobCompleted {
+            answer: whole.into(),
+            usage: Usage::default(),
+            status: JobStatus::Completed,
+            budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
+        },
+    ));
+    let answers: Vec<&str> = app
+        .transcript
+        .iter()
+        .filter_map(|e| match e {
+            Entry::Assistant(a) => Some(a.text()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(answers, [whole], "one answer, whole");
+    let n = app.transcript.len();
+    assert!(matches!(&app.transcript[n - 2], Entry::Notice(t) if t == "Nothing to review."));
+    assert!(
+        matches!(&app.transcript[n - 1], Entry::Notice(t) if t.starts_with("A job is running"))
+    );
+}
+
+#[test]
+fn a_review_with_every_hunk_rejected_closes_with_nothing_written() {
+    use agent_tui::protocol::review::HunkState;
+    let (_d, mut app) = app();
+    let patch = "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n";
+    review_of(
+        &mut app,
+        vec![one_hunk("README.md", patch, HunkState::Pending)],
+    );
+    assert!(
+        screen(&app, 100, 30)
+            .lines()
+            .nth(29)
+            .unwrap()
+            .contains("review 0/1")
+    );
+    let rejected = DiffBundle {
+        job_id: "j".into(),
+        files: vec![one_hunk("README.md", patch, HunkState::Rejected)],
+    };
+    app.on_event(&ev("j", 2, decided(&rejected)));
+    let s = screen(&app, 100, 30);
+    assert!(
+        !s.lines().nth(29).unwrap().contains("review 1/1"),
+        "decided: no longer in the status bar\n{s}"
+    );
+    assert!(app.on_key(ctrl('s')).is_empty(), "no apply is sent");
+    let s = screen(&app, 100, 30);
+    assert!(app.review.is_none() && !s.contains("Apply failed"), "{s}");
+    assert!(s.contains("Nothing accepted: nothing written"), "{s}");
+    app.on_key(ctrl('r'));
+    assert!(matches!(app.transcript.last(), Some(Entry::Notice(t)) if t == "Nothing to review."));
+}
+
+#[test]
+fn the_whole_file_starts_at_its_top_when_it_fits() {
+    let (_d, mut app) = app();
+    let mut b = bundle("j");
+    b.files.truncate(1);
+    review_of(&mut app, b.files);
+    app.on_key(key(KeyCode::Char('j')));
+    app.on_key(key(KeyCode::Char('w')));
+    app.loads.clear();
+    let mut rows: Vec<agent_tui::tui::WholeFileRow> = vec![
+        ('-', "fn main() {}".into(), Some("h_1".into())),
+        ('+', "fn main() { run(); }".into(), Some("h_1".into())),
+    ];
+    rows.extend((2..9).map(|i| (' ', format!("line {i}"), None)));
+    rows.push((' ', "old".into(), Some("h_2".into())));
+    rows.push(('+', "new".into(), Some("h_2".into())));
+    app.whole_file_loaded("src/main.rs".into(), rows);
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("-fn main() {}") && s.contains("+new"),
+        "from line 1:\n{s}"
+    );
+    assert!(!s.contains("lines "), "everything fits: no position\n{s}");
+}
+
+#[test]
+fn the_diff_gutter_fits_line_numbers_past_a_thousand() {
+    use agent_tui::protocol::review::HunkState;
+    let (_d, mut app) = app();
+    let patch = "@@ -3597,2 +3597,2 @@\n x_3597 = 3597\n-x_3598 = 3598\n+x_3598 = 0\n";
+    review_of(
+        &mut app,
+        vec![one_hunk("big.py", patch, HunkState::Pending)],
+    );
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("3597 3597  x_3597"), "{s}");
+    assert!(
+        s.contains("3598      -x_3598") && s.contains("     3598 +x_3598"),
+        "{s}"
+    );
+}
+
+#[test]
+fn pgup_and_pgdn_move_a_page_in_the_chat_and_the_preview() {
+    let (d, mut app) = app();
+    for i in 0..200 {
+        app.transcript.push(Entry::Notice(format!("line {i}")));
+    }
+    for (w, h) in [(100, 30), (200, 50)] {
+        sized(&mut app, w, h);
+        app.scroll = 0;
+        app.focus = agent_tui::tui::Focus::Chat;
+        let rows = agent_tui::tui::chat_rows(&app, ratatui::layout::Rect::new(0, 0, w, h));
+        assert!(rows > 12);
+        app.on_key(key(KeyCode::PageUp));
+        assert_eq!(app.scroll, rows - 2, "a page at {w}x{h}");
+    }
+    let text: String = (1..=500).map(|i| format!("l{i}\n")).collect();
+    std::fs::write(d.path().join("long.txt"), &text).unwrap();
+    sized(&mut app, 100, 30);
+    app.focus = agent_tui::tui::Focus::Input;
+    app.on_key(key(KeyCode::BackTab));
+    app.on_key(key(KeyCode::BackTab));
+    plain_loads(&mut app, d.path());
+    app.on_key(key(KeyCode::Char('l')));
+    app.on_key(key(KeyCode::Enter));
+    plain_loads(&mut app, d.path());
+    app.on_key(key(KeyCode::PageDown));
+    let Overlay::Preview { scroll, .. } = &app.overlay else {
+        panic!("a preview")
+    };
+    // 30 rows: 29 of body, an overlay margin each side, borders: 25 shown.
+    assert_eq!(*scroll, 23);
+}
+
+#[test]
+fn the_approval_keys_stay_in_view_at_60x20() {
+    let (_d, mut app) = app();
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::ApprovalRequested {
+            tool_call_id: "c".into(),
+            name: "run_command".into(),
+            arguments: json!({"command": "python3 -c \"import os; print(os.listdir('.')); print('a long inline program that goes on and on and on')\""}),
+            root: "/tmp/qa-tui/proj".into(),
+            cwd: ".".into(),
+            sandbox: "Landlock: writes in the root only, no network".into(),
+            batch: vec![],
+        },
+    ));
+    for (w, h) in [(60, 20), (60, 15), (100, 30)] {
+        let s = screen(&app, w, h);
+        assert!(
+            s.contains("y / Enter: allow once · n / Esc: deny"),
+            "{w}x{h}:\n{s}"
+        );
+    }
+}
+
+#[test]
+fn a_verify_that_cannot_run_is_not_titled_nothing_written() {
+    let (_d, mut app) = app();
+    review_of(&mut app, bundle("j").files);
+    app.replied(
+        &agent_tui::protocol::Command::Verify { job_id: "j".into() },
+        Err(agent_tui::protocol::EngineError::Invalid {
+            message: "there is no verify command: set `[verify] command` in the config".into(),
+            unknown: vec![],
+        }),
+    );
+    let s = screen(&app, 100, 30);
+    assert!(
+        s.contains("verify not run") && !s.contains("nothing written"),
+        "{s}"
+    );
+    app.on_event(&ev(
+        "j",
+        2,
+        EventBody::ApplyFailed {
+            error: "conflict".into(),
+            code: agent_tui::protocol::ApplyFailure::Conflict,
+            conflicts: vec![],
+        },
+    ));
+    assert!(screen(&app, 100, 30).contains("nothing written"));
 }

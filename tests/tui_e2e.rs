@@ -868,3 +868,43 @@ fn auto_verifies_on_a_decision_and_esc_stops_a_hung_check() {
     }
     assert_eq!(read(root, "notes.txt"), "one\ntwo\n");
 }
+
+/// A hunk taller than the pane scrolls (PgDn, Ctrl+D) and its border says
+/// where it is; a line wider than the pane goes on under `┆`; the file the
+/// apply made shows in the tree, badged ✓.
+#[test]
+fn a_tall_wide_hunk_is_read_to_its_end_and_its_new_file_shows_in_the_tree() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\n").unwrap();
+    let mut text: String = (0..120).map(|i| format!("filler {i}\n")).collect();
+    text.push_str(&format!("{}TAIL-END\n", "w".repeat(150)));
+    let edits = json!({"edits": [
+        {"file_path": "made.txt", "operation": "create", "new_text": text}
+    ]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["One new file for your review."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "e2e-tall");
+    tmux.wait_for("test test-model ● online");
+    tmux.keys(&["make the file", "Enter"]);
+    tmux.wait_for("lines 1-33 of 122 ↓");
+    tmux.keys(&["PageDown"]);
+    tmux.wait_for("lines 32-64 of 122 ↑↓");
+    for _ in 0..4 {
+        tmux.keys(&["C-d"]);
+    }
+    let s = tmux.wait_for("of 122 ↑ ");
+    assert!(
+        s.contains("filler 119") && s.contains("┆") && s.contains("TAIL-END"),
+        "{s}"
+    );
+    tmux.keys(&["y"]);
+    tmux.keys(&["C-s"]);
+    let s = tmux.wait_for("made.txt ✓");
+    assert!(s.contains("Applied 1 hunk to made.txt"), "{s}");
+}

@@ -192,10 +192,10 @@ impl Loop<'_> {
                 _ => {}
             },
             TermEvent::Paste(text) => self.app.paste(&text),
-            TermEvent::Key(_)
-            | TermEvent::Resize(..)
-            | TermEvent::FocusGained
-            | TermEvent::FocusLost => {}
+            TermEvent::Resize(width, height) => {
+                self.app.screen = Some(ratatui::layout::Rect::new(0, 0, width, height));
+            }
+            TermEvent::Key(_) | TermEvent::FocusGained | TermEvent::FocusLost => {}
         }
         // Scrolling stops at the transcript's top.
         if self.app.scroll > 0
@@ -248,6 +248,8 @@ impl Loop<'_> {
     }
 
     fn draw(&mut self) -> Result<(), String> {
+        // Pages of scrolling follow the size drawn.
+        self.app.screen = self.area();
         let app = &self.app;
         self.terminal
             .draw(|f| render::draw(f, app))

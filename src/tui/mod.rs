@@ -20,13 +20,13 @@ mod tree;
 mod wrap;
 
 pub use app::{
-    App, CheckpointRow, Details, Entry, Focus, LatestCheckpoint, Load, Loaded, Overlay, Quit, View,
-    WholeFileRow, latest_of,
+    App, Badge, CheckpointRow, Details, Entry, Focus, LatestCheckpoint, Load, Loaded, Overlay,
+    Quit, Refusal, ReviewScroll, View, WholeFileRow, latest_of,
 };
 pub use highlight::{StyledLine, highlight, highlight_code};
 pub use loads::settle as settle_loads;
 pub use overrides::KeyMap;
-pub use render::{draw, focused_message, max_scroll};
+pub use render::{chat_rows, draw, focused_message, max_scroll, review_window};
 pub use start::{Resume, TuiStart, app_from};
 pub use tree::Tree;
 

@@ -121,26 +121,73 @@ impl Tree {
     }
 
     /// A folder's entries, loaded: shown under it if it is still expanded
-    /// and not filled already (the root's top, at depth 0, fills the tree).
+    /// (the root's top, at depth 0, fills the tree). Entries it showed
+    /// already keep what is open under them; new ones are added, gone ones
+    /// dropped, so listing a folder again refreshes it.
     pub fn children_loaded(&mut self, rel: &str, depth: usize, entries: Vec<FolderEntry>) {
         let kids = nodes(entries, depth);
-        if rel.is_empty() && depth == 0 {
-            if self.nodes.is_empty() {
-                self.nodes = kids;
+        let (start, end) = if rel.is_empty() && depth == 0 {
+            (0, self.nodes.len())
+        } else {
+            let Some(i) = self
+                .nodes
+                .iter()
+                .position(|n| n.rel == rel && n.depth + 1 == depth)
+            else {
+                return;
+            };
+            if self.nodes[i].kind != (NodeKind::Dir { expanded: true }) {
+                return;
             }
-            return;
-        }
-        let Some(i) = self
-            .nodes
-            .iter()
-            .position(|n| n.rel == rel && n.depth + 1 == depth)
-        else {
-            return;
+            (i + 1, self.subtree_end(i))
         };
-        let filled = self.subtree_end(i) > i + 1;
-        if self.nodes[i].kind == (NodeKind::Dir { expanded: true }) && !filled {
-            self.nodes.splice(i + 1..i + 1, kids);
+        self.merge(start..end, depth, kids);
+    }
+
+    /// Puts `kids` (entries at `depth`) in place of the nodes in `range`;
+    /// an entry shown already keeps its node and what is under it. The
+    /// selection stays on its node when that is still there.
+    fn merge(&mut self, range: std::ops::Range<usize>, depth: usize, kids: Vec<Node>) {
+        let selected = self.selected().map(|n| n.rel.clone());
+        let mut shown: Vec<Vec<Node>> = Vec::new();
+        for node in self.nodes.drain(range.clone()) {
+            match shown.last_mut() {
+                Some(group) if node.depth > depth => group.push(node),
+                _ => shown.push(vec![node]),
+            }
         }
+        let is_dir = |n: &Node| matches!(n.kind, NodeKind::Dir { .. });
+        let mut merged = Vec::new();
+        for kid in kids {
+            match shown
+                .iter()
+                .position(|g| g[0].rel == kid.rel && is_dir(&g[0]) == is_dir(&kid))
+            {
+                Some(i) => merged.extend(shown.swap_remove(i)),
+                None => merged.push(kid),
+            }
+        }
+        self.nodes.splice(range.start..range.start, merged);
+        let last = self.nodes.len().saturating_sub(1);
+        self.selected = selected
+            .and_then(|rel| self.nodes.iter().position(|n| n.rel == rel))
+            .unwrap_or(self.selected.min(last));
+    }
+
+    /// The folders to list again to refresh the tree, each with the depth
+    /// of its entries: the root's top and every open folder.
+    pub fn refreshes(&self) -> Vec<(String, usize)> {
+        let root_node = self.nodes.iter().any(|n| n.rel.is_empty() && n.depth == 0);
+        let mut out = Vec::new();
+        if !root_node {
+            out.push((String::new(), 0));
+        }
+        for n in &self.nodes {
+            if n.kind == (NodeKind::Dir { expanded: true }) {
+                out.push((n.rel.clone(), n.depth + 1));
+            }
+        }
+        out
     }
 
     /// Index after the last descendant of node `i`.
@@ -243,6 +290,40 @@ mod tests {
         t.move_by(10);
         assert_eq!(t.selected_index(), 3);
         assert_eq!(t.offset(2), 2);
+    }
+
+    #[test]
+    fn listing_a_folder_again_adds_new_entries_and_keeps_open_ones() {
+        let (mut t, (rel, depth)) = Tree::new(&[]);
+        t.children_loaded(&rel, depth, top());
+        t.jump("s");
+        let (rel, depth) = t.toggle().unwrap();
+        t.children_loaded(&rel, depth, src());
+        t.jump("m");
+        assert_eq!(t.selected().unwrap().name, "main.rs");
+        assert_eq!(t.refreshes(), [("".to_string(), 0), ("src".to_string(), 1)]);
+        // A file made at the top (by an apply, a command, by hand), one gone.
+        let mut again = top();
+        again.insert(3, entry("copy.py", false));
+        again.retain(|e| e.path != ".gitignore");
+        t.children_loaded("", 0, again);
+        assert_eq!(
+            names(&t),
+            [
+                ".github",
+                "src",
+                "  deep",
+                "  lib.rs",
+                "  main.rs",
+                "copy.py",
+                "README.md"
+            ]
+        );
+        assert_eq!(t.selected().unwrap().name, "main.rs", "the selection stays");
+        let mut more = src();
+        more.push(entry("src/new.rs", false));
+        t.children_loaded("src", 1, more);
+        assert_eq!(t.nodes()[5].rel, "src/new.rs");
     }
 
     #[test]

@@ -162,6 +162,34 @@ pub fn runs_from(runs: &[Run], at: usize) -> Vec<Run> {
     out
 }
 
+/// Cuts runs into pieces of at most `room` columns, by characters (not at
+/// words: code has no safe place to break). Each piece after the first is
+/// what goes on after a continuation mark (`┆`); joined, they are the input.
+pub fn cut(runs: &[Run], room: usize) -> Vec<Vec<Run>> {
+    let mut pieces: Vec<Vec<Run>> = vec![Vec::new()];
+    let mut used = 0;
+    for (style, text) in runs {
+        for c in text.chars() {
+            let w = width_of(c);
+            if used + w > room && used > 0 {
+                pieces.push(Vec::new());
+                used = 0;
+            }
+            used += w;
+            if let Some(piece) = pieces.last_mut() {
+                match piece.last_mut() {
+                    Some((s, t)) if s == style => t.push(c),
+                    _ => piece.push((*style, c.to_string())),
+                }
+            }
+        }
+    }
+    pieces
+}
+
+/// The continuation mark of a line cut by `cut` (as the chat's code shows).
+pub const MORE: &str = "┆";
+
 /// Display width of some runs.
 pub fn runs_width(runs: &[Run]) -> usize {
     runs.iter().flat_map(|(_, t)| t.chars()).map(width_of).sum()

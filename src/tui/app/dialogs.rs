@@ -209,10 +209,10 @@ impl App {
         let file = &review.bundle.files[f];
         let hunk = &file.hunks[h];
         if hunk.state.is_applied() {
-            self.review_error = Some(format!(
+            self.review_error = Some(super::Refusal::Edit(format!(
                 "{} is already applied; Ctrl+Z rolls it back",
                 hunk.hunk_id
-            ));
+            )));
             self.transcript.push(Entry::Notice(format!(
                 "{} is already applied and cannot be edited.",
                 hunk.hunk_id

@@ -3,8 +3,8 @@
 //! event to a small handler.
 
 use super::{
-    App, Entry, LatestCheckpoint, Load, Overlay, ProviderState, ReviewView, Streaming, VerifyState,
-    View,
+    App, Badge, Entry, LatestCheckpoint, Load, Overlay, ProviderState, Refusal, ReviewView,
+    Streaming, VerifyState, View,
 };
 use crate::protocol::names::{GIT_ADD, GIT_COMMIT, GIT_PUSH, MCP_PREFIX, RUN_COMMAND};
 use crate::protocol::words::counted;
@@ -55,7 +55,7 @@ impl App {
             EventBody::ReviewUpdated { bundle, error, .. } => {
                 self.set_bundle(job, bundle);
                 if let Some(error) = error {
-                    self.refused(format!("The edit was not kept: {error}"));
+                    self.refused(Refusal::Edit(format!("The edit was not kept: {error}")));
                 }
             }
             EventBody::DiffGenerated { bundle } => self.set_bundle(job, bundle),
@@ -63,22 +63,15 @@ impl App {
             EventBody::VerifyStarted { .. } | EventBody::VerifyCompleted(_) => {
                 self.verify_event(job, body)
             }
-            EventBody::ApplyFailed { error, .. } => {
-                self.refused(format!("Apply failed, nothing was written: {error}"));
-            }
+            EventBody::ApplyFailed { error, .. } => self.refused(Refusal::Apply(format!(
+                "Apply failed, nothing was written: {error}"
+            ))),
             EventBody::RecoveryCompleted(r) => self
                 .transcript
                 .push(Entry::Notice(format!("Recovered: {}.", r.summary()))),
             EventBody::McpServers { .. } => self.mcp_servers(body),
             EventBody::CheckpointCreated { .. } => self.checkpoint_created(body),
-            EventBody::RollbackCompleted {
-                checkpoint_id,
-                files,
-                ..
-            } => self.transcript.push(Entry::Notice(format!(
-                "Rolled back {checkpoint_id}: {}.",
-                files.join(", ")
-            ))),
+            EventBody::RollbackCompleted { .. } => self.rolled_back(body),
             EventBody::RollbackFailed { error, .. } => self
                 .transcript
                 .push(Entry::Error(format!("Rollback failed: {error}"))),
@@ -91,6 +84,10 @@ impl App {
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
+        }
+        // Notes said while the answer streamed follow it once it ended.
+        if self.streaming == Streaming::Nothing {
+            self.transcript.append(&mut self.deferred);
         }
     }
 
@@ -125,9 +122,10 @@ impl App {
     }
 
     /// The review refused something: said in the review and the chat.
-    fn refused(&mut self, error: String) {
-        self.review_error = Some(error.clone());
-        self.transcript.push(Entry::Error(error));
+    fn refused(&mut self, refusal: Refusal) {
+        self.transcript
+            .push(Entry::Error(refusal.text().to_string()));
+        self.review_error = Some(refusal);
     }
 
     /// The model's question, in a dialog.
@@ -289,6 +287,8 @@ impl App {
         };
         self.set_bundle(job, bundle);
         self.review_error = None;
+        // An apply may have made files: the tree shows them.
+        self.refresh_tree();
         if let Some(cp) = self
             .latest_checkpoint
             .as_mut()
@@ -313,6 +313,26 @@ impl App {
         }
     }
 
+    /// A rollback ended: its files' badges go, the tree is listed again.
+    fn rolled_back(&mut self, body: &EventBody) {
+        let EventBody::RollbackCompleted {
+            checkpoint_id,
+            files,
+            ..
+        } = body
+        else {
+            return;
+        };
+        for file in files {
+            self.badges.remove(file);
+        }
+        self.refresh_tree();
+        self.transcript.push(Entry::Notice(format!(
+            "Rolled back {checkpoint_id}: {}.",
+            files.join(", ")
+        )));
+    }
+
     fn checkpoint_created(&mut self, body: &EventBody) {
         let EventBody::CheckpointCreated {
             checkpoint_id,
@@ -323,6 +343,8 @@ impl App {
             return;
         };
         if *kind == CheckpointKind::Exec {
+            // The command may have made files: the tree shows them.
+            self.refresh_tree();
             self.transcript.push(Entry::Notice(format!(
                 "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
                 files.join(", ")
@@ -449,6 +471,30 @@ impl App {
             cursor: cursor.min(n.saturating_sub(1)),
             ..review
         });
+        self.badge_files(bundle);
+    }
+
+    /// The tree's badges for `bundle`'s files; a file only an earlier
+    /// review held loses its pending mark (that review is gone).
+    fn badge_files(&mut self, bundle: &DiffBundle) {
+        self.badges.retain(|_, b| *b != Badge::Pending);
+        for file in &bundle.files {
+            if let Some(badge) = Badge::of(file) {
+                self.badges.insert(file.file_path.clone(), badge);
+            }
+        }
+    }
+
+    /// Asks again for the root's entries and every open folder's (a file
+    /// made by an apply, a command or by hand shows up; the tree is lazy,
+    /// so this costs one listing per open folder).
+    pub(super) fn refresh_tree(&mut self) {
+        for (rel, depth) in self.tree.refreshes() {
+            let load = Load::TreeDir { rel, depth };
+            if !self.loads.contains(&load) {
+                self.loads.push(load);
+            }
+        }
     }
 
     /// Puts `review` up and asks the event loop to colour its new hunks.

@@ -11,8 +11,16 @@ use crate::protocol::{Command, JobStatus, Mode, SessionRef};
 use crate::tui::keymap::{Action, Context};
 
 impl App {
-    /// Applies a key; returns the commands to send to the engine.
+    /// Applies a key; returns the commands to send to the engine. What it
+    /// says while an answer streams waits for the answer's end.
     pub fn on_key(&mut self, key: KeyEvent) -> Vec<Command> {
+        let before = self.transcript.len();
+        let commands = self.key(key);
+        self.defer_since(before);
+        commands
+    }
+
+    fn key(&mut self, key: KeyEvent) -> Vec<Command> {
         let ctrl_c =
             key.code == KeyCode::Char('c') && key.modifiers.contains(KeyModifiers::CONTROL);
         if ctrl_c {
@@ -81,8 +89,8 @@ impl App {
             Action::Feedback => self.feedback(),
             Action::ScrollUp => self.scroll_by(1),
             Action::ScrollDown => self.scroll_by(-1),
-            Action::PageUp => self.scroll_by(10),
-            Action::PageDown => self.scroll_by(-10),
+            Action::PageUp => self.scroll_page(1),
+            Action::PageDown => self.scroll_page(-1),
             Action::RollbackAll
             | Action::PickHunks
             | Action::ToggleChoice
@@ -128,6 +136,10 @@ impl App {
                 let i = order.iter().position(|f| *f == self.focus).unwrap_or(2) as isize;
                 let step = if action == Action::FocusNext { 1 } else { -1 };
                 self.focus = order[(i + step).rem_euclid(3) as usize];
+                if self.focus == Focus::Tree {
+                    // Files made since (by hand, too) show up.
+                    self.refresh_tree();
+                }
             }
             Action::CycleMode => {
                 self.mode = match self.mode {
@@ -253,8 +265,7 @@ impl App {
         }
         if self.view == View::Review {
             if let Some(r) = &mut self.review {
-                let n = r.positions().len();
-                step(&mut r.cursor, n);
+                r.go_to((r.cursor as isize + delta).max(0) as usize);
             }
         } else {
             self.tree.move_by(delta);
@@ -262,6 +273,9 @@ impl App {
     }
 
     fn toggle_whole_file(&mut self) {
+        if let Some(review) = &mut self.review {
+            review.scroll = super::ReviewScroll::ToHunk;
+        }
         if let Some(review) = &mut self.review
             && review.whole_file.take().is_none()
             && let Some((f, _)) = review.current()
@@ -363,8 +377,7 @@ impl App {
         };
         // Move on to the next hunk, as reviewers expect.
         if !whole_file {
-            let n = review.positions().len();
-            review.cursor = (review.cursor + 1).min(n.saturating_sub(1));
+            review.go_to(review.cursor + 1);
         }
         let (accept_ids, reject_ids) = if accept {
             (ids, Vec::new())
@@ -396,6 +409,17 @@ impl App {
             return Vec::new();
         }
         r.apply_confirm = false;
+        if !r.bundle.is_pending() && r.bundle.to_apply().next().is_none() {
+            // Every hunk decided, none accepted: there is nothing to write,
+            // and that is no failure; the review is over.
+            self.review = None;
+            self.review_error = None;
+            self.view = View::Chat;
+            self.transcript.push(Entry::Notice(
+                "Nothing accepted: nothing written; the review is closed.".into(),
+            ));
+            return Vec::new();
+        }
         vec![Command::Apply {
             job_id: r.job_id.clone(),
         }]

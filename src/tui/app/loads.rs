@@ -1,4 +1,4 @@
-//! Scrolling, and what work done off the UI task gave (`Loaded`): the
+//! What work done off the UI task gave (`Loaded`): the
 //! engine's answers to queries (folders, previews, checkpoints, sessions),
 //! colours, and the replies to commands.
 
@@ -58,20 +58,15 @@ pub enum Loaded {
 }
 
 impl App {
-    /// Scrolls the transcript up (positive) or down; 0 follows the newest text.
-    pub fn scroll_by(&mut self, rows: isize) -> Vec<Command> {
-        if let Overlay::Preview { scroll, lines, .. } = &mut self.overlay {
-            // In a preview, "up" means towards the top of the file.
-            let max = lines.len().saturating_sub(1) as isize;
-            *scroll = (*scroll as isize - rows).clamp(0, max.max(0)) as usize;
-            return Vec::new();
-        }
-        self.scroll = (self.scroll as isize + rows).max(0) as usize;
-        Vec::new()
+    /// Takes what a load gave (what it says while an answer streams waits
+    /// for the answer's end).
+    pub fn loaded(&mut self, done: Loaded) {
+        let before = self.transcript.len();
+        self.take_loaded(done);
+        self.defer_since(before);
     }
 
-    /// Takes what a load gave.
-    pub fn loaded(&mut self, done: Loaded) {
+    fn take_loaded(&mut self, done: Loaded) {
         match done {
             Loaded::TreeDir {
                 rel,
@@ -129,12 +124,12 @@ impl App {
             }
             // Refusals no event reports (no command, nothing accepted).
             (Command::Verify { .. }, Err(e)) => {
-                self.review_error = Some(format!("Cannot verify: {e}"));
+                self.review_error = Some(super::Refusal::Verify(format!("Cannot verify: {e}")));
                 self.transcript
                     .push(Entry::Error(format!("Cannot verify: {e}")));
             }
             (_, Err(e @ (EngineError::Busy { .. } | EngineError::Unavailable { .. }))) => {
-                self.review_error = Some(e.to_string());
+                self.review_error = Some(super::Refusal::Engine(e.to_string()));
                 self.transcript.push(Entry::Error(e.to_string()));
             }
             // Said by the events that came with it.

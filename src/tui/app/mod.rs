@@ -12,13 +12,14 @@ mod loads;
 mod notices;
 mod open_root;
 mod review;
+mod scroll;
 
 use crate::protocol::words::counted;
 use ratatui_textarea::TextArea;
 
 pub use loads::{Loaded, latest_of};
 pub use open_root::RootDialog;
-pub use review::{HunkCode, ReviewView, VerifyState, WholeFileRow};
+pub use review::{Badge, HunkCode, Refusal, ReviewScroll, ReviewView, VerifyState, WholeFileRow};
 
 use super::highlight::StyledLine;
 use super::keymap::Context;
@@ -133,8 +134,11 @@ pub struct Editor(pub TextArea<'static>);
 
 impl Editor {
     pub fn new(text: &str) -> Editor {
-        // Line numbers are the file's own, drawn beside it (render/review.rs).
-        Editor(TextArea::new(text.lines().map(str::to_string).collect()))
+        // Line numbers are the file's own, drawn beside it (render/review.rs);
+        // a long line wraps (code: anywhere), so all of it is in view.
+        let mut area = TextArea::new(text.lines().map(str::to_string).collect());
+        area.set_wrap_mode(ratatui_textarea::WrapMode::Glyph);
+        Editor(area)
     }
 
     /// The text, each line ending in `\n`; empty when nothing is left.
@@ -328,8 +332,17 @@ pub struct App {
     pub view: View,
     pub overlay: Overlay,
     /// The last refusal of the review (a conflict on apply, a refused
-    /// edit), shown in the review until the next decision.
-    pub review_error: Option<String>,
+    /// edit, a verify that cannot run), shown in the review until the next
+    /// decision.
+    pub review_error: Option<Refusal>,
+    /// The tree's badges of files the reviews touched (kept after an apply).
+    pub badges: std::collections::BTreeMap<String, Badge>,
+    /// The terminal's size as last drawn (pages of scrolling follow it);
+    /// `None` before the first frame.
+    pub screen: Option<ratatui::layout::Rect>,
+    /// Notes said while an answer streamed: they follow it once it ends, so
+    /// the streamed message stays whole (the status line shows them meanwhile).
+    deferred: Vec<Entry>,
     pub latest_checkpoint: Option<LatestCheckpoint>,
     /// The MCP servers as the last job found them (none before one starts).
     pub mcp: Vec<crate::protocol::McpServerStatus>,
@@ -409,6 +422,9 @@ impl App {
             view: View::Chat,
             overlay: Overlay::None,
             review_error: None,
+            badges: std::collections::BTreeMap::new(),
+            screen: None,
+            deferred: Vec::new(),
             latest_checkpoint: None,
             mcp: Vec::new(),
             pinned: Vec::new(),
@@ -469,6 +485,20 @@ impl App {
             },
             (CopyRequest::LastCode, _) => Err(format!("{whose} has no code block")),
         }
+    }
+
+    /// Entries said since the transcript had `before` while an answer
+    /// streams: held until it ends (`on_event`), so the streamed message
+    /// stays whole; the status line shows the last meanwhile.
+    fn defer_since(&mut self, before: usize) {
+        if self.streaming == Streaming::Nothing || self.transcript.len() <= before {
+            return;
+        }
+        let said = self.transcript.split_off(before);
+        if let Some(Entry::Notice(t) | Entry::Error(t)) = said.last() {
+            self.status_note = Some(t.clone());
+        }
+        self.deferred.extend(said);
     }
 
     fn context(&self) -> Context {

@@ -28,6 +28,78 @@ impl VerifyState {
     }
 }
 
+/// A refusal of the review (shown under its files until the next
+/// decision), by what was refused: its box is titled by that.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// An apply failed: nothing was written.
+    Apply(String),
+    /// A verify could not run.
+    Verify(String),
+    /// A hunk's edit was not kept, or cannot be made.
+    Edit(String),
+    /// The engine could not take the command (the session is busy elsewhere,
+    /// the engine stopped).
+    Engine(String),
+}
+
+impl Refusal {
+    /// The title of its box.
+    pub fn title(&self) -> &'static str {
+        match self {
+            Refusal::Apply(_) => "nothing written",
+            Refusal::Verify(_) => "verify not run",
+            Refusal::Edit(_) => "edit not kept",
+            Refusal::Engine(_) => "not done",
+        }
+    }
+
+    pub fn text(&self) -> &str {
+        match self {
+            Refusal::Apply(t) | Refusal::Verify(t) | Refusal::Edit(t) | Refusal::Engine(t) => t,
+        }
+    }
+}
+
+/// Where the hunk view or the whole-file view is scrolled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReviewScroll {
+    /// The current hunk in view: its first row, or in the whole file the
+    /// hunk a few rows below the top (the top itself when the file fits).
+    #[default]
+    ToHunk,
+    /// This many rows below the top (kept within the view when drawn).
+    At(usize),
+}
+
+/// How a file of the review shows in the tree: ● something still to decide
+/// or to apply, ✓ applied, ✗ every hunk rejected.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Badge {
+    Pending,
+    Applied,
+    Rejected,
+}
+
+impl Badge {
+    /// The badge of a file of a bundle: pending while a hunk is undecided,
+    /// conflicted or accepted but not written; else applied when one was
+    /// written; else (all rejected) rejected.
+    pub fn of(file: &crate::protocol::FileDiff) -> Option<Badge> {
+        use crate::protocol::HunkState as S;
+        let any = |pred: &dyn Fn(&S) -> bool| file.hunks.iter().any(|h| pred(&h.state));
+        if file.hunks.is_empty() {
+            None
+        } else if any(&|s| !matches!(s, S::Applied | S::Rejected)) {
+            Some(Badge::Pending)
+        } else if any(&|s| matches!(s, S::Applied)) {
+            Some(Badge::Applied)
+        } else {
+            Some(Badge::Rejected)
+        }
+    }
+}
+
 /// The pending diff and where the reviewer is in it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReviewView {
@@ -45,6 +117,8 @@ pub struct ReviewView {
     pub verify: VerifyState,
     /// Ctrl+S after a failed verify asked once more; the next applies.
     pub apply_confirm: bool,
+    /// Where the hunk (or whole-file) view is scrolled.
+    pub scroll: ReviewScroll,
 }
 
 /// A row of the whole-file view: ' ' unchanged, '-' removed, '+' added.
@@ -136,6 +210,10 @@ impl ReviewView {
             whole_file: None,
             verify: before.map(|b| b.verify.clone()).unwrap_or_default(),
             apply_confirm: false,
+            // A decision keeps the view where it was on the same hunk.
+            scroll: before
+                .filter(|b| b.cursor == cursor)
+                .map_or(ReviewScroll::ToHunk, |b| b.scroll),
         }
     }
 
@@ -176,6 +254,16 @@ impl ReviewView {
 
     pub fn current(&self) -> Option<(usize, usize)> {
         self.positions().get(self.cursor).copied()
+    }
+
+    /// Moves the cursor to hunk `cursor` (kept in range); the view follows it.
+    pub fn go_to(&mut self, cursor: usize) {
+        let n = self.positions().len();
+        let cursor = cursor.min(n.saturating_sub(1));
+        if cursor != self.cursor {
+            self.cursor = cursor;
+            self.scroll = ReviewScroll::ToHunk;
+        }
     }
 
     /// Hunks decided (accepted, rejected or applied) / all hunks.

@@ -10,7 +10,7 @@ use ratatui::text::{Line, Span};
 
 use super::parse::{Align, Block, dim};
 use crate::tui::highlight::StyledLine;
-use crate::tui::wrap::{Run, runs_from, runs_width, wrap, wrap_with_starts};
+use crate::tui::wrap::{Run, cut, runs_from, runs_width, wrap, wrap_with_starts};
 
 /// Highlighted code by `code_key`.
 pub type Colours = HashMap<u64, Vec<StyledLine>>;
@@ -106,7 +106,10 @@ fn code(
     out: &mut Vec<Line<'static>>,
 ) {
     let gutter = joined(indent.to_vec(), vec![(dim(), "▎ ".into())]);
-    let more = joined(indent.to_vec(), vec![(dim(), "┆ ".into())]);
+    let more = joined(
+        indent.to_vec(),
+        vec![(dim(), format!("{} ", crate::tui::wrap::MORE))],
+    );
     let room = width.saturating_sub(runs_width(&gutter)).max(1);
     for (i, raw) in text.split('\n').enumerate() {
         let runs: Vec<Run> = match colours.and_then(|c| c.get(i)) {
@@ -123,30 +126,6 @@ fn code(
             out.push(line(joined(prefix, piece)));
         }
     }
-}
-
-/// Cuts runs into pieces of at most `room` columns, by characters.
-fn cut(runs: &[Run], room: usize) -> Vec<Vec<Run>> {
-    use unicode_width::UnicodeWidthChar;
-    let mut pieces: Vec<Vec<Run>> = vec![Vec::new()];
-    let mut used = 0;
-    for (style, text) in runs {
-        for c in text.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w > room && used > 0 {
-                pieces.push(Vec::new());
-                used = 0;
-            }
-            used += w;
-            if let Some(piece) = pieces.last_mut() {
-                match piece.last_mut() {
-                    Some((s, t)) if s == style => t.push(c),
-                    _ => piece.push((*style, c.to_string())),
-                }
-            }
-        }
-    }
-    pieces
 }
 
 fn pad(runs: Vec<Run>, width: usize, align: Align) -> Vec<Run> {

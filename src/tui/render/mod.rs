@@ -12,8 +12,11 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 mod chat;
 mod overlays;
 mod review;
+mod review_rows;
 
-use super::app::{App, Focus, ProviderState, View};
+pub use review::review_window;
+
+use super::app::{App, Badge, Focus, ProviderState, View};
 use super::tree::NodeKind;
 use crate::protocol::JobStatus;
 
@@ -80,6 +83,19 @@ fn transcript_view(app: &App, area: Rect) -> Option<chat::TranscriptView> {
     ))
 }
 
+/// The rows of text the chat shows in a terminal of `screen`.
+pub fn chat_rows(app: &App, screen: Rect) -> usize {
+    let [body, _] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(screen);
+    let [_, chat, _] = panes(app, body);
+    usize::from(chat::transcript_inner(app, chat).height)
+}
+
+/// The rows of text a file preview shows in a terminal of `screen`.
+pub fn preview_rows(screen: Rect) -> usize {
+    let [body, _] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(screen);
+    usize::from(overlay_area(body).height.saturating_sub(2))
+}
+
 /// The message the chat's focus is on in a frame of `area` (what `y`
 /// copies): the newest message with a row on screen.
 pub fn focused_message(app: &App, area: Rect) -> Option<usize> {
@@ -110,16 +126,11 @@ fn draw_tree(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let height = inner.height as usize;
     let offset = app.tree.offset(height);
     let badge = |rel: &str| -> Option<(char, Color)> {
-        let review = app.review.as_ref()?;
-        let file = review.bundle.files.iter().find(|f| f.file_path == rel)?;
-        let hunk = |pred: &dyn Fn(&crate::protocol::Hunk) -> bool| file.hunks.iter().any(pred);
-        if hunk(&|h| h.state.accepted().is_none()) {
-            Some(('●', Color::Yellow))
-        } else if hunk(&|h| h.state.is_applied()) {
-            Some(('✓', Color::Green))
-        } else {
-            Some(('✗', Color::Red))
-        }
+        Some(match app.badges.get(rel)? {
+            Badge::Pending => ('●', Color::Yellow),
+            Badge::Applied => ('✓', Color::Green),
+            Badge::Rejected => ('✗', Color::Red),
+        })
     };
     let lines: Vec<Line> = app
         .tree
@@ -226,7 +237,8 @@ fn job_spans(app: &App) -> Vec<Span<'static>> {
             Style::new().fg(colour),
         ));
     }
-    if let Some(r) = &app.review {
+    // Only while it has something to decide or to apply.
+    if let Some(r) = app.review.as_ref().filter(|r| r.bundle.is_pending()) {
         let (done, all) = r.progress();
         spans.push(Span::styled(
             format!(" review {done}/{all} "),

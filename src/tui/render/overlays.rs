@@ -6,9 +6,10 @@ use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use crate::tui::app::{App, Overlay, RootDialog};
+use crate::tui::wrap::{MORE, Run, cut, wrap};
 
 pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
     match &app.overlay {
@@ -284,28 +285,49 @@ pub(super) fn draw_preview(
             "loading…",
             Style::new().fg(Color::DarkGray),
         ))],
-        (None, false) => lines
-            .iter()
-            .enumerate()
-            .skip(scroll)
-            .take(inner.height as usize)
-            .map(|(i, runs)| {
-                let selected = mark.is_some_and(|m| (m.min(scroll)..=m.max(scroll)).contains(&i));
-                let number_style = if selected {
-                    Style::new().fg(Color::Black).bg(Color::Yellow)
-                } else {
-                    Style::new().fg(Color::DarkGray)
-                };
-                let mut spans = vec![Span::styled(format!("{:>5} ", i + 1), number_style)];
-                spans.extend(
-                    runs.iter()
-                        .map(|(c, t)| Span::styled(t.clone(), Style::new().fg(*c))),
-                );
-                Line::from(spans)
-            })
-            .collect(),
+        (None, false) => preview_rows(lines, (scroll, mark), inner),
     };
     frame.render_widget(Paragraph::new(body), inner);
+}
+
+/// The preview's rows from line `scroll`, numbered (a marked range's
+/// numbers highlighted); a line too long for the pane goes on under `┆`.
+fn preview_rows(
+    lines: &[crate::tui::highlight::StyledLine],
+    (scroll, mark): (usize, Option<usize>),
+    inner: Rect,
+) -> Vec<Line<'static>> {
+    let height = usize::from(inner.height);
+    let room = usize::from(inner.width).saturating_sub(6).max(1);
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut rows = Vec::new();
+    for (i, runs) in lines.iter().enumerate().skip(scroll) {
+        if rows.len() >= height {
+            break;
+        }
+        let selected = mark.is_some_and(|m| (m.min(scroll)..=m.max(scroll)).contains(&i));
+        let number_style = if selected {
+            Style::new().fg(Color::Black).bg(Color::Yellow)
+        } else {
+            dim
+        };
+        let runs: Vec<Run> = runs
+            .iter()
+            .map(|(c, t)| (Style::new().fg(*c), t.clone()))
+            .collect();
+        for (k, piece) in cut(&runs, room).into_iter().enumerate() {
+            let head = if k == 0 {
+                Span::styled(format!("{:>5} ", i + 1), number_style)
+            } else {
+                Span::styled(format!("{MORE:>5} "), dim)
+            };
+            let mut spans = vec![head];
+            spans.extend(piece.into_iter().map(|(s, t)| Span::styled(t, s)));
+            rows.push(Line::from(spans));
+        }
+    }
+    rows.truncate(height);
+    rows
 }
 
 pub(super) fn draw_checkpoints(
@@ -438,12 +460,32 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
     lines
 }
 
-pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<Line>) {
+/// A dialog of `lines`, the last being its keys: as tall as the lines once
+/// wrapped, and when the area is too short for them, the body gives way
+/// (blank rows first, then its end) so the keys line always shows.
+pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, mut lines: Vec<Line>) {
     let width = area.width.saturating_sub(4).min(80);
-    // As tall as the lines once wrapped, so the last (the keys) stays seen.
     let inner = usize::from(width.saturating_sub(2)).max(1);
-    let rows: usize = lines.iter().map(|l| l.width().div_ceil(inner).max(1)).sum();
-    let height = u16::try_from(rows + 2).unwrap_or(u16::MAX).min(area.height);
+    let keys: Vec<Line> = lines.pop().map(|l| wrapped(&l, inner)).unwrap_or_default();
+    let mut body: Vec<Line> = lines.iter().flat_map(|l| wrapped(l, inner)).collect();
+    let room = usize::from(area.height.saturating_sub(2)).saturating_sub(keys.len());
+    while body.len() > room
+        && let Some(blank) = body.iter().rposition(|l| l.width() == 0)
+    {
+        body.remove(blank);
+    }
+    if body.len() > room {
+        body.truncate(room.saturating_sub(1));
+        body.push(Line::from(Span::styled(
+            "…",
+            Style::new().fg(Color::DarkGray),
+        )));
+        body.truncate(room);
+    }
+    body.extend(keys);
+    let height = u16::try_from(body.len() + 2)
+        .unwrap_or(u16::MAX)
+        .min(area.height);
     let rect = Rect {
         x: area.x + (area.width - width) / 2,
         y: area.y + (area.height.saturating_sub(height)) / 2,
@@ -452,17 +494,32 @@ pub(super) fn dialog(frame: &mut Frame<'_>, area: Rect, title: &str, lines: Vec<
     };
     frame.render_widget(Clear, rect);
     frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .alignment(Alignment::Left)
-            .block(
-                Block::default()
-                    .borders(Borders::ALL)
-                    .title(format!(" {title} "))
-                    .border_style(Style::new().fg(Color::Yellow)),
-            ),
+        Paragraph::new(body).alignment(Alignment::Left).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(format!(" {title} "))
+                .border_style(Style::new().fg(Color::Yellow)),
+        ),
         rect,
     );
+}
+
+/// A dialog's line word-wrapped to `width` columns, in its styles (the
+/// line's own, such as a selection, kept on each row).
+fn wrapped(line: &Line, width: usize) -> Vec<Line<'static>> {
+    let runs: Vec<Run> = line
+        .spans
+        .iter()
+        .map(|s| (s.style, s.content.to_string()))
+        .collect();
+    wrap(&runs, width)
+        .into_iter()
+        .map(|row| {
+            let spans: Vec<Span<'static>> =
+                row.into_iter().map(|(s, t)| Span::styled(t, s)).collect();
+            Line::from(spans).style(line.style)
+        })
+        .collect()
 }
 
 /// `Ctrl+O`: the path being typed, the recent roots or completions, and

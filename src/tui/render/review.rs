@@ -9,20 +9,56 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 
 use super::pane;
+use super::review_rows::{Rows, first_row, hunk_rows, position, whole_rows};
 use crate::tui::app::{App, ReviewView, VerifyState};
 
 pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let Some(review) = &app.review else { return };
-    let [left, right] = Layout::horizontal([
+    let [left, right] = columns(area);
+    draw_files(frame, app, review, left);
+    let (right, verify) = verify_layout(review, right);
+    if let Some((verify_area, (title, lines))) = verify {
+        frame.render_widget(Clear, verify_area);
+        frame.render_widget(Paragraph::new(lines).block(pane(title, false)), verify_area);
+    }
+    let Some(view) = hunk_pane(review, right) else {
+        return;
+    };
+    let block = pane(view.title, true).title_bottom(Line::from(view.position).right_aligned());
+    let inner = block.inner(right);
+    frame.render_widget(block, right);
+    let shown: Vec<Line> = view
+        .rows
+        .lines
+        .into_iter()
+        .skip(view.start)
+        .take(usize::from(inner.height))
+        .collect();
+    frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// The files pane and the hunk's.
+fn columns(area: Rect) -> [Rect; 2] {
+    Layout::horizontal([
         Constraint::Length((area.width / 3).clamp(20, 40)),
         Constraint::Min(20),
     ])
-    .areas(area);
-    draw_files(frame, app, review, left);
-    let right = draw_verify(frame, review, right);
-    let Some((f, h)) = review.current() else {
-        return;
-    };
+    .areas(area)
+}
+
+/// The hunk (or whole-file) pane at `area`: its title, its rows at the
+/// pane's width, the first one shown and where that is.
+struct HunkPane {
+    title: String,
+    /// Where the rows shown are, when not all fit (on the bottom border).
+    position: String,
+    rows: Rows,
+    start: usize,
+    height: usize,
+}
+
+fn hunk_pane(review: &ReviewView, area: Rect) -> Option<HunkPane> {
+    let (f, h) = review.current()?;
     let file = &review.bundle.files[f];
     let hunk = &file.hunks[h];
     let state = match &hunk.state {
@@ -38,18 +74,51 @@ pub(super) fn draw_review(frame: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         ""
     };
+    let inner = pane(String::new(), true).inner(area);
+    let (width, height) = (usize::from(inner.width), usize::from(inner.height));
+    let whole = review
+        .whole_file
+        .as_ref()
+        .filter(|(path, _)| path == &file.file_path);
+    // The whole file keeps a few rows above the hunk; a hunk starts at its top.
+    let (rows, lead, view) = match whole {
+        Some((_, rows)) => (
+            whole_rows(rows, &hunk.hunk_id, width),
+            3,
+            "· whole file (w) ",
+        ),
+        None => (hunk_rows(review, &hunk.hunk_id, width), 0, ""),
+    };
+    let start = first_row(review.scroll, rows.lines.len(), height, rows.hunk_row, lead);
     let title = format!(
-        " {} · {} [{state}{big}{edited}] ",
+        " {} · {} [{state}{big}{edited}] {view}",
         file.file_path, hunk.hunk_id
     );
-    if let Some((path, rows)) = &review.whole_file
-        && path == &file.file_path
-    {
-        draw_whole_file(frame, right, &title, rows, &hunk.hunk_id);
-        return;
+    Some(HunkPane {
+        title,
+        position: position(&rows, start, height),
+        rows,
+        start,
+        height,
+    })
+}
+
+/// Where the review's hunk view is in a terminal of `screen`: its first
+/// row shown, how many it shows and how many it has (scrolling keys move
+/// within that); `None` when no review or hunk is drawn.
+pub fn review_window(app: &App, screen: Rect) -> Option<(usize, usize, usize)> {
+    if screen.width < super::MIN_WIDTH || screen.height < super::MIN_HEIGHT {
+        return None;
     }
-    let lines = hunk_lines(review, &hunk.hunk_id);
-    frame.render_widget(Paragraph::new(lines).block(pane(title, true)), right);
+    let review = app.review.as_ref()?;
+    let body = Rect {
+        height: screen.height.saturating_sub(1),
+        ..screen
+    };
+    let [_, right] = columns(body);
+    let (right, _) = verify_layout(review, right);
+    let view = hunk_pane(review, right)?;
+    Some((view.start, view.height, view.rows.lines.len()))
 }
 
 /// The review's files, each with its hunks under it (state, id, lines added
@@ -64,10 +133,10 @@ fn draw_files(frame: &mut Frame<'_>, app: &App, review: &ReviewView, area: Rect)
             let [files_area, error_area] =
                 Layout::vertical([Constraint::Min(3), Constraint::Percentage(50)]).areas(area);
             frame.render_widget(
-                Paragraph::new(error.as_str())
+                Paragraph::new(error.text())
                     .style(Style::new().fg(Color::Red))
                     .wrap(Wrap { trim: true })
-                    .block(pane(" nothing written ".into(), false)),
+                    .block(pane(format!(" {} ", error.title()), false)),
                 error_area,
             );
             files_area
@@ -150,27 +219,26 @@ fn state_mark(state: &HunkState) -> (&'static str, Color) {
     }
 }
 
-/// The verify's pane under the hunk, once one ran; the area left above.
-fn draw_verify(frame: &mut Frame<'_>, review: &ReviewView, area: Rect) -> Rect {
-    match verify_lines(review, area.width.saturating_sub(2)) {
-        Some((title, head, tail)) => {
-            let want = (head.len() + tail.len()) as u16 + 2;
-            let height = want.min(area.height / 2).max(3);
-            let [hunk_area, verify_area] =
-                Layout::vertical([Constraint::Min(6), Constraint::Length(height)]).areas(area);
-            // The summary, then as much of the output's end as fits.
-            let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len());
-            let skip = tail.len().saturating_sub(room);
-            let shown: Vec<Line> = head
-                .into_iter()
-                .chain(tail.into_iter().skip(skip))
-                .collect();
-            frame.render_widget(Clear, verify_area);
-            frame.render_widget(Paragraph::new(shown).block(pane(title, false)), verify_area);
-            hunk_area
-        }
-        None => area,
-    }
+/// The hunk's area, and the verify's pane under it once one ran (its
+/// area, title and lines: the summary, then as much of the output's end as
+/// fits).
+type VerifyShown = (Rect, (String, Vec<Line<'static>>));
+
+fn verify_layout(review: &ReviewView, area: Rect) -> (Rect, Option<VerifyShown>) {
+    let Some((title, head, tail)) = verify_lines(review, area.width.saturating_sub(2)) else {
+        return (area, None);
+    };
+    let want = (head.len() + tail.len()) as u16 + 2;
+    let height = want.min(area.height / 2).max(3);
+    let [hunk_area, verify_area] =
+        Layout::vertical([Constraint::Min(6), Constraint::Length(height)]).areas(area);
+    let room = usize::from(height.saturating_sub(2)).saturating_sub(head.len());
+    let skip = tail.len().saturating_sub(room);
+    let shown: Vec<Line> = head
+        .into_iter()
+        .chain(tail.into_iter().skip(skip))
+        .collect();
+    (hunk_area, Some((verify_area, (title, shown))))
 }
 
 /// What the verify's pane shows: its title, the summary lines and a
@@ -250,79 +318,6 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
     }
 }
 
-/// A hunk's lines: old numbers left, new right, its colours once computed
-/// (the rows were parsed once when the bundle arrived).
-fn hunk_lines(review: &ReviewView, hunk_id: &str) -> Vec<Line<'static>> {
-    let colours = review.colours.get(hunk_id);
-    let rows = review.rows.get(hunk_id).map_or(&[][..], Vec::as_slice);
-    let number = |n: Option<usize>| n.map_or_else(|| "    ".to_string(), |n| format!("{n:>4}"));
-    rows.iter()
-        .enumerate()
-        .map(|(i, row)| {
-            let style = match row.marker {
-                '@' => Style::new().fg(Color::Cyan),
-                '+' => Style::new().fg(Color::Green),
-                '-' => Style::new().fg(Color::Red),
-                '\\' => Style::new().fg(Color::DarkGray),
-                _ => Style::new(),
-            };
-            let nums = format!("{}{} ", number(row.old), number(row.new));
-            let mut spans = vec![Span::styled(nums, Style::new().fg(Color::DarkGray))];
-            let tint = match row.marker {
-                '+' => Some(Color::Rgb(0, 50, 0)),
-                '-' => Some(Color::Rgb(60, 0, 0)),
-                _ => None,
-            };
-            match (colours.and_then(|c| c.get(i)), row.marker) {
-                (Some(runs), '+' | '-' | ' ') if !runs.is_empty() => {
-                    spans.push(Span::styled(row.marker.to_string(), style));
-                    for (c, t) in runs {
-                        let s = Style::new().fg(*c);
-                        spans.push(Span::styled(t.clone(), tint.map_or(s, |bg| s.bg(bg))));
-                    }
-                }
-                _ => spans.push(Span::styled(row.text.clone(), style)),
-            }
-            Line::from(spans)
-        })
-        .collect()
-}
-
-pub(super) fn draw_whole_file(
-    frame: &mut Frame<'_>,
-    area: Rect,
-    title: &str,
-    rows: &[crate::tui::app::WholeFileRow],
-    hunk_id: &str,
-) {
-    let block = pane(format!("{title}· whole file (w) "), true);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    // Keep the current hunk in view, a few rows below the top.
-    let first = rows
-        .iter()
-        .position(|r| r.2.as_deref() == Some(hunk_id))
-        .unwrap_or(0);
-    let start = first.saturating_sub(3);
-    let lines: Vec<Line> = rows
-        .iter()
-        .skip(start)
-        .take(inner.height as usize)
-        .map(|(marker, text, hunk)| {
-            let mut style = match marker {
-                '+' => Style::new().fg(Color::Green),
-                '-' => Style::new().fg(Color::Red),
-                _ => Style::new(),
-            };
-            if hunk.as_deref() == Some(hunk_id) {
-                style = style.add_modifier(Modifier::BOLD);
-            }
-            Line::from(Span::styled(format!("{marker}{text}"), style))
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
-}
-
 /// The in-app editor of a hunk's new text, over the review.
 pub(super) fn draw_hunk_editor(
     frame: &mut Frame<'_>,
@@ -368,7 +363,8 @@ pub(super) fn draw_hunk_editor(
 }
 
 /// The editor with the file's line numbers beside it (its first line is
-/// line `first_line` of the file), following its scroll.
+/// line `first_line` of the file), following its scroll; a line too long
+/// for the pane wraps, its next rows marked `┆` in the gutter.
 fn draw_numbered(
     frame: &mut Frame<'_>,
     area: Rect,
@@ -380,16 +376,26 @@ fn draw_numbered(
     let [gutter, text] =
         Layout::horizontal([Constraint::Length(width), Constraint::Min(1)]).areas(area);
     frame.render_widget(&editor.0, text);
-    // The editor scrolled to its cursor while drawing: number what it shows.
+    // The editor scrolled to its cursor and wrapped while drawing: number
+    // what it shows (a row that starts past a line's first column goes on
+    // from the row above).
     let (top, _) = editor.0.scroll_offset();
-    let numbers: Vec<Line> = (top as usize..count)
-        .take(gutter.height as usize)
-        .map(|row| {
-            Line::from(Span::styled(
-                format!("{:>w$} ", first_line + row, w = width as usize - 1),
-                Style::new().fg(Color::DarkGray),
-            ))
-        })
-        .collect();
+    let dim = Style::new().fg(Color::DarkGray);
+    let w = usize::from(width) - 1;
+    let mut numbers: Vec<Line> = Vec::new();
+    let mut last = None;
+    for row in 0..usize::from(gutter.height) {
+        let at = editor.0.screen_to_data(usize::from(top) + row, 0);
+        if last == Some((at.0, at.1)) {
+            break; // past the end: the last row again
+        }
+        last = Some((at.0, at.1));
+        let mark = if at.1 > 0 {
+            format!("{:>w$} ", crate::tui::wrap::MORE)
+        } else {
+            format!("{:>w$} ", first_line + at.0)
+        };
+        numbers.push(Line::from(Span::styled(mark, dim)));
+    }
     frame.render_widget(Paragraph::new(numbers), gutter);
 }
