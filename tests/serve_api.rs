@@ -465,6 +465,19 @@ fn a_second_serve_on_one_sqlite_store_is_refused() {
     }
     let out = second.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // The refused one neither printed a token nor replaced the first's.
+    assert_eq!(
+        support::stdout(&out).trim(),
+        "",
+        "a refused serve has no token"
+    );
+    let token_file =
+        std::fs::read_to_string(env.home.path().join("state/server-token")).unwrap_or_default();
+    assert_eq!(
+        token_file.trim(),
+        first.token.as_deref().unwrap_or_default(),
+        "the first one's token file is still its own"
+    );
     let err = stderr(&out);
     assert!(err.contains(&format!("pid {pid}")), "{err}");
     assert!(

@@ -212,16 +212,12 @@ async fn listen(
     let run_token = if has_users {
         None
     } else {
-        match one_run_token() {
+        match crate::agent::new_token() {
             Ok(t) => Some(t),
-            Err(exit) => return exit,
+            Err(e) => return failed(e),
         }
     };
-    if let Some(file) = &args.port_file
-        && let Err(e) = std::fs::write(file, format!("{}\n", local.port()))
-    {
-        return failed(format!("cannot write the port to {}: {e}", file.display()));
-    }
+    let run_sha = run_token.as_deref().map(crate::agent::token_sha256);
     let host = config.host_name.clone().unwrap_or_else(|| {
         let name = nix::unistd::gethostname()
             .map(|h| h.to_string_lossy().to_string())
@@ -230,9 +226,21 @@ async fn listen(
     });
     let engines: Vec<Engine> = workspaces.iter().map(|w| w.engine.clone()).collect();
     let names: Vec<String> = workspaces.iter().map(|w| w.id.clone()).collect();
-    let app = crate::server::app(workspaces, accounts, config, run_token, host);
+    let app = crate::server::app(workspaces, accounts, config, run_sha, host);
     if let Err(e) = crate::server::hosts::join(&app).await {
         return usage(e);
+    }
+    // Only a server that may serve says its token and port (a refused
+    // second one would have replaced the first one's token file).
+    if let Some(token) = &run_token
+        && let Err(exit) = announce_run_token(token)
+    {
+        return exit;
+    }
+    if let Some(file) = &args.port_file
+        && let Err(e) = std::fs::write(file, format!("{}\n", local.port()))
+    {
+        return failed(format!("cannot write the port to {}: {e}", file.display()));
     }
     crate::server::hosts::start(app.clone());
     crate::server::relay::start(app.clone());
@@ -306,21 +314,20 @@ fn ended(served: Result<std::io::Result<()>, tokio::task::JoinError>) -> Exit {
     }
 }
 
-/// A token for this run only (loopback, no users): printed, and written
+/// The token of this run only (loopback, no users): printed, and written
 /// to `server-token` (mode 0600) at the top of the state home.
-fn one_run_token() -> Result<String, Exit> {
-    let token = crate::agent::new_token().map_err(failed)?;
+fn announce_run_token(token: &str) -> Result<(), Exit> {
     let home: PathBuf = crate::agent::state_home()
         .ok_or_else(|| usage("cannot find the state home: set AGENT_TUI_HOME"))?;
     let file = home.join("server-token");
-    write_private(&file, &token)
+    write_private(&file, token)
         .map_err(|e| failed(format!("cannot write {}: {e}", file.display())))?;
     eprintln!(
         "agent-tui serve: no users are set up, so this run has its own token (also in {}):",
         file.display()
     );
     println!("{token}");
-    Ok(crate::agent::token_sha256(&token))
+    Ok(())
 }
 
 fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
