@@ -323,6 +323,10 @@ fn a_job_over_http_streams_resumes_applies_and_rolls_back() {
         // The session lists its job; the audit names the user.
         let (_, s) = c.get(&format!("/api/v1/agent/sessions/{session}")).await;
         assert_eq!(s["jobs"][0]["job_id"], job, "{s}");
+        // And its chat: the instruction, then the answer.
+        assert_eq!(s["chat"][0]["role"], "user", "{s}");
+        assert_eq!(s["chat"][0]["job_id"], job, "{s}");
+        assert_eq!(s["chat"][1]["role"], "assistant", "{s}");
         let (status, audit) = c
             .get(&format!("/api/v1/agent/audit?session_id={session}"))
             .await;

@@ -125,7 +125,7 @@ pub async fn list(
     Ok(Json(json!({ "sessions": out })))
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session: jobs and pending review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session: its chat, jobs and pending review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -140,7 +140,20 @@ pub async fn show(
         "workspace_id": ws.id,
         "user": owner.user,
         "created_at": transcript.created_at,
+        "chat": chat(&transcript.jobs),
         "jobs": transcript.jobs,
         "pending_review": review,
     })))
+}
+
+/// The session's chat in order: each job's instruction and its answer.
+fn chat(jobs: &[crate::protocol::JobSummary]) -> Vec<Value> {
+    let mut out = Vec::new();
+    for job in jobs {
+        out.push(json!({"role": "user", "text": job.prompt, "job_id": job.job_id}));
+        if let Some(answer) = &job.answer {
+            out.push(json!({"role": "assistant", "text": answer, "job_id": job.job_id}));
+        }
+    }
+    out
 }
