@@ -255,19 +255,32 @@ fn a_killed_host_loses_its_jobs_and_the_session_goes_on() {
         }
         (session, job)
     });
-    h.servers[0].child.kill().unwrap();
-    h.servers[0].child.wait().unwrap();
-    let killed = Instant::now();
     rt().block_on(async {
-        let frames = cb.stream(&job, None).await;
-        let last = frames.last().unwrap();
-        assert_eq!(last.1, "job.failed", "{:?}", last);
-        assert_eq!(last.2["data"]["code"], "host_lost");
+        // Followed on B while A streams its text, then A is killed.
+        let server = &mut h.servers[0];
+        let kill = async {
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            server.child.kill().unwrap();
+            server.child.wait().unwrap();
+            Instant::now()
+        };
+        let (text, killed) = tokio::join!(cb.stream_text(&job, None), kill);
+        let all = support::serve::frames_all(&text);
+        let (kind, last) = all.last().unwrap();
+        assert_eq!(kind, "job.failed", "{last}");
+        assert_eq!(last["data"]["code"], "host_lost");
         assert!(
             killed.elapsed() < Duration::from_secs(15),
             "lost after {:?}",
             killed.elapsed()
         );
+        // Its end comes after the text B saw streamed (cursors only rise).
+        assert!(all.iter().any(|(k, _)| k == "llm.delta"), "{text}");
+        let cursors: Vec<u64> = all
+            .iter()
+            .map(|(_, e)| e["cursor"].as_u64().unwrap())
+            .collect();
+        assert!(cursors.windows(2).all(|w| w[0] < w[1]), "{cursors:?}");
         let (_, snap) = cb.get(&format!("/api/v1/agent/jobs/{job}")).await;
         assert_eq!(snap["status"], "failed", "{snap}");
         // The session goes on on B.

@@ -15,6 +15,9 @@ use crate::context::TokenCounter;
 use crate::llm::Message;
 use crate::protocol::{EngineError, EventBody, JobFailure, JobStatus, Mode, Reply};
 
+/// Room a lost host's streamed text may have taken in its job's cursors.
+const LIVE_CURSORS: u64 = 1_000_000;
+
 impl Core {
     /// Starts a job in session `key`.
     pub(super) fn start_job(
@@ -322,6 +325,14 @@ impl Core {
             return;
         }
         self.jobs.insert(job_id.to_string(), key.to_string());
+        // Its host streamed text past the last stored cursor (live-only
+        // events are never stored): the end comes after any of them. The
+        // text between two stored events is one model response
+        // (`usage.updated` is stored after each), far below this many.
+        if let Some(live) = self.sessions.get_mut(key) {
+            let job = live.state.job_mut(job_id);
+            job.last_cursor = job.last_cursor.saturating_add(LIVE_CURSORS);
+        }
         let body = EventBody::JobFailed {
             error: "the host running this job stopped answering; the session goes on here".into(),
             code: JobFailure::HostLost,
