@@ -112,7 +112,10 @@ impl From<EngineError> for ApiError {
                 err
             }
             EngineError::Conflict { conflicts, .. } => {
-                let mut err = ApiError::conflict(message);
+                let mut err = ApiError::conflict(message).hint(
+                    "nothing was written: the files changed since; read them again (GET …/fs/read), \
+                     then decide or roll back again",
+                );
                 if !conflicts.is_empty() {
                     err.detail = Some(json!({ "conflicts": conflicts }));
                 }
