@@ -2188,3 +2188,279 @@ fn a_verify_that_cannot_run_is_not_titled_nothing_written() {
     ));
     assert!(screen(&app, 100, 30).contains("nothing written"));
 }
+
+fn completed(answer: &str) -> EventBody {
+    EventBody::JobCompleted {
+        answer: answer.into(),
+        usage: Usage::default(),
+        status: JobStatus::Completed,
+        budget_exhausted: false,
+        provider: String::new(),
+        fallback_reason: None,
+    }
+}
+
+fn at(job: &str, cursor: u64, ts: &str, body: EventBody) -> Event {
+    Event {
+        ts: format!("2026-01-01T00:00:{ts}.000Z"),
+        ..ev(job, cursor, body)
+    }
+}
+
+/// Issue 3: an instruction sent while the review on screen still has hunks
+/// not applied asks once (the text stays); the next Enter sends it and the
+/// review stays pending in the session: once the new review is done, it is
+/// said, and Ctrl+R opens it (asked of the engine) with its decisions; the
+/// status bar counts the review on screen only.
+#[test]
+fn an_instruction_over_a_review_not_applied_asks_once_and_ctrl_r_reaches_it_later() {
+    use agent_tui::protocol::PendingReview;
+    use agent_tui::protocol::review::HunkState;
+    use agent_tui::tui::{Load, Loaded};
+    let (_d, mut app) = app();
+    app.session = Some("s_1".into());
+    let mut first = bundle("j");
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: first.clone(),
+        },
+    ));
+    first.files[0].hunks[0].state = HunkState::Accepted;
+    app.on_event(&ev("j", 2, decided(&first)));
+    type_text(&mut app, "README please");
+    assert!(app.on_key(key(KeyCode::Enter)).is_empty(), "asked first");
+    let said = "The review of src/main.rs and README.md has 3 hunks not applied (1 accepted): \
+                Enter again sends anyway (the review stays: Ctrl+R), Ctrl+R opens it.";
+    assert_eq!(app.transcript.last(), Some(&Entry::Notice(said.into())));
+    assert_eq!(app.status_note.as_deref(), Some(said));
+    assert_eq!(app.input.lines(), ["README please"], "the text is kept");
+    let ops = app.on_key(key(KeyCode::Enter));
+    let [Command::StartJob { job_id, prompt, .. }] = ops.as_slice() else {
+        panic!("the second Enter sends: {ops:?}")
+    };
+    assert_eq!(prompt, "README please");
+    // The new job's review takes the screen; the status bar counts it alone.
+    let patch = "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n";
+    let mut second = DiffBundle {
+        job_id: job_id.clone(),
+        files: vec![one_hunk("README.md", patch, HunkState::Accepted)],
+    };
+    app.on_event(&ev(
+        job_id,
+        1,
+        EventBody::DiffGenerated {
+            bundle: second.clone(),
+        },
+    ));
+    let status = screen(&app, 100, 30).lines().nth(29).unwrap().to_string();
+    assert!(status.contains("review 1/1"), "{status}");
+    second.files[0].hunks[0].state = HunkState::Applied;
+    app.loads.clear();
+    app.on_event(&ev(
+        job_id,
+        2,
+        EventBody::ApplyCompleted {
+            checkpoint_id: "cp_1".into(),
+            files: vec!["README.md".into()],
+            hunk_ids: vec!["h_1".into()],
+            bundle: second,
+            edits: vec![],
+        },
+    ));
+    assert!(app.review.is_none());
+    let asked = |open| Load::PendingReview {
+        session: "s_1".into(),
+        open,
+    };
+    assert!(app.loads.contains(&asked(false)), "{:?}", app.loads);
+    let pending = PendingReview {
+        session_id: "s_1".into(),
+        job_id: "j".into(),
+        bundle: first.clone(),
+        verify: None,
+    };
+    app.loaded(Loaded::PendingReview {
+        open: false,
+        result: Ok(Some(Box::new(pending.clone()))),
+    });
+    assert!(
+        matches!(app.transcript.last(), Some(Entry::Notice(t)) if t.starts_with("The review of src/main.rs and README.md is still pending")),
+        "{:?}",
+        app.transcript.last()
+    );
+    assert!(app.review.is_none(), "said, not opened");
+    app.loads.clear();
+    app.on_key(ctrl('r'));
+    assert_eq!(app.loads, [asked(true)]);
+    app.loaded(Loaded::PendingReview {
+        open: true,
+        result: Ok(Some(Box::new(pending))),
+    });
+    let s = screen(&app, 100, 30);
+    assert_eq!(app.review.as_ref().map(|r| r.job_id.as_str()), Some("j"));
+    assert!(s.contains("src/main.rs · h_1 [accepted]"), "{s}");
+    assert!(s.lines().nth(29).unwrap().contains("review 1/3"), "{s}");
+    // Nothing pending any more: Ctrl+R says so once the engine answers.
+    app.review = None;
+    app.view = agent_tui::tui::View::Chat;
+    app.on_key(ctrl('r'));
+    app.loaded(Loaded::PendingReview {
+        open: true,
+        result: Ok(None),
+    });
+    assert!(matches!(app.transcript.last(), Some(Entry::Notice(t)) if t == "Nothing to review."));
+}
+
+/// Issue 5: a resumed session shows each instruction as the user wrote it
+/// with its pins dim under it (not the marker the model reads), its tool
+/// lines and its apply notices where they happened; the last instruction's
+/// pins come back (none when it had none).
+#[test]
+fn a_resumed_session_shows_the_users_words_pins_tool_lines_and_notices() {
+    use agent_tui::protocol::{JobSummary, Transcript};
+    use agent_tui::tui::{Loaded, Resumed};
+    let job = |id: &str, prompt: &str, answer: &str| JobSummary {
+        job_id: id.into(),
+        prompt: prompt.into(),
+        status: Some(JobStatus::Completed),
+        answer: Some(answer.into()),
+        edits: 0,
+        bundle: None,
+        events: 0,
+    };
+    let marker = "\n\n[Pinned context: the user pinned these files; read them with read_file: ";
+    let started = |prompt: &str| EventBody::JobStarted {
+        prompt: prompt.into(),
+        mode: Mode::Agent,
+        root: "/demo".into(),
+        provider: "test".into(),
+        model: "m1".into(),
+    };
+    for (last, pins) in [
+        (
+            format!("two{marker}a.rs, src/b.rs]"),
+            vec!["a.rs", "src/b.rs"],
+        ),
+        ("two".to_string(), vec![]),
+    ] {
+        let first = format!("PROSE one{marker}README.md]");
+        let events = vec![
+            at("j2", 1, "05", started(&last)),
+            at("j1", 1, "01", started(&first)),
+            at(
+                "j1",
+                2,
+                "02",
+                EventBody::ToolCallRequested {
+                    tool_call_id: "c1".into(),
+                    name: "list_files".into(),
+                    arguments: json!({"path": "."}),
+                    attached: false,
+                },
+            ),
+            at(
+                "j1",
+                3,
+                "03",
+                EventBody::ToolCallCompleted {
+                    tool_call_id: "c1".into(),
+                    name: "list_files".into(),
+                    ok: true,
+                    result: Some(json!(["a.rs"])),
+                    error: None,
+                    duration_ms: 3,
+                },
+            ),
+            at("j1", 4, "04", completed("First.")),
+            at("j2", 2, "06", completed("Second.")),
+            // Applied after the second instruction, recorded under the first.
+            at(
+                "j1",
+                5,
+                "07",
+                EventBody::ApplyCompleted {
+                    checkpoint_id: "cp_1".into(),
+                    files: vec!["a.rs".into()],
+                    hunk_ids: vec!["h_1".into()],
+                    bundle: DiffBundle {
+                        job_id: "j1".into(),
+                        files: vec![],
+                    },
+                    edits: vec![],
+                },
+            ),
+        ];
+        let resumed = Resumed {
+            transcript: Transcript {
+                session_id: "s_1".into(),
+                root: "/demo".into(),
+                created_at: "2026-01-01".into(),
+                jobs: vec![job("j1", &first, "First."), job("j2", &last, "Second.")],
+            },
+            events,
+        };
+        let (_d, mut app) = app();
+        app.loaded(Loaded::Session(Ok(Box::new(resumed))));
+        let shown: Vec<String> = app
+            .transcript
+            .iter()
+            .map(|e| match e {
+                Entry::User(t) => format!("you {t}"),
+                Entry::Pinned(p) => format!("pinned {}", p.join(", ")),
+                Entry::Assistant(a) => format!("answer {}", a.text()),
+                Entry::Tool { name, ok, .. } => format!("tool {name} {ok:?}"),
+                Entry::Notice(t) => format!("notice {t}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        let mut expected = vec![
+            "you PROSE one",
+            "pinned README.md",
+            "tool list_files Some(true)",
+            "answer First.",
+            "you two",
+        ];
+        if !pins.is_empty() {
+            expected.push("pinned a.rs, src/b.rs");
+        }
+        expected.extend([
+            "answer Second.",
+            "notice Applied 1 hunk to a.rs; checkpoint cp_1 (Ctrl+Z rolls back).",
+        ]);
+        assert_eq!(shown, expected);
+        assert_eq!(app.pinned, pins, "the last instruction's pins");
+        let s = screen(&app, 100, 30);
+        assert!(!s.contains("[Pinned context"), "{s}");
+        assert!(
+            s.contains("you › PROSE one") && s.contains("pinned: README.md"),
+            "{s}"
+        );
+        assert!(s.contains("✓ list_files"), "{s}");
+    }
+}
+
+/// Issue 7: the review left behind by Ctrl+O is reached with `--continue`
+/// only when its session is the folder's newest; otherwise it is named.
+#[test]
+fn the_review_left_by_ctrl_o_names_its_session_unless_it_is_the_newest() {
+    let (_d, mut app) = app();
+    assert_eq!(app.left_review_note(Some("s_b")), None, "no review");
+    app.session = Some("s_a".into());
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::DiffGenerated {
+            bundle: bundle("j"),
+        },
+    ));
+    assert_eq!(
+        app.left_review_note(Some("s_b")).as_deref(),
+        Some("The review pending in /demo stays there (agent-tui --resume s_a in that folder).")
+    );
+    assert_eq!(
+        app.left_review_note(Some("s_a")).as_deref(),
+        Some("The review pending in /demo stays there (agent-tui --continue in that folder).")
+    );
+}

@@ -908,3 +908,212 @@ fn a_tall_wide_hunk_is_read_to_its_end_and_its_new_file_shows_in_the_tree() {
     let s = tmux.wait_for("made.txt ✓");
     assert!(s.contains("Applied 1 hunk to made.txt"), "{s}");
 }
+
+/// Ctrl+C twice, and the TUI is gone.
+fn quit(tmux: &Tmux) {
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux
+        .cmd()
+        .args(["has-session", "-t", "e2e"])
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Issue 3: an instruction sent over a review with an accepted hunk not
+/// applied asks once; sent anyway, the new review takes the screen, and
+/// once it is applied the earlier one is said and Ctrl+R opens it with its
+/// decision, ready to apply.
+#[test]
+fn a_review_left_for_a_new_instruction_is_reached_again_with_ctrl_r() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(root.join("b.txt"), "one\ntwo\n").unwrap();
+    let edit = |file: &str, text: &str| {
+        json!({"edits": [{"file_path": file, "operation": "replace", "start_line": 1,
+                          "end_line": 1, "new_text": text}]})
+        .to_string()
+    };
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "propose_edits",
+            &edit("a.txt", "ALPHA\n"),
+        )])),
+        sse(openai::text(&["The a edit is ready."])),
+        sse(openai::tool_calls(&[(
+            "c2",
+            "propose_edits",
+            &edit("b.txt", "ONE\n"),
+        )])),
+        sse(openai::text(&["The b edit is ready."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "e2e-left");
+    tmux.wait_for("test test-model ● online");
+    tmux.keys(&["edit a", "Enter"]);
+    tmux.wait_for("a.txt · h_1 [pending]");
+    tmux.keys(&["y"]);
+    tmux.wait_for("a.txt · h_1 [accepted]");
+    tmux.keys(&["Escape"]);
+    tmux.keys(&["-l", "edit b"]);
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("The review of a.txt has 1 hunk not applied (1 accepted)");
+    assert!(
+        s.contains("agent › ") && s.contains("edit b"),
+        "the text stays: {s}"
+    );
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("b.txt · h_1 [pending]");
+    tmux.keys(&["y"]);
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk to b.txt");
+    tmux.wait_for("The review of a.txt is still pending");
+    assert_eq!(read(root, "a.txt"), "alpha\nbeta\ngamma\n");
+    tmux.keys(&["C-r"]);
+    let s = tmux.wait_for("a.txt · h_1 [accepted]");
+    assert!(s.contains("review 1/1"), "{s}");
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk to a.txt");
+    assert_eq!(read(root, "a.txt"), "ALPHA\nbeta\ngamma\n");
+    assert_eq!(read(root, "b.txt"), "ONE\ntwo\n");
+}
+
+/// Issue 5: `--continue` shows each instruction in the user's words with
+/// its pins (not the marker the model reads), the tool lines and the apply
+/// notice, and pins the last instruction's files again: the next
+/// instruction carries them.
+#[test]
+fn continue_brings_back_pins_tool_lines_and_notices() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("README.md"), "# hi\n").unwrap();
+    let edits = json!({"edits": [{"file_path": "README.md", "operation": "replace",
+        "start_line": 1, "end_line": 1, "new_text": "# hello\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "list_files", "{}")])),
+        sse(openai::text(&["Listed them."])),
+        sse(openai::tool_calls(&[("c2", "propose_edits", &edits)])),
+        sse(openai::text(&["Ready."])),
+        sse(openai::text(&["Third answer."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root, "e2e-pins");
+    tmux.wait_for("test test-model ● online");
+    tmux.wait_for("README.md");
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["p"]);
+    tmux.wait_for("· pinned: README.md");
+    tmux.keys(&["Tab", "Tab"]);
+    tmux.keys(&["-l", "first"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Listed them.");
+    tmux.keys(&["-l", "second"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("README.md · h_1 [pending]");
+    tmux.keys(&["y"]);
+    tmux.keys(&["C-s"]);
+    tmux.wait_for("Applied 1 hunk to README.md");
+    quit(&tmux);
+    drop(tmux);
+
+    let tmux = start_tui_with(&env, &cfg, root, "e2e-pins2", "--continue");
+    let s = tmux.wait_for("Applied 1 hunk to README.md");
+    assert!(!s.contains("[Pinned context"), "{s}");
+    assert!(
+        s.contains("you › first") && s.contains("you › second"),
+        "{s}"
+    );
+    assert!(s.contains("      pinned: README.md"), "{s}");
+    assert!(
+        s.contains("✓ list_files") && s.contains("✓ propose_edits"),
+        "{s}"
+    );
+    assert!(
+        s.contains("agent › · pinned: README.md"),
+        "the pin is back: {s}"
+    );
+    tmux.keys(&["-l", "third"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Third answer.");
+    let last = server.requests().last().unwrap().body["messages"].to_string();
+    assert!(
+        last.contains("third") && last.contains("[Pinned context") && last.contains("README.md]"),
+        "{last}"
+    );
+}
+
+/// Issue 7: Ctrl+O from a resumed session that is not the folder's newest
+/// names it (`--resume ID`); `--continue` would open the newest.
+#[test]
+fn ctrl_o_names_the_session_of_the_review_it_leaves() {
+    let env = Env::new();
+    let base = tempfile::tempdir().unwrap();
+    let base = base.path().canonicalize().unwrap();
+    let (root, other) = (base.join("proj"), base.join("proj2"));
+    for dir in [&root, &other] {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("a.txt"), "alpha\n").unwrap();
+    }
+    let edits = json!({"edits": [{"file_path": "a.txt", "operation": "replace",
+        "start_line": 1, "end_line": 1, "new_text": "ALPHA\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["Ready."])),
+        sse(openai::text(&["Just prose."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    for (mode, prompt) in [("agent", "edit a"), ("ask", "second session")] {
+        let run = support::jobs::exec(&env, &cfg, &root, &["--mode", mode, prompt]);
+        assert!(run.stderr.is_empty() || run.code == 0, "{}", run.stderr);
+    }
+    let out = env
+        .cmd()
+        .args(["sessions", "list", "--json", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let sessions = support::json_of(&out);
+    let with_review = sessions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pending_review"] == json!(true))
+        .unwrap_or_else(|| panic!("{sessions}"))["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root} --resume",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = root.display(),
+    );
+    // Wide enough for the note on one row.
+    let tmux = Tmux::start("e2e-left-root", &command, (250, 30));
+    tmux.wait_for("second session");
+    tmux.keys(&["Down", "Enter"]);
+    tmux.wait_for("A review is pending: Ctrl+R opens it.");
+    tmux.keys(&["C-o"]);
+    tmux.wait_for("Open a folder as the agent root");
+    tmux.keys(&["-l", &other.display().to_string()]);
+    tmux.keys(&["Enter"]);
+    let s = tmux.wait_for("stays there");
+    let note = format!(
+        "The review pending in {} stays there (agent-tui --resume {with_review} in that folder).",
+        root.display()
+    );
+    assert!(s.contains(&note), "{note}\n{s}");
+}

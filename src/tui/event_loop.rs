@@ -40,6 +40,8 @@ pub struct Opened {
     pub sessions: Vec<SessionSummary>,
     /// Its tree's top and latest checkpoint.
     pub first: Vec<Loaded>,
+    /// The newest session of the root left (what `--continue` opens there).
+    pub left_latest: Option<String>,
 }
 
 /// The next thing to handle.

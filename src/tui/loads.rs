@@ -5,11 +5,11 @@
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::app::{Load, Loaded};
+use super::app::{Load, Loaded, Resumed};
 use super::event_loop::{Opened, UiEvent};
 use super::highlight;
 use crate::agent::Engine;
-use crate::protocol::Command;
+use crate::protocol::{Command, SessionRef};
 
 /// Most lines a preview shows.
 const PREVIEW_LINES: usize = 5_000;
@@ -104,9 +104,15 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
             path: file.file_path.clone(),
             rows: engine.whole_file(file).await.unwrap_or_default(),
         },
-        Load::Session(id) => {
-            Loaded::Session(engine.transcript(&id).await.map_err(|e| e.to_string()))
-        }
+        Load::Session(id) => Loaded::Session(session(engine, &id).await.map(Box::new)),
+        Load::PendingReview { session, open } => Loaded::PendingReview {
+            open,
+            result: engine
+                .pending_review(SessionRef::Id(session))
+                .await
+                .map(|p| p.map(Box::new))
+                .map_err(|e| e.to_string()),
+        },
         Load::RecentRoots => Loaded::RecentRoots(engine.recent_roots().await.unwrap_or_default()),
         // Done by `start` itself.
         Load::OpenRoot(_)
@@ -114,6 +120,19 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
         | Load::Preview { .. }
         | Load::RootCompletion(_) => Loaded::RootFailed(String::new()),
     }
+}
+
+/// A session with its jobs' stored events (a job whose events cannot be
+/// read shows without them).
+async fn session(engine: &Engine, id: &str) -> Result<Resumed, String> {
+    let transcript = engine.transcript(id).await.map_err(|e| e.to_string())?;
+    let mut events = Vec::new();
+    for job in &transcript.jobs {
+        if let Ok(page) = engine.events(&job.job_id, 0).await {
+            events.extend(page.events);
+        }
+    }
+    Ok(Resumed { transcript, events })
 }
 
 /// A file's first lines, highlighted.
@@ -132,6 +151,7 @@ async fn preview(engine: &Engine, path: String) -> Result<Vec<highlight::StyledL
 /// shows it whole.
 async fn open_root(engine: Engine, path: String, tx: UnboundedSender<UiEvent>) {
     let root = crate::agent::expand_home(&path);
+    let left_latest = engine.latest_session().await.ok().flatten();
     let opened = blocking(move || engine.open_root(&root)).await;
     let event = match opened {
         Some(Ok(engine)) => {
@@ -145,6 +165,7 @@ async fn open_root(engine: Engine, path: String, tx: UnboundedSender<UiEvent>) {
                 engine,
                 sessions,
                 first,
+                left_latest,
             }))
         }
         Some(Err(e)) => UiEvent::Loaded(Loaded::RootFailed(e.to_string())),

@@ -21,7 +21,7 @@ mod wrap;
 
 pub use app::{
     App, Badge, CheckpointRow, Details, Entry, Focus, LatestCheckpoint, Load, Loaded, Overlay,
-    Quit, Refusal, ReviewScroll, View, WholeFileRow, latest_of,
+    Quit, Refusal, Resumed, ReviewScroll, View, WholeFileRow, latest_of,
 };
 pub use highlight::{StyledLine, highlight, highlight_code};
 pub use loads::settle as settle_loads;

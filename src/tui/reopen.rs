@@ -14,6 +14,7 @@ pub fn switch_root(lp: &mut Loop<'_>, opened: Opened) {
         engine,
         sessions,
         first,
+        left_latest,
     } = opened;
     if lp.app.job_running() {
         lp.app
@@ -25,12 +26,7 @@ pub fn switch_root(lp: &mut Loop<'_>, opened: Opened) {
     }
     let root = engine.root().display().to_string();
     // A review left open stays pending in the folder it belongs to.
-    let left = lp.app.review.as_ref().map(|_| {
-        format!(
-            "The review pending in {} stays there (agent-tui --continue in that folder).",
-            lp.app.root
-        )
-    });
+    let left = lp.app.left_review_note(left_latest.as_deref());
     let fresh = sessions.is_empty();
     let start = TuiStart {
         mode: lp.app.mode,

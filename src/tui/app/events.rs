@@ -163,7 +163,7 @@ impl App {
         }
     }
 
-    fn tool_requested(&mut self, body: &EventBody) {
+    pub(super) fn tool_requested(&mut self, body: &EventBody) {
         let EventBody::ToolCallRequested {
             name,
             arguments,
@@ -197,7 +197,7 @@ impl App {
         });
     }
 
-    fn tool_completed(&mut self, body: &EventBody) {
+    pub(super) fn tool_completed(&mut self, body: &EventBody) {
         let EventBody::ToolCallCompleted {
             name,
             ok,
@@ -258,7 +258,7 @@ impl App {
         };
     }
 
-    fn approval_resolved(&mut self, approved: bool, by: &str) {
+    pub(super) fn approval_resolved(&mut self, approved: bool, by: &str) {
         // Whoever decided, the question is settled.
         if matches!(self.overlay, Overlay::Approval { .. }) {
             self.overlay = Overlay::None;
@@ -302,14 +302,12 @@ impl App {
                 .map(|(h, f)| (h.hunk_id.clone(), f.clone()))
                 .collect();
         }
-        self.transcript.push(Entry::Notice(format!(
-            "Applied {} to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
-            counted(hunk_ids.len(), "hunk"),
-            files.join(", ")
-        )));
+        self.transcript
+            .push(Entry::Notice(applied_note(checkpoint_id, files, hunk_ids)));
         if !bundle.is_pending() {
             self.view = View::Chat;
             self.review = None;
+            self.look_for_other_review();
         }
     }
 
@@ -327,10 +325,8 @@ impl App {
             self.badges.remove(file);
         }
         self.refresh_tree();
-        self.transcript.push(Entry::Notice(format!(
-            "Rolled back {checkpoint_id}: {}.",
-            files.join(", ")
-        )));
+        self.transcript
+            .push(Entry::Notice(rolled_back_note(checkpoint_id, files)));
     }
 
     fn checkpoint_created(&mut self, body: &EventBody) {
@@ -345,10 +341,8 @@ impl App {
         if *kind == CheckpointKind::Exec {
             // The command may have made files: the tree shows them.
             self.refresh_tree();
-            self.transcript.push(Entry::Notice(format!(
-                "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
-                files.join(", ")
-            )));
+            self.transcript
+                .push(Entry::Notice(command_changed_note(checkpoint_id, files)));
         }
         self.latest_checkpoint = Some(LatestCheckpoint {
             id: checkpoint_id.clone(),
@@ -385,11 +379,7 @@ impl App {
             self.request_highlights();
         }
         if *budget_exhausted {
-            self.transcript.push(Entry::Notice(
-                "The tool budget was spent: this answer came from one last request \
-                 without tools. Send a follow-up to let the model go on."
-                    .into(),
-            ));
+            self.transcript.push(Entry::Notice(BUDGET_SPENT.into()));
         }
         self.tokens.add(*usage);
         if *status == JobStatus::AwaitingReview && self.review.is_some() {
@@ -474,10 +464,10 @@ impl App {
         self.badge_files(bundle);
     }
 
-    /// The tree's badges for `bundle`'s files; a file only an earlier
-    /// review held loses its pending mark (that review is gone).
-    fn badge_files(&mut self, bundle: &DiffBundle) {
-        self.badges.retain(|_, b| *b != Badge::Pending);
+    /// The tree's badges for `bundle`'s files. A file only an earlier
+    /// review held keeps its mark: that review stays pending in the
+    /// session (Ctrl+R reaches it once this one is done).
+    pub(super) fn badge_files(&mut self, bundle: &DiffBundle) {
         for file in &bundle.files {
             if let Some(badge) = Badge::of(file) {
                 self.badges.insert(file.file_path.clone(), badge);
@@ -519,6 +509,32 @@ impl App {
             review.colours.extend(colours);
         }
     }
+}
+
+/// What the chat says after an answer the tool budget cut short.
+pub(super) const BUDGET_SPENT: &str = "The tool budget was spent: this answer came from one last \
+     request without tools. Send a follow-up to let the model go on.";
+
+/// What the chat says of an apply (live and resumed).
+pub(super) fn applied_note(checkpoint_id: &str, files: &[String], hunk_ids: &[String]) -> String {
+    format!(
+        "Applied {} to {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+        counted(hunk_ids.len(), "hunk"),
+        files.join(", ")
+    )
+}
+
+/// What the chat says of a rollback (live and resumed).
+pub(super) fn rolled_back_note(checkpoint_id: &str, files: &[String]) -> String {
+    format!("Rolled back {checkpoint_id}: {}.", files.join(", "))
+}
+
+/// What the chat says of a command's checkpoint (live and resumed).
+pub(super) fn command_changed_note(checkpoint_id: &str, files: &[String]) -> String {
+    format!(
+        "The command changed {}; checkpoint {checkpoint_id} (Ctrl+Z rolls back).",
+        files.join(", ")
+    )
 }
 
 /// A call as the user reads it in an approval: the command line it amounts

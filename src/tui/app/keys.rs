@@ -285,15 +285,6 @@ impl App {
         }
     }
 
-    fn open_review(&mut self) {
-        if self.review.is_some() {
-            self.view = View::Review;
-        } else {
-            self.transcript
-                .push(Entry::Notice("Nothing to review.".into()));
-        }
-    }
-
     /// Enter in the tree: preview a file, fold or unfold a folder.
     fn open_selected(&mut self) {
         match self.tree.selected().map(|n| (n.kind, n.rel.clone())) {
@@ -418,6 +409,7 @@ impl App {
             self.transcript.push(Entry::Notice(
                 "Nothing accepted: nothing written; the review is closed.".into(),
             ));
+            self.look_for_other_review();
             return Vec::new();
         }
         vec![Command::Apply {
@@ -495,16 +487,18 @@ impl App {
             let session = self.session_ref();
             return vec![Command::Compact { session, job_id }];
         }
+        if self.review_left_behind() {
+            // Said once; the text stays for the next Enter.
+            self.set_input(&text);
+            return Vec::new();
+        }
         self.history.push(text.clone());
         self.transcript.push(Entry::User(text.clone()));
-        let text = if self.pinned.is_empty() {
-            text
-        } else {
-            format!(
-                "{text}\n\n[Pinned context: the user pinned these files; read them with read_file: {}]",
-                self.pinned.join(", ")
-            )
-        };
+        if !self.pinned.is_empty() {
+            self.transcript.push(Entry::Pinned(self.pinned.clone()));
+        }
+        // The model reads the pins from the prompt (a resumed session too).
+        let text = super::pinned::with_pinned(&text, &self.pinned);
         let job_id = self.new_job(JobPurpose::Instruction);
         vec![Command::StartJob {
             session: self.session_ref(),

@@ -3,9 +3,7 @@
 //! colours, and the replies to commands.
 
 use super::{App, CheckpointRow, Entry, LatestCheckpoint, Load, Overlay, WholeFileRow};
-use crate::protocol::{
-    Checkpoint, Command, EngineError, FileRow, FolderEntry, Reply, ThreeWay, Transcript,
-};
+use crate::protocol::{Checkpoint, Command, EngineError, FileRow, FolderEntry, Reply, ThreeWay};
 use crate::tui::highlight::StyledLine;
 
 /// What the event loop's off-task work gave, for the app.
@@ -41,7 +39,12 @@ pub enum Loaded {
         views: Vec<ThreeWay>,
     },
     /// A resumed or picked session, or why it could not be read.
-    Session(Result<Transcript, String>),
+    Session(Result<Box<super::Resumed>, String>),
+    /// The session's newest pending review (`open`: Ctrl+R asked for it).
+    PendingReview {
+        open: bool,
+        result: Result<Option<Box<crate::protocol::PendingReview>>, String>,
+    },
     Paths(crate::protocol::PathList),
     RecentRoots(Vec<String>),
     Completions {
@@ -87,7 +90,10 @@ impl App {
                 self.latest_checkpoint = latest.map(|cp| latest_of(&cp));
             }
             Loaded::ThreeWay { id, views } => self.three_way_loaded(&id, views),
-            Loaded::Session(Ok(transcript)) => self.show_session(&transcript),
+            Loaded::Session(Ok(resumed)) => self.show_session(&resumed),
+            Loaded::PendingReview { open, result } => {
+                self.pending_review_loaded(open, result.map(|p| p.map(|p| *p)))
+            }
             Loaded::Session(Err(why)) => self.transcript.push(Entry::Error(format!(
                 "The session could not be read: {why}"
             ))),
@@ -134,35 +140,6 @@ impl App {
             }
             // Said by the events that came with it.
             (_, Ok(_) | Err(_)) => {}
-        }
-    }
-
-    /// Shows a session read from the store: its conversation and pending review.
-    pub fn show_session(&mut self, s: &Transcript) {
-        self.session = Some(s.session_id.clone());
-        for job in &s.jobs {
-            self.transcript.push(Entry::User(job.prompt.clone()));
-            if let Some(answer) = &job.answer {
-                self.push_answer(answer);
-            }
-        }
-        let pending = s
-            .jobs
-            .iter()
-            .rev()
-            .find(|j| j.bundle.as_ref().is_some_and(|b| b.is_pending()));
-        if let Some(job) = pending
-            && let Some(bundle) = &job.bundle
-        {
-            self.show_review(super::ReviewView::new(
-                job.job_id.clone(),
-                bundle.clone(),
-                0,
-                None,
-            ));
-            self.transcript.push(Entry::Notice(
-                "A review is pending: Ctrl+R opens it.".into(),
-            ));
         }
     }
 

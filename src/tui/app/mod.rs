@@ -11,6 +11,9 @@ mod keys;
 mod loads;
 mod notices;
 mod open_root;
+mod pending;
+mod pinned;
+mod resume;
 mod review;
 mod scroll;
 
@@ -19,6 +22,7 @@ use ratatui_textarea::TextArea;
 
 pub use loads::{Loaded, latest_of};
 pub use open_root::RootDialog;
+pub use resume::Resumed;
 pub use review::{Badge, HunkCode, Refusal, ReviewScroll, ReviewView, VerifyState, WholeFileRow};
 
 use super::highlight::StyledLine;
@@ -39,6 +43,8 @@ pub enum Focus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
     User(String),
+    /// The files an instruction pinned, dim under it.
+    Pinned(Vec<String>),
     /// Rendered as markdown.
     Assistant(Box<Answer>),
     /// The model's thinking: dimmed, folded to one line unless details are shown.
@@ -221,6 +227,12 @@ pub enum Quit {
 pub enum Load {
     /// A session's transcript and pending review (resumed or picked).
     Session(String),
+    /// The session's newest pending review (Ctrl+R once the one on screen
+    /// is done): `open` shows it, else it is only said.
+    PendingReview {
+        session: String,
+        open: bool,
+    },
     Checkpoints,
     /// The newest checkpoint (what `Ctrl+Z` offers).
     LatestCheckpoint,

@@ -130,6 +130,21 @@ impl App {
         *cursor = None;
     }
 
+    /// What to say of the review on screen when another root opens: it
+    /// stays pending in this one, and how to come back to it (`latest`:
+    /// this root's newest session, the one `--continue` opens).
+    pub fn left_review_note(&self, latest: Option<&str>) -> Option<String> {
+        self.review.as_ref().filter(|r| r.bundle.is_pending())?;
+        let how = match (&self.session, latest) {
+            (Some(s), Some(l)) if s != l => format!("agent-tui --resume {s}"),
+            _ => "agent-tui --continue".to_string(),
+        };
+        Some(format!(
+            "The review pending in {} stays there ({how} in that folder).",
+            self.root
+        ))
+    }
+
     /// The folder could not be opened: the dialog stays, with the reason.
     pub fn root_open_failed(&mut self, why: String) {
         if let Overlay::OpenRoot { status, .. } = &mut self.overlay {

@@ -117,6 +117,9 @@ pub struct ReviewView {
     pub verify: VerifyState,
     /// Ctrl+S after a failed verify asked once more; the next applies.
     pub apply_confirm: bool,
+    /// Enter with hunks of this review not applied said so once; the next
+    /// sends the instruction anyway (the review stays pending).
+    pub send_confirm: bool,
     /// Where the hunk (or whole-file) view is scrolled.
     pub scroll: ReviewScroll,
 }
@@ -210,6 +213,7 @@ impl ReviewView {
             whole_file: None,
             verify: before.map(|b| b.verify.clone()).unwrap_or_default(),
             apply_confirm: false,
+            send_confirm: false,
             // A decision keeps the view where it was on the same hunk.
             scroll: before
                 .filter(|b| b.cursor == cursor)

@@ -73,6 +73,11 @@ fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>>
             t,
             Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
         ),
+        Entry::Pinned(paths) => plain(
+            "      ",
+            &format!("pinned: {}", paths.join(", ")),
+            Style::new().fg(Color::DarkGray),
+        ),
         Entry::Assistant(a) => plain("", a.text(), Style::new()),
         Entry::Thinking(t) => {
             let style = Style::new()
@@ -141,9 +146,19 @@ pub struct TranscriptView {
     pub max_scroll: usize,
 }
 
-/// Rows after an entry: tool calls stay together with what follows.
-fn gap(entry: &Entry) -> usize {
-    usize::from(!matches!(entry, Entry::Tool { .. }))
+/// Rows after entry `i`: tool calls stay together with what follows, and
+/// an instruction with the files it pinned.
+fn gap(entries: &[Entry], i: usize) -> usize {
+    match (&entries[i], entries.get(i + 1)) {
+        (Entry::Tool { .. }, _) | (Entry::User(_), Some(Entry::Pinned(_))) => 0,
+        _ => 1,
+    }
+}
+
+/// Whether the row after entry `i` is where the focused message's copy
+/// hint goes (after its pins for an instruction).
+fn hint_after(entries: &[Entry], i: usize, focused: Option<usize>) -> bool {
+    focused == Some(i) || (matches!(entries[i], Entry::Pinned(_)) && focused == i.checked_sub(1))
 }
 
 fn is_message(entry: &Entry) -> bool {
@@ -164,7 +179,7 @@ pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView
             }
             other => Rows::Owned(entry_lines(other, width, app.details == Details::Shown)),
         };
-        total += rows.len() + gap(entry);
+        total += rows.len() + gap(&app.transcript, i);
         taken.push((i, rows));
         if total >= needed {
             break;
@@ -178,7 +193,7 @@ pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView
     let mut focused = None;
     let mut row = total;
     for (i, rows) in taken.iter().rev() {
-        let first = row - rows.len() - gap(&app.transcript[*i]);
+        let first = row - rows.len() - gap(&app.transcript, *i);
         if first < end && row > start && is_message(&app.transcript[*i]) {
             focused = Some(*i);
             break;
@@ -190,12 +205,12 @@ pub fn transcript_view(app: &App, width: usize, height: usize) -> TranscriptView
     let mut row = 0;
     for (i, rows) in &taken {
         let n = rows.len();
-        let all = n + gap(&app.transcript[*i]);
+        let all = n + gap(&app.transcript, *i);
         for k in 0..all {
             if (start..end).contains(&(row + k)) {
                 let line = match rows.get(k) {
                     Some(l) => l.clone(),
-                    None if marker && focused == Some(*i) => {
+                    None if marker && hint_after(&app.transcript, *i, focused) => {
                         let text = if width >= 48 {
                             "└ y copies this message · Y its last code block"
                         } else {
