@@ -32,7 +32,7 @@ impl BuildError {
     }
 }
 
-fn store_error(e: StoreError) -> BuildError {
+pub(super) fn store_error(e: StoreError) -> BuildError {
     match e {
         StoreError::NotFound(_) | StoreError::Invalid(_) => BuildError::Usage(e.to_string()),
         e if e.is_fatal() => BuildError::Usage(e.to_string()),
@@ -365,6 +365,14 @@ fn open_workspace(config: &Config, add_dirs: &[String], root: &Path) -> Result<W
 
 /// The state home's store, as `[storage]` says (the upgrade import once).
 pub(super) fn open_home(config: &Config) -> Result<Store, BuildError> {
+    open_home_as(config, store_error)
+}
+
+/// `open_home` with the store's own error mapped by `mapped`.
+pub(super) fn open_home_as(
+    config: &Config,
+    mapped: impl FnOnce(StoreError) -> BuildError,
+) -> Result<Store, BuildError> {
     let dirs = StateDirs::locate(&process_env).ok_or_else(|| {
         BuildError::Usage("cannot find a place for agent-tui's state: set AGENT_TUI_HOME".into())
     })?;
@@ -374,7 +382,7 @@ pub(super) fn open_home(config: &Config) -> Result<Store, BuildError> {
         &process_env,
         &super::LegacySessions,
     )
-    .map_err(store_error)
+    .map_err(mapped)
 }
 
 /// Whether `config`'s routing (with `--provider`, `--model`) has providers

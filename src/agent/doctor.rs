@@ -122,11 +122,11 @@ impl EngineBuilder {
     /// audit chain. Blocking.
     pub fn check_store(self) -> Result<StoreCheck, BuildError> {
         let loaded = self.load_config()?;
-        // A store that cannot even be opened (not a database, damaged) is
-        // the check's finding, not a usage error.
-        let store = super::builder::open_home(&loaded.config).map_err(|e| match e {
-            BuildError::Usage(m) => BuildError::Failed(m),
-            e => e,
+        // A damaged store (not a database, broken pages) is the check's
+        // finding (exit 1), not a usage error; a newer one is still that.
+        let store = super::builder::open_home_as(&loaded.config, |e| match e {
+            crate::store::StoreError::Corrupt { .. } => BuildError::Failed(e.to_string()),
+            e => super::builder::store_error(e),
         })?;
         let check = store
             .check()
