@@ -232,6 +232,41 @@ fn add_and_commit_change_the_repository_and_say_what_they_did() {
 }
 
 #[test]
+fn a_commit_from_a_root_below_the_top_never_records_what_is_staged_outside_it() {
+    let env = Env::new();
+    let dir = repo();
+    let top = dir.path();
+    // The user's own change outside the agent root (`sub/`), staged.
+    write_files(
+        top,
+        &[("a.txt", "the user's\n"), ("sub/b.txt", "bee\nsea\n")],
+    );
+    git(top, &["add", "a.txt"]);
+    let root = top.join("sub");
+    let (c, added) = env.tool(&root, "git_add", r#"{"paths": ["b.txt"]}"#);
+    assert_eq!(c, 0, "{added}");
+    let (c, refused) = env.tool(&root, "git_commit", r#"{"message": "b grows"}"#);
+    assert_eq!(c, 1, "{refused}");
+    assert_eq!(refused["error"]["code"], "staged_outside_root", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("a.txt"),
+        "{refused}"
+    );
+    assert_eq!(git(top, &["rev-list", "--count", "HEAD"]), "2", "no commit");
+    // Once the user has dealt with it, the root's own change commits alone.
+    git(top, &["restore", "--staged", "a.txt"]);
+    let (c, commit) = env.tool(&root, "git_commit", r#"{"message": "b grows"}"#);
+    assert_eq!(c, 0, "{commit}");
+    assert_eq!(
+        git(top, &["show", "--name-only", "--format=", "HEAD"]),
+        "sub/b.txt"
+    );
+}
+
+#[test]
 fn a_detached_head_is_shown_and_refuses_commits() {
     let env = Env::new();
     let dir = repo();

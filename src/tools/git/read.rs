@@ -202,13 +202,21 @@ fn status_rows(repo: &Repo) -> Result<BTreeMap<String, Row>, ToolError> {
 }
 
 /// Whether anything is staged (the index differs from HEAD).
-pub(super) fn has_staged(repo: &Repo) -> Result<bool, ToolError> {
+/// What is staged in the whole repository: whether anything is under the
+/// agent root, and the repository paths staged outside it (a commit would
+/// record those too).
+pub(super) fn staged_split(repo: &Repo) -> Result<(bool, Vec<String>), ToolError> {
+    let (mut inside, mut outside) = (false, Vec::new());
     for item in status_items(repo, UntrackedFiles::None)? {
-        if matches!(item.map_err(git_error)?, Item::TreeIndex(_)) {
-            return Ok(true);
+        if let Item::TreeIndex(change) = item.map_err(git_error)? {
+            let path = change.location().to_string();
+            match repo.root_path_of(&path) {
+                Some(_) => inside = true,
+                None => outside.push(path),
+            }
         }
     }
-    Ok(false)
+    Ok((inside, outside))
 }
 
 /// Staged paths under the agent root (for results).

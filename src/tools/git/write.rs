@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::read::{has_staged, staged_paths};
+use super::read::{staged_paths, staged_split};
 use super::{GIT_ADD, GIT_COMMIT, GIT_PUSH, Repo, failed, git_cli, git_error};
 use crate::protocol::{Mode, Tier};
 use crate::tools::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
@@ -110,7 +110,28 @@ impl Tool for Commit {
         }
         let repo = Repo::open(ctx.workspace.root())?;
         let branch = repo.branch_or_refuse("a commit")?;
-        if !has_staged(&repo)? {
+        let (inside, outside) = staged_split(&repo)?;
+        if !outside.is_empty() {
+            // A commit records the whole index: never what lies outside the
+            // root, which the model cannot see and the user did not show it.
+            let shown: Vec<&str> = outside.iter().take(5).map(String::as_str).collect();
+            let more = outside.len().saturating_sub(shown.len());
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            return Err(ToolError::Git {
+                code: "staged_outside_root",
+                message: format!(
+                    "files outside the agent root are staged ({}{more}): a commit would record \
+                     them too, so none is made; the user can unstage them (git restore --staged) \
+                     or commit them first",
+                    shown.join(", ")
+                ),
+            });
+        }
+        if !inside {
             return Err(ToolError::Git {
                 code: "nothing_staged",
                 message: "nothing is staged, so there is nothing to commit; stage files with \
