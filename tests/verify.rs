@@ -465,3 +465,68 @@ fn exec_applies_only_when_the_verify_passes() {
     let run = exec(&env, &cfg, root.path(), &["--verify", "x"]);
     assert_eq!(run.code, 2, "{}", run.stderr);
 }
+
+/// Whether a process whose command line holds `marker` is alive.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            })
+            .unwrap_or(false)
+    })
+}
+
+/// Ctrl+C while a check runs: `review --verify` stops the check (its whole
+/// process group) before it exits 130, and `exec --apply all --verify`
+/// applies nothing (it applied once the check passed, exit 0).
+#[test]
+fn ctrl_c_stops_the_check_and_nothing_is_applied() {
+    use std::process::Stdio;
+    let marker = format!("sleep 30.{}", fastrand::u32(100..999));
+    let edits = json!([{"file_path": "calc.py", "operation": "replace", "start_line": 2,
+        "end_line": 2, "old_text": "    return a + b", "new_text": "    return b + a\n"}]);
+    let mut replies = proposal(edits.clone());
+    replies.extend(proposal(edits));
+    let p = proposed(
+        &[("calc.py", CALC_PY)],
+        &format!("command = \"{marker}; true\"\ntimeout_secs = 120"),
+        replies,
+    );
+    let before = snapshot(p.root.path());
+    let interrupt = |mut child: std::process::Child| {
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(running(&marker), "the check runs");
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let started = std::time::Instant::now();
+        let out = child.wait_with_output().unwrap();
+        assert!(started.elapsed() < std::time::Duration::from_secs(10));
+        out
+    };
+    let review = p
+        .cmd()
+        .args(["review", "--accept-all", "--verify", "--root"])
+        .arg(p.root.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = interrupt(review);
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(!running(&marker), "the check was left running");
+    let exec = p
+        .cmd()
+        .args(["exec", "--apply", "all", "--verify", "again", "--root"])
+        .arg(p.root.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = interrupt(exec);
+    assert_eq!(code(&out), 130, "{}", stderr(&out));
+    assert!(!running(&marker), "the check was left running");
+    assert_eq!(snapshot(p.root.path()), before, "nothing applied");
+}

@@ -4,6 +4,7 @@
 //! `--apply all`, and turns the outcome into an exit code.
 
 use std::io::Read;
+use tokio::sync::mpsc;
 
 use super::Exit;
 use super::args::{ApplyPolicy, ExecArgs, GlobalArgs};
@@ -71,8 +72,14 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
     let mut printer = Printer::new(args.json);
     let mut interrupt = std::pin::pin!(tokio::signal::ctrl_c());
     let mut cancelling = false;
+    let (refused, mut verify_refused) = mpsc::unbounded_channel();
     loop {
         tokio::select! {
+            Some(e) = verify_refused.recv() => {
+                printer.flush();
+                eprintln!("agent-tui: cannot verify, so nothing was applied: {e}");
+                return Exit::Failed;
+            }
             event = events.next() => {
                 let Some(event) = event else {
                     return failed("the engine stopped unexpectedly");
@@ -81,7 +88,14 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
                 if !events.pending() {
                     printer.flush();
                 }
-                if let Some(exit) = react(&engine, &job_id, &event.body, &args).await {
+                if cancelling && after_the_job(&event.body) {
+                    // Interrupted once the job had ended: its verify is
+                    // stopped and nothing more is written.
+                    printer.flush();
+                    eprintln!("agent-tui: interrupted: nothing was applied");
+                    return Exit::Interrupted;
+                }
+                if let Some(exit) = react(&engine, &job_id, &event.body, &args, &refused).await {
                     printer.flush();
                     return exit;
                 }
@@ -89,9 +103,23 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
             _ = &mut interrupt, if !cancelling => {
                 cancelling = true;
                 let _ = engine.command(Command::Cancel { job_id: job_id.clone() }).await;
+                // A verify running for --apply all --verify ends too.
+                let _ = engine.command(Command::CancelVerify { job_id: job_id.clone() }).await;
             }
         }
     }
+}
+
+/// Whether `body` is where exec, once interrupted, stops instead of going
+/// on to decide, verify or apply.
+fn after_the_job(body: &EventBody) -> bool {
+    matches!(
+        body,
+        EventBody::JobCompleted {
+            status: JobStatus::AwaitingReview,
+            ..
+        } | EventBody::VerifyCompleted(_)
+    )
 }
 
 /// Why the job could not start, as an exit: a session that is not there
@@ -111,7 +139,12 @@ fn start_refused(e: EngineError, args: &ExecArgs) -> Exit {
 
 /// `--apply all`: every hunk accepted, then the apply, or (`--verify`)
 /// the verify first, whose `verify.completed` decides.
-async fn accept_all(engine: &Engine, job: String, verify: bool) -> Option<Exit> {
+async fn accept_all(
+    engine: &Engine,
+    job: String,
+    verify: bool,
+    refused: &mpsc::UnboundedSender<EngineError>,
+) -> Option<Exit> {
     let decide = Command::Decide {
         job_id: job.clone(),
         accept: vec![],
@@ -120,13 +153,15 @@ async fn accept_all(engine: &Engine, job: String, verify: bool) -> Option<Exit> 
     };
     let _ = engine.command(decide).await;
     if verify {
-        return match engine.command(Command::Verify { job_id: job }).await {
-            Ok(_) => None,
-            Err(e) => {
-                eprintln!("agent-tui: cannot verify, so nothing was applied: {e}");
-                Some(Exit::Failed)
+        // Its answer comes when the check ends: awaited off the loop, so
+        // Ctrl+C still reaches it meanwhile; `verify.completed` decides.
+        let (engine, failed) = (engine.clone(), refused.clone());
+        tokio::spawn(async move {
+            if let Err(e) = engine.command(Command::Verify { job_id: job }).await {
+                let _ = failed.send(e);
             }
-        };
+        });
+        return None;
     }
     // Its outcome comes as events (apply.completed / apply.failed).
     let _ = engine.command(Command::Apply { job_id: job }).await;
@@ -135,7 +170,13 @@ async fn accept_all(engine: &Engine, job: String, verify: bool) -> Option<Exit> 
 
 /// What one event asks of exec: an answer, a denial (nobody can be asked
 /// here), the apply; or the end, as an exit.
-async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs) -> Option<Exit> {
+async fn react(
+    engine: &Engine,
+    job_id: &str,
+    body: &EventBody,
+    args: &ExecArgs,
+    refused: &mpsc::UnboundedSender<EngineError>,
+) -> Option<Exit> {
     let job = job_id.to_string();
     match body {
         EventBody::ClarificationRequested { .. } => {
@@ -160,7 +201,7 @@ async fn react(engine: &Engine, job_id: &str, body: &EventBody, args: &ExecArgs)
         EventBody::JobCompleted {
             status: JobStatus::AwaitingReview,
             ..
-        } if args.apply == ApplyPolicy::All => accept_all(engine, job, args.verify).await,
+        } if args.apply == ApplyPolicy::All => accept_all(engine, job, args.verify, refused).await,
         EventBody::VerifyCompleted(result) if args.verify => {
             if result.passed {
                 let _ = engine.command(Command::Apply { job_id: job }).await;

@@ -147,7 +147,23 @@ async fn verify(
     let asked = Command::Verify {
         job_id: job_id.to_string(),
     };
-    let result = match engine.command(asked).await {
+    // Ctrl+C stops the check (its whole process group) and removes its
+    // copy before exiting, instead of leaving it running.
+    let answer = {
+        let verifying = engine.command(asked);
+        tokio::pin!(verifying);
+        tokio::select! {
+            answer = &mut verifying => answer,
+            _ = tokio::signal::ctrl_c() => {
+                let stop = Command::CancelVerify { job_id: job_id.to_string() };
+                let _ = engine.command(stop).await;
+                let _ = verifying.await;
+                eprintln!("agent-tui: interrupted: the verify was stopped");
+                return Err(Exit::Interrupted);
+            }
+        }
+    };
+    let result = match answer {
         Ok(Reply::Verified { result }) => result,
         Ok(_) => return Err(failed("the engine answered the verify with something else")),
         Err(e) => return Err(engine_error(e)),
