@@ -242,6 +242,36 @@ fn timeouts_end_the_process_group_and_output_is_capped() {
 }
 
 #[test]
+fn a_child_that_leaves_the_process_group_does_not_hold_the_command() {
+    // `setsid` puts the sleep in a session of its own, holding the output
+    // pipes: the command is over when its own process ends (or at the
+    // timeout), not when the pipes close.
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (c, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "setsid sleep 15", "timeout_secs": 2}),
+        "",
+    );
+    assert_eq!(c, 0, "{result}");
+    assert!(started.elapsed().as_secs_f64() < 5.0, "{result}");
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert_eq!(result["timed_out"], false);
+    let started = std::time::Instant::now();
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "sh -c 'echo up; setsid sleep 15 & sleep 30'", "timeout_secs": 1}),
+        "",
+    );
+    assert!(started.elapsed().as_secs_f64() < 5.0, "{result}");
+    assert_eq!(result["timed_out"], true, "{result}");
+    assert_eq!(result["stdout"], "up\n");
+}
+
+#[test]
 fn bad_commands_and_directories_get_clear_errors() {
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
@@ -437,6 +467,11 @@ fn a_commands_changes_are_a_checkpoint_that_rolls_back() {
     std::fs::write(root.join("again.sh"), "echo model > edit.txt\n").unwrap();
     let tables = "[approvals]\nexec = \"auto\"";
     let (events, server) = run_in_job(&env, root, "sh gen.sh", tables);
+    // Run unasked by the policy itself, not by the allow list.
+    assert_eq!(
+        of_type(&events, "approval.resolved")[0]["data"]["by"],
+        "auto"
+    );
     let result = &of_type(&events, "tool.call.completed")[0]["data"]["result"];
     let id = result["checkpoint_id"]
         .as_str()

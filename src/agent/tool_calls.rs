@@ -285,7 +285,11 @@ impl Job<'_> {
     async fn approve(&mut self, call: &ToolCall) -> Result<(), Value> {
         let (approved, by) = match approval::gate(&self.ctx.config, call) {
             Gate::Refuse(error) => return Err(error),
-            Gate::Auto => (true, "allowlist".to_string()),
+            // Who let it run: the policy itself, or the `[exec] allow` list.
+            Gate::Auto => match approval::policy_of(&self.ctx.config, &call.name).0 {
+                crate::config::ApprovalPolicy::Auto => (true, "auto".to_string()),
+                _ => (true, "allowlist".to_string()),
+            },
             Gate::AskBatch if self.decided.contains_key(&call.tool_call_id) => self
                 .decided
                 .remove(&call.tool_call_id)
