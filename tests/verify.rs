@@ -203,6 +203,13 @@ fn rust_project_a_breaking_hunk_fails_and_passes_once_rejected() {
     );
     let (_, _, err) = p.review(&["--accept", &hunks[0]]);
     assert!(err.contains("stale"), "{err}");
+    // --json says so too, beside the bundle's files.
+    let (c, out, err) = p.review(&["--json"]);
+    assert_eq!(c, 0, "{err}");
+    let shown: Value = serde_json::from_str(&out).unwrap();
+    assert!(shown["files"].is_array(), "{shown}");
+    assert_eq!(shown["last_verify"]["outcome"], "passed", "{shown}");
+    assert_eq!(shown["last_verify"]["stale"], true, "{shown}");
 }
 
 const CALC_PY: &str = "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n\n\ndef neg(a):\n    return -a\n\n\ndef mul(a, b):\n    return a * b\n";

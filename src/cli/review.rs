@@ -99,8 +99,25 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
             Err(e) => return apply_refused(e),
         }
     }
-    print_verified(&bundle, verified.as_deref(), args.json);
+    match (&verified, pending.verify.as_ref(), args.json) {
+        // Scripts see the last verify too, and whether it is stale.
+        (None, Some(last), true) => print_with_last(&bundle, last),
+        _ => print_verified(&bundle, verified.as_deref(), args.json),
+    }
     Exit::Ok
+}
+
+/// `--json` without `--verify`: the bundle, with the session's last verify
+/// (`last_verify`, its `stale` said) beside its files.
+fn print_with_last(bundle: &DiffBundle, last: &VerifyResult) {
+    let mut value = serde_json::to_value(bundle).unwrap_or_default();
+    let mut verify = serde_json::to_value(last).unwrap_or_default();
+    verify["stale"] = serde_json::Value::Bool(last.stale_for(bundle));
+    value["last_verify"] = verify;
+    match serde_json::to_string_pretty(&value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("agent-tui: {e}"),
+    }
 }
 
 /// The session's pending review (`--session`, else the latest session's);
