@@ -537,3 +537,26 @@ fn ctrl_c_stops_the_check_and_nothing_is_applied() {
     assert!(!running(&marker), "the check was left running");
     assert_eq!(snapshot(p.root.path()), before, "nothing applied");
 }
+
+/// `exec --verify` with no check to run is a usage error before the job
+/// (it used to run the whole job, then say it could not verify).
+#[test]
+fn exec_verify_without_a_check_says_so_before_the_job() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "a\n")]);
+    let server = LlmServer::start(vec![sse(openai::text(&["never asked"]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--apply", "all", "--verify", "x"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("[verify] command"), "{}", run.stderr);
+    assert!(
+        server.requests().iter().all(|r| !r.is_model_call()),
+        "no token spent"
+    );
+}

@@ -57,6 +57,15 @@ fn session(args: &ExecArgs) -> SessionRef {
 }
 
 async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
+    // --verify without a check is a mistake to say before any token is spent.
+    if args.verify
+        && engine.config().verify.command_for(engine.root()) == crate::config::VerifyCommand::Off
+    {
+        return usage(
+            "--verify needs a check, and there is none: set `[verify] command` in the config \
+             (nothing was detected from Cargo.toml, package.json, pytest config or go.mod)",
+        );
+    }
     let mut events = engine.subscribe(Filter::All);
     let job_id = format!("job_{:016x}", fastrand::u64(..));
     let start = Command::StartJob {
