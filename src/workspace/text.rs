@@ -70,6 +70,28 @@ fn hex_digest(digest: &[u8]) -> String {
     out
 }
 
+/// The longest start of `text` within `max` bytes that ends on a
+/// character boundary.
+fn head(text: &str, max: usize) -> &str {
+    let mut cut = max.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    &text[..cut]
+}
+
+/// Why a read of a file of `total` lines from line `start` gives nothing:
+/// a line that is not UTF-8, or a start past the end.
+fn readable(bad_line: Option<usize>, start: usize, total: usize) -> Result<(), DecodeError> {
+    if let Some(line) = bad_line {
+        return Err(DecodeError::NotUtf8 { line });
+    }
+    if start > total && !(start == 1 && total == 0) {
+        return Err(DecodeError::StartPastEnd { start, total });
+    }
+    Ok(())
+}
+
 /// Reads `range` of the open text file `file` in one pass.
 pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, DecodeError> {
     let mut reader = BufReader::with_capacity(64 * 1024, file);
@@ -99,12 +121,12 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
             return Err(DecodeError::Binary);
         }
         let mut text_bytes = line.as_slice();
-        if total == 1 && text_bytes.starts_with(UTF8_BOM) {
-            has_bom = true;
-            text_bytes = &text_bytes[UTF8_BOM.len()..];
-        }
-        if total == 1 && text_bytes.ends_with(b"\r\n") {
-            crlf = true;
+        if total == 1 {
+            has_bom = text_bytes.starts_with(UTF8_BOM);
+            if has_bom {
+                text_bytes = &text_bytes[UTF8_BOM.len()..];
+            }
+            crlf = text_bytes.ends_with(b"\r\n");
         }
         let Ok(text) = std::str::from_utf8(text_bytes) else {
             // Keep scanning: a NUL further on makes it binary instead.
@@ -121,11 +143,7 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
         if content.len() + text.len() > range.max_bytes {
             if content.is_empty() {
                 // One line longer than the budget: keep its head.
-                let mut cut = range.max_bytes.min(text.len());
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                content.push_str(&text[..cut]);
+                content.push_str(head(text, range.max_bytes));
                 last_included = total;
                 line_cut = true;
             }
@@ -136,12 +154,7 @@ pub fn read_text_range(file: File, range: ReadRange) -> Result<TextSlice, Decode
         content.push_str(text);
         last_included = total;
     }
-    if let Some(line) = bad_line {
-        return Err(DecodeError::NotUtf8 { line });
-    }
-    if start > total && !(start == 1 && total == 0) {
-        return Err(DecodeError::StartPastEnd { start, total });
-    }
+    readable(bad_line, start, total)?;
     if range.end_line.is_none() && last_included < total && !truncated {
         truncated = last_included == wanted_end;
     }
