@@ -536,6 +536,91 @@ fn doctor_flags_missing_key_bad_key_and_unreachable_server() {
     );
 }
 
+/// `doctor` checks the providers jobs start on under `[routing]` and
+/// `--routing`: `hybrid_auto` and `local` start on the local one, which is
+/// down here; `remote` never uses it.
+#[test]
+fn doctor_checks_the_providers_the_routing_uses() {
+    let env = Env::new();
+    let list = || Reply::Status {
+        code: 200,
+        headers: vec![],
+        body: r#"{"object": "list", "data": [{"id": "m1"}, {"id": "m2"}]}"#.into(),
+    };
+    let remote = LlmServer::start_with_side(vec![], (0..4).map(|_| list()).collect());
+    let closed = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let cfg = env.home.path().join("routing.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "provider = \"remote\"\n\
+             [providers.remote]\nkind = \"openai\"\nbase_url = \"{}/v1\"\napi_key_env = \"\"\nmodel = \"big\"\ncontext_window = 8192\ntool_protocol = \"native\"\n\
+             [providers.local]\nkind = \"openai\"\nbase_url = \"http://{closed}/v1\"\napi_key_env = \"\"\nmodel = \"small\"\ncontext_window = 8192\n\
+             [routing]\nmode = \"hybrid_auto\"\nlocal = \"local\"\nremote = \"remote\"\n",
+            remote.url()
+        ),
+    )
+    .unwrap();
+    let doctor = |routing: Option<&str>| {
+        let mut cmd = env.cmd();
+        cmd.arg("--config").arg(&cfg).arg("doctor");
+        if let Some(mode) = routing {
+            cmd.args(["--routing", mode]);
+        }
+        let out = cmd.output().unwrap();
+        (code(&out), format!("{}{}", stdout(&out), stderr(&out)))
+    };
+    let line = |text: &str, start: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| l.starts_with(start))
+            .map(str::to_string)
+            .collect()
+    };
+    // The config's hybrid_auto: both providers, the local one down.
+    let (rc, text) = doctor(None);
+    assert_eq!(rc, 1, "{text}");
+    assert!(
+        line(&text, "routing")[0].contains(
+            "hybrid_auto (from [routing] mode): jobs start on local and fall back to remote"
+        ),
+        "{text}"
+    );
+    let providers = line(&text, "provider");
+    assert_eq!(providers.len(), 2, "{text}");
+    assert!(
+        providers[0].contains("local ([routing] local; every job starts here): model small"),
+        "{text}"
+    );
+    assert!(providers[1].contains("remote ([routing] remote"), "{text}");
+    let reachable = line(&text, "reachable");
+    assert!(
+        reachable[0].contains("PROBLEM") && reachable[0].contains("cannot connect"),
+        "{text}"
+    );
+    assert!(
+        reachable[1].contains("answered (2 models listed)"),
+        "{text}"
+    );
+    // --routing local: the local one only.
+    let (rc, text) = doctor(Some("local"));
+    assert_eq!(rc, 1, "{text}");
+    assert!(line(&text, "routing")[0].contains("local (from --routing): jobs run on local only"));
+    assert_eq!(line(&text, "provider").len(), 1, "{text}");
+    assert!(
+        line(&text, "provider")[0].contains("local ([routing] local)"),
+        "{text}"
+    );
+    // --routing remote: the remote one, which answers.
+    let (rc, text) = doctor(Some("remote"));
+    assert_eq!(rc, 0, "{text}");
+    assert!(line(&text, "routing")[0].contains("remote (from --routing): jobs run on remote only"));
+    assert_eq!(line(&text, "provider").len(), 1, "{text}");
+    assert!(!text.contains("PROBLEM"), "{text}");
+}
+
 #[test]
 fn doctor_answers_within_five_seconds_when_the_server_stalls() {
     let env = Env::new();

@@ -207,6 +207,10 @@ fn a_suite_runs_in_parallel_and_reports_every_metric() {
     assert!(task("ask")["cost_usd"].as_f64().unwrap() > 0.0);
     let hang = task("hang");
     assert_eq!(hang["success"], false);
+    // A task that timed out took its time, on its provider.
+    assert!(hang["latency_ms"].as_u64().unwrap() >= 1900, "{hang}");
+    assert_eq!(hang["provider"], "m", "{hang}");
+    assert!(m_p95(&run["metrics"]) >= 1900, "{}", run["metrics"]);
     assert!(
         hang["error"]
             .as_str()
@@ -226,6 +230,140 @@ fn a_suite_runs_in_parallel_and_reports_every_metric() {
             && md.contains("## Side by side")
             && md.contains("| success rate | 80 % |"),
         "{md}"
+    );
+}
+
+fn m_p95(metrics: &Value) -> u64 {
+    metrics["p95_latency_ms"].as_u64().unwrap()
+}
+
+/// Runs `eval` on `suite` with `cfg` and `args`; the parsed report.
+fn eval(env: &Env, cfg: &Path, suite: &Path, args: &[&str]) -> Value {
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(cfg)
+        .args(["eval", "--json", "--out"])
+        .arg(suite.join("out"))
+        .args(args)
+        .arg(suite)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+/// `hybrid_auto` and `local` on a local model without a price whose tool
+/// calls are unusable, and a priced remote one that answers.
+#[test]
+fn cost_is_per_provider_and_failed_tasks_keep_their_time_and_provider() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[(
+            "tasks/ask/task.toml",
+            "prompt = \"What does greet print?\"\nmode = \"ask\"\n[[checks]]\nanswer_matches = \"hello\"\n",
+        )],
+    );
+    let local = LlmServer::start_model(Box::new(|_: &RecordedRequest| {
+        sse(openai::tool_calls(&[("c1", "no_such_tool", "{}")]))
+    }));
+    let remote = LlmServer::start_model(Box::new(|_: &RecordedRequest| {
+        sse(openai::text(&["It prints hello."]))
+    }));
+    let provider = |name: &str, url: String, price: &str| {
+        format!(
+            "[providers.{name}]\nkind = \"openai\"\nbase_url = \"{url}/v1\"\napi_key_env = \"\"\nmodel = \"{name}\"\ncontext_window = 32768\ntool_protocol = \"native\"\n{price}"
+        )
+    };
+    let cfg = env.home.path().join("config.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "{}{}[agent]\nmax_retries = 0\n[routing]\nlocal = \"local\"\nremote = \"remote\"\n",
+            provider("local", local.url(), ""),
+            provider(
+                "remote",
+                remote.url(),
+                "price_input_per_mtok = 2.0\nprice_output_per_mtok = 8.0\n"
+            ),
+        ),
+    )
+    .unwrap();
+    let report = eval(&env, &cfg, dir.path(), &["--routing", "hybrid_auto,local"]);
+    let hybrid = &report["runs"][0]["tasks"][0];
+    assert_eq!(hybrid["success"], true, "{hybrid}");
+    assert_eq!(hybrid["provider"], "remote");
+    assert_eq!(hybrid["fallback_reason"], "schema_failures");
+    // Two local requests and one remote one, 11/7 tokens each.
+    assert_eq!(
+        (
+            hybrid["input_tokens"].as_u64(),
+            hybrid["output_tokens"].as_u64()
+        ),
+        (Some(33), Some(21))
+    );
+    let cost = hybrid["cost_usd"].as_f64().unwrap();
+    let remote_only = (11.0 * 2.0 + 7.0 * 8.0) / 1e6;
+    assert!((cost - remote_only).abs() < 1e-12, "{cost}: {hybrid}");
+    // Local only: it fails, after its time, on local, at no known price.
+    let failed = &report["runs"][1]["tasks"][0];
+    assert_eq!(failed["success"], false, "{failed}");
+    assert!(failed["error"].as_str().is_some_and(|e| !e.is_empty()));
+    assert_eq!(failed["provider"], "local", "{failed}");
+    assert!(failed["latency_ms"].as_u64().unwrap() > 0, "{failed}");
+    assert!(failed["input_tokens"].as_u64().unwrap() > 0, "{failed}");
+    assert_eq!(failed["cost_usd"], Value::Null, "{failed}");
+    assert_eq!(
+        report["runs"][1]["metrics"]["cost_per_task_usd"],
+        Value::Null
+    );
+}
+
+/// `--task-timeout` bounds a command check too: it is ended with what it
+/// started, and the task fails saying so.
+#[test]
+fn a_hanging_check_is_stopped_at_the_task_timeout() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let check = format!(
+        "prompt = \"What does greet print?\"\nmode = \"ask\"\n[[checks]]\ncommand = [\"sh\", \"-c\", \"sleep 57 & echo $! > {}; wait\"]\n",
+        pid_file.display()
+    );
+    write_files(
+        dir.path(),
+        &[
+            ("tasks/h/task.toml", check.as_str()),
+            ("tasks/h/files/a.txt", "a\n"),
+        ],
+    );
+    let server = LlmServer::start_model(Box::new(reference));
+    let cfg = config(&env, &server);
+    let started = std::time::Instant::now();
+    let report = eval(&env, &cfg, dir.path(), &["--task-timeout", "2"]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let task = &report["runs"][0]["tasks"][0];
+    assert_eq!(task["success"], false, "{task}");
+    assert!(
+        task["error"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 2 s"),
+        "{task}"
+    );
+    assert_eq!(task["checks_failed"].as_array().unwrap().len(), 1, "{task}");
+    // The check's own child went with it (gone, or a zombie to reap).
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    assert!(
+        stat.is_empty() || stat.contains(") Z "),
+        "the check's child still runs: {stat}"
     );
 }
 

@@ -151,6 +151,46 @@ fn a_slow_local_request_falls_back_on_timeout() {
 }
 
 #[test]
+fn probes_of_a_slow_local_server_spend_the_same_timeout() {
+    // The local server answers nothing in time: not its model call, and
+    // not the probes before it (window discovery, tokenizer counts), each
+    // of which would otherwise wait its own 2 s.
+    let env = Env::new();
+    let stall = || Reply::Stall { secs: 20 };
+    let local = LlmServer::start_with_side(vec![stall()], (0..8).map(|_| stall()).collect());
+    let remote = LlmServer::start(vec![sse(openai::text(&["Remote answer."]))]);
+    let cfg = config(
+        &env,
+        &local,
+        &remote,
+        "mode = \"hybrid_auto\"\nhybrid_remote_on_timeout_ms = 1000",
+    );
+    // No configured window: the job asks the local server for it.
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replacen("context_window = 16384\n", "", 1);
+    std::fs::write(&cfg, text).unwrap();
+    let start = std::time::Instant::now();
+    let run = exec(&env, &cfg, &["--json", "--mode", "ask", "q"]);
+    let took = start.elapsed();
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert!(
+        !local.side_requests().is_empty(),
+        "the local server was probed"
+    );
+    let fallback = of_type(&run, "provider.fallback");
+    assert_eq!(fallback[0]["data"]["reason"], "timeout");
+    assert_eq!(
+        of_type(&run, "job.completed")[0]["data"]["answer"],
+        "Remote answer."
+    );
+    assert!(
+        took < std::time::Duration::from_millis(3500),
+        "fell back after {took:?}, not about 1 s"
+    );
+}
+
+#[test]
 fn repeated_schema_failures_fall_back() {
     let bad = || sse(openai::tool_calls(&[("c1", "no_such_tool", "{}")]));
     falls_back(

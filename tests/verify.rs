@@ -503,7 +503,7 @@ fn ctrl_c_stops_the_check_and_nothing_is_applied() {
         replies,
     );
     let before = snapshot(p.root.path());
-    let interrupt = |mut child: std::process::Child| {
+    let interrupt = |child: std::process::Child| {
         std::thread::sleep(std::time::Duration::from_millis(1500));
         assert!(running(&marker), "the check runs");
         let pid = nix::unistd::Pid::from_raw(child.id() as i32);

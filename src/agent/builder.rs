@@ -64,6 +64,19 @@ pub enum Recording {
     Off,
 }
 
+/// How long the front end lives, which decides whether the engine may
+/// start work nobody asked for (`[verify] auto`'s verifies).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrontEnd {
+    /// A command that ends with its last reply (`exec`, `review`, `eval`,
+    /// tests): a verify started on its own would be cancelled with the
+    /// engine at once and recorded so, so `[verify] auto` starts none
+    /// (`--verify` runs one and waits for it).
+    OneShot,
+    /// The TUI or the server: it lives on and shows a verify's result.
+    Lasting,
+}
+
 /// Builds an engine for one agent root.
 pub struct EngineBuilder {
     root: PathBuf,
@@ -72,7 +85,7 @@ pub struct EngineBuilder {
     add_dirs: Vec<String>,
     pub(super) provider: Option<String>,
     pub(super) model: Option<String>,
-    routing: Option<String>,
+    pub(super) routing: Option<String>,
     providers: Providers,
     recording: Recording,
     recover: bool,
@@ -80,6 +93,7 @@ pub struct EngineBuilder {
     tools: Vec<Box<dyn Tool>>,
     store: Option<Store>,
     read_only: bool,
+    front_end: FrontEnd,
 }
 
 impl EngineBuilder {
@@ -101,6 +115,7 @@ impl EngineBuilder {
             tools: Vec::new(),
             store: None,
             read_only: false,
+            front_end: FrontEnd::OneShot,
         }
     }
 
@@ -166,6 +181,12 @@ impl EngineBuilder {
         self
     }
 
+    /// What front end the engine serves (one-shot unless said).
+    pub fn front_end(mut self, front_end: FrontEnd) -> Self {
+        self.front_end = front_end;
+        self
+    }
+
     /// A tool of the caller's besides the built-in ones (tests).
     pub fn tool(mut self, tool: Box<dyn Tool>) -> Self {
         self.tools.push(tool);
@@ -184,6 +205,10 @@ impl EngineBuilder {
                 .map_err(|e| BuildError::Usage(e.to_string()))?,
         };
         loaded.config.routing = routing(&loaded.config, self.routing.as_deref())?;
+        match self.front_end {
+            FrontEnd::Lasting => {}
+            FrontEnd::OneShot => loaded.config.verify.auto = false,
+        }
         if self.read_only {
             let approvals = &mut loaded.config.approvals;
             approvals.exec = crate::config::ApprovalPolicy::Never;
@@ -226,6 +251,7 @@ impl EngineBuilder {
             routing: self.routing.clone(),
             optional: matches!(self.providers, Providers::Optional),
             store: store.clone(),
+            front_end: self.front_end,
         };
         let (routed, notice) = self.routed(&loaded.config)?;
         let mut registry = Registry::for_root(workspace.root(), &loaded.config)
@@ -304,6 +330,7 @@ pub(super) struct Template {
     pub routing: Option<String>,
     pub optional: bool,
     pub store: Option<Store>,
+    pub front_end: FrontEnd,
 }
 
 impl Template {
@@ -322,7 +349,8 @@ impl Template {
             } else {
                 Providers::Off
             })
-            .remember(true);
+            .remember(true)
+            .front_end(self.front_end);
         // The routing override is applied already.
         b.routing = None;
         b.store = self.store.clone();
@@ -396,8 +424,73 @@ pub fn check_providers(
     providers_for(config, &config.routing, provider, model).map(|_| ())
 }
 
-/// The providers of `routing`: the first, and for `hybrid_auto` the one
-/// it falls back to; `remote` and `local` build one and never the other.
+/// A provider a routing mode uses: its name (`None`: the usual choice,
+/// `provider` in the config or detection), the `--model` it gets, and
+/// where the name comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Leg {
+    pub name: Option<String>,
+    pub model: Option<String>,
+    pub from: Option<&'static str>,
+}
+
+/// The providers of `routing`: the one jobs start on, and for
+/// `hybrid_auto` the one they fall back to (`remote` and `local` use one
+/// and never the other). What `providers_for` builds and `doctor` checks.
+pub(super) fn legs(
+    routing: &RoutingConfig,
+    provider: Option<&str>,
+    model: Option<&str>,
+) -> Result<(Leg, Option<Leg>), String> {
+    let named = |key: &str, name: &Option<String>| {
+        name.clone().ok_or_else(|| {
+            format!(
+                "routing mode {} needs [routing] {key} = \"<provider name>\" in the config",
+                routing.mode.as_str()
+            )
+        })
+    };
+    let model = model.map(str::to_string);
+    let flag = provider.map(|p| (p.to_string(), "--provider"));
+    Ok(match routing.mode {
+        RoutingMode::Remote => {
+            let name = flag.or_else(|| routing.remote.clone().map(|r| (r, "[routing] remote")));
+            let leg = Leg {
+                from: name.as_ref().map(|(_, from)| *from),
+                name: name.map(|(name, _)| name),
+                model,
+            };
+            (leg, None)
+        }
+        RoutingMode::Local => {
+            let (name, from) = match flag {
+                Some(flag) => flag,
+                None => (named("local", &routing.local)?, "[routing] local"),
+            };
+            let leg = Leg {
+                name: Some(name),
+                model,
+                from: Some(from),
+            };
+            (leg, None)
+        }
+        RoutingMode::HybridAuto => {
+            let local = Leg {
+                name: Some(named("local", &routing.local)?),
+                model,
+                from: Some("[routing] local"),
+            };
+            let remote = Leg {
+                name: Some(named("remote", &routing.remote)?),
+                model: None,
+                from: Some("[routing] remote"),
+            };
+            (local, Some(remote))
+        }
+    })
+}
+
+/// The providers of `routing` (see `legs`), built.
 #[allow(clippy::type_complexity)]
 pub(super) fn providers_for(
     config: &Config,
@@ -405,9 +498,14 @@ pub(super) fn providers_for(
     provider: Option<&str>,
     model: Option<&str>,
 ) -> Result<(Box<dyn Provider>, Option<Box<dyn Provider>>), String> {
-    let build = |name: Option<&str>, model: Option<&str>| -> Result<Box<dyn Provider>, String> {
+    let build = |leg: &Leg| -> Result<Box<dyn Provider>, String> {
         let choice = config
-            .choose_provider(name, model, &process_env, ollama_answers)
+            .choose_provider(
+                leg.name.as_deref(),
+                leg.model.as_deref(),
+                &process_env,
+                ollama_answers,
+            )
             .map_err(|e| e.to_string())?
             .ok_or_else(|| SETUP_HINT.to_string())?;
         build_provider(
@@ -418,30 +516,6 @@ pub(super) fn providers_for(
         )
         .map_err(|e| e.to_string())
     };
-    let named = |key: &str, name: &Option<String>| {
-        name.clone().ok_or_else(|| {
-            format!(
-                "routing mode {} needs [routing] {key} = \"<provider name>\" in the config",
-                routing.mode.as_str()
-            )
-        })
-    };
-    Ok(match routing.mode {
-        RoutingMode::Remote => (build(provider.or(routing.remote.as_deref()), model)?, None),
-        RoutingMode::Local => {
-            let local = match provider {
-                Some(name) => name.to_string(),
-                None => named("local", &routing.local)?,
-            };
-            (build(Some(&local), model)?, None)
-        }
-        RoutingMode::HybridAuto => {
-            let local = named("local", &routing.local)?;
-            let remote = named("remote", &routing.remote)?;
-            (
-                build(Some(&local), model)?,
-                Some(build(Some(&remote), None)?),
-            )
-        }
-    })
+    let (first, fallback) = legs(routing, provider, model)?;
+    Ok((build(&first)?, fallback.as_ref().map(build).transpose()?))
 }

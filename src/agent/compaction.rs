@@ -33,12 +33,19 @@ impl Job<'_> {
             Some(window) => window.clone(),
             None => {
                 let configured = provider.context_window();
-                let server = match configured {
-                    Some(_) => None,
-                    None => provider.discover_window().await,
+                // hybrid_auto: asked within the local request's time; one
+                // that ran out is not kept (the next job asks again).
+                let (server, asked) = match configured {
+                    Some(_) => (None, true),
+                    None => match self.probe(provider.discover_window()).await {
+                        Some(found) => (found, true),
+                        None => (None, false),
+                    },
                 };
                 let window = ContextWindow::resolve(configured, server, provider.model());
-                self.emit.send(JobMsg::Window(window.clone()));
+                if asked {
+                    self.emit.send(JobMsg::Window(window.clone()));
+                }
                 window
             }
         };

@@ -3,8 +3,11 @@
 //! job, and the estimate is calibrated by it (the factor then persists in
 //! the session like one learned from reported usage).
 
+use std::time::Instant;
+
 use super::job::Job;
-use crate::llm::{Message, ToolDef};
+use super::routing::bounded;
+use crate::llm::{Message, Provider, ToolDef};
 
 /// The text a request carries: system prompt, messages, tool definitions.
 fn request_text(system: &str, messages: &[Message], tools: &str) -> String {
@@ -32,6 +35,37 @@ fn request_text(system: &str, messages: &[Message], tools: &str) -> String {
     text
 }
 
+/// The server's counts for `auto`'s tools check: its tokenizer's count of
+/// the request without the tools and with them, and the prompt it counts
+/// for a one-token request that carries them. `None`: it cannot tell.
+async fn tool_counts(
+    provider: &dyn Provider,
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolDef],
+    tools_text: &str,
+) -> Option<(u64, u64, u64)> {
+    let base = provider
+        .count_tokens(&request_text(system, messages, ""))
+        .await?;
+    let full = provider
+        .count_tokens(&request_text(system, messages, tools_text))
+        .await
+        .unwrap_or(base);
+    let request = crate::llm::Request {
+        system,
+        messages,
+        tools,
+        max_output_tokens: Some(1),
+        brief_tools: false,
+        reply_schema: None,
+        reply_limit: None,
+        stop_repeats: false,
+    };
+    let counted = provider.prompt_tokens(request).await?;
+    Some((base, full, counted))
+}
+
 impl Job<'_> {
     /// Asks the server to count the request just answered without usage
     /// (once per job) and calibrates the estimate by its answer.
@@ -45,7 +79,7 @@ impl Job<'_> {
         };
         let tools = if tools.is_empty() { "" } else { &self.texts.1 };
         let text = request_text(system, self.conv.messages(), tools);
-        let Some(counted) = provider.count_tokens(&text).await else {
+        let Some(Some(counted)) = self.probe(provider.count_tokens(&text)).await else {
             return;
         };
         let ours = u64::from(self.conv.counter().count(&text));
@@ -67,26 +101,21 @@ impl Job<'_> {
         if tools.is_empty() || !provider.supports_native_tools() || !provider.tool_check_pending() {
             return None;
         }
-        let without = request_text(system, self.conv.messages(), "");
-        let Some(base) = provider.count_tokens(&without).await else {
-            provider.settle_tools(None);
-            return None;
-        };
-        let with = request_text(system, self.conv.messages(), &self.texts.1);
-        let full = provider.count_tokens(&with).await.unwrap_or(base);
-        let request = crate::llm::Request {
-            system,
-            messages: self.conv.messages(),
-            tools,
-            max_output_tokens: Some(1),
-            brief_tools: false,
-            reply_schema: None,
-            reply_limit: None,
-            stop_repeats: false,
-        };
-        let Some(counted) = provider.prompt_tokens(request).await else {
-            provider.settle_tools(None);
-            return None;
+        // hybrid_auto: within the local request's time; when it runs out
+        // nothing is settled (tools stay native, and the next job asks).
+        let started = Instant::now();
+        let counts = tool_counts(provider, system, self.conv.messages(), tools, &self.texts.1);
+        let counts = bounded(self.local_budget(), counts).await;
+        if self.local_deadline().is_some() {
+            self.probed += started.elapsed();
+        }
+        let (base, full, counted) = match counts {
+            Some(Some(counts)) => counts,
+            Some(None) => {
+                provider.settle_tools(None);
+                return None;
+            }
+            None => return None,
         };
         let tools_share = full.saturating_sub(base);
         if tools_share == 0 || counted >= base + tools_share / 4 {

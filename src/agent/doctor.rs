@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::builder::{BuildError, EngineBuilder, process_env};
 use super::door::Engine;
-use crate::config::{Config, ProviderConfig, SETUP_HINT, ollama_answers};
+use crate::config::{Config, ProviderConfig};
 use crate::context::ContextWindow;
 use crate::llm::build_provider;
 use crate::protocol::{
@@ -22,10 +22,10 @@ use crate::store::{StateDirs, Store, Target};
 const PROBE_BUDGET: Duration = Duration::from_millis(4500);
 
 /// Collects the report's lines.
-struct Report(Vec<DoctorFact>);
+pub(super) struct Report(pub(super) Vec<DoctorFact>);
 
 impl Report {
-    fn ok(&mut self, label: &str, text: String) {
+    pub(super) fn ok(&mut self, label: &str, text: String) {
         self.0.push(DoctorFact {
             label: label.into(),
             text,
@@ -33,7 +33,7 @@ impl Report {
         });
     }
 
-    fn problem(&mut self, label: &str, text: String) {
+    pub(super) fn problem(&mut self, label: &str, text: String) {
         self.0.push(DoctorFact {
             label: label.into(),
             text: format!("PROBLEM: {text}"),
@@ -48,6 +48,7 @@ impl EngineBuilder {
     pub fn doctor(self) -> DoctorReport {
         let mut r = Report(Vec::new());
         let (provider, model) = (self.provider.clone(), self.model.clone());
+        let routing = self.routing.clone();
         let done = |r: Report, usage_error| DoctorReport {
             version: env!("CARGO_PKG_VERSION").to_string(),
             facts: r.0,
@@ -76,15 +77,24 @@ impl EngineBuilder {
         };
         if let Some(root) = root_lines(&mut r, self.recording(recording).remember(false)) {
             use crate::config::VerifyCommand;
-            let verify = match loaded
+            let found = loaded
                 .config
                 .verify
-                .command_for(std::path::Path::new(&root))
-            {
-                VerifyCommand::Set(c) => format!("{c} (from the config)"),
-                VerifyCommand::Detected { command, from } => {
-                    format!("{command} (detected from {from}; [verify] command sets another)")
+                .command_for(std::path::Path::new(&root));
+            let warning = match &found {
+                VerifyCommand::Set(c) | VerifyCommand::Detected { command: c, .. } => {
+                    crate::tools::verify::missing_program(c).map(|p| {
+                        format!("; warning: `{p}` is not on PATH, so the check cannot run")
+                    })
                 }
+                VerifyCommand::Off => None,
+            }
+            .unwrap_or_default();
+            let verify = match found {
+                VerifyCommand::Set(c) => format!("{c} (from the config){warning}"),
+                VerifyCommand::Detected { command, from } => format!(
+                    "{command} (detected from {from}; [verify] command sets another){warning}"
+                ),
                 VerifyCommand::Off => {
                     "off: no [verify] command, and no Cargo.toml, npm test script, pytest \
                      config or go.mod to detect one from"
@@ -93,29 +103,10 @@ impl EngineBuilder {
             };
             r.ok("verify", verify);
         }
-        let choice = loaded.config.choose_provider(
-            provider.as_deref(),
-            model.as_deref(),
-            &process_env,
-            ollama_answers,
-        );
-        match choice {
-            Err(e) => done(r, Some(e.to_string())),
-            Ok(None) => {
-                r.problem("provider", SETUP_HINT.to_string());
-                done(r, None)
-            }
-            Ok(Some(choice)) => {
-                provider_lines(
-                    &mut r,
-                    &choice.name,
-                    &choice.reason,
-                    &choice.provider,
-                    &loaded.config,
-                );
-                done(r, None)
-            }
-        }
+        // The providers jobs start on (and fall back to) under the routing.
+        let flags = (routing.as_deref(), provider.as_deref(), model.as_deref());
+        let usage_error = super::doctor_routing::routing_lines(&mut r, &loaded.config, flags).err();
+        done(r, usage_error)
     }
 
     /// Checks the whole store: integrity, snapshots, checkpoints, every
@@ -261,7 +252,13 @@ fn root_lines(r: &mut Report, builder: EngineBuilder) -> Option<String> {
 }
 
 /// The provider: which, why, its key, whether it answers, its window.
-fn provider_lines(r: &mut Report, name: &str, reason: &str, p: &ProviderConfig, all: &Config) {
+pub(super) fn provider_lines(
+    r: &mut Report,
+    name: &str,
+    reason: &str,
+    p: &ProviderConfig,
+    all: &Config,
+) {
     r.ok(
         "provider",
         format!("{name} ({reason}): model {} at {}", p.model, p.base_url),

@@ -198,6 +198,12 @@ impl Engine {
         &self.inner.facts.provider_label
     }
 
+    /// The name of the provider jobs start on (`hybrid_auto`: the local
+    /// one), if one is set up.
+    pub fn provider_name(&self) -> Option<&str> {
+        self.inner.ctx.provider.as_deref().map(|p| p.name())
+    }
+
     /// Whether a provider is set up.
     pub fn has_provider(&self) -> bool {
         self.inner.ctx.provider.is_some()

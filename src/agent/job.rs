@@ -183,6 +183,9 @@ pub(super) struct Job<'a> {
     pub server_counted: bool,
     /// The provider the job is on (`hybrid_auto`: local, then maybe remote).
     pub route: Route,
+    /// Time probes of the local server spent since its last request
+    /// (`routing.rs`: it counts against the next one's timeout).
+    pub probed: Duration,
     /// The calls of the model turn being run (for batch approvals).
     pub turn_calls: Vec<ToolCall>,
     /// Batch calls the user already decided with an earlier call of their
@@ -234,6 +237,7 @@ impl<'a> Job<'a> {
             texts: (String::new(), String::new()),
             overflowed: None,
             server_counted: false,
+            probed: Duration::ZERO,
             turn_calls: Vec::new(),
             decided: HashMap::new(),
             mcp_tools: Vec::new(),

@@ -148,12 +148,15 @@ impl Job<'_> {
         let Some(provider) = self.route.provider(&ctx) else {
             return Err(LlmError::Client(SETUP_HINT.to_string()));
         };
-        let deadline = self.local_deadline();
+        let limit = self.local_deadline();
         let reserve = u32::try_from(self.reserve()).unwrap_or(u32::MAX);
         // A small window: tools in one line each, and a looping reply stopped.
         let lean = super::lean::is_lean(self.window.tokens);
         let mut attempt = 1;
         loop {
+            // The first attempt's time is what the probes before it left.
+            let deadline = self.local_budget();
+            self.probed = Duration::ZERO;
             let emit = &mut *self.emit;
             let mut sink = |delta: Delta<'_>| {
                 if visible {
@@ -181,16 +184,8 @@ impl Job<'_> {
             };
             self.usage.requests += 1;
             let step = provider.step(request, &mut sink);
-            let result = match deadline {
-                // hybrid_auto: a local request that takes too long falls back.
-                Some(limit) => tokio::time::timeout(limit, step).await.unwrap_or_else(|_| {
-                    Err(LlmError::Timeout {
-                        url: provider.name().to_string(),
-                        secs: limit.as_secs(),
-                    })
-                }),
-                None => step.await,
-            };
+            // hybrid_auto: a local request that takes too long falls back.
+            let result = within(step, deadline, limit, provider.name()).await;
             match result {
                 Ok(turn) => return Ok(turn),
                 Err(error) => match policy.delay(attempt, &error) {
@@ -231,5 +226,27 @@ impl Job<'_> {
             context_window: self.window.tokens,
             estimated,
         });
+    }
+}
+
+/// A request within what is left of its time (`deadline`), a timeout at
+/// once when nothing is (the probes before it spent it); `limit` is the
+/// configured `hybrid_remote_on_timeout_ms`. No deadline: unbounded.
+async fn within(
+    step: impl std::future::Future<Output = Result<Turn, LlmError>>,
+    deadline: Option<Duration>,
+    limit: Option<Duration>,
+    provider: &str,
+) -> Result<Turn, LlmError> {
+    let timed_out = || LlmError::Timeout {
+        url: provider.to_string(),
+        secs: limit.unwrap_or_default().as_secs(),
+    };
+    match deadline {
+        Some(left) if left.is_zero() => Err(timed_out()),
+        Some(left) => tokio::time::timeout(left, step)
+            .await
+            .unwrap_or_else(|_| Err(timed_out())),
+        None => step.await,
     }
 }

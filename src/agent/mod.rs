@@ -11,6 +11,7 @@ mod builder;
 mod compaction;
 mod counting;
 mod doctor;
+mod doctor_routing;
 mod door;
 mod emit;
 mod engine;
@@ -43,7 +44,9 @@ mod verify_ops;
 /// is a bug that debug builds catch.
 pub use crate::store::{no_blocking, now_ms};
 pub use accounts::{Accounts, Notice, new_token, token_sha256};
-pub use builder::{BuildError, EngineBuilder, Providers, Recording, check_providers, process_env};
+pub use builder::{
+    BuildError, EngineBuilder, FrontEnd, Providers, Recording, check_providers, process_env,
+};
 pub use door::{Engine, PendingReply};
 pub use exec::{ExecStream, command_allowed};
 pub use files::{complete_folder, expand_home};

@@ -4,7 +4,8 @@
 //! remote window is smaller). `remote` and `local` jobs have one provider
 //! and never reach the other.
 
-use std::time::Duration;
+use std::future::Future;
+use std::time::{Duration, Instant};
 
 use super::EngineContext;
 use super::job::{Job, Outcome};
@@ -120,8 +121,42 @@ impl Job<'_> {
         (self.route == Route::Local && ms > 0).then(|| Duration::from_millis(ms))
     }
 
+    /// What is left of the next local request's time: the probes of the
+    /// server before it (its window, its tokenizer) spend the same budget,
+    /// so a slow local server falls back about `hybrid_remote_on_timeout_ms`
+    /// after the job starts however many probes come first. `None`: no
+    /// limit (not on a local provider with a timeout).
+    pub(super) fn local_budget(&self) -> Option<Duration> {
+        self.local_deadline()
+            .map(|limit| limit.saturating_sub(self.probed))
+    }
+
+    /// A probe of the server the job is on, within `local_budget` (its time
+    /// then counts against the next request). `None`: the budget ran out.
+    pub(super) async fn probe<T>(&mut self, probe: impl Future<Output = T>) -> Option<T> {
+        let started = Instant::now();
+        let answer = bounded(self.local_budget(), probe).await;
+        if self.local_deadline().is_some() {
+            self.probed += started.elapsed();
+        }
+        answer
+    }
+
     /// Requests (the first and its retries) the local provider gets.
     pub(super) fn local_attempts(&self) -> Option<u32> {
         (self.route == Route::Local).then_some(self.ctx.config.routing.hybrid_max_local_attempts)
+    }
+}
+
+/// `probe`'s answer within `budget` if there is one (`None`: it ran out;
+/// with nothing left it is not asked at all).
+pub(super) async fn bounded<T>(
+    budget: Option<Duration>,
+    probe: impl Future<Output = T>,
+) -> Option<T> {
+    match budget {
+        Some(left) if left.is_zero() => None,
+        Some(left) => tokio::time::timeout(left, probe).await.ok(),
+        None => Some(probe.await),
     }
 }

@@ -205,7 +205,8 @@ impl Core {
 
     /// `[verify] auto`: a verify after each change of the decisions, when
     /// there are accepted hunks and a command (nobody waits for its reply:
-    /// its result is the event).
+    /// its result is the event). Only a lasting front end's engine has
+    /// `auto` on (`FrontEnd`): a one-shot command's would cancel it at once.
     pub(super) fn auto_verify(&mut self, key: &str, job_id: &str) {
         let config = &self.ctx.config.verify;
         let accepted = self

@@ -205,7 +205,7 @@ pub struct EvalArgs {
     /// then the apply): the report shows both side by side
     #[arg(long)]
     pub verify: bool,
-    /// Longest a task's job may take before it counts as failed
+    /// Longest a task's job (and each of its command checks) may take before it counts as failed
     #[arg(long, default_value_t = 600, value_name = "SECS")]
     pub task_timeout: u64,
 }

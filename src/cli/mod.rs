@@ -145,7 +145,8 @@ fn tui(cli: &Cli) -> Exit {
     let builder = context::builder(&cli.global, &root)
         .config(config)
         .providers(Providers::Optional)
-        .remember(true);
+        .remember(true)
+        .front_end(crate::agent::FrontEnd::Lasting);
     let (rt, engine) = match context::start(builder) {
         Ok(started) => started,
         Err(exit) => return exit,

@@ -73,9 +73,9 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
     {
         // The TUI asks once more; a command line cannot, so it is told.
         eprintln!(
-            "agent-tui: nothing applied: the last verify {} on these hunks (`{}`); \
+            "agent-tui: nothing applied: the last verify {} (`{}`); \
              `agent-tui review --apply --force` applies them anyway, `--verify` checks again",
-            last.outcome.as_str(),
+            last.outcome.verdict(),
             last.command
         );
         return Exit::Failed;

@@ -123,7 +123,8 @@ fn start(
     // others are built like it, on its store.
     let first = builder(global, &args.root)
         .providers(Providers::Optional)
-        .remember(false);
+        .remember(false)
+        .front_end(crate::agent::FrontEnd::Lasting);
     let primary = first.build().map_err(build_error)?;
     let config = primary.config().server.clone();
     let accounts = primary

@@ -3,9 +3,11 @@
 //! like `exec`: it talks to the engine through its door (builder,
 //! commands, queries, events) only.
 
+mod checks;
 mod report;
 mod run;
 mod suite;
+mod tally;
 
 pub use report::{Metrics, Report, RoutingRun, markdown, metrics, percentile};
 pub use run::{Choice, Reviewer, TaskResult, decide, run_task};

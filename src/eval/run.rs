@@ -4,16 +4,21 @@
 //! then the checks. Whatever goes wrong is the task's error, never the run's.
 
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::suite::{Check, Task};
-use crate::agent::{Engine, EngineBuilder, Filter, NO_USER_ANSWER, Providers, Recording};
+use super::checks::{Subject, passes};
+use super::suite::Task;
+use super::tally::Tally;
+use crate::agent::{
+    Engine, EngineBuilder, Filter, NO_USER_ANSWER, Providers, Recording, Subscription,
+};
 use crate::config::Config;
 use crate::protocol::{
-    ApplyFailure, Command, DiffBundle, EventBody, FallbackReason, JobStatus, Reply, SessionRef,
-    Usage, VerifyOutcome,
+    ApplyFailure, Command, DiffBundle, Event, EventBody, FallbackReason, JobStatus, Reply,
+    SessionRef, VerifyOutcome,
 };
 
 /// Who answers a task: the `--provider` and `--model` flags (the config's
@@ -51,17 +56,13 @@ pub struct TaskResult {
 }
 
 impl TaskResult {
-    /// Adds a finished job's tokens and who answered it.
-    fn count(&mut self, usage: &Usage, provider: String, fallback: Option<FallbackReason>) {
-        self.input_tokens += usage.input_tokens;
-        self.output_tokens += usage.output_tokens;
+    /// Who answered a finished job, and why it left its first provider.
+    fn answered(&mut self, provider: String, fallback: Option<FallbackReason>) {
         self.provider = provider;
         self.fallback_reason = self.fallback_reason.or(fallback);
     }
 }
 
-/// Longest a command check may run.
-const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 /// Proposals a task's model may remake after failed verifies.
 const MAX_REPAIRS: u64 = 2;
 
@@ -77,7 +78,7 @@ pub enum Reviewer {
 }
 
 /// Runs `task` with the providers of `config`'s routing; `timeout` bounds
-/// the job (checks aside).
+/// the job and each command check.
 pub async fn run_task(
     task: &Task,
     config: &Config,
@@ -85,7 +86,7 @@ pub async fn run_task(
     timeout: Duration,
     reviewer: Reviewer,
 ) -> TaskResult {
-    let mut result = TaskResult {
+    let result = TaskResult {
         name: task.name.clone(),
         ..TaskResult::default()
     };
@@ -114,33 +115,83 @@ pub async fn run_task(
         Ok(Err(e)) => return failed(result, e.to_string()),
         Err(e) => return failed(result, format!("the engine did not start: {e}")),
     };
-    let started = Instant::now();
-    let driven =
-        tokio::time::timeout(timeout, drive(task, &engine, &root, reviewer, &mut result)).await;
-    let answer = match driven {
-        Ok(Ok(answer)) => answer,
-        Ok(Err(e)) => {
-            let _ = engine.shutdown().await;
-            return failed(result, e);
-        }
-        Err(_) => {
-            let _ = engine.shutdown().await;
-            return failed(
-                result,
-                format!("the task did not finish within {} s", timeout.as_secs()),
-            );
-        }
+    let run = Run {
+        task,
+        engine: &engine,
+        root: &root,
+        config,
+        timeout,
     };
-    result.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    result.cost_usd = cost(config, &result);
-    for check in &task.checks {
-        if !passes(check, task, &engine, &root, &answer, config).await {
-            result.checks_failed.push(check.describe());
-        }
-    }
+    let result = run.measured(result, reviewer).await;
     let _ = engine.shutdown().await;
-    result.success = result.checks_failed.is_empty() && result.error.is_none();
     result
+}
+
+/// A task's engine, root and limits, once the engine is up.
+struct Run<'a> {
+    task: &'a Task,
+    engine: &'a Engine,
+    root: &'a Path,
+    config: &'a Config,
+    timeout: Duration,
+}
+
+impl Run<'_> {
+    /// The job within the timeout, measured whatever its end (the time it
+    /// took, its tokens per provider, who it ran on), then the checks.
+    async fn measured(&self, mut result: TaskResult, reviewer: Reviewer) -> TaskResult {
+        let mut tally = Tally::default();
+        let started = Instant::now();
+        let job = drive(
+            self.task,
+            self.engine,
+            self.root,
+            reviewer,
+            &mut result,
+            &mut tally,
+        );
+        let driven = tokio::time::timeout(self.timeout, job).await;
+        result.latency_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        (result.input_tokens, result.output_tokens) = tally.tokens();
+        result.cost_usd = tally.cost(self.config);
+        result.fallback_reason = result.fallback_reason.or(tally.fallback());
+        if result.provider.is_empty() {
+            // Failed before an answer: where it ran, else where it would start.
+            let first = self.engine.provider_name().unwrap_or_default();
+            result.provider = tally.provider().unwrap_or(first).to_string();
+        }
+        let answer = match driven {
+            Ok(Ok(answer)) => answer,
+            Ok(Err(e)) => return failed(result, e),
+            Err(_) => {
+                let e = format!(
+                    "the task did not finish within {} s",
+                    self.timeout.as_secs()
+                );
+                return failed(result, e);
+            }
+        };
+        let subject = Subject {
+            task: self.task,
+            engine: self.engine,
+            root: self.root,
+            answer: &answer,
+            config: self.config,
+            timeout: self.timeout,
+        };
+        for check in &self.task.checks {
+            match passes(check, &subject).await {
+                Ok(true) => {}
+                Ok(false) => result.checks_failed.push(check.describe()),
+                Err(e) => {
+                    result.checks_failed.push(check.describe());
+                    result.error = result.error.or(Some(e));
+                }
+            }
+        }
+        result.success = result.checks_failed.is_empty() && result.error.is_none();
+        result
+    }
 }
 
 fn failed(mut result: TaskResult, error: String) -> TaskResult {
@@ -157,6 +208,7 @@ async fn drive(
     root: &Path,
     reviewer: Reviewer,
     r: &mut TaskResult,
+    tally: &mut Tally,
 ) -> Result<String, String> {
     let mut events = engine.subscribe(Filter::All);
     let mut answers = task.answers.iter();
@@ -170,9 +222,7 @@ async fn drive(
     // nothing new).
     let mut repairing: Option<String> = None;
     loop {
-        let Some(event) = events.next().await else {
-            return Err("the engine stopped unexpectedly".into());
-        };
+        let event = counted(&mut events, tally).await?;
         let job_id = event.job_id.clone();
         match event.body.clone() {
             // The model's calls (not the files agent-tui read for it).
@@ -191,14 +241,13 @@ async fn drive(
             }
             EventBody::JobCompleted {
                 answer: text,
-                usage,
                 status,
                 provider,
                 fallback_reason,
                 ..
             } => {
                 answer = text;
-                r.count(&usage, provider, fallback_reason);
+                r.answered(provider, fallback_reason);
                 let Some(b) = bundle
                     .take()
                     .filter(|_| status == JobStatus::AwaitingReview)
@@ -232,6 +281,16 @@ async fn drive(
             _ => {}
         }
     }
+}
+
+/// The next event, its tokens counted.
+async fn counted(events: &mut Subscription, tally: &mut Tally) -> Result<Arc<Event>, String> {
+    let event = events
+        .next()
+        .await
+        .ok_or("the engine stopped unexpectedly")?;
+    tally.see(&event.job_id, &event.body);
+    Ok(event)
 }
 
 /// `command`, its refusal as the task's error.
@@ -415,64 +474,4 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// Dollars for the task's tokens at the answering provider's prices.
-fn cost(config: &Config, r: &TaskResult) -> Option<f64> {
-    let p = config.providers.get(&r.provider)?;
-    let (input, output) = (p.price_input_per_mtok?, p.price_output_per_mtok?);
-    Some((r.input_tokens as f64 * input + r.output_tokens as f64 * output) / 1e6)
-}
-
-/// A file of the task's root as the engine reads it (`None`: missing or
-/// unreadable).
-async fn read(engine: &Engine, file: &str) -> Option<Vec<u8>> {
-    engine.read_file(file).await.ok().flatten()
-}
-
-async fn passes(
-    check: &Check,
-    task: &Task,
-    engine: &Engine,
-    root: &Path,
-    answer: &str,
-    config: &Config,
-) -> bool {
-    let text = |bytes: Option<Vec<u8>>| bytes.and_then(|b| String::from_utf8(b).ok());
-    match check {
-        Check::Contains { file, text: want } => {
-            text(read(engine, file).await).is_some_and(|t| t.contains(want.as_str()))
-        }
-        Check::Equals { file, text: want } => {
-            text(read(engine, file).await).is_some_and(|t| t == *want)
-        }
-        Check::Exists { file, exists } => read(engine, file).await.is_some() == *exists,
-        Check::Unchanged { file } => {
-            read(engine, file).await == std::fs::read(task.files.join(file)).ok()
-        }
-        Check::AnswerMatches(re) => re.is_match(answer),
-        Check::Command(argv) => {
-            let mut command = tokio::process::Command::new(&argv[0]);
-            command
-                .args(&argv[1..])
-                .current_dir(root)
-                .kill_on_drop(true);
-            command
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null());
-            // No API key reaches a check's process.
-            for var in config.secret_env_names() {
-                command.env_remove(var);
-            }
-            for (var, _) in std::env::vars_os() {
-                if var.to_string_lossy().ends_with("_API_KEY") {
-                    command.env_remove(var);
-                }
-            }
-            match tokio::time::timeout(COMMAND_TIMEOUT, command.status()).await {
-                Ok(Ok(status)) => status.success(),
-                Ok(Err(_)) | Err(_) => false,
-            }
-        }
-    }
 }

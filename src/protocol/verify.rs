@@ -38,6 +38,22 @@ impl VerifyOutcome {
             VerifyOutcome::Error => "could not run",
         }
     }
+
+    /// What the check did with the hunks, to follow "the verify": `failed
+    /// on these hunks`, `failed on these hunks, as it does without them
+    /// (already failing)` (a refused apply says it).
+    pub fn verdict(self) -> &'static str {
+        match self {
+            VerifyOutcome::Passed => "passed on these hunks",
+            VerifyOutcome::Failed => "failed on these hunks",
+            VerifyOutcome::AlreadyFailing => {
+                "failed on these hunks, as it does without them (already failing)"
+            }
+            VerifyOutcome::TimedOut => "timed out on these hunks",
+            VerifyOutcome::Cancelled => "was cancelled",
+            VerifyOutcome::Error => "could not run",
+        }
+    }
 }
 
 /// The same command on the unmodified tree.

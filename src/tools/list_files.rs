@@ -23,7 +23,7 @@ impl Tool for ListFiles {
             LIST_FILES,
             "List files and directories under the agent root and every other scope (or under `prefix`, e.g. \"src\" or \"@docs\"), \
                 sorted by path, skipping .gitignored files and .git/. Each entry has path, size, \
-                modified (RFC 3339) and kind (file, dir, symlink).",
+                modified (RFC 3339) and kind (file, dir, symlink, other).",
             json!({
                 "type": "object",
                 "properties": {

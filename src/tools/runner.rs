@@ -6,6 +6,8 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
@@ -67,6 +69,10 @@ pub fn is_secret(name: &str, secrets: &[String]) -> bool {
     secrets.iter().any(|s| s == name) || name.to_ascii_uppercase().ends_with("_API_KEY")
 }
 
+/// How long the output pipes may stay open once the command ended (or was
+/// killed): a child that left its process group keeps them open.
+const PIPE_GRACE: Duration = Duration::from_millis(200);
+
 /// Starts `spawn.argv` and waits for it. Fails only if it cannot start.
 pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     let program = &spawn.argv[0];
@@ -115,37 +121,18 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     let mut child = command
         .spawn()
         .map_err(|e| ToolError::invalid("command", format!("cannot start `{program}`: {e}")))?;
-    let pgid = child.id();
     let tee = |err: bool| spawn.tee.clone().map(|t| (t, err, spawn.tee_past_cap));
+    let stop = Arc::new(AtomicBool::new(false));
     let stdout = child
         .stdout
         .take()
-        .map(|s| capture(s, spawn.cap, tee(false)));
+        .map(|s| capture(s, spawn.cap, tee(false), stop.clone()));
     let stderr = child
         .stderr
         .take()
-        .map(|s| capture(s, spawn.cap, tee(true)));
-    let mut timed_out = false;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) => {}
-            Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
-        }
-        let cancelled = spawn.cancel.is_some_and(CancellationToken::is_cancelled);
-        if cancelled || started.elapsed() >= spawn.timeout {
-            timed_out = !cancelled;
-            kill_group(pgid);
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let join = |h: Option<std::thread::JoinHandle<(Vec<u8>, bool)>>| {
-        h.and_then(|h| h.join().ok()).unwrap_or_default()
-    };
-    let (stdout, out_cut) = join(stdout);
-    let (stderr, err_cut) = join(stderr);
+        .map(|s| capture(s, spawn.cap, tee(true), stop.clone()));
+    let (status, timed_out) = wait(&mut child, spawn, started)?;
+    let ((stdout, out_cut), (stderr, err_cut)) = collect(stdout, stderr, &stop);
     Ok(Ran {
         exit_code: status.and_then(|s| s.code()),
         stdout,
@@ -156,6 +143,49 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
+
+/// Waits for the command to end, killing its process group at the
+/// timeout or on cancel: its exit status (`None`: killed) and whether it
+/// timed out.
+fn wait(
+    child: &mut std::process::Child,
+    spawn: &Spawn<'_>,
+    started: Instant,
+) -> Result<(Option<std::process::ExitStatus>, bool), ToolError> {
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok((Some(status), false)),
+            Ok(None) => {}
+            Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
+        }
+        let cancelled = spawn.cancel.is_some_and(CancellationToken::is_cancelled);
+        if cancelled || started.elapsed() >= spawn.timeout {
+            kill_group(child.id());
+            let _ = child.wait();
+            return Ok((None, !cancelled));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What was read of stdout and stderr (and whether each was cut). A child
+/// that left the group (`setsid`, a daemon) may hold the pipes open for as
+/// long as it lives: what came within a short grace is kept, and nobody
+/// waits for the rest.
+fn collect(stdout: Option<Reader>, stderr: Option<Reader>, stop: &AtomicBool) -> (Output, Output) {
+    let grace = Instant::now() + PIPE_GRACE;
+    let open = |h: &Option<Reader>| h.as_ref().is_some_and(|h| !h.is_finished());
+    while (open(&stdout) || open(&stderr)) && Instant::now() < grace {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let join = |h: Option<Reader>| h.and_then(|h| h.join().ok()).unwrap_or_default();
+    (join(stdout), join(stderr))
+}
+
+/// A pipe's reader: the bytes kept, and whether some were cut.
+type Reader = std::thread::JoinHandle<Output>;
+type Output = (Vec<u8>, bool);
 
 /// Whether `program` names an executable file: a path (relative to `cwd`)
 /// or a name found on `$PATH`.
@@ -171,19 +201,37 @@ fn can_start(program: &str, cwd: &Path) -> bool {
         .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
 }
 
-/// Reads a pipe to its end on a thread, keeping the first `cap` bytes.
-fn capture(
-    mut pipe: impl Read + Send + 'static,
+/// Reads a pipe on a thread, keeping the first `cap` bytes, until its end
+/// or until `stop` is set (the pipe is read without blocking, so a pipe a
+/// stray child holds open never keeps the thread).
+fn capture<P>(
+    mut pipe: P,
     cap: usize,
     tee: Option<(Tee, bool, bool)>,
-) -> std::thread::JoinHandle<(Vec<u8>, bool)> {
+    stop: Arc<AtomicBool>,
+) -> Reader
+where
+    P: Read + std::os::fd::AsFd + Send + 'static,
+{
+    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+    let nonblocking = fcntl_getfl(&pipe)
+        .and_then(|flags| fcntl_setfl(&pipe, flags | OFlags::NONBLOCK))
+        .is_ok();
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut cut = false;
         let mut buf = [0u8; 8192];
         loop {
             match pipe.read(&mut buf) {
-                Ok(0) | Err(_) => break,
+                Ok(0) => break,
+                Err(e) if nonblocking && e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
                 Ok(n) => {
                     let room = cap.saturating_sub(kept.len());
                     kept.extend_from_slice(&buf[..n.min(room)]);
@@ -206,5 +254,55 @@ fn kill_group(pgid: u32) {
             nix::unistd::Pid::from_raw(pid),
             nix::sys::signal::Signal::SIGKILL,
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spawn(argv: &[String], timeout: Duration) -> Ran {
+        let cwd = tempfile::tempdir().unwrap();
+        run(&Spawn {
+            argv,
+            cwd: cwd.path(),
+            writable: Vec::new(),
+            network: false,
+            timeout,
+            cap: 1 << 16,
+            secrets: &[],
+            env: Vec::new(),
+            cancel: None,
+            tee: None,
+            tee_past_cap: false,
+        })
+        .unwrap()
+    }
+
+    fn sh(command: &str) -> Vec<String> {
+        vec!["sh".into(), "-c".into(), command.into()]
+    }
+
+    #[test]
+    fn a_child_that_left_the_group_holds_neither_the_timeout_nor_the_end() {
+        // Killed at the timeout; the escaped sleep keeps the pipes open.
+        let started = Instant::now();
+        let ran = spawn(
+            &sh("echo before; setsid sleep 6 & sleep 20"),
+            Duration::from_secs(1),
+        );
+        assert!(started.elapsed() < Duration::from_secs(3), "{ran:?}");
+        assert!(ran.timed_out && ran.exit_code.is_none(), "{ran:?}");
+        assert_eq!(ran.stdout_text(), "before\n");
+        // Ended on its own while the escaped child lives on.
+        let started = Instant::now();
+        let ran = spawn(&sh("echo done; setsid sleep 6 &"), Duration::from_secs(30));
+        assert!(started.elapsed() < Duration::from_secs(2), "{ran:?}");
+        assert_eq!(ran.exit_code, Some(0));
+        assert!(!ran.timed_out);
+        assert_eq!(ran.stdout_text(), "done\n");
+        // Output that comes after the command ended is still read to its end.
+        let ran = spawn(&sh("seq 1 10000"), Duration::from_secs(30));
+        assert_eq!(ran.stdout.len(), 48_894, "{}", ran.stdout.len());
     }
 }

@@ -150,6 +150,12 @@ pub fn verify(
     } else {
         result.baseline = baseline(ws, plan, cancel, baselines);
         match &result.baseline {
+            // The shell could not find (127) or execute (126) the
+            // program, with the hunks and without: nothing was checked.
+            Some(b) if !b.passed && cannot_start(run.exit_code) && cannot_start(b.exit_code) => {
+                result.error = Some(not_started(plan, run.exit_code, &result.output_tail));
+                VerifyOutcome::Error
+            }
             Some(b) if !b.passed => VerifyOutcome::AlreadyFailing,
             _ => VerifyOutcome::Failed,
         }
@@ -180,7 +186,7 @@ fn check_with(
         .map_err(|e| format!("cannot make the scratch copy of the root: {e}"))?;
     for (path, bytes) in files {
         scratch
-            .write(path, bytes)
+            .write_applied(ws, path, bytes)
             .map_err(|e| format!("cannot write `{path}` into the scratch copy: {e}"))?;
     }
     let copy = match scratch.kind {
@@ -279,6 +285,66 @@ fn baseline(
     };
     baselines.put(&key, &b);
     Some(b)
+}
+
+/// Whether a shell's exit code says its program could not start: 127
+/// not found, 126 not executable.
+fn cannot_start(exit_code: Option<i32>) -> bool {
+    matches!(exit_code, Some(126 | 127))
+}
+
+/// Why the check could not start, naming the program (from the shell's
+/// complaint at the end of `tail`, else the command's first word).
+fn not_started(plan: &VerifyPlan, exit_code: Option<i32>, tail: &str) -> String {
+    let complaint = tail.lines().rev().find_map(|line| {
+        let parts: Vec<&str> = line.split(": ").collect();
+        let last = parts.last()?.trim();
+        let known = ["not found", "command not found", "Permission denied"];
+        (parts.len() >= 2 && known.contains(&last)).then(|| parts[parts.len() - 2].trim())
+    });
+    let program = complaint
+        .map(str::to_string)
+        .or_else(|| first_program(&plan.command).map(str::to_string))
+        .unwrap_or_else(|| plan.command.clone());
+    let code = exit_code.unwrap_or_default();
+    let why = if code == 126 {
+        "cannot be executed (exit 126: check its permissions)"
+    } else {
+        "was not found (exit 127: is it installed and on PATH?)"
+    };
+    format!(
+        "`{program}` {why}, with the accepted hunks and without them alike; \
+         install it or set `[verify] command`"
+    )
+}
+
+/// Shell words that are no program on PATH.
+const SHELL_WORDS: &[&str] = &[
+    "!", ".", ":", "[", "{", "(", "case", "cd", "command", "eval", "exec", "export", "for", "if",
+    "set", "source", "test", "true", "false", "ulimit", "umask", "unset", "until", "while", "echo",
+    "printf", "exit",
+];
+
+/// The program a shell command starts with (past `NAME=value`
+/// assignments); `None` when it starts with a shell word.
+fn first_program(command: &str) -> Option<&str> {
+    let word = command
+        .split_whitespace()
+        .find(|w| !w.contains('=') || w.starts_with('='))?;
+    let word = word.trim_end_matches(';');
+    (!word.is_empty() && !SHELL_WORDS.contains(&word)).then_some(word)
+}
+
+/// The first program of `command` when it is neither on PATH nor a path
+/// to an existing file (`doctor` warns: the verify could not run).
+pub fn missing_program(command: &str) -> Option<String> {
+    let program = first_program(command)?;
+    if program.contains('/') {
+        return None;
+    }
+    let on_path = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()));
+    (!on_path).then(|| program.to_string())
 }
 
 /// The last `TAIL_LINES` lines (within `TAIL_BYTES`) of `text`.

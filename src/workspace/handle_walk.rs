@@ -168,6 +168,20 @@ pub(crate) fn parents_hide(root: &Path) -> bool {
     rules_above(root).1
 }
 
+/// The kind of an entry of this type (the entry itself, never what a
+/// link points at).
+fn kind_of(file_type: &cap_std::fs::FileType) -> EntryKind {
+    if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else if file_type.is_dir() {
+        EntryKind::Dir
+    } else if file_type.is_file() {
+        EntryKind::File
+    } else {
+        EntryKind::Other
+    }
+}
+
 fn is_git_dir(name: &std::ffi::OsStr) -> bool {
     name.to_string_lossy().eq_ignore_ascii_case(".git")
 }
@@ -189,7 +203,7 @@ pub fn walk(
     if !meta.is_dir() {
         visit(Met {
             rel: start.rel.clone(),
-            kind: EntryKind::File,
+            kind: kind_of(&meta.file_type()),
             size: meta.len(),
             modified: meta.modified().ok().map(|t| t.into_std()),
             depth: 0,
@@ -259,13 +273,7 @@ impl Walker<'_> {
             }
             // The entry itself, never what a link points at.
             let Ok(meta) = entry.metadata() else { continue };
-            let kind = if meta.file_type().is_symlink() {
-                EntryKind::Symlink
-            } else if meta.is_dir() {
-                EntryKind::Dir
-            } else {
-                EntryKind::File
-            };
+            let kind = kind_of(&meta.file_type());
             let child = if rel.is_empty() {
                 text.to_string()
             } else {

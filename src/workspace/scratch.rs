@@ -3,27 +3,31 @@
 //! `.git/`), each copied on write where the filesystem can (a reflink on
 //! btrfs or XFS) and copied plainly where it cannot; never a hard link,
 //! so nothing done in the copy reaches the root. Links are copied as
-//! links (a command's writes are confined to the copy besides). The copy
-//! is removed when dropped.
+//! links that lead where the root's lead: one to a path in the root, to
+//! that path in the copy; one out of the root, to where it pointed (a
+//! command's writes are confined to the copy besides). What is neither a
+//! file, a folder nor a link (a FIFO, a socket, a device) is left out and
+//! never opened. The copy is removed when dropped.
 //!
 //! A root's copy goes to the same folder each time (named by the root,
 //! held with a lock while a copy lives there; a second copy of the root at
 //! once gets a folder of its own), and its files keep the root's
-//! modification times, but for those a copy there wrote (listed beside
-//! the folder until the root's file is newer than that copy's end; see
-//! `scratch_written`), which get a new one: a build tool that
+//! modification times, but for those a copy there wrote (listed under the
+//! state home's scratch folder, never in the tmpfs, until the root's file
+//! is newer than that copy's end; see `scratch_written`), which get a new
+//! one: a build tool that
 //! keys its caches by path and mtime (Cargo's fingerprints, rustc's
 //! incremental folders) rebuilds only what the hunks touched, sees a file
 //! put back as changed, and its cache does not grow per verify.
 
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use super::Workspace;
 use super::scratch_written::Written;
-use super::walk::{EntryKind, list};
+use super::walk::{Entry, EntryKind, list};
 
 /// How the files were copied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,7 +77,8 @@ impl Scratch {
             .find(|e| e.kind == EntryKind::File)
             .map(|e| ws.root().join(&e.path));
         let key = short_hash(ws.root());
-        let mut dir = new_dir(near, &key)?;
+        let list = |place: &str| near.join(format!("agent-tui-scratch-{key}{place}.written"));
+        let mut dir = new_dir(near, &key, list(""))?;
         let mut kind = match &first {
             Some(from) if reflink_copy::reflink(from, dir.path.join(".clone-probe")).is_ok() => {
                 let _ = std::fs::remove_file(dir.path.join(".clone-probe"));
@@ -83,31 +88,13 @@ impl Scratch {
         };
         if kind == CopyKind::Plain
             && let Some(memory) = memory.filter(|m| fits(m, bytes))
-            && let Ok(in_memory) = new_dir(memory, &key)
+            && let Ok(in_memory) = new_dir(memory, &key, list(".memory"))
         {
+            sweep_lists(memory);
             dir = in_memory;
             kind = CopyKind::Memory;
         }
-        let (mut files, mut links) = (Vec::new(), Vec::new());
-        for e in listing.entries {
-            let to = dir.path.join(&e.path);
-            match e.kind {
-                EntryKind::Dir => std::fs::create_dir_all(&to)?,
-                EntryKind::File => {
-                    // Only in the root's own folder, and not for a file a
-                    // verify there wrote last time (its build is of that).
-                    let keep = dir.written.keeps_time(&e.path, e.modified);
-                    files.push((ws.root().join(&e.path), to, e.modified.filter(|_| keep)));
-                }
-                EntryKind::Symlink => links.push((ws.root().join(&e.path), to)),
-            }
-        }
-        for (from, to) in &links {
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::os::unix::fs::symlink(std::fs::read_link(from)?, to)?;
-        }
+        let files = lay_out(ws, &mut dir, listing.entries)?;
         let cloned = copy_all(&files, kind == CopyKind::Reflink)?;
         if kind == CopyKind::Reflink && cloned < files.len() {
             kind = CopyKind::Plain;
@@ -144,6 +131,20 @@ impl Scratch {
             dir.written.record(rel)?;
         }
         std::fs::write(to, bytes)
+    }
+
+    /// Writes `bytes` where an apply of file `rel` would write them: through
+    /// the links on its path (to their target's path in the copy), as the
+    /// apply writes through them in the root.
+    pub fn write_applied(&self, ws: &Workspace, rel: &str, bytes: &[u8]) -> io::Result<()> {
+        let real = ws.resolve(rel).ok().and_then(|r| {
+            let inside = r.abs.strip_prefix(ws.root()).ok()?;
+            (r.scope == 0).then(|| inside.to_str().map(str::to_string))?
+        });
+        match real {
+            Some(real) if !real.is_empty() => self.write(&real, bytes),
+            _ => self.write(rel, bytes),
+        }
     }
 
     /// Removes the copy now (its top folders on several threads); how
@@ -190,8 +191,15 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
     for e in &entries {
         let from = ws.root().join(&e.path);
         let (tag, bytes) = match e.kind {
-            EntryKind::Dir => continue,
-            EntryKind::File => (b'f', std::fs::read(&from)?),
+            EntryKind::Dir | EntryKind::Other => continue,
+            EntryKind::File => match open_regular(&from)? {
+                Some(mut file) => {
+                    let mut bytes = Vec::new();
+                    io::Read::read_to_end(&mut file, &mut bytes)?;
+                    (b'f', bytes)
+                }
+                None => continue,
+            },
             EntryKind::Symlink => (
                 b'l',
                 std::fs::read_link(&from)?
@@ -211,6 +219,145 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
 /// A file to copy: from, to, the modification time it keeps.
 type Job = (PathBuf, PathBuf, Option<SystemTime>);
 
+/// Makes the folders and links of `entries` in `dir`; the files to copy.
+/// What is not a file, folder or link is left out.
+fn lay_out(ws: &Workspace, dir: &mut Folder, entries: Vec<Entry>) -> io::Result<Vec<Job>> {
+    let mut files = Vec::new();
+    for e in entries {
+        let to = dir.path.join(&e.path);
+        match e.kind {
+            EntryKind::Dir => std::fs::create_dir_all(&to)?,
+            EntryKind::File => {
+                // Only in the root's own folder, and not for a file a
+                // verify there wrote last time (its build is of that).
+                let keep = dir.written.keeps_time(&e.path, e.modified);
+                files.push((ws.root().join(&e.path), to, e.modified.filter(|_| keep)));
+            }
+            EntryKind::Symlink => {
+                if let Some(parent) = to.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let target = std::fs::read_link(ws.root().join(&e.path))?;
+                let target = link_in_copy(ws.root(), &dir.path, &e.path, target);
+                std::os::unix::fs::symlink(target, &to)?;
+            }
+            EntryKind::Other => {}
+        }
+    }
+    Ok(files)
+}
+
+/// What the copy's link `rel` (its target in the root `target`) points
+/// to: into the root, the same path in the copy (a relative target that
+/// stays beneath the root as it is, any other rewritten into the copy);
+/// out of the root, where it pointed (a relative target made absolute).
+/// Never into the root: a write through it would reach the root.
+fn link_in_copy(root: &Path, copy: &Path, rel: &str, target: PathBuf) -> PathBuf {
+    let parent = Path::new(rel).parent().unwrap_or(Path::new(""));
+    if target.is_relative() {
+        // The folders above the link it climbs, one by one, must stay in
+        // the root: `../root-name/a` leaves it on the way.
+        let mut depth = parent.components().count();
+        let beneath = target.components().all(|c| match c {
+            Component::ParentDir if depth == 0 => false,
+            Component::ParentDir => {
+                depth -= 1;
+                true
+            }
+            Component::Normal(_) => {
+                depth += 1;
+                true
+            }
+            Component::CurDir | Component::RootDir | Component::Prefix(_) => true,
+        });
+        if beneath {
+            return target;
+        }
+    }
+    let lexical = normalized(&root.join(parent).join(&target));
+    let inside = lexical
+        .strip_prefix(root)
+        .map(Path::to_path_buf)
+        .or_else(|_| {
+            // An absolute target spelt through a link to the root's folder.
+            std::fs::canonicalize(&lexical)
+                .ok()
+                .and_then(|real| real.strip_prefix(root).ok().map(Path::to_path_buf))
+                .ok_or(())
+        });
+    match inside {
+        Ok(inside) => copy.join(inside),
+        Err(()) => lexical,
+    }
+}
+
+/// `path` with `.` and `..` taken away by their text.
+fn normalized(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// `path` opened for reading if it is a regular file (`None` if it is
+/// not): opened without waiting (a FIFO put in its place would wait for a
+/// writer) and without following a link.
+fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
+        .open(path)?;
+    Ok(file.metadata()?.is_file().then_some(file))
+}
+
+/// How one file came into the copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Copied {
+    Cloned,
+    Written,
+    /// It is no longer a regular file: left out.
+    Skipped,
+}
+
+/// Copies `from` to `to`: a clone where `clone` (the filesystem said it
+/// can), else its bytes; its permissions and `modified` kept.
+fn copy_one(
+    from: &Path,
+    to: &Path,
+    clone: bool,
+    modified: Option<SystemTime>,
+) -> io::Result<Copied> {
+    let Some(mut src) = open_regular(from)? else {
+        return Ok(Copied::Skipped);
+    };
+    let mut dst = std::fs::File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(to)?;
+    // A failed clone costs a call: tried only where the first file cloned.
+    let how = if clone && rustix::fs::ioctl_ficlone(&dst, &src).is_ok() {
+        Copied::Cloned
+    } else {
+        io::copy(&mut src, &mut dst)?;
+        Copied::Written
+    };
+    dst.set_permissions(src.metadata()?.permissions())?;
+    if let Some(modified) = modified {
+        dst.set_modified(modified)?;
+    }
+    Ok(how)
+}
+
 /// Copies each file on `COPIERS` threads, cloning where `clones` (the
 /// filesystem said it can), each keeping its modification time; how many
 /// were clones.
@@ -228,15 +375,8 @@ fn copy_all(files: &[Job], clones: bool) -> io::Result<usize> {
                         {
                             std::fs::create_dir_all(parent)?;
                         }
-                        // A failed clone costs a create and an unlink: tried
-                        // only where the first file cloned.
-                        if !clones {
-                            std::fs::copy(from, to)?;
-                        } else if reflink_copy::reflink_or_copy(from, to)?.is_none() {
+                        if copy_one(from, to, clones, *modified)? == Copied::Cloned {
                             cloned += 1;
-                        }
-                        if let Some(modified) = modified {
-                            keep_mtime(to, *modified)?;
                         }
                     }
                     Ok(cloned)
@@ -251,25 +391,6 @@ fn copy_all(files: &[Job], clones: bool) -> io::Result<usize> {
         }
         Ok(cloned)
     })
-}
-
-/// Sets `to`'s modification time (its access time left alone).
-fn keep_mtime(to: &Path, modified: SystemTime) -> io::Result<()> {
-    let Ok(since) = modified.duration_since(SystemTime::UNIX_EPOCH) else {
-        return Ok(());
-    };
-    let times = rustix::fs::Timestamps {
-        last_access: rustix::fs::Timespec {
-            tv_sec: 0,
-            tv_nsec: rustix::fs::UTIME_OMIT,
-        },
-        last_modification: rustix::fs::Timespec {
-            tv_sec: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
-            tv_nsec: i64::from(since.subsec_nanos()),
-        },
-    };
-    rustix::fs::utimensat(rustix::fs::CWD, to, &times, rustix::fs::AtFlags::empty())?;
-    Ok(())
 }
 
 /// A copy's folder, removed when dropped; a root's own folder is held with
@@ -297,11 +418,11 @@ fn short_hash(root: &Path) -> String {
 }
 
 /// The folder for a copy under `parent`: the root's own
-/// (`agent-tui-scratch-<key>`) unless another copy of the root is there
-/// now, else a new one.
-fn new_dir(parent: &Path, key: &str) -> io::Result<Folder> {
+/// (`agent-tui-scratch-<key>`, the files copies there wrote listed in
+/// `list`) unless another copy of the root is there now, else a new one.
+fn new_dir(parent: &Path, key: &str, list: PathBuf) -> io::Result<Folder> {
     private(parent)?;
-    if let Some(folder) = claim(&parent.join(format!("agent-tui-scratch-{key}"))) {
+    if let Some(folder) = claim(&parent.join(format!("agent-tui-scratch-{key}")), list) {
         return Ok(folder);
     }
     let dir = tempfile::Builder::new()
@@ -314,9 +435,26 @@ fn new_dir(parent: &Path, key: &str) -> io::Result<Folder> {
     })
 }
 
+/// Removes the lists earlier versions kept beside their copies in the
+/// tmpfs (one a root, never removed).
+fn sweep_lists(memory: &Path) {
+    let Ok(entries) = std::fs::read_dir(memory) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let list = name.starts_with("agent-tui-scratch-")
+            && (name.ends_with(".written") || name.ends_with(".written.new"));
+        if list && entry.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// `path` as this copy's folder, locked and emptied of what a copy that
 /// did not end left there; `None` while another copy holds it.
-fn claim(path: &Path) -> Option<Folder> {
+fn claim(path: &Path, list: PathBuf) -> Option<Folder> {
     match std::fs::DirBuilder::new().mode(0o700).create(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -339,7 +477,7 @@ fn claim(path: &Path) -> Option<Folder> {
         };
         gone.ok()?;
     }
-    let written = Written::load(PathBuf::from(format!("{}.written", path.display())));
+    let written = Written::load(list);
     Some(Folder {
         path: path.to_path_buf(),
         _lock: Some(lock),
@@ -559,5 +697,130 @@ mod tests {
         let link = base.path().join("link");
         std::os::unix::fs::symlink(&open, &link).unwrap();
         assert!(Scratch::of(&ws, &link).is_err());
+    }
+
+    /// Runs `f` on a thread: its result, or a panic if it takes longer
+    /// than `secs` (a FIFO opened would wait for ever).
+    fn within<T: Send + 'static>(secs: u64, f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(f());
+        });
+        rx.recv_timeout(Duration::from_secs(secs))
+            .expect("it did not end: something waited on a special file")
+    }
+
+    #[test]
+    fn a_fifo_is_listed_as_other_and_left_out_of_the_copy_unopened() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "a\n").unwrap();
+        nix::unistd::mkfifo(&root.path().join("pipe"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let start = ws.resolve("").unwrap();
+        let kinds: Vec<_> = list(&ws, &start, None, None, 10)
+            .entries
+            .into_iter()
+            .map(|e| (e.path, e.kind))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("a.txt".to_string(), EntryKind::File),
+                ("pipe".to_string(), EntryKind::Other)
+            ]
+        );
+        let parent = tempfile::tempdir().unwrap();
+        let near = parent.path().to_path_buf();
+        let (copied, key) = within(10, move || {
+            let s = Scratch::of(&ws, &near).unwrap();
+            let copied: Vec<_> = std::fs::read_dir(s.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            (copied, tree_key(&ws).unwrap())
+        });
+        assert_eq!(copied, ["a.txt"]);
+        assert_eq!(key.len(), 64);
+    }
+
+    #[test]
+    fn links_lead_where_the_roots_do_and_writes_go_through_them() {
+        let base = tempfile::tempdir().unwrap();
+        std::fs::create_dir(base.path().join("proj")).unwrap();
+        let r = base.path().join("proj").canonicalize().unwrap();
+        std::fs::create_dir(r.join("sub")).unwrap();
+        std::fs::write(r.join("a.txt"), "a\n").unwrap();
+        std::fs::write(base.path().join("outside.txt"), "out\n").unwrap();
+        let link = |target: &Path, name: &str| std::os::unix::fs::symlink(target, r.join(name));
+        link(Path::new("a.txt"), "rel").unwrap();
+        link(Path::new("../a.txt"), "sub/up").unwrap();
+        link(&r.join("a.txt"), "abs").unwrap();
+        link(Path::new("../proj/a.txt"), "round").unwrap();
+        link(Path::new("../outside.txt"), "out_rel").unwrap();
+        link(&base.path().join("outside.txt"), "out_abs").unwrap();
+        let ws = Workspace::open(&r).unwrap();
+        let parent = tempfile::tempdir().unwrap();
+        let s = Scratch::of(&ws, parent.path()).unwrap();
+        let c = s.path().to_path_buf();
+        let target = |name: &str| std::fs::read_link(c.join(name)).unwrap();
+        // Relative links beneath the root as they are; the rest into the
+        // copy (never into the root), or out of the root where they led.
+        assert_eq!(target("rel"), Path::new("a.txt"));
+        assert_eq!(target("sub/up"), Path::new("../a.txt"));
+        assert_eq!(target("abs"), c.join("a.txt"));
+        assert_eq!(target("round"), c.join("a.txt"));
+        assert_eq!(target("out_rel"), base.path().join("outside.txt"));
+        assert_eq!(target("out_abs"), base.path().join("outside.txt"));
+        assert_eq!(std::fs::read_to_string(c.join("out_rel")).unwrap(), "out\n");
+        // A hunk of a link's file goes to its target, as an apply writes it.
+        s.write_applied(&ws, "abs", b"new\n").unwrap();
+        assert!(
+            std::fs::symlink_metadata(c.join("abs"))
+                .unwrap()
+                .is_symlink()
+        );
+        for name in ["a.txt", "rel", "sub/up", "abs", "round"] {
+            assert_eq!(
+                std::fs::read_to_string(c.join(name)).unwrap(),
+                "new\n",
+                "{name}"
+            );
+        }
+        assert_eq!(std::fs::read_to_string(r.join("a.txt")).unwrap(), "a\n");
+        s.write_applied(&ws, "sub/new.txt", b"n\n").unwrap();
+        assert_eq!(std::fs::read(c.join("sub/new.txt")).unwrap(), b"n\n");
+    }
+
+    #[test]
+    fn nothing_is_left_in_memory_when_the_copy_is_gone() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(root.path().join("a.txt"), "a\n").unwrap();
+        let ws = Workspace::open(root.path()).unwrap();
+        let (near, memory) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        // A list an earlier version left in the tmpfs goes too.
+        std::fs::write(memory.path().join("agent-tui-scratch-0.written"), "x\n").unwrap();
+        let s = Scratch::placed(&ws, near.path(), Some(memory.path())).unwrap();
+        s.write("a.txt", b"b\n").unwrap();
+        let in_memory = s.kind == CopyKind::Memory;
+        drop(s);
+        let names = |d: &Path| -> Vec<String> {
+            std::fs::read_dir(d)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        if in_memory {
+            assert!(
+                names(memory.path()).is_empty(),
+                "{:?}",
+                names(memory.path())
+            );
+            let lists = names(near.path());
+            assert!(
+                lists.iter().all(|n| n.ends_with(".memory.written")),
+                "{lists:?}"
+            );
+            assert_eq!(lists.len(), 1);
+        }
     }
 }

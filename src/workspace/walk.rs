@@ -16,6 +16,9 @@ pub enum EntryKind {
     File,
     Dir,
     Symlink,
+    /// Not a regular file, folder or link: a FIFO, a socket, a device.
+    /// Listed, never opened (opening a FIFO waits for a writer).
+    Other,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -394,8 +394,8 @@ impl App {
         {
             r.apply_confirm = true;
             self.status_note = Some(format!(
-                "The verify {} on these hunks: Ctrl+S again applies them anyway.",
-                failed.outcome.as_str()
+                "The verify {}: Ctrl+S again applies them anyway.",
+                failed.outcome.verdict()
             ));
             return Vec::new();
         }
