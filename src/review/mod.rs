@@ -7,14 +7,16 @@ mod doc;
 mod edit;
 mod fate;
 mod intent;
+mod patch_text;
 mod rebase;
 mod validate;
 
 pub use apply::{ApplyError, FileConflict, FilePlan, apply_changes, plan_apply, write_plans};
-pub use bundle::{BuildError, build_bundle, patch_text, patch_text_at, refresh_patches};
+pub use bundle::{BuildError, build_bundle};
 pub use doc::{Doc, DocError, render_lines, text_of};
 pub use edit::{EditHunkError, edit_hunk, load_base, proposed_text, replaced_text};
 pub use fate::{Fate, Reported, merge as merge_fates, note_proposed};
+pub use patch_text::{patch_text, patch_text_at, refresh_patches};
 pub use rebase::rebase_after_apply;
 
 /// A fresh id with a sortable time part: `<prefix>_<millis>_<4 hex>`.
