@@ -516,3 +516,51 @@ async fn a_decision_is_answered_only_once_it_is_stored() {
     a.shutdown().await.unwrap();
     b.shutdown().await.unwrap();
 }
+
+/// An engine opened read-only (a server's `read_only` workspace) offers no
+/// command and refuses one the model calls anyway, even where the config
+/// would run it unasked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_engine_runs_no_command() {
+    let call = json_args(&[("command", "touch made.txt")]);
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["Not run."])),
+    ]);
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let provider = ProviderConfig {
+        kind: ProviderKind::Openai,
+        base_url: format!("{}/v1", server.url()),
+        api_key_env: None,
+        model: "m".into(),
+        tool_protocol: ToolProtocol::Native,
+        context_window: Some(400_000),
+        max_output_tokens: None,
+        price_input_per_mtok: None,
+        price_output_per_mtok: None,
+    };
+    let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
+    let mut config = Config::default();
+    config.approvals.exec = agent_tui::config::ApprovalPolicy::Auto;
+    let engine = EngineBuilder::new(root.path())
+        .config(config)
+        .providers(Providers::Given(provider, None))
+        .recording(Recording::Sqlite(state.path().join("state.db")))
+        .read_only()
+        .build()
+        .unwrap();
+    let mut events = engine.subscribe(Filter::All);
+    engine
+        .command(start(SessionRef::New, "j1", "make a file"))
+        .await
+        .unwrap();
+    let seen = to_the_end(&mut events).await;
+    let refused = seen.iter().any(|e| {
+        matches!(&e.body, EventBody::ToolCallCompleted { name, ok: false, .. } if name == "run_command")
+    });
+    assert!(refused, "{seen:?}");
+    assert!(!root.path().join("made.txt").exists(), "the command ran");
+    let tools = server.requests()[0].body["tools"].to_string();
+    assert!(!tools.contains("run_command"), "{tools}");
+    engine.shutdown().await.unwrap();
+}

@@ -264,6 +264,12 @@ fn a_commit_from_a_root_below_the_top_never_records_what_is_staged_outside_it() 
         git(top, &["show", "--name-only", "--format=", "HEAD"]),
         "sub/b.txt"
     );
+    // A file moved into the root from outside it: its old path is outside.
+    git(top, &["mv", "a.txt", "sub/a.txt"]);
+    let (c, refused) = env.tool(&root, "git_commit", r#"{"message": "move a"}"#);
+    assert_eq!(c, 1, "{refused}");
+    assert_eq!(refused["error"]["code"], "staged_outside_root", "{refused}");
+    assert_eq!(git(top, &["rev-list", "--count", "HEAD"]), "3", "no commit");
 }
 
 #[test]

@@ -1512,18 +1512,13 @@ fn verify_over_http_checks_the_accepted_hunks_without_writing() {
 }
 
 /// A `read_only` workspace changes nothing on the model's account either:
-/// its jobs are offered no command (the same root is writable through a
-/// second workspace, whose jobs still are), and a command the model calls
-/// anyway is refused, even under `[approvals] exec = "auto"`.
+/// agent mode (whose proposals could never be applied there) is refused
+/// with a hint, and ask and plan run.
 #[test]
-fn a_read_only_workspace_runs_no_command_of_the_model() {
+fn a_read_only_workspace_runs_no_agent_job() {
     let env = Env::new();
     let dir = project();
-    let call = json!({"command": "touch made.txt"}).to_string();
-    let server = LlmServer::start(vec![
-        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
-        sse(openai::text(&["done"])),
-    ]);
+    let server = LlmServer::start(vec![sse(openai::text(&["a plan"]))]);
     let cfg = config(&env, "openai", &server.url(), "");
     add_config(
         &cfg,
@@ -1541,33 +1536,18 @@ fn a_read_only_workspace_runs_no_command_of_the_model() {
             .post("/api/v1/agent/sessions", json!({"workspace_id": "ro"}))
             .await;
         assert_eq!(status, 201, "{s}");
-        let (status, run) = c
-            .post(
-                "/api/v1/agent/run",
-                json!({"session_id": s["session_id"], "instruction": "make a file", "mode": "agent"}),
-            )
-            .await;
-        assert_eq!(status, 202, "{run}");
-        let job = run["job_id"].as_str().unwrap().to_string();
-        let done = c
-            .wait_event(&job, 20, |e| e["type"] == "tool.call.completed")
-            .await;
-        assert_eq!(done["data"]["ok"], false, "{done}");
-        c.wait_event(&job, 20, |e| e["type"] == "job.completed")
-            .await;
+        let run = |mode: &str| {
+            json!({"session_id": s["session_id"], "instruction": "make a file", "mode": mode})
+        };
+        let (status, refused) = c.post("/api/v1/agent/run", run("agent")).await;
+        assert_eq!(status, 403, "{refused}");
+        assert!(refused["error"]["hint"].as_str().unwrap().contains("plan"), "{refused}");
+        let (status, ran) = c.post("/api/v1/agent/run", run("plan")).await;
+        assert_eq!(status, 202, "{ran}");
+        let job = ran["job_id"].as_str().unwrap().to_string();
+        c.wait_event(&job, 20, |e| e["type"] == "job.completed").await;
     });
-    assert!(!dir.path().join("made.txt").exists(), "the command ran");
-    let offered: Vec<String> = server
-        .requests()
-        .iter()
-        .filter(|r| r.is_model_call())
-        .map(|r| r.body["tools"].to_string())
-        .collect();
-    assert!(!offered.is_empty());
-    assert!(
-        offered.iter().all(|t| !t.contains("run_command")),
-        "{offered:?}"
-    );
+    assert!(!dir.path().join("made.txt").exists());
 }
 
 /// A token revoked while its event stream is open ends that stream (within

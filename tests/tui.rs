@@ -2162,6 +2162,33 @@ fn the_approval_keys_stay_in_view_at_60x20() {
 }
 
 #[test]
+fn a_command_taller_than_the_window_shows_its_end_and_says_what_is_not_shown() {
+    let (_d, mut app) = app();
+    let names: Vec<String> = (0..200).map(|i| format!("-name f{i}")).collect();
+    let command = format!("find . {} -delete", names.join(" -o "));
+    app.on_event(&ev(
+        "j",
+        1,
+        EventBody::ApprovalRequested {
+            tool_call_id: "c".into(),
+            name: "run_command".into(),
+            arguments: json!({ "command": command }),
+            root: "/tmp/proj".into(),
+            cwd: ".".into(),
+            sandbox: "Landlock: writes in the root only, no network".into(),
+            batch: vec![],
+        },
+    ));
+    for (w, h) in [(100, 30), (80, 24), (60, 20)] {
+        let s = screen(&app, w, h);
+        assert!(s.contains("-delete"), "the end is hidden at {w}x{h}:\n{s}");
+        assert!(s.contains("of the command not shown"), "{w}x{h}:\n{s}");
+        assert!(s.contains("find ."), "{w}x{h}:\n{s}");
+        assert!(s.contains("Esc: deny"), "{w}x{h}:\n{s}");
+    }
+}
+
+#[test]
 fn a_verify_that_cannot_run_is_not_titled_nothing_written() {
     let (_d, mut app) = app();
     review_of(&mut app, bundle("j").files);

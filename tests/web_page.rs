@@ -132,9 +132,12 @@ fn an_approval_prompt_never_takes_the_keys_typed_for_the_instruction() {
     let env = Env::new();
     let dir = project();
     let call = json!({"command": "touch typed-through.txt"}).to_string();
+    let again = json!({"command": "touch keyed-through.txt"}).to_string();
     let model = LlmServer::start(vec![
         sse(openai::tool_calls(&[("c1", "run_command", &call)])),
         sse(openai::text(&["Not run, then."])),
+        sse(openai::tool_calls(&[("c2", "run_command", &again)])),
+        sse(openai::text(&["Not run either."])),
     ]);
     let cfg = config(&env, "openai", &model.url(), "");
     let srv = serve(&env, &cfg, dir.path());
@@ -181,6 +184,26 @@ fn an_approval_prompt_never_takes_the_keys_typed_for_the_instruction() {
         until(&b, 20, "denied", "return (document.querySelector('[data-testid=approval]') || {textContent: ''}).textContent.includes('denied (')").await;
         until(&b, 20, "the answer", "return [...document.querySelectorAll('[data-testid=answer]')].some(a => a.textContent.includes('Not run, then.'))").await;
         assert!(!dir.path().join("typed-through.txt").exists(), "denied: nothing ran");
+        // With nothing focused (the user clicked elsewhere), the prompt does
+        // not take the keys either: Space and Enter decide nothing.
+        send_with_enter(&b, "run another").await;
+        b.execute("document.activeElement.blur()", vec![]).await.unwrap();
+        until(&b, 20, "the second prompt", "return document.querySelectorAll('[data-testid=approval]').length === 2").await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let active = b
+            .execute("return document.activeElement.getAttribute('data-testid')", vec![])
+            .await
+            .unwrap();
+        assert_ne!(active, "approve", "the prompt took the focus");
+        let keys = format!(" {}", char::from(Key::Enter));
+        b.active_element().await.unwrap().send_keys(&keys).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert!(!dir.path().join("keyed-through.txt").exists(), "a key ran the command");
+        let last = b
+            .execute("return [...document.querySelectorAll('[data-testid=approval]')].pop().textContent", vec![])
+            .await
+            .unwrap();
+        assert!(!last.as_str().unwrap_or_default().contains("allowed"), "{last}");
         let console = driver.console(&b).await;
         assert!(errors(&console).is_empty(), "console errors: {console:?}");
         b.close().await.unwrap();

@@ -175,8 +175,11 @@ class JobView {
     this.prompts.set(id, box);
     this.root.insertBefore(box, this.answer);
     box.scrollIntoView({ block: "nearest" });
-    // Never taken from a field being typed in: the keys are meant for it.
-    if (!editable(document.activeElement)) box.querySelector("button, input").focus({ preventScroll: true });
+    // An approval never takes the keyboard (a key pressed for something
+    // else would decide it): it is clicked, or reached with Tab. A question
+    // gets its answer field, unless a field is being typed in.
+    const field = box.querySelector("input");
+    if (field && !editable(document.activeElement)) field.focus({ preventScroll: true });
   }
 
   async answer_(ev, id, decision, box) {

@@ -69,6 +69,14 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         created_at: super::sessions::now(),
     };
     let mode = ask.mode.unwrap_or(ws.engine.config().ui.default_mode);
+    if ws.read_only && mode == crate::protocol::Mode::Agent {
+        // Its proposals could never be applied here: a review nothing settles.
+        return Err(ApiError::forbidden(format!(
+            "workspace {} is read-only: agent mode proposes edits, which are never applied here",
+            ws.id
+        ))
+        .hint("run it with \"mode\": \"ask\" or \"plan\""));
+    }
     let start = Command::StartJob {
         session: SessionRef::Id(ask.session_id.clone()),
         job_id: job_id.clone(),

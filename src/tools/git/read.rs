@@ -209,10 +209,19 @@ pub(super) fn staged_split(repo: &Repo) -> Result<(bool, Vec<String>), ToolError
     let (mut inside, mut outside) = (false, Vec::new());
     for item in status_items(repo, UntrackedFiles::None)? {
         if let Item::TreeIndex(change) = item.map_err(git_error)? {
-            let path = change.location().to_string();
-            match repo.root_path_of(&path) {
-                Some(_) => inside = true,
-                None => outside.push(path),
+            // A rename is two paths: where it came from counts too.
+            let mut paths = vec![change.location().to_string()];
+            if let ChangeRef::Rewrite {
+                source_location, ..
+            } = &change
+            {
+                paths.push(source_location.to_string());
+            }
+            for path in paths {
+                match repo.root_path_of(&path) {
+                    Some(_) => inside = true,
+                    None => outside.push(path),
+                }
             }
         }
     }
