@@ -146,6 +146,16 @@ fn a_clarification_answers_only_the_pending_question() {
             .await;
         assert_eq!(asked["data"]["tool_call_id"], "c1", "{asked}");
         let path = format!("/api/v1/agent/jobs/{job}/clarify");
+        // Which question it answers is not optional.
+        let (status, body) = c.post(&path, json!({"answer": "NAMELESS"})).await;
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("question_id"),
+            "{body}"
+        );
         let (status, body) = c
             .post(
                 &path,
@@ -165,7 +175,7 @@ fn a_clarification_answers_only_the_pending_question() {
             .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
             .await;
         assert!(
-            !page.to_string().contains("WRONG"),
+            !page.to_string().contains("WRONG") && !page.to_string().contains("NAMELESS"),
             "nothing was answered: {page}"
         );
         let (status, body) = c

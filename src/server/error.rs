@@ -112,11 +112,13 @@ impl From<EngineError> for ApiError {
                 err
             }
             EngineError::Conflict { conflicts, .. } => {
-                let mut err = ApiError::conflict(message).hint(
-                    "nothing was written: the files changed since; read them again (GET …/fs/read), \
-                     then decide or roll back again",
-                );
+                let mut err = ApiError::conflict(message);
+                // Files that changed under an apply or a rollback: what to do.
                 if !conflicts.is_empty() {
+                    err = err.hint(
+                        "nothing was written: the files changed since; read them again \
+                         (GET …/fs/read), then decide or roll back again",
+                    );
                     err.detail = Some(json!({ "conflicts": conflicts }));
                 }
                 err

@@ -203,8 +203,7 @@ pub async fn events(
 struct Clarify {
     /// The question answered: the `tool_call_id` of the job's
     /// `clarification.requested` (another id is refused, 409).
-    #[serde(default)]
-    question_id: Option<String>,
+    question_id: String,
     answer: String,
 }
 
@@ -219,9 +218,7 @@ pub async fn clarify(
     let work = async {
         let ask: Clarify = body.parse()?;
         let (ws, owner) = job(&app, &user, &id).await?;
-        if let Some(question) = &ask.question_id {
-            same_question(ws, &id, question).await?;
-        }
+        same_question(ws, &id, &ask.question_id).await?;
         let answer = Command::Answer {
             job_id: id.clone(),
             text: ask.answer,
