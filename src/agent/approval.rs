@@ -91,6 +91,12 @@ pub fn denied(call: &ToolCall, by: &str) -> Value {
             "the user did not allow {what}; do not try it again: continue without it, or say \
              what it would have shown"
         )
+    } else if by.starts_with("decided by") {
+        // A person on another front end (`decided by alice over HTTP`).
+        format!(
+            "the user did not allow {what} ({by}); do not try it again: continue without it, \
+             or say what it would have shown"
+        )
     } else {
         format!(
             "{what} needs the user's approval and nobody could be asked ({by}); continue \
@@ -103,6 +109,21 @@ pub fn denied(call: &ToolCall, by: &str) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_denial_says_who_denied_it() {
+        let run = call("run_command", json!({"command": "rm -r build"}));
+        let said = |by: &str| denied(&run, by)["message"].as_str().unwrap().to_string();
+        assert!(said("user").starts_with("the user did not allow `rm -r build`"));
+        let over_http = said("decided by alice over HTTP");
+        assert!(
+            over_http.starts_with("the user did not allow"),
+            "{over_http}"
+        );
+        assert!(over_http.contains("alice"), "{over_http}");
+        let headless = said("no_user: agent-tui exec cannot ask");
+        assert!(headless.contains("nobody could be asked"), "{headless}");
+    }
 
     fn call(name: &str, args: Value) -> ToolCall {
         ToolCall {
