@@ -489,13 +489,16 @@ fn an_apply_says_what_it_wrote_and_its_checkpoint() {
 
 /// Markdown answers: a block quote, an aligned table (an HTML table), a
 /// rule, and a bullet nested in an ordered list that stays nested (the
-/// numbering goes on after it); the model's HTML stays text.
+/// numbering goes on after it); a fence indented under a list item is a
+/// code block in that item (no ``` left as text); `#####` is an <h5>; a
+/// line ending in two spaces breaks; a link is readable on the dark
+/// background (contrast at least 4.5:1); the model's HTML stays text.
 #[test]
 fn markdown_quotes_tables_rules_and_nested_lists() {
     if !available() {
         return;
     }
-    const MD: &str = "Intro line.\n\n> a quoted line\n> continues here\n\n| col a | col b |\n|:------|------:|\n| 1 | two |\n| 3 | four |\n\n1. first item\n2. second item\n   - nested bullet\n3. third item\n\n---\n\nLast with <b>html</b> and <script>alert(1)</script>.\n";
+    const MD: &str = "Intro line.\n\n> a quoted line\n> continues here\n\n| col a | col b |\n|:------|------:|\n| 1 | two |\n| 3 | four |\n\n1. first item\n2. second item\n   - nested bullet\n3. third item\n   ```sh\n   cargo build --release\n   ```\n\n---\n\n##### Heading five\nsnake_case_name  \nafter the break and [a link](https://example.com/docs).\n\nLast with <b>html</b> and <script>alert(1)</script>.\n";
     let env = Env::new();
     let dir = project();
     let model = LlmServer::start(vec![sse(openai::text(&[&MD[..60], &MD[60..]]))]);
@@ -523,6 +526,22 @@ fn markdown_quotes_tables_rules_and_nested_lists() {
                    html: a.querySelectorAll('script, b').length,
                    raw: [...a.querySelectorAll('p')].some(p => /^(>|\\||---)/.test(p.textContent)),
                    text: a.textContent.includes('<script>alert(1)</script>'),
+                   fenced: [...a.querySelectorAll(':scope > ol > li > pre > code')].map(c => [c.closest('li').firstChild.textContent, c.dataset.lang, c.textContent]),
+                   fences: [...a.querySelectorAll('li, p')].some(n => n.textContent.includes('```')),
+                   h5: [...a.querySelectorAll('h5')].map(h => h.textContent),
+                   hashes: a.textContent.includes('#####'),
+                   broken: [...a.querySelectorAll('p')].filter(p => p.querySelector('br')).map(p => [...p.childNodes].map(n => n.nodeName === 'BR' ? '<br>' : n.textContent).join('')),
+                   link: [...a.querySelectorAll('a')].map(l => [l.textContent, l.getAttribute('href')]),
+                   contrast: (() => {
+                     const lum = (c) => {
+                       const [r, g, b] = c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(v => v / 255)
+                         .map(v => v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4));
+                       return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+                     };
+                     const link = lum(getComputedStyle(a.querySelector('a')).color);
+                     const bg = lum(getComputedStyle(document.documentElement).backgroundColor);
+                     return (Math.max(link, bg) + 0.05) / (Math.min(link, bg) + 0.05) >= 4.5 && link > bg;
+                   })(),
                  };",
                 vec![],
             )
@@ -541,6 +560,13 @@ fn markdown_quotes_tables_rules_and_nested_lists() {
                 "html": 0,
                 "raw": false,
                 "text": true,
+                "fenced": [["third item", "sh", "cargo build --release"]],
+                "fences": false,
+                "h5": ["Heading five"],
+                "hashes": false,
+                "broken": ["snake_case_name<br>after the break and a link."],
+                "link": [["a link", "https://example.com/docs"]],
+                "contrast": true,
             }),
             "the markdown as rendered"
         );

@@ -66,8 +66,40 @@ function table(rows) {
     el("tbody", {}, rows.slice(2).map((r) => row(r, "td")))));
 }
 
+// Lines as one block of text: a line ending in two spaces (or a
+// backslash) breaks there (<br>); other lines are joined by a space.
+function joined(parts) {
+  const out = document.createDocumentFragment();
+  parts.forEach((line, k) => {
+    const last = k === parts.length - 1;
+    const hard = !last && /( {2,}|\\)$/.test(line);
+    out.append(inline(line.replace(hard ? /( +|\\)$/ : /\s+$/, "")));
+    if (hard) out.append(el("br"));
+    else if (!last) out.append(" ");
+  });
+  return out;
+}
+
+const FENCE = /^(\s*)(`{3,}|~{3,})\s*([\w+-]*)/;
+
+// A fenced code block from line `i` (its body unindented by as much as the
+// opening fence is); returns the <pre> and the line after the closing fence.
+function fenced(lines, i) {
+  const [, pad, marks, lang] = lines[i].match(FENCE);
+  const close = new RegExp(`^\\s*\\${marks[0]}{${marks.length},}\\s*$`);
+  const body = [];
+  i += 1;
+  while (i < lines.length && !close.test(lines[i])) {
+    const line = lines[i++];
+    const lead = line.match(/^ */)[0].length;
+    body.push(line.slice(Math.min(lead, pad.length)));
+  }
+  return [el("pre", {}, el("code", { "data-lang": lang || undefined }, highlight(body.join("\n")))), i + 1];
+}
+
 // A list from line `i` (its items at that line's indent, deeper ones
-// nested in the item above); returns the list and the next line.
+// nested in the item above; an indented fence is a code block in the
+// item); returns the list and the next line.
 function list(lines, i) {
   const first = lines[i].match(ITEM);
   const indent = first[1].length;
@@ -75,34 +107,54 @@ function list(lines, i) {
   const start = ordered ? parseInt(first[2], 10) : 1;
   const node = el(ordered ? "ol" : "ul", { start: start !== 1 ? String(start) : undefined });
   let li = null;
+  let text = []; // the item's text lines not yet added
+  const flush = () => {
+    if (text.length && li) {
+      if (li.childNodes.length) li.append(" ");
+      li.append(joined(text));
+    }
+    text = [];
+  };
   while (i < lines.length) {
     const line = lines[i];
     const m = line.match(ITEM);
     if (line.trim() === "") {
-      // A blank line inside a list: it goes on if an item follows.
+      // A blank line inside a list: it goes on if an item follows, or
+      // something indented under the current item.
       let j = i;
       while (j < lines.length && lines[j].trim() === "") j += 1;
       const next = j < lines.length && lines[j].match(ITEM);
-      if (!next || next[1].length < indent) break;
+      const under = j < lines.length && li && !next && lines[j].match(/^\s*/)[0].length > indent + 1;
+      if (!under && (!next || next[1].length < indent)) break;
+      flush();
       i = j;
       continue;
     }
     if (m && m[1].length <= indent + 1 && m[1].length >= indent) {
       if (/\d/.test(m[2]) !== ordered) break;
-      li = el("li", {}, inline(m[3]));
+      flush();
+      li = el("li");
       node.append(li);
+      text = [m[3]];
       i += 1;
     } else if (m && m[1].length > indent && li) {
+      flush();
       const [sub, next] = list(lines, i);
       li.append(sub);
       i = next;
+    } else if (!m && li && FENCE.test(line) && line.match(FENCE)[1].length > indent) {
+      flush();
+      const [pre, next] = fenced(lines, i);
+      li.append(pre);
+      i = next;
     } else if (!m && li && /^\s/.test(line) && !RULE.test(line)) {
-      li.append(" ", inline(line.trim()));
+      text.push(line.trimStart());
       i += 1;
     } else {
       break;
     }
   }
+  flush();
   return [node, i];
 }
 
@@ -114,25 +166,23 @@ function markdown(src) {
   let i = 0;
   let para = [];
   const flush = () => {
-    if (para.length) out.append(el("p", {}, inline(para.join(" "))));
+    if (para.length) out.append(el("p", {}, joined(para)));
     para = [];
   };
   while (i < lines.length) {
     const line = lines[i];
-    const fence = line.match(/^```\s*([\w+-]*)/);
-    if (fence) {
+    const fence = line.match(FENCE);
+    if (fence && fence[1].length <= 3) {
       flush();
-      const body = [];
-      i += 1;
-      while (i < lines.length && !lines[i].startsWith("```")) body.push(lines[i++]);
-      i += 1;
-      out.append(el("pre", {}, el("code", { "data-lang": fence[1] || undefined }, highlight(body.join("\n")))));
+      const [pre, next] = fenced(lines, i);
+      out.append(pre);
+      i = next;
       continue;
     }
-    const heading = line.match(/^(#{1,4})\s+(.*)/);
+    const heading = line.match(/^\s{0,3}(#{1,6})\s+(.*?)(\s+#+)?\s*$/);
     if (heading) {
       flush();
-      out.append(el(`h${heading[1].length + 2}`, {}, inline(heading[2])));
+      out.append(el(`h${heading[1].length}`, {}, inline(heading[2])));
     } else if (/^\s{0,3}>/.test(line)) {
       flush();
       const body = [];
