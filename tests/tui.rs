@@ -2491,3 +2491,136 @@ fn the_review_left_by_ctrl_o_names_its_session_unless_it_is_the_newest() {
         Some("The review pending in /demo stays there (agent-tui --continue in that folder).")
     );
 }
+
+/// A stored session of one job whose prompt is `prompt`, with `events`.
+fn resumed_of(prompt: &str, events: Vec<Event>) -> agent_tui::tui::Resumed {
+    use agent_tui::protocol::{JobSummary, Transcript};
+    agent_tui::tui::Resumed {
+        transcript: Transcript {
+            session_id: "s_1".into(),
+            root: "/demo".into(),
+            created_at: "2026-01-01".into(),
+            jobs: vec![JobSummary {
+                job_id: "j1".into(),
+                prompt: prompt.into(),
+                status: Some(JobStatus::Completed),
+                answer: Some("Done.".into()),
+                edits: 0,
+                bundle: None,
+                events: 0,
+            }],
+        },
+        events,
+    }
+}
+
+/// Round 3 #4: the note the status bar showed while an answer streamed
+/// (held back from the chat) goes once the chat has it at the job's end.
+#[test]
+fn a_held_notice_leaves_the_status_bar_when_the_job_ends() {
+    let (_d, mut app) = app();
+    let job = start_job(&mut app, "SLOW again");
+    app.on_event(&ev(
+        &job,
+        2,
+        EventBody::LlmDelta {
+            text: "Some text".into(),
+            attempt: 1,
+        },
+    ));
+    app.on_key(ctrl('o'));
+    let held = app.status_note.clone().unwrap_or_default();
+    assert!(held.starts_with("A job is running"), "{held:?}");
+    app.on_event(&ev(&job, 3, completed("Some text")));
+    assert!(
+        matches!(app.transcript.last(), Some(Entry::Notice(t)) if *t == held),
+        "{:?}",
+        app.transcript.last()
+    );
+    assert_eq!(app.status_note, None, "the chat has it now");
+    let status = screen(&app, 100, 30).lines().nth(29).unwrap().to_string();
+    assert!(!status.contains("A job is running"), "{status}");
+}
+
+/// Round 3 #6: a resumed session's tree marks the files its reviews
+/// applied (✓) or rejected (✗), as the live session did; a rollback's
+/// files lose their mark.
+#[test]
+fn a_resumed_session_keeps_the_trees_badges() {
+    use agent_tui::protocol::review::HunkState;
+    use agent_tui::tui::{Badge, Loaded};
+    let patch = "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n";
+    let files = |a: HunkState, r: HunkState, g: HunkState| DiffBundle {
+        job_id: "j1".into(),
+        files: vec![
+            one_hunk("src/main.rs", patch, a),
+            one_hunk("README.md", patch, r),
+            one_hunk("gone.rs", patch, g),
+        ],
+    };
+    let pending = files(HunkState::Pending, HunkState::Pending, HunkState::Pending);
+    let done = files(HunkState::Applied, HunkState::Rejected, HunkState::Applied);
+    let applied = |cursor, ts, cp: &str| {
+        at(
+            "j1",
+            cursor,
+            ts,
+            EventBody::ApplyCompleted {
+                checkpoint_id: cp.into(),
+                files: vec!["src/main.rs".into()],
+                hunk_ids: vec!["h_1".into()],
+                bundle: done.clone(),
+                edits: vec![],
+            },
+        )
+    };
+    let events = vec![
+        at("j1", 1, "01", completed("Done.")),
+        at("j1", 2, "02", EventBody::DiffGenerated { bundle: pending }),
+        at("j1", 3, "03", decided(&done)),
+        applied(4, "04", "cp_1"),
+        at(
+            "j1",
+            5,
+            "05",
+            EventBody::RollbackCompleted {
+                checkpoint_id: "cp_1".into(),
+                rollback_checkpoint_id: "cp_2".into(),
+                files: vec!["gone.rs".into()],
+            },
+        ),
+    ];
+    let (_d, mut app) = app();
+    app.loaded(Loaded::Session(Ok(Box::new(resumed_of("fix", events)))));
+    let badges: Vec<(&str, Badge)> = app.badges.iter().map(|(f, b)| (f.as_str(), *b)).collect();
+    assert_eq!(
+        badges,
+        [
+            ("README.md", Badge::Rejected),
+            ("src/main.rs", Badge::Applied)
+        ]
+    );
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("README.md ✗"), "{s}");
+}
+
+/// Round 3 #8: a pin of the resumed session whose file is gone since is
+/// dropped and said; the others (a range pin too) stay.
+#[test]
+fn a_resumed_pin_whose_file_is_gone_is_dropped_and_said() {
+    use agent_tui::tui::Loaded;
+    let (d, mut app) = app();
+    let prompt = "PROSE five\n\n[Pinned context: the user pinned these files; read them \
+                  with read_file: README.md, src/main.rs:1-1]";
+    std::fs::remove_file(d.path().join("README.md")).unwrap();
+    app.loaded(Loaded::Session(Ok(Box::new(resumed_of(prompt, vec![])))));
+    plain_loads(&mut app, d.path());
+    assert_eq!(app.pinned, ["src/main.rs:1-1"]);
+    assert!(
+        app.transcript.contains(&Entry::Notice(
+            "README.md is pinned no more: it is gone.".into()
+        )),
+        "{:?}",
+        app.transcript
+    );
+}

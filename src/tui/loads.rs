@@ -114,6 +114,7 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
                 .map_err(|e| e.to_string()),
         },
         Load::RecentRoots => Loaded::RecentRoots(engine.recent_roots().await.unwrap_or_default()),
+        Load::GonePins(pins) => Loaded::GonePins(gone_pins(engine, pins).await),
         // Done by `start` itself.
         Load::OpenRoot(_)
         | Load::HunkColours { .. }
@@ -133,6 +134,27 @@ async fn session(engine: &Engine, id: &str) -> Result<Resumed, String> {
         }
     }
     Ok(Resumed { transcript, events })
+}
+
+/// The pins of `pins` whose file the engine no longer finds (a range
+/// pin, `a.rs:3-9`, names the file before the colon).
+async fn gone_pins(engine: &Engine, pins: Vec<String>) -> Vec<String> {
+    let mut gone = Vec::new();
+    for pin in pins {
+        let file = match pin.rsplit_once(':') {
+            Some((file, range))
+                if !range.is_empty() && range.chars().all(|c| c.is_ascii_digit() || c == '-') =>
+            {
+                file
+            }
+            _ => pin.as_str(),
+        };
+        if let Err(crate::protocol::EngineError::NotFound { .. }) = engine.file_text(file, 1).await
+        {
+            gone.push(pin);
+        }
+    }
+    gone
 }
 
 /// A file's first lines, highlighted.

@@ -53,6 +53,8 @@ pub enum Loaded {
     },
     /// Another root could not be opened: why.
     RootFailed(String),
+    /// Pins whose files are gone (asked by `Load::GonePins`).
+    GonePins(Vec<String>),
     /// The engine's reply to a command the app sent.
     Replied {
         command: Box<Command>,
@@ -101,6 +103,7 @@ impl App {
             Loaded::RecentRoots(recent) => self.recent_roots_loaded(recent),
             Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
             Loaded::RootFailed(why) => self.root_open_failed(why),
+            Loaded::GonePins(gone) => self.unpin_gone(&gone),
             Loaded::Replied { command, result } => self.replied(&command, result),
         }
     }

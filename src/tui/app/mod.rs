@@ -263,6 +263,8 @@ pub enum Load {
     RootCompletion(String),
     /// Open this folder as the agent root.
     OpenRoot(String),
+    /// Which of these pins (a resumed session's) name files now gone.
+    GonePins(Vec<String>),
 }
 
 /// One line of the checkpoints list.

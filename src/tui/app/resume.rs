@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use super::events::{BUDGET_SPENT, applied_note, command_changed_note, rolled_back_note};
 use super::pinned::split_pinned;
-use super::{App, Entry, ReviewView};
+use super::{App, Entry, Load, ReviewView};
 use crate::protocol::{CheckpointKind, Event, EventBody, JobSummary, Transcript};
 
 /// A session as the engine gave it: its jobs and their stored events.
@@ -45,6 +45,10 @@ impl App {
         self.job = job;
         if let Some(last) = t.jobs.iter().rev().find(|j| j.prompt != COMPACT) {
             self.pinned = split_pinned(&last.prompt).1;
+            if !self.pinned.is_empty() {
+                // A pinned file deleted since is not sent again unsaid.
+                self.loads.push(Load::GonePins(self.pinned.clone()));
+            }
         }
         let pending: Vec<&JobSummary> = t
             .jobs
@@ -66,6 +70,18 @@ impl App {
         }
     }
 
+    /// Pins of a resumed session whose files are gone: dropped, and said.
+    pub(super) fn unpin_gone(&mut self, gone: &[String]) {
+        for pin in gone {
+            if let Some(at) = self.pinned.iter().position(|p| p == pin) {
+                self.pinned.remove(at);
+                self.transcript.push(Entry::Notice(format!(
+                    "{pin} is pinned no more: it is gone."
+                )));
+            }
+        }
+    }
+
     /// One step of a resumed session, as the chat showed it live.
     fn replay(&mut self, step: Step<'_>) {
         match step {
@@ -81,7 +97,27 @@ impl App {
                     self.push_answer(answer);
                 }
             }
-            Step::Event(job, event) => self.replay_event(job, &event.body),
+            Step::Event(job, event) => {
+                self.replay_badges(&event.body);
+                self.replay_event(job, &event.body);
+            }
+        }
+    }
+
+    /// The tree's badges as a stored event set them live: a review's
+    /// state marks its files (applied ✓, rejected ✗, pending ●), a
+    /// rollback takes its files' marks away.
+    fn replay_badges(&mut self, body: &EventBody) {
+        match body {
+            EventBody::DiffGenerated { bundle }
+            | EventBody::ReviewUpdated { bundle, .. }
+            | EventBody::ApplyCompleted { bundle, .. } => self.badge_files(bundle),
+            EventBody::RollbackCompleted { files, .. } => {
+                for file in files {
+                    self.badges.remove(file);
+                }
+            }
+            _ => {}
         }
     }
 

@@ -194,7 +194,21 @@ fn draw_approval(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay) {
     let around: usize = place.iter().map(|l| wrapped(l, inner).len()).sum::<usize>() + 1 + 2;
     let room = usize::from(area.height.saturating_sub(2)).saturating_sub(around + 2);
     let (rows, hidden) = elide(rows, room.max(3));
-    let (keys, title) = match (also.is_empty(), hidden) {
+    let (keys, title) = approval_keys(also.is_empty(), hidden);
+    let mut text = vec![Line::from(heading), Line::from("")];
+    text.extend(rows);
+    text.extend(place);
+    text.extend([
+        Line::from(""),
+        Line::from(Span::styled(keys, Style::new().fg(Color::DarkGray))),
+    ]);
+    dialog(frame, area, title, text);
+}
+
+/// The approval dialog's key line and title: one command or several, and
+/// how many of their rows are not shown.
+fn approval_keys(one: bool, hidden: usize) -> (String, &'static str) {
+    match (one, hidden) {
         (true, 0) => (
             "y / Enter: allow once · n / Esc: deny".to_string(),
             "Allow this command?",
@@ -215,15 +229,7 @@ fn draw_approval(frame: &mut Frame<'_>, area: Rect, overlay: &Overlay) {
                 "Allow these commands?"
             },
         ),
-    };
-    let mut text = vec![Line::from(heading), Line::from("")];
-    text.extend(rows);
-    text.extend(place);
-    text.extend([
-        Line::from(""),
-        Line::from(Span::styled(keys, Style::new().fg(Color::DarkGray))),
-    ]);
-    dialog(frame, area, title, text);
+    }
 }
 
 /// `rows` within `room`: its head and its tail, with a line saying how
