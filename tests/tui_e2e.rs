@@ -962,6 +962,8 @@ fn a_review_left_for_a_new_instruction_is_reached_again_with_ctrl_r() {
     tmux.wait_for("a.txt · h_1 [pending]");
     tmux.keys(&["y"]);
     tmux.wait_for("a.txt · h_1 [accepted]");
+    // The review opens before the job's end is in: wait for that.
+    tmux.wait_for(" awaiting review ");
     tmux.keys(&["Escape"]);
     tmux.keys(&["-l", "edit b"]);
     tmux.keys(&["Enter"]);
@@ -1017,6 +1019,8 @@ fn continue_brings_back_pins_tool_lines_and_notices() {
     tmux.keys(&["-l", "first"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("Listed them.");
+    // The answer shows before the job's end is in: wait for that.
+    tmux.wait_for(" done ");
     tmux.keys(&["-l", "second"]);
     tmux.keys(&["Enter"]);
     tmux.wait_for("README.md · h_1 [pending]");
