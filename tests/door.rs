@@ -24,6 +24,16 @@ use support::llm_server::{LlmServer, Reply as Serve, openai};
 
 /// An engine on `root` answering from `server`, recording into `state`.
 fn engine(server: &LlmServer, root: &Path, state: &Path) -> Engine {
+    EngineBuilder::new(root)
+        .config(Config::default())
+        .providers(Providers::Given(provider(server), None))
+        .recording(Recording::Sqlite(state.join("state.db")))
+        .build()
+        .unwrap()
+}
+
+/// The provider of `server` (one model, a large window).
+fn provider(server: &LlmServer) -> Box<dyn agent_tui::llm::Provider> {
     let provider = ProviderConfig {
         kind: ProviderKind::Openai,
         base_url: format!("{}/v1", server.url()),
@@ -35,13 +45,7 @@ fn engine(server: &LlmServer, root: &Path, state: &Path) -> Engine {
         price_input_per_mtok: None,
         price_output_per_mtok: None,
     };
-    let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
-    EngineBuilder::new(root)
-        .config(Config::default())
-        .providers(Providers::Given(provider, None))
-        .recording(Recording::Sqlite(state.join("state.db")))
-        .build()
-        .unwrap()
+    build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap()
 }
 
 fn start(session: SessionRef, job: &str, prompt: &str) -> Command {
@@ -528,23 +532,11 @@ async fn a_read_only_engine_runs_no_command() {
         sse(openai::text(&["Not run."])),
     ]);
     let (root, state) = (project(), tempfile::tempdir().unwrap());
-    let provider = ProviderConfig {
-        kind: ProviderKind::Openai,
-        base_url: format!("{}/v1", server.url()),
-        api_key_env: None,
-        model: "m".into(),
-        tool_protocol: ToolProtocol::Native,
-        context_window: Some(400_000),
-        max_output_tokens: None,
-        price_input_per_mtok: None,
-        price_output_per_mtok: None,
-    };
-    let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
     let mut config = Config::default();
     config.approvals.exec = agent_tui::config::ApprovalPolicy::Auto;
     let engine = EngineBuilder::new(root.path())
         .config(config)
-        .providers(Providers::Given(provider, None))
+        .providers(Providers::Given(provider(&server), None))
         .recording(Recording::Sqlite(state.path().join("state.db")))
         .read_only()
         .build()

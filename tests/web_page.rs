@@ -31,6 +31,13 @@ fn errors(entries: &[Value]) -> Vec<&Value> {
         .collect()
 }
 
+/// The test's end: the page logged no error of its own; the browser goes.
+async fn no_errors_then_close(driver: &Driver, b: fantoccini::Client) {
+    let console = driver.console(&b).await;
+    assert!(errors(&console).is_empty(), "console errors: {console:?}");
+    b.close().await.unwrap();
+}
+
 /// A token stored for `name` with `role` (printed once by `serve token add`).
 fn stored_token(env: &Env, name: &str, role: &str) -> String {
     let out = env
@@ -204,9 +211,7 @@ fn an_approval_prompt_never_takes_the_keys_typed_for_the_instruction() {
             .await
             .unwrap();
         assert!(!last.as_str().unwrap_or_default().contains("allowed"), "{last}");
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -292,9 +297,7 @@ fn signing_out_forgets_the_token_and_the_user_and_a_fragment_signs_in_again() {
         assert!(!href.as_str().contains("token"), "{href}");
         let log = b.execute("return document.getElementById('log').textContent", vec![]).await.unwrap();
         assert_eq!(log, "", "bob's chat stayed");
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -351,9 +354,7 @@ fn a_job_left_in_another_session_keeps_its_review_there() {
         testid(&b, "apply").await.click().await.unwrap();
         until(&b, 20, "applied", "const n = document.querySelector('[data-testid=applied]'); return n && n.textContent").await;
         assert!(std::fs::read_to_string(&greet).unwrap().contains("hola"), "the apply wrote");
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -406,9 +407,7 @@ fn stop_and_esc_cancel_the_running_job() {
             .unwrap();
         c.wait_event(&second, 20, |e| e["type"] == "job.cancelled").await;
         until(&b, 20, "cancelled by Esc", "return [...document.querySelectorAll('.job .status')].pop().textContent === 'cancelled'").await;
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -442,9 +441,7 @@ fn a_failed_job_shows_its_error() {
         let kind = failed["data"]["code"].as_str().unwrap();
         assert!(error.contains("model crashed on purpose"), "{failed}");
         assert_eq!(status.as_str().unwrap(), format!("failed: {error} ({kind})"));
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -481,9 +478,7 @@ fn an_apply_says_what_it_wrote_and_its_checkpoint() {
         // It stays.
         tokio::time::sleep(Duration::from_millis(500)).await;
         assert!(b.find(Locator::Css("#log [data-testid=applied]")).await.is_ok());
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }
 
@@ -570,8 +565,6 @@ fn markdown_quotes_tables_rules_and_nested_lists() {
             }),
             "the markdown as rendered"
         );
-        let console = driver.console(&b).await;
-        assert!(errors(&console).is_empty(), "console errors: {console:?}");
-        b.close().await.unwrap();
+        no_errors_then_close(&driver, b).await;
     });
 }

@@ -6,20 +6,15 @@ use crate::tui::KeyMap;
 
 /// The TUI's key map from `loaded`'s `[keys]`, or what is wrong there.
 pub fn keymap(loaded: &LoadedConfig) -> Result<KeyMap, String> {
-    KeyMap::from_config(&loaded.config.keys).map_err(|e| match where_is(loaded, &e) {
+    KeyMap::from_config(&loaded.config.keys).map_err(|e| match where_is(loaded, &e.name) {
         Some(place) => format!("{place}: {e}"),
-        None => e,
+        None => e.to_string(),
     })
 }
 
-/// `FILE:LINE:COLUMN` of the `[keys]` entry an error names (`[keys] NAME…`).
-fn where_is(loaded: &LoadedConfig, error: &str) -> Option<String> {
+/// `FILE:LINE:COLUMN` of the `[keys]` entry `name`.
+fn where_is(loaded: &LoadedConfig, name: &str) -> Option<String> {
     let path = loaded.path.as_ref()?;
-    let name = error
-        .strip_prefix("[keys] ")?
-        .split([':', ' '])
-        .next()
-        .filter(|n| !n.is_empty())?;
     let text = std::fs::read_to_string(path).ok()?;
     let (line, column) = locate(&text, name)?;
     Some(format!("{}:{line}:{column}", path.display()))

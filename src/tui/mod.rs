@@ -25,7 +25,7 @@ pub use app::{
 };
 pub use highlight::{StyledLine, highlight, highlight_code};
 pub use loads::settle as settle_loads;
-pub use overrides::KeyMap;
+pub use overrides::{KeyError, KeyMap};
 pub use render::{chat_rows, draw, focused_message, max_scroll, review_window};
 pub use start::{Resume, TuiStart, app_from};
 pub use tree::Tree;

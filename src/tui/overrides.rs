@@ -36,8 +36,28 @@ const COMMANDS: [(&str, &str); 2] = [
     ("/compact", "summarize older turns now (frees context)"),
 ];
 
+/// A `[keys]` entry that cannot be used: which one, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyError {
+    /// The entry's name (the action it means to rebind).
+    pub name: String,
+    message: String,
+}
+
+impl std::fmt::Display for KeyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for KeyError {}
+
 impl KeyMap {
-    pub fn from_config(keys: &BTreeMap<String, String>) -> Result<KeyMap, String> {
+    pub fn from_config(keys: &BTreeMap<String, String>) -> Result<KeyMap, KeyError> {
+        let refused = |name: &str, message: String| KeyError {
+            name: name.to_string(),
+            message,
+        };
         let mut overrides = Vec::new();
         for (name, spec) in keys {
             let action = BINDINGS
@@ -51,13 +71,14 @@ impl KeyMap {
                             names.push(n);
                         }
                     }
-                    format!(
+                    let why = format!(
                         "[keys] {name}: no such action; actions are {}",
                         names.join(", ")
-                    )
+                    );
+                    refused(name, why)
                 })?;
             let (code, mods) = parse_key(spec).ok_or_else(|| {
-                format!("[keys] {name} = \"{spec}\" is not a key; write keys like \"ctrl+s\", \"alt+enter\", \"f2\", \"y\"")
+                refused(name, format!("[keys] {name} = \"{spec}\" is not a key; write keys like \"ctrl+s\", \"alt+enter\", \"f2\", \"y\""))
             })?;
             overrides.push(Override {
                 action,
@@ -302,6 +323,10 @@ mod tests {
     use super::*;
 
     fn map(pairs: &[(&str, &str)]) -> Result<KeyMap, String> {
+        map_typed(pairs).map_err(|e| e.to_string())
+    }
+
+    fn map_typed(pairs: &[(&str, &str)]) -> Result<KeyMap, KeyError> {
         KeyMap::from_config(
             &pairs
                 .iter()
@@ -355,6 +380,9 @@ mod tests {
                 .contains("[keys] apply = \"ctrl+\"")
         );
         assert!(map(&[("apply", "hyper+x")]).is_err());
+        // The entry is named for whoever places it in the file.
+        assert_eq!(map_typed(&[("aply", "ctrl+w")]).unwrap_err().name, "aply");
+        assert_eq!(map_typed(&[("apply", "ctrl+")]).unwrap_err().name, "apply");
         assert!(map(&[("quit", "q")]).is_err());
         assert_eq!(parse_key("F2"), Some((KeyCode::F(2), KeyModifiers::NONE)));
         assert_eq!(
