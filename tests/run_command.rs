@@ -241,34 +241,111 @@ fn timeouts_end_the_process_group_and_output_is_capped() {
     );
 }
 
+/// Whether process `pid` (from a pid file) is gone or a zombie.
+fn gone(pid: &str) -> bool {
+    let proc = Path::new("/proc").join(pid.trim());
+    !proc.exists() || std::fs::read_to_string(proc.join("stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
 #[test]
-fn a_child_that_leaves_the_process_group_does_not_hold_the_command() {
-    // `setsid` puts the sleep in a session of its own, holding the output
-    // pipes: the command is over when its own process ends (or at the
-    // timeout), not when the pipes close.
+fn what_a_command_leaves_behind_ends_with_it() {
+    // A background job, a `setsid` child (a session of its own) and a
+    // double fork: all of them would write into the root after the
+    // command's checkpoint. They end when the command ends, or at its
+    // timeout, and none of them holds the command open.
     let env = Env::new();
     let dir = tempfile::tempdir().unwrap();
+    if !landlock_here(&env, dir.path()) {
+        return;
+    }
+    let script = dir.path().join("bg.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nsleep 40 & echo $! > bg.pid\n\
+         setsid sh -c 'echo $$ > sid.pid; sleep 1; echo late > late.txt' &\n\
+         (sh -c 'echo $$ > orphan.pid; sleep 1; echo late > orphan.txt' &)\n\
+         sleep 0.3; echo done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let started = std::time::Instant::now();
-    let (c, result) = tool(
-        &env,
-        dir.path(),
-        json!({"command": "setsid sleep 15", "timeout_secs": 2}),
-        "",
-    );
+    let (c, result) = tool(&env, dir.path(), json!({"command": "./bg.sh"}), "");
     assert_eq!(c, 0, "{result}");
-    assert!(started.elapsed().as_secs_f64() < 5.0, "{result}");
+    assert!(started.elapsed().as_secs_f64() < 3.0, "{result}");
     assert_eq!(result["exit_code"], 0, "{result}");
-    assert_eq!(result["timed_out"], false);
+    assert_eq!(result["stdout"], "done\n");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    for pid in ["bg.pid", "sid.pid", "orphan.pid"] {
+        let pid = std::fs::read_to_string(dir.path().join(pid)).unwrap();
+        assert!(gone(&pid), "{pid} outlived the command");
+    }
+    assert!(!dir.path().join("late.txt").exists());
+    assert!(!dir.path().join("orphan.txt").exists());
+
+    // At the timeout: the escaped child goes with the command.
     let started = std::time::Instant::now();
     let (_, result) = tool(
         &env,
         dir.path(),
-        json!({"command": "sh -c 'echo up; setsid sleep 15 & sleep 30'", "timeout_secs": 1}),
+        json!({"command": "sh -c 'echo up; setsid sh -c \"echo $$ > t.pid; sleep 2; echo late > t.txt\" & sleep 30'", "timeout_secs": 1}),
         "",
     );
-    assert!(started.elapsed().as_secs_f64() < 5.0, "{result}");
+    assert!(started.elapsed().as_secs_f64() < 4.0, "{result}");
     assert_eq!(result["timed_out"], true, "{result}");
     assert_eq!(result["stdout"], "up\n");
+    let pid = std::fs::read_to_string(dir.path().join("t.pid")).unwrap();
+    assert!(gone(&pid), "the escaped child outlived the timeout");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!dir.path().join("t.txt").exists());
+}
+
+#[test]
+fn a_killed_agent_takes_its_command_along() {
+    // The runner's end of the lifeline closes when it dies, however it
+    // dies: the wrapper ends the command and what it started.
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    if !landlock_here(&env, dir.path()) {
+        return;
+    }
+    let cfg = env.home.path().join("tool.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let command = "sh -c 'setsid sh -c \"echo $$ > k.pid; sleep 30\" & sleep 30'";
+    let mut agent = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "tool",
+            "run_command",
+            &json!({"command": command}).to_string(),
+            "--root",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = dir.path().join("k.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !pid_file.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    agent.kill().unwrap();
+    agent.wait().unwrap();
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while !gone(&pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command outlived the agent"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 #[test]

@@ -2,11 +2,11 @@
 //! read and run anything but write only inside the agent root, its private
 //! TMPDIR and a few devices, and has no TCP unless `[exec] network = true`.
 //! Our own binary is the wrapper: `agent-tui __confine NET PATHS... -- argv`
-//! restricts itself, then becomes the command (restrictions survive exec).
+//! restricts itself, then runs the command as its child (restrictions are
+//! inherited) and ends whatever the command leaves behind (`reaper`).
 //! A one-time probe (`__confine --probe`) tells what the kernel enforces.
 
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -121,7 +121,7 @@ fn restrict(writable: &[&Path], network: bool) -> Result<Confinement, String> {
 }
 
 /// The wrapper's entry (`args` after `__confine`): restricts itself and
-/// becomes the command; returns an exit code only when that fails.
+/// runs the command to its end; returns the exit code to leave with.
 pub fn wrapper_main(args: &[OsString]) -> i32 {
     if args.first().is_some_and(|a| a == "--probe") {
         let tmp = std::env::temp_dir();
@@ -159,16 +159,7 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
         eprintln!("agent-tui: cannot confine the command: {e}");
         return 126;
     }
-    let e = Command::new(&argv[0]).args(&argv[1..]).exec();
-    eprintln!(
-        "agent-tui: cannot start `{}`: {e}",
-        argv[0].to_string_lossy()
-    );
-    if e.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    }
+    super::reaper::supervise(argv)
 }
 
 /// The binary that wraps commands: set by `main` (the real `agent-tui`);

@@ -10,6 +10,7 @@ mod list_files;
 mod list_scopes;
 mod propose_edits;
 mod read_file;
+mod reaper;
 mod registry;
 mod run_command;
 mod runner;

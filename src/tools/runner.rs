@@ -1,7 +1,8 @@
 //! Runs one program the way every command tool does: confined by Landlock
 //! where the kernel allows (writes only where granted, no TCP unless
-//! allowed), a private TMPDIR, no API keys in its environment, its own
-//! process group ended by timeout or cancel, stdout and stderr capped.
+//! allowed), a private TMPDIR, no API keys in its environment, ended by
+//! timeout or cancel with all it started (the wrapper's lifeline, then its
+//! process group), stdout and stderr capped.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -94,6 +95,14 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     let wrapped = confine::wrapped(spawn.argv, &writable, spawn.network)
         .filter(|_| confinement != Confinement::None);
     let confined = wrapped.is_some() && confinement.holds();
+    // The wrapper's stdin: while we hold the other end the command may
+    // run; letting go (or dying) ends it and all it started.
+    let lifeline = if wrapped.is_some() {
+        let pipe = std::io::pipe();
+        Some(pipe.map_err(|e| ToolError::Internal(format!("cannot make its lifeline: {e}")))?)
+    } else {
+        None
+    };
     let mut command = wrapped.unwrap_or_else(|| {
         let mut plain = Command::new(program);
         plain.args(&spawn.argv[1..]);
@@ -104,9 +113,18 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         .env("TMPDIR", tmp.path())
         .env("TMP", tmp.path())
         .env("TEMP", tmp.path())
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    let lifeline = match lifeline {
+        Some((reader, writer)) => {
+            command.stdin(reader);
+            Some(writer)
+        }
+        None => {
+            command.stdin(Stdio::null());
+            None
+        }
+    };
     for (name, value) in &spawn.env {
         command.env(name, value);
     }
@@ -131,7 +149,7 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         .stderr
         .take()
         .map(|s| capture(s, spawn.cap, tee(true), stop.clone()));
-    let (status, timed_out) = wait(&mut child, spawn, started)?;
+    let (status, timed_out) = wait(&mut child, spawn, started, lifeline)?;
     let ((stdout, out_cut), (stderr, err_cut)) = collect(stdout, stderr, &stop);
     Ok(Ran {
         exit_code: status.and_then(|s| s.code()),
@@ -144,13 +162,19 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     })
 }
 
-/// Waits for the command to end, killing its process group at the
-/// timeout or on cancel: its exit status (`None`: killed) and whether it
-/// timed out.
+/// How long the wrapper may take to end a command and all it started
+/// once the lifeline is cut, before its process group is killed.
+const SWEEP_GRACE: Duration = Duration::from_secs(3);
+
+/// Waits for the command to end; at the timeout or on cancel, cuts the
+/// wrapper's lifeline (it ends the command and everything it started) and
+/// kills the process group: its exit status (`None`: killed) and whether
+/// it timed out.
 fn wait(
     child: &mut std::process::Child,
     spawn: &Spawn<'_>,
     started: Instant,
+    lifeline: Option<std::io::PipeWriter>,
 ) -> Result<(Option<std::process::ExitStatus>, bool), ToolError> {
     loop {
         match child.try_wait() {
@@ -160,6 +184,13 @@ fn wait(
         }
         let cancelled = spawn.cancel.is_some_and(CancellationToken::is_cancelled);
         if cancelled || started.elapsed() >= spawn.timeout {
+            if let Some(lifeline) = lifeline {
+                drop(lifeline);
+                let grace = Instant::now() + SWEEP_GRACE;
+                while matches!(child.try_wait(), Ok(None)) && Instant::now() < grace {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+            }
             kill_group(child.id());
             let _ = child.wait();
             return Ok((None, !cancelled));
