@@ -872,3 +872,31 @@ fn exec_says_how_much_there_is_to_review() {
         assert!(run.stderr.contains(said), "{}", run.stderr);
     }
 }
+
+#[test]
+fn a_review_rejected_whole_completes_its_job() {
+    // Nothing to write is no failure: the job is over, in `sessions show`
+    // and in the store's rows, not left awaiting a review nobody can open.
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, _server) = propose(&env, root, standard_edits(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let status =
+        |cli: &Cli| cli.json(&["sessions", "show", &sid, "--json"])["jobs"][0]["status"].clone();
+    assert_eq!(status(&cli), "awaiting_review");
+    let (c, _, err) = cli.run(&["review", "--reject", "h_1,h_2"]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(status(&cli), "awaiting_review", "one hunk still waits");
+    let (c, _, err) = cli.run(&["review", "--reject", "h_3"]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(status(&cli), "completed");
+    let listed = cli.json(&["sessions", "--json"]);
+    assert_eq!(listed[0]["pending_review"], false, "{listed}");
+    assert_eq!(read(root, "src/main.rs"), MAIN);
+}

@@ -2624,3 +2624,38 @@ fn a_resumed_pin_whose_file_is_gone_is_dropped_and_said() {
         app.transcript
     );
 }
+
+#[test]
+fn a_job_whose_review_was_rejected_whole_is_done_in_the_status_bar() {
+    use agent_tui::protocol::review::HunkState;
+    let (_d, mut app) = app();
+    let j = start_job(&mut app, "say hello");
+    let patch = "@@ -1,1 +1,1 @@\n-# hi\n+# hello\n";
+    let files = |state| vec![one_hunk("README.md", patch, state)];
+    let pending = DiffBundle {
+        job_id: j.clone(),
+        files: files(HunkState::Pending),
+    };
+    app.on_event(&ev(&j, 2, EventBody::DiffGenerated { bundle: pending }));
+    app.on_event(&ev(
+        &j,
+        3,
+        EventBody::JobCompleted {
+            answer: "Proposed.".into(),
+            usage: Usage::default(),
+            status: JobStatus::AwaitingReview,
+            budget_exhausted: false,
+            provider: String::new(),
+            fallback_reason: None,
+        },
+    ));
+    let bar = |app: &App| screen(app, 100, 30).lines().nth(29).unwrap().to_string();
+    assert!(bar(&app).contains("awaiting review"), "{}", bar(&app));
+    let rejected = DiffBundle {
+        job_id: j.clone(),
+        files: files(HunkState::Rejected),
+    };
+    app.on_event(&ev(&j, 4, decided(&rejected)));
+    assert!(!bar(&app).contains("awaiting review"), "{}", bar(&app));
+    assert!(bar(&app).contains(" done "), "{}", bar(&app));
+}

@@ -238,7 +238,15 @@ impl SessionState {
             }
             EventBody::ReviewUpdated { bundle, .. } => {
                 job.bundle = Some(bundle.clone());
-                return review_index(bundle);
+                let was = job.status;
+                job.status = was.map(|s| bundle.settles(s));
+                let mut update = review_index(bundle);
+                if let IndexUpdate::Review { status, .. } = &mut update
+                    && job.status != was
+                {
+                    *status = job.status.map(JobStatus::as_str);
+                }
+                return update;
             }
             EventBody::VerifyCompleted(result) => job.verify = Some(result.clone()),
             EventBody::ApplyCompleted { bundle, edits, .. } => {
@@ -311,6 +319,7 @@ fn review_index(bundle: &DiffBundle) -> IndexUpdate {
     IndexUpdate::Review {
         pending: bundle.is_pending(),
         bundle: serde_json::to_string(bundle).unwrap_or_default(),
+        status: None,
     }
 }
 

@@ -193,6 +193,23 @@ impl DiffBundle {
         self.files.iter().flat_map(|f| f.hunks.iter())
     }
 
+    /// A job's status once its review changed to this: a review whose
+    /// every hunk was rejected closes the job (`completed`: nothing to
+    /// write), and taking a rejection back before anything was applied
+    /// reopens it. Any other status stays (a running job's review, an
+    /// apply's own `completed`).
+    pub fn settles(&self, status: super::JobStatus) -> super::JobStatus {
+        use super::JobStatus::{AwaitingReview, Completed};
+        let applied = self.hunks().any(|h| h.state == HunkState::Applied);
+        let all_rejected =
+            self.hunks().next().is_some() && self.hunks().all(|h| h.state == HunkState::Rejected);
+        match status {
+            AwaitingReview if all_rejected => Completed,
+            Completed if !applied && self.is_pending() => AwaitingReview,
+            other => other,
+        }
+    }
+
     /// Hunks still waiting: not applied and not rejected (a conflicted
     /// hunk waits for the reviewer to see it).
     pub fn is_pending(&self) -> bool {
@@ -274,5 +291,56 @@ impl From<Hunk> for HunkWire {
             origin: h.origin,
             changes: h.changes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::JobStatus::{AwaitingReview, Completed, Running};
+
+    fn bundle(states: &[HunkState]) -> DiffBundle {
+        let hunks = states
+            .iter()
+            .enumerate()
+            .map(|(i, state)| Hunk {
+                hunk_id: format!("h_{}", i + 1),
+                patch: String::new(),
+                state: state.clone(),
+                edit_ids: Vec::new(),
+                oversized: false,
+                origin: HunkOrigin::default(),
+                changes: Vec::new(),
+            })
+            .collect();
+        DiffBundle {
+            job_id: "j".into(),
+            files: vec![FileDiff {
+                file_path: "a.txt".into(),
+                base_file_hash: None,
+                hunks,
+            }],
+        }
+    }
+
+    #[test]
+    fn a_review_rejected_whole_settles_its_job_and_a_change_of_mind_reopens_it() {
+        use HunkState::{Accepted, Applied, Pending, Rejected};
+        assert_eq!(
+            bundle(&[Rejected, Rejected]).settles(AwaitingReview),
+            Completed
+        );
+        assert_eq!(
+            bundle(&[Rejected, Pending]).settles(AwaitingReview),
+            AwaitingReview
+        );
+        assert_eq!(
+            bundle(&[Accepted, Rejected]).settles(Completed),
+            AwaitingReview
+        );
+        // An apply's completion stands; a running job's review is its own.
+        assert_eq!(bundle(&[Applied, Pending]).settles(Completed), Completed);
+        assert_eq!(bundle(&[Rejected]).settles(Running), Running);
+        assert_eq!(bundle(&[]).settles(AwaitingReview), AwaitingReview);
     }
 }

@@ -31,8 +31,13 @@ pub enum IndexUpdate {
     JobStarted { prompt: String },
     /// A job's status changed (`running`, `completed` ...).
     JobStatus(&'static str),
-    /// A job's review changed: whether it still waits, and the bundle as JSON.
-    Review { pending: bool, bundle: String },
+    /// A job's review changed: whether it still waits, the bundle as JSON,
+    /// and the job's new status if the review settled it (all rejected).
+    Review {
+        pending: bool,
+        bundle: String,
+        status: Option<&'static str>,
+    },
 }
 
 /// A session as stored: its row and its records, in order.

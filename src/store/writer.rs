@@ -413,6 +413,26 @@ pub(super) async fn ensure_root(
     Ok(())
 }
 
+/// A job row's status.
+async fn set_job_status(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    job_id: &str,
+    status: &str,
+    ts: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE jobs SET status = $3, updated_at = $4 WHERE session_id = $1 AND job_id = $2",
+    )
+    .bind(session_id)
+    .bind(job_id)
+    .bind(status)
+    .bind(ts)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
 async fn apply_index(
     conn: &mut AnyConnection,
     session_id: &str,
@@ -443,17 +463,16 @@ async fn apply_index(
             .await?;
         }
         IndexUpdate::JobStatus(status) => {
-            sqlx::query(
-                "UPDATE jobs SET status = $3, updated_at = $4 WHERE session_id = $1 AND job_id = $2",
-            )
-            .bind(session_id)
-            .bind(job_id)
-            .bind(*status)
-            .bind(ts)
-            .execute(&mut *conn)
-            .await?;
+            set_job_status(conn, session_id, job_id, status, ts).await?
         }
-        IndexUpdate::Review { pending, bundle } => {
+        IndexUpdate::Review {
+            pending,
+            bundle,
+            status,
+        } => {
+            if let Some(status) = status {
+                set_job_status(conn, session_id, job_id, status, ts).await?;
+            }
             sqlx::query(
                 "INSERT INTO reviews (session_id, job_id, pending, bundle, updated_at)
                  VALUES ($1, $2, $3, $4, $5)

@@ -20,6 +20,11 @@ impl App {
         {
             job.status = status;
         }
+        if let (EventBody::ReviewUpdated { bundle, .. }, true) = (&event.body, is_current)
+            && let Some(job) = &mut self.job
+        {
+            job.status = bundle.settles(job.status);
+        }
         let streamed = self.streaming;
         if !matches!(
             event.body,
