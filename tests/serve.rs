@@ -158,10 +158,16 @@ fn who_may_come_in_and_the_errors_they_get() {
             .await
             .unwrap();
         assert_eq!(r.status(), 415);
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["error"]["hint"].as_str().unwrap().contains("JSON"),
+            "{body}"
+        );
         let big = json!({ "workspace_id": "default", "title": "x".repeat(8192) });
         let (status, body) = c.post("/api/v1/agent/sessions", big).await;
         assert_eq!(status, 413, "{body}");
         assert_eq!(error_code(&body), "too_large");
+        assert!(body["error"]["hint"].as_str().is_some(), "{body}");
         let (status, body) = c
             .post(
                 "/api/v1/agent/sessions",
@@ -182,6 +188,26 @@ fn who_may_come_in_and_the_errors_they_get() {
             .await
             .unwrap();
         assert_eq!(r.status(), 400);
+        let body: Value = r.json().await.unwrap();
+        assert!(
+            body["error"]["hint"].as_str().unwrap().contains("openapi"),
+            "{body}"
+        );
+        // A method an endpoint does not take: 405 in the same shape, with
+        // or without a body.
+        for content_type in [None, Some("application/json")] {
+            let mut r = http
+                .delete(format!("{base}/api/v1/agent/sessions"))
+                .bearer_auth(&token);
+            if let Some(t) = content_type {
+                r = r.header("Content-Type", t).body("{}");
+            }
+            let r = r.send().await.unwrap();
+            assert_eq!(r.status(), 405);
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(error_code(&body), "invalid", "{body}");
+            assert!(body["error"]["hint"].as_str().is_some(), "{body}");
+        }
         // Unknown things: 404 in the same shape.
         for path in [
             "/api/v1/agent/jobs/job_nope",
@@ -772,6 +798,7 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
             let (status, answer) = c.post(path, body).await;
             assert_eq!(status, 403, "{path}: {answer}");
             assert!(answer["error"]["message"].as_str().unwrap().contains("read-only"));
+            assert!(answer["error"]["hint"].as_str().unwrap().contains("read_only"), "{answer}");
         }
         assert!(!docs.path().join("n.md").exists());
         // The write is a checkpoint: rolled back, the file is as it was.

@@ -25,6 +25,7 @@ impl Body {
             ApiError::invalid(format!(
                 "the request body is not what this endpoint takes: {e}"
             ))
+            .hint("GET /openapi.json gives each endpoint's request body and its fields")
         })
     }
 }
@@ -35,6 +36,7 @@ pub fn too_large(limit: usize) -> ApiError {
         "too_large",
         format!("the request body is larger than {limit} bytes (server.max_body_bytes)"),
     )
+    .hint("send less at once, or an admin raises server.max_body_bytes")
 }
 
 impl FromRequest<AppState> for Body {

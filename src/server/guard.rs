@@ -167,7 +167,8 @@ fn mutation_body(app: &AppState, req: &Request) -> Result<(), ApiError> {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "invalid",
             "a request that changes something must be Content-Type: application/json",
-        ));
+        )
+        .hint("send a JSON body (`{}` when there is nothing to say) with that header"));
     }
     let declared = req
         .headers()
@@ -214,7 +215,9 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
         e.retry_after = Some(wait);
         return Err(e);
     }
-    let mutation = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
+    // A body to check: methods that carry one (a DELETE or an unknown
+    // method goes on to routing, and its 404 or 405).
+    let mutation = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
     if mutation {
         mutation_body(app, req)?;
     }

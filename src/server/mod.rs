@@ -116,6 +116,7 @@ pub fn router(app: AppState) -> Router {
                 "invalid",
                 "this endpoint does not take that method",
             )
+            .hint("GET /openapi.json lists each endpoint's methods")
         });
     api.layer(axum::middleware::from_fn_with_state(
         app.clone(),

@@ -44,7 +44,8 @@ impl Workspace {
             return Err(ApiError::forbidden(format!(
                 "workspace {} is read-only: {what}",
                 self.id
-            )));
+            ))
+            .hint("an admin sets read_only = false on it in [[server.workspaces]], or use a writable workspace"));
         }
         Ok(())
     }
