@@ -250,6 +250,64 @@ fn audit_verify_finds_tampering() {
 }
 
 #[test]
+fn audit_verify_finds_its_newest_records_removed() {
+    // Every record left links and hashes well: only the head the store
+    // keeps beside the chain shows that its end is gone.
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, _) = propose(&env, root, standard_edits(), &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let n = env.audit_records().len();
+    assert!(n >= 3);
+    support::db::exec(
+        &env.state_db(),
+        &format!("DELETE FROM audit WHERE seq >= {}", n - 1),
+    );
+    let (c, out, _) = cli.run(&["audit", "verify"]);
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "the chain ends at seq {} but its head is seq {n}",
+            n - 2
+        )),
+        "{out}"
+    );
+    let checked = env.cmd().args(["store", "check"]).output().unwrap();
+    assert_eq!(code(&checked), 1, "{}", stdout(&checked));
+    assert!(stdout(&checked).contains("newest records were removed"));
+    // The head removed too: said, not taken as an empty history.
+    support::db::exec(&env.state_db(), "DELETE FROM audit_heads");
+    let (c, out, _) = cli.run(&["audit", "verify"]);
+    assert_eq!(c, 1, "{out}");
+    assert!(out.contains("keeps no head"), "{out}");
+    // A store of schema 5 (no heads) gets each chain's head from its
+    // newest record on open, and verifies.
+    let env = Env::new();
+    let dir = project();
+    let (run, _) = propose(&env, dir.path(), standard_edits(), &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let db = env.state_db();
+    support::db::exec(&db, "DROP TABLE audit_heads");
+    support::db::exec(
+        &db,
+        "UPDATE store_meta SET value = '5' WHERE key = 'schema_version'",
+    );
+    let cli = Cli {
+        env: &env,
+        root: dir.path(),
+    };
+    let (c, out, _) = cli.run(&["audit", "verify"]);
+    assert_eq!(c, 0, "{out}");
+    let n = env.audit_records().len();
+    assert_eq!(
+        support::db::column(&db, "SELECT seq FROM audit_heads"),
+        [n.to_string()]
+    );
+}
+
+#[test]
 fn exec_apply_all_writes_and_checkpoints() {
     let env = Env::new();
     let dir = project();

@@ -173,6 +173,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         "server_relay",
         "server_rates",
         "server_idempotency",
+        "audit_heads",
     ] {
         support::db::exec(&db, &format!("DROP TABLE {table}"));
     }
@@ -187,7 +188,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 5, "{check}");
+    assert_eq!(check["schema_version"], 6, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -225,7 +226,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 5")
+                && err.contains("version 6")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -370,7 +371,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 5, ")),
+        said.contains(&format!("sqlite at {db} (schema version 6, ")),
         "{said}"
     );
     let check = env
@@ -387,7 +388,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(5)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(6)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

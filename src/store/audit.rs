@@ -126,6 +126,53 @@ pub fn verify(records: impl IntoIterator<Item = AuditRecord>) -> Verification {
     Verification::Intact { records: count }
 }
 
+/// Verifies a chain given in stored order against the head the store
+/// keeps for it (read before the records: later appends only add to the
+/// chain): the head's record must be in the chain, with its hash. A chain
+/// that stops short of its head lost its newest records.
+pub fn verify_to_head(
+    records: impl IntoIterator<Item = AuditRecord>,
+    head: Option<(u64, String)>,
+) -> Verification {
+    let records: Vec<AuditRecord> = records.into_iter().collect();
+    let last = records.last().map(|r| r.seq);
+    let count = records.len() as u64;
+    let by_seq: Option<&AuditRecord> = head
+        .as_ref()
+        .and_then(|(seq, _)| records.iter().find(|r| r.seq == *seq));
+    let verdict = verify(records.iter().cloned());
+    if !matches!(verdict, Verification::Intact { .. }) {
+        return verdict;
+    }
+    let broken = |seq: Option<u64>, reason: String| Verification::Broken {
+        line: count.max(1),
+        seq,
+        reason,
+    };
+    match (head, by_seq, last) {
+        (None, _, None) => verdict,
+        (None, _, Some(last)) => broken(
+            Some(last),
+            "the store keeps no head for this chain (it was removed): its newest records \
+             cannot be checked"
+                .into(),
+        ),
+        (Some((seq, _)), None, last) => broken(
+            Some(seq),
+            format!(
+                "the chain ends at seq {} but its head is seq {seq}: the newest records were \
+                 removed",
+                last.unwrap_or(0)
+            ),
+        ),
+        (Some((seq, hash)), Some(rec), _) if rec.hash != hash => broken(
+            Some(seq),
+            format!("record seq {seq} is not the record the chain's head names"),
+        ),
+        (Some(_), Some(_), _) => verdict,
+    }
+}
+
 /// The records of an earlier release's `audit.jsonl`, in file order; lines
 /// that are not whole records (a torn last line) are left out.
 pub fn read_legacy(path: &Path) -> io::Result<Vec<AuditRecord>> {

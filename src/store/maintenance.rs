@@ -7,7 +7,7 @@ use std::path::Path;
 
 use sqlx::Row;
 
-use super::audit::{AuditRecord, Verification, verify};
+use super::audit::{AuditRecord, Verification, verify_to_head};
 use super::error::StoreError;
 use super::snapshots::decode;
 use super::{RootStore, Store, StoreKind};
@@ -235,7 +235,28 @@ impl Store {
 impl RootStore {
     /// Verifies this root's audit chain, oldest record first.
     pub fn verify_audit(&self) -> Result<Verification, StoreError> {
-        Ok(verify(self.audit_records(None, None)?))
+        let head = self.audit_head()?;
+        Ok(verify_to_head(self.audit_records(None, None)?, head))
+    }
+
+    /// The seq and hash of this root's newest audit record, as the store
+    /// keeps them beside the chain.
+    fn audit_head(&self) -> Result<Option<(u64, String)>, StoreError> {
+        let pool = self.store.shared().pool.clone();
+        let key = self.key.clone();
+        self.store.shared().block(async move {
+            let row = sqlx::query("SELECT seq, hash FROM audit_heads WHERE root_key = $1")
+                .bind(key)
+                .fetch_optional(&pool)
+                .await?;
+            row.map(|r| {
+                Ok((
+                    u64::try_from(r.try_get::<i64, _>(0)?).unwrap_or(0),
+                    r.try_get::<String, _>(1)?,
+                ))
+            })
+            .transpose()
+        })
     }
 
     /// This root's audit records, oldest first: those of `session` only

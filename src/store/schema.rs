@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -202,6 +202,18 @@ const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL,
         PRIMARY KEY (user_name, idem_key)
     );
+    ",
+    // 6: each root's audit head, written with every record: a chain whose
+    // newest records were removed no longer ends where its head says.
+    "
+    CREATE TABLE audit_heads (
+        root_key TEXT PRIMARY KEY REFERENCES roots (root_key),
+        seq BIGINT NOT NULL,
+        hash TEXT NOT NULL
+    );
+    INSERT INTO audit_heads (root_key, seq, hash)
+        SELECT a.root_key, a.seq, a.hash FROM audit a
+        WHERE a.seq = (SELECT MAX(b.seq) FROM audit b WHERE b.root_key = a.root_key);
     ",
 ];
 

@@ -533,7 +533,8 @@ pub(super) async fn append_audit(
 }
 
 /// Inserts `record` as it is (appends; the upgrade import skips a seq
-/// that is already there, an append fails on it).
+/// that is already there, an append fails on it), and moves the root's
+/// head to it when it is the newest.
 pub(super) async fn insert_audit(
     conn: &mut AnyConnection,
     root_key: &str,
@@ -562,6 +563,16 @@ pub(super) async fn insert_audit(
         .bind(&record.hash)
         .execute(&mut *conn)
         .await?;
+    sqlx::query(
+        "INSERT INTO audit_heads (root_key, seq, hash) VALUES ($1, $2, $3)
+         ON CONFLICT (root_key) DO UPDATE SET seq = excluded.seq, hash = excluded.hash
+         WHERE excluded.seq > audit_heads.seq",
+    )
+    .bind(root_key)
+    .bind(i64::try_from(record.seq).unwrap_or(i64::MAX))
+    .bind(&record.hash)
+    .execute(&mut *conn)
+    .await?;
     Ok(())
 }
 
