@@ -18,6 +18,9 @@ fn main() -> ExitCode {
     if let Ok(exe) = std::env::current_exe() {
         confine::install_wrapper(exe);
     }
+    // Our environment holds API keys: no process of this user reads it
+    // (or our memory) through /proc or ptrace, a command least of all.
+    confine::keep_to_ourselves();
     quiet_on_closed_pipe();
     let cli = agent_tui::cli::Cli::parse();
     agent_tui::cli::run(cli).into()

@@ -10,9 +10,10 @@ mod support;
 use std::path::Path;
 
 use serde_json::{Value, json};
+use std::process::Command;
 use support::jobs::{KEY, NO_RETRY, config_with, exec, of_type, one_turn, sse, tool_results};
 use support::llm_server::{LlmServer, openai};
-use support::{Env, code, stdout};
+use support::{Env, code, stderr, stdout};
 
 /// A job whose model runs `command` once, then answers.
 fn run_in_job(env: &Env, root: &Path, command: &str, tables: &str) -> (Vec<Value>, LlmServer) {
@@ -660,4 +661,161 @@ fn a_command_run_directly_is_a_checkpoint_and_audited() {
         .unwrap();
     assert_eq!(code(&out), 0);
     assert_eq!(records(&env), before);
+}
+
+/// `agent-tui` as an ordinary user: `nobody` when the tests run as root
+/// (root reads any process's environment whatever is done).
+fn as_user(env: &Env) -> Command {
+    let cmd = env.cmd();
+    if !rustix::process::geteuid().is_root() {
+        return cmd;
+    }
+    let mut as_user = Command::new("runuser");
+    as_user.args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_agent-tui")]);
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => as_user.env(k, v),
+            None => as_user.env_remove(k),
+        };
+    }
+    as_user.stdin(std::process::Stdio::null());
+    as_user
+}
+
+/// Reads `/proc/PID/environ` as the user `as_user` runs as.
+fn read_environ(pid: u32) -> Option<String> {
+    let path = format!("/proc/{pid}/environ");
+    let out = if rustix::process::geteuid().is_root() {
+        Command::new("runuser")
+            .args(["-u", "nobody", "--", "cat", &path])
+            .output()
+    } else {
+        Command::new("cat").arg(&path).output()
+    }
+    .unwrap();
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn the_agents_environment_is_closed_to_its_commands_and_other_programs() {
+    // The key is out of a command's environment; the agent's own
+    // (/proc/PID/environ) is closed to the command (Landlock keeps it
+    // from the agent's process) and to any other program of the user,
+    // such as an MCP server (the agent is not dumpable).
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    if !landlock_here(&env, dir.path()) {
+        return;
+    }
+    let open = |p: &Path| {
+        std::fs::set_permissions(p, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap()
+    };
+    std::fs::write(
+        dir.path().join("peek.py"),
+        "import os, time\n\
+         pp = int(open('/proc/%d/stat' % os.getppid()).read().rsplit(')', 1)[1].split()[1])\n\
+         for pid in (os.getppid(), pp):\n\
+         \x20   try:\n\
+         \x20       print(open('/proc/%d/environ' % pid, 'rb').read().decode('latin-1'))\n\
+         \x20   except OSError as e:\n\
+         \x20       print('refused', pid, e.errno)\n\
+         time.sleep(2)\n",
+    )
+    .unwrap();
+    let cfg = env.home.path().join("tool.toml");
+    std::fs::write(&cfg, "").unwrap();
+    for p in [env.home.path(), dir.path(), &cfg] {
+        open(p);
+    }
+    let agent = as_user(&env)
+        .env("MYCORP_API_KEY", "sk-must-not-leak-via-proc")
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "tool",
+            "run_command",
+            r#"{"command": "python3 peek.py"}"#,
+            "--root",
+        ])
+        .arg(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The agent (runuser's child when the tests run as root).
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let agent_pid = (0..50)
+        .find_map(|_| {
+            let found = std::fs::read_dir("/proc")
+                .unwrap()
+                .filter_map(Result::ok)
+                .find_map(|e| {
+                    let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+                    let line = std::fs::read_to_string(format!("/proc/{pid}/cmdline")).ok()?;
+                    (line.contains("peek.py")
+                        && line.contains("tool\0run_command")
+                        && !line.starts_with("runuser"))
+                    .then_some(pid)
+                });
+            if found.is_none() {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            found
+        })
+        .expect("the agent runs");
+    let other = read_environ(agent_pid);
+    let out = agent.wait_with_output().unwrap();
+    let said = stdout(&out);
+    assert!(said.contains("\"exit_code\":0"), "{said}{}", stderr(&out));
+    assert!(said.contains("refused"), "{said}");
+    assert!(!said.contains("sk-must-not-leak-via-proc"), "{said}");
+    assert_eq!(
+        other, None,
+        "another program of the user read the agent's environment"
+    );
+}
+
+#[test]
+fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    if !landlock_here(&env, dir.path()) {
+        return;
+    }
+    let mut victim = Command::new("sleep").arg("30").spawn().unwrap();
+    let command = format!("kill -TERM {}", victim.id());
+    let (_, result) = tool(&env, dir.path(), json!({"command": command}), "");
+    assert_ne!(result["exit_code"], 0, "{result}");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    assert!(victim.try_wait().unwrap().is_none(), "the sleep was killed");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    // Its own children it may signal.
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "sh -c 'sleep 30 & kill $!'"}),
+        "",
+    );
+    assert_eq!(result["exit_code"], 0, "{result}");
+    // The store's password (and PostgreSQL's own variable) stay out.
+    let out = env
+        .cmd()
+        .env("QA_DB_PASSWORD", "pw-must-not-leak")
+        .env("PGPASSWORD", "pg-must-not-leak")
+        .arg("--config")
+        .arg({
+            let cfg = env.home.path().join("pw.toml");
+            std::fs::write(&cfg, "[storage]\npassword_env = \"QA_DB_PASSWORD\"\n").unwrap();
+            cfg
+        })
+        .args(["tool", "run_command", r#"{"command": "env"}"#, "--root"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let said = stdout(&out);
+    assert!(said.contains("\"exit_code\":0"), "{said}{}", stderr(&out));
+    assert!(!said.contains("must-not-leak"), "{said}");
 }

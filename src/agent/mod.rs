@@ -89,7 +89,9 @@ pub fn log_dir() -> Option<std::path::PathBuf> {
 
 /// The command wrapper that confines `run_command` (`agent-tui __confine`).
 pub mod confine {
-    pub use crate::tools::confine::{CONFINE_ARG, install_wrapper, wrapper_main};
+    pub use crate::tools::confine::{
+        CONFINE_ARG, install_wrapper, keep_to_ourselves, wrapper_main,
+    };
 }
 
 /// A fresh job id for a front end's `StartJob`: sortable by time, with 64

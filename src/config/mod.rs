@@ -58,11 +58,19 @@ pub struct Config {
 }
 
 impl Config {
-    /// The environment variables that hold the providers' API keys.
+    /// The environment variables that hold secrets no child may see: the
+    /// providers' API keys, the store's password (and its URL).
     pub fn secret_env_names(&self) -> Vec<String> {
+        let store = [
+            self.storage.password_env.clone(),
+            Some("PGPASSWORD".into()),
+            Some("AGENT_TUI_DATABASE_URL".into()),
+        ];
         self.providers
             .values()
-            .filter_map(|p| p.api_key_env.clone())
+            .map(|p| p.api_key_env.clone())
+            .chain(store)
+            .flatten()
             .filter(|v| !v.is_empty())
             .collect()
     }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, LandlockStatus, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus, path_beneath_rules,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, path_beneath_rules,
 };
 
 /// The hidden first argument that turns the binary into the wrapper.
@@ -90,9 +90,14 @@ fn restrict(writable: &[&Path], network: bool) -> Result<Confinement, String> {
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
         .map_err(|e| e.to_string())?;
+    // No signal to a process outside the command (the user's editor, the
+    // agent); without network, no abstract socket outside it either.
+    ruleset = ruleset.scope(Scope::Signal).map_err(|e| e.to_string())?;
     if !network {
         ruleset = ruleset
             .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(|e| e.to_string())?
+            .scope(Scope::AbstractUnixSocket)
             .map_err(|e| e.to_string())?;
     }
     let status = ruleset
@@ -155,11 +160,37 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
         return usage();
     }
     let writable: Vec<&Path> = writable.iter().map(Path::new).collect();
+    drop_powers();
     if let Err(e) = restrict(&writable, network == "1") {
         eprintln!("agent-tui: cannot confine the command: {e}");
         return 126;
     }
     super::reaper::supervise(argv)
+}
+
+/// Makes this process non-dumpable: its `/proc/PID/environ`, `mem` and
+/// the like belong to root, and no process of the same user may ptrace
+/// it (a command would otherwise read the API keys in our environment).
+pub fn keep_to_ourselves() {
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
+}
+
+/// A command run as root keeps no power over other processes: without
+/// `CAP_SYS_PTRACE` it cannot read the agent's environment or memory,
+/// without `CAP_KILL` signal another user's processes (best effort: a
+/// user without `CAP_SETPCAP` has neither anyway).
+fn drop_powers() {
+    use rustix::thread::{CapabilitySet, remove_capability_from_bounding_set};
+    for cap in [CapabilitySet::SYS_PTRACE, CapabilitySet::KILL] {
+        let _ = remove_capability_from_bounding_set(cap);
+    }
+    if let Ok(mut sets) = rustix::thread::capabilities(None) {
+        let gone = CapabilitySet::SYS_PTRACE | CapabilitySet::KILL;
+        sets.effective -= gone;
+        sets.permitted -= gone;
+        sets.inheritable -= gone;
+        let _ = rustix::thread::set_capabilities(None, sets);
+    }
 }
 
 /// The binary that wraps commands: set by `main` (the real `agent-tui`);
