@@ -819,3 +819,46 @@ fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
     assert!(said.contains("\"exit_code\":0"), "{said}{}", stderr(&out));
     assert!(!said.contains("must-not-leak"), "{said}");
 }
+
+#[test]
+fn rolling_back_a_link_a_command_made_touches_only_the_link() {
+    // `ln -s a.txt lnk` undone removes the link, not a.txt; `ln -sf b.txt
+    // a.txt` undone puts a.txt back as a file and leaves b.txt alone; a
+    // link out of the root is replaced too (its target is never touched).
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    std::fs::write(root.join("a.txt"), "precious\n").unwrap();
+    std::fs::write(root.join("b.txt"), "BBB\n").unwrap();
+    std::fs::write(outside.path().join("victim.txt"), "outside\n").unwrap();
+    let checkpoint = |command: &str| {
+        let (c, result) = tool(&env, root, json!({ "command": command }), "");
+        assert_eq!(c, 0, "{result}");
+        result["checkpoint_id"].as_str().unwrap().to_string()
+    };
+    let undo = |cp: &str| {
+        let (c, out) = cli(&env, root, &["rollback", cp]);
+        assert_eq!(c, 0, "{out}");
+    };
+    let cp = checkpoint("ln -s a.txt lnk");
+    undo(&cp);
+    assert!(std::fs::symlink_metadata(root.join("lnk")).is_err());
+    assert_eq!(text(root, "a.txt").as_deref(), Some("precious\n"));
+
+    let cp = checkpoint("ln -sf b.txt a.txt");
+    undo(&cp);
+    assert!(
+        !std::fs::symlink_metadata(root.join("a.txt"))
+            .unwrap()
+            .is_symlink()
+    );
+    assert_eq!(text(root, "a.txt").as_deref(), Some("precious\n"));
+    assert_eq!(text(root, "b.txt").as_deref(), Some("BBB\n"));
+
+    let victim = outside.path().join("victim.txt");
+    let cp = checkpoint(&format!("ln -sf {} a.txt", victim.display()));
+    undo(&cp);
+    assert_eq!(text(root, "a.txt").as_deref(), Some("precious\n"));
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside\n");
+}

@@ -159,8 +159,12 @@ impl ExecTracker {
                     continue;
                 }
             };
+            let link = std::fs::symlink_metadata(&abs).is_ok_and(|m| m.is_symlink());
             let now = match c.change {
+                // A link (out of the root, perhaps) has no bytes of its own
+                // to keep: its rollback removes or replaces the link.
                 ChangeKind::Deleted => None,
+                _ if link => None,
                 _ => match tree.get(&c.path) {
                     Some(stat) if stat.len <= MAX_INDEXED_BYTES => match self.ws.read_abs(&abs) {
                         Ok(Some(bytes)) => {

@@ -23,20 +23,47 @@ pub enum RollbackError {
     Io(#[from] std::io::Error),
 }
 
+/// Where `file` is now, its bytes, and whether a symbolic link is there.
+/// A link at the recorded path (a command made it, or made it replace a
+/// file) is the thing to undo, not the file it points to: its own place
+/// is returned (with the bytes read through it, if it points inside), so
+/// a rollback removes or replaces the link itself.
 fn read_current(
     ws: &Workspace,
     file: &super::AffectedFile,
     to_write: bool,
-) -> Result<(std::path::PathBuf, Option<Vec<u8>>), RollbackError> {
+) -> Result<(std::path::PathBuf, Option<Vec<u8>>, bool), RollbackError> {
+    let check = |r: crate::workspace::Resolved| match to_write {
+        true => ws.check_writable(&r).map(|()| r),
+        false => Ok(r),
+    };
+    if let Some(link) = link_at(ws, file) {
+        let through = ws.read_abs(&link).ok().flatten();
+        return Ok((link, through, true));
+    }
     let resolved = ws
         .resolve_recorded(&file.file_path, file.scope_root.as_deref())
-        .and_then(|r| match to_write {
-            true => ws.check_writable(&r).map(|()| r),
-            false => Ok(r),
-        })
+        .and_then(check)
         .map_err(|e| RollbackError::Path(e.to_string()))?;
     let bytes = ws.read_opt(&resolved)?;
-    Ok((resolved.abs, bytes))
+    Ok((resolved.abs, bytes, false))
+}
+
+/// The recorded path's own place when a symbolic link is there (its
+/// folder resolved inside the root; the link itself not followed).
+fn link_at(ws: &Workspace, file: &super::AffectedFile) -> Option<std::path::PathBuf> {
+    let (folder, name) = match file.file_path.rsplit_once('/') {
+        Some((folder, name)) => (folder, name),
+        None => ("", file.file_path.as_str()),
+    };
+    let folder = ws
+        .resolve_recorded(folder, file.scope_root.as_deref())
+        .ok()
+        .filter(|f| ws.check_writable(f).is_ok())?;
+    let place = folder.abs.join(name);
+    std::fs::symlink_metadata(&place)
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then_some(place)
 }
 
 /// Current, base and proposed text of every file `checkpoint` touched.
@@ -53,7 +80,7 @@ pub fn three_way(
     };
     let mut out = Vec::new();
     for f in &checkpoint.affected_files {
-        let (_, current) = read_current(ws, f, false)?;
+        let (_, current, _) = read_current(ws, f, false)?;
         let base = text(&f.base_snapshot_hash)?;
         let proposed = match (&f.after_snapshot_hash, f.hunks.is_empty()) {
             (None, _) => None,
@@ -123,12 +150,12 @@ pub fn files_rollback(
         .iter()
         .filter(|f| only.is_empty() || only.contains(&f.file_path))
     {
-        let (abs, current) = read_current(ws, f, true)?;
+        let (abs, current, link) = read_current(ws, f, true)?;
         let target = match &f.base_snapshot_hash {
             Some(h) => Some(store.snapshot(h)?),
             None => None,
         };
-        if current == target {
+        if current == target && !link {
             continue;
         }
         changes.push(FileChange {
@@ -173,7 +200,14 @@ pub fn scoped_rollback(
         if chosen.is_empty() {
             continue;
         }
-        let (abs, current) = read_current(ws, f, true)?;
+        let (abs, current, link) = read_current(ws, f, true)?;
+        if link {
+            conflicts.push(format!(
+                "{} is now a symbolic link (a whole-file rollback replaces it)",
+                f.file_path
+            ));
+            continue;
+        }
         let Some(bytes) = current.clone() else {
             conflicts.push(format!("{} no longer exists", f.file_path));
             continue;
