@@ -171,6 +171,41 @@ fn auth_errors_fail_at_once_with_a_hint() {
 }
 
 #[test]
+fn a_key_the_server_quotes_back_is_masked_everywhere() {
+    // Some gateways quote the refused key in their error: it must reach
+    // neither the events, the store nor the terminal.
+    let quoted = || {
+        status(
+            401,
+            &[],
+            &format!(
+                r#"{{"error": {{"message": "Incorrect API key provided: {}"}}}}"#,
+                support::jobs::KEY
+            ),
+        )
+    };
+    let server = LlmServer::start(vec![quoted(), quoted()]);
+    let env = Env::new();
+    let root = project();
+    let cfg = config(&env, "openai", &server.url(), "");
+    for args in [&["--json", "do it"][..], &["do it"][..]] {
+        let run = exec(&env, &cfg, root.path(), args);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(!said.contains(support::jobs::KEY), "{said}");
+        assert!(
+            said.contains("Incorrect API key provided: [the API key]"),
+            "{said}"
+        );
+    }
+    let stored = std::fs::read(env.state_db()).unwrap();
+    let wal = std::fs::read(env.state_db().with_extension("db-wal")).unwrap_or_default();
+    for bytes in [stored, wal] {
+        assert!(!String::from_utf8_lossy(&bytes).contains(support::jobs::KEY));
+    }
+}
+
+#[test]
 fn a_stream_cut_midway_is_retried_and_marked_as_a_new_attempt() {
     let mut partial = openai::text(&["partial ", "answer ", "that never ends"]);
     partial.truncate(3);

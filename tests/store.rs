@@ -292,6 +292,7 @@ fn storage_urls_are_checked_and_passwords_never_written_in_them() {
     for (url, says) in [
         ("mysql://db/x", "storage.url"),
         ("postgres://agent:hunter2@db/x", "password_env"),
+        ("postgres://agent@db/x?password=hunter2", "password_env"),
     ] {
         std::fs::write(&cfg, format!("[storage]\nurl = \"{url}\"\n")).unwrap();
         let out = env
@@ -319,11 +320,16 @@ fn storage_urls_are_checked_and_passwords_never_written_in_them() {
         stderr(&out)
     };
     // The environment variable wins over the file, and is checked the same way.
-    let err = refused(Some("postgres://agent:hunter2@db/x"));
-    assert!(
-        err.contains("AGENT_TUI_DATABASE_URL") && !err.contains("hunter2"),
-        "{err}"
-    );
+    for url in [
+        "postgres://agent:hunter2@db/x",
+        "postgres://agent@db/x?sslpassword=hunter2",
+    ] {
+        let err = refused(Some(url));
+        assert!(
+            err.contains("AGENT_TUI_DATABASE_URL") && !err.contains("hunter2"),
+            "{err}"
+        );
+    }
     // A password variable that is not set is named.
     std::fs::write(
         &cfg,

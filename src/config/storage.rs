@@ -74,7 +74,28 @@ pub fn check_url(url: &str) -> Result<(), String> {
     {
         return Err("the postgres:// URL names no host".into());
     }
+    if let Some(key) = secret_param(rest) {
+        return Err(format!(
+            "the URL holds a password (`{key}=`); put it in the variable named by \
+             storage.password_env"
+        ));
+    }
     Ok(())
+}
+
+/// Query parameters libpq and sqlx read a secret from.
+const SECRET_PARAMS: &[&str] = &["password", "sslpassword", "passfile"];
+
+/// The first query parameter of `rest` (after `://`) that carries a secret.
+fn secret_param(rest: &str) -> Option<&'static str> {
+    let (_, query) = rest.split_once('?')?;
+    query.split('&').find_map(|pair| {
+        let key = pair.split('=').next().unwrap_or_default();
+        SECRET_PARAMS
+            .iter()
+            .find(|p| p.eq_ignore_ascii_case(key))
+            .copied()
+    })
 }
 
 /// `url` with any password replaced by `***`, for messages and `doctor`.
@@ -84,13 +105,32 @@ pub fn redact_url(url: &str) -> String {
     };
     let end = rest.find(['/', '?']).unwrap_or(rest.len());
     let (authority, tail) = rest.split_at(end);
-    let Some((userinfo, host)) = authority.rsplit_once('@') else {
-        return url.to_string();
+    let tail = redact_query(tail);
+    let authority = match authority.rsplit_once('@') {
+        Some((userinfo, host)) => match userinfo.split_once(':') {
+            Some((user, _)) => format!("{user}:***@{host}"),
+            None => authority.to_string(),
+        },
+        None => authority.to_string(),
     };
-    match userinfo.split_once(':') {
-        Some((user, _)) => format!("{scheme}://{user}:***@{host}{tail}"),
-        None => url.to_string(),
-    }
+    format!("{scheme}://{authority}{tail}")
+}
+
+/// A URL's path and query with the value of every secret parameter `***`.
+fn redact_query(tail: &str) -> String {
+    let Some((path, query)) = tail.split_once('?') else {
+        return tail.to_string();
+    };
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((key, _)) if SECRET_PARAMS.iter().any(|p| p.eq_ignore_ascii_case(key)) => {
+                format!("{key}=***")
+            }
+            _ => pair.to_string(),
+        })
+        .collect();
+    format!("{path}?{}", pairs.join("&"))
 }
 
 #[cfg(test)]
@@ -115,5 +155,14 @@ mod tests {
             "postgres://a:***@h:1/db?x=1"
         );
         assert_eq!(redact_url("postgres://a@h/db"), "postgres://a@h/db");
+        let query = "postgres://a@h/db?sslmode=disable&password=hunter2";
+        assert!(check_url(query).unwrap_err().contains("password="));
+        assert!(!check_url(query).unwrap_err().contains("hunter2"));
+        assert_eq!(
+            redact_url(query),
+            "postgres://a@h/db?sslmode=disable&password=***"
+        );
+        assert!(check_url("postgres://a@h/db?PassWord=x").is_err());
+        assert!(check_url("postgres://a@h/db?sslmode=require").is_ok());
     }
 }

@@ -36,6 +36,59 @@ pub enum LlmError {
     ContextOverflow { url: String, overflow: Overflow },
 }
 
+impl LlmError {
+    /// The error with every copy of `key` in what the server said masked
+    /// (some gateways quote the key they refused): it goes on into events,
+    /// the store and the terminal.
+    pub fn redact(self, key: Option<&str>) -> LlmError {
+        let Some(key) = key.map(str::trim).filter(|k| k.len() >= 4) else {
+            return self;
+        };
+        let mask = |s: String| {
+            if s.contains(key) {
+                s.replace(key, "[the API key]")
+            } else {
+                s
+            }
+        };
+        match self {
+            LlmError::Client(d) => LlmError::Client(mask(d)),
+            LlmError::Connect { url, detail } => LlmError::Connect {
+                url,
+                detail: mask(detail),
+            },
+            LlmError::Status {
+                url,
+                status,
+                message,
+                retry_after,
+            } => LlmError::Status {
+                url,
+                status,
+                message: mask(message),
+                retry_after,
+            },
+            LlmError::StreamCut { url, detail } => LlmError::StreamCut {
+                url,
+                detail: mask(detail),
+            },
+            LlmError::StreamError { message, retryable } => LlmError::StreamError {
+                message: mask(message),
+                retryable,
+            },
+            LlmError::Protocol { url, detail } => LlmError::Protocol {
+                url,
+                detail: mask(detail),
+            },
+            LlmError::ContextOverflow { url, mut overflow } => {
+                overflow.message = mask(overflow.message);
+                LlmError::ContextOverflow { url, overflow }
+            }
+            other @ (LlmError::MissingKey { .. } | LlmError::Timeout { .. }) => other,
+        }
+    }
+}
+
 /// Whether a refusal's `message` says the model takes no tools.
 fn refuses_tools(message: &str) -> bool {
     let message = message.to_lowercase();

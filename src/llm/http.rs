@@ -113,13 +113,19 @@ impl<T: WireAdapter> Provider for T {
         request: Request<'a>,
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Turn, LlmError>> {
-        self.run(request, on_text)
+        Box::pin(async move {
+            let key = self.endpoint().key.as_deref();
+            self.run(request, on_text).await.map_err(|e| e.redact(key))
+        })
     }
 
     fn probe(&self) -> BoxFuture<'_, Result<String, LlmError>> {
         Box::pin(async move {
             let url = self.models_url();
-            probe_models(self.authorize(self.endpoint().client.get(&url)), &url).await
+            let key = self.endpoint().key.as_deref();
+            probe_models(self.authorize(self.endpoint().client.get(&url)), &url)
+                .await
+                .map_err(|e| e.redact(key))
         })
     }
 
