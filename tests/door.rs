@@ -556,3 +556,76 @@ async fn a_read_only_engine_runs_no_command() {
     assert!(!tools.contains("run_command"), "{tools}");
     engine.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_apply_stops_a_running_verify_of_its_review() {
+    // The verify would judge a tree the apply is changing: its "baseline"
+    // would hold the hunks. The apply stops it; it says `cancelled`.
+    let edits = serde_json::json!({"edits": [{"file_path": "src/greet.rs", "operation": "replace",
+        "start_line": 2, "end_line": 2, "new_text": "    println!(\"hi\");\n"}]})
+    .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("e1", "propose_edits", &edits)])),
+        sse(openai::text(&["Proposed."])),
+    ]);
+    let (root, state) = (project(), tempfile::tempdir().unwrap());
+    let mut config = Config::default();
+    config.verify.command = Some("sleep 20; exit 1".into());
+    let engine = EngineBuilder::new(root.path())
+        .config(config)
+        .providers(Providers::Given(provider(&server), None))
+        .recording(Recording::Sqlite(state.path().join("state.db")))
+        .build()
+        .unwrap();
+    let mut events = engine.subscribe(Filter::All);
+    engine
+        .command(start(SessionRef::New, "j1", "change greet"))
+        .await
+        .unwrap();
+    to_the_end(&mut events).await;
+    let accept_all = Command::Decide {
+        job_id: "j1".into(),
+        accept: vec![],
+        reject: vec![],
+        accept_all: true,
+    };
+    engine.command(accept_all).await.unwrap();
+    let verifying = {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            engine
+                .command(Command::Verify {
+                    job_id: "j1".into(),
+                })
+                .await
+        })
+    };
+    loop {
+        if let EventBody::VerifyStarted { .. } = next_of(&mut events).await.body {
+            break;
+        }
+    }
+    let started = std::time::Instant::now();
+    let applied = engine
+        .command(Command::Apply {
+            job_id: "j1".into(),
+        })
+        .await;
+    assert!(matches!(applied, Ok(Reply::Applied { .. })), "{applied:?}");
+    let verified = tokio::time::timeout(Duration::from_secs(10), verifying)
+        .await
+        .expect("the verify stopped")
+        .unwrap();
+    match verified {
+        Ok(Reply::Verified { result }) => {
+            assert_eq!(
+                result.outcome,
+                agent_tui::protocol::VerifyOutcome::Cancelled
+            );
+            assert!(result.baseline.is_none(), "{result:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(10));
+    engine.shutdown().await.unwrap();
+}

@@ -2659,3 +2659,72 @@ fn a_job_whose_review_was_rejected_whole_is_done_in_the_status_bar() {
     assert!(!bar(&app).contains("awaiting review"), "{}", bar(&app));
     assert!(bar(&app).contains(" done "), "{}", bar(&app));
 }
+
+#[test]
+fn an_apply_waits_on_a_running_verify_and_a_stopped_one_keeps_the_verdict() {
+    use agent_tui::protocol::{VerifyOutcome, VerifyResult};
+    let (_d, mut app) = app();
+    let mut b = bundle("j");
+    b.files[0].hunks[0].state = agent_tui::protocol::review::HunkState::Accepted;
+    app.on_event(&ev("j", 1, EventBody::DiffGenerated { bundle: b.clone() }));
+    app.on_key(ctrl('r'));
+    let started = |cursor| {
+        ev(
+            "j",
+            cursor,
+            EventBody::VerifyStarted {
+                hunk_ids: vec!["h_1".into()],
+                command: "cargo test".into(),
+            },
+        )
+    };
+    // Ctrl+S while the check runs asks first; the second applies (the
+    // engine stops the verify).
+    app.on_event(&started(2));
+    assert!(app.on_key(ctrl('s')).is_empty(), "asked, not applied");
+    assert!(screen(&app, 120, 30).contains("still running"));
+    assert!(matches!(
+        app.on_key(ctrl('s')).as_slice(),
+        [Command::Apply { .. }]
+    ));
+    let result = |outcome: VerifyOutcome| VerifyResult {
+        passed: false,
+        outcome,
+        command: "cargo test".into(),
+        exit_code: Some(101),
+        duration_ms: 2300,
+        overhead_ms: 40,
+        output_tail: "error: test failed".into(),
+        hunk_ids: vec!["h_1".into()],
+        decisions: b.verify_key(),
+        baseline: None,
+        confined: true,
+        copy: "copy".into(),
+        error: None,
+        not_verified: vec![],
+    };
+    app.on_event(&ev(
+        "j",
+        3,
+        EventBody::VerifyCompleted(result(VerifyOutcome::Failed)),
+    ));
+    // Run again and stopped with Esc: the failure still stands.
+    app.on_event(&started(4));
+    app.on_event(&ev(
+        "j",
+        5,
+        EventBody::VerifyCompleted(result(VerifyOutcome::Cancelled)),
+    ));
+    let s = screen(&app, 120, 30);
+    assert!(s.contains("the last verdict stands: failed"), "{s}");
+    assert!(
+        app.on_key(ctrl('s')).is_empty(),
+        "the failed verdict still asks"
+    );
+    assert!(screen(&app, 120, 30).contains("Ctrl+S again applies them anyway"));
+    let ops = app.on_key(key(KeyCode::Char('f')));
+    assert!(
+        matches!(ops.as_slice(), [Command::VerifyFeedback { .. }]),
+        "{ops:?}"
+    );
+}

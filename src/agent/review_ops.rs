@@ -211,6 +211,10 @@ impl Core {
             .filter(|h| h.state.is_to_apply())
             .map(|h| h.hunk_id.clone())
             .collect();
+        // A verify still running would judge a tree the apply is changing
+        // (its baseline, the "unmodified" tree, would hold the hunks): it
+        // stops, and says so as `cancelled`.
+        let _ = self.cancel_verify(key, job_id);
         let started = EventBody::ApplyStarted {
             hunk_ids: accepted.clone(),
         };

@@ -248,7 +248,13 @@ impl SessionState {
                 }
                 return update;
             }
-            EventBody::VerifyCompleted(result) => job.verify = Some(result.clone()),
+            // A verify stopped (or kept from starting) leaves the last
+            // verdict standing: "applying after a failed verify asks".
+            EventBody::VerifyCompleted(result) => {
+                if result.ran() || job.verify.as_ref().is_none_or(|v| !v.ran()) {
+                    job.verify = Some(result.clone());
+                }
+            }
             EventBody::ApplyCompleted { bundle, edits, .. } => {
                 job.bundle = Some(bundle.clone());
                 if !edits.is_empty() {

@@ -114,11 +114,16 @@ impl VerifyResult {
     /// (the TUI) or refused without `--force` (the command line): the
     /// check ran on exactly these decisions and did not pass.
     pub fn blocks_apply(&self, bundle: &DiffBundle) -> bool {
-        let ran = !matches!(
+        self.ran() && !self.passed && !self.stale_for(bundle)
+    }
+
+    /// Whether the check ran to a verdict (not stopped, not kept from
+    /// starting): a result that did not leaves the one before it standing.
+    pub fn ran(&self) -> bool {
+        !matches!(
             self.outcome,
             VerifyOutcome::Cancelled | VerifyOutcome::Error
-        );
-        ran && !self.passed && !self.stale_for(bundle)
+        )
     }
 
     /// One line for a status bar or a terminal: `verify failed (exit 101,

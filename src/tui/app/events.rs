@@ -133,10 +133,7 @@ impl App {
                     hunk_ids: hunk_ids.clone(),
                 };
             }
-            EventBody::VerifyCompleted(result) => {
-                r.verify = VerifyState::Done(result.clone());
-                r.apply_confirm = false;
-            }
+            EventBody::VerifyCompleted(result) => r.verified(result),
             _ => {}
         }
     }

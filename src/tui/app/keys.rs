@@ -389,15 +389,24 @@ impl App {
         let Some(r) = &mut self.review else {
             return Vec::new();
         };
-        if let Some(failed) = r.verify.failed_for(&r.bundle)
-            && !r.apply_confirm
-        {
-            r.apply_confirm = true;
-            self.status_note = Some(format!(
-                "The verify {}: Ctrl+S again applies them anyway.",
-                failed.outcome.verdict()
-            ));
-            return Vec::new();
+        if !r.apply_confirm {
+            let ask = match (r.verify.running(), r.failed_verdict()) {
+                (true, _) => Some(
+                    "A verify of these hunks is still running: Ctrl+S again stops it and applies \
+                     now (or wait for its result)."
+                        .to_string(),
+                ),
+                (false, Some(failed)) => Some(format!(
+                    "The verify {}: Ctrl+S again applies them anyway.",
+                    failed.outcome.verdict()
+                )),
+                (false, None) => None,
+            };
+            if let Some(ask) = ask {
+                r.apply_confirm = true;
+                self.status_note = Some(ask);
+                return Vec::new();
+            }
         }
         r.apply_confirm = false;
         if !r.bundle.is_pending() && r.bundle.to_apply().next().is_none() {
@@ -436,9 +445,9 @@ impl App {
         let Some(r) = &self.review else {
             return Vec::new();
         };
-        let failed = match &r.verify {
-            VerifyState::Done(result) if !result.passed => result.clone(),
-            _ => {
+        let failed = match r.verdict.as_ref().filter(|v| !v.passed) {
+            Some(result) => result.clone(),
+            None => {
                 self.status_note =
                     Some("No failed verify to send: v runs one on the accepted hunks.".into());
                 return Vec::new();

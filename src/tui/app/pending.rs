@@ -3,7 +3,7 @@
 //! hunks to decide or to apply asks once; `Ctrl+R` once it is done opens
 //! the session's other pending review (the engine's `pending_review`).
 
-use super::{App, Entry, Load, ReviewView, VerifyState, View};
+use super::{App, Entry, Load, ReviewView, View};
 use crate::protocol::words::counted;
 use crate::protocol::{DiffBundle, HunkState, PendingReview};
 
@@ -89,7 +89,7 @@ impl App {
     pub(super) fn show_pending(&mut self, p: PendingReview) {
         let mut review = ReviewView::new(p.job_id, p.bundle, 0, None);
         if let Some(v) = p.verify {
-            review.verify = VerifyState::Done(v);
+            review.verified(&v);
         }
         self.badge_files(&review.bundle);
         self.review_error = None;

@@ -18,13 +18,9 @@ pub enum VerifyState {
 }
 
 impl VerifyState {
-    /// A result that failed and still matches the review's decisions:
-    /// applying asks once more, `f` can send it to the model.
-    pub fn failed_for(&self, bundle: &DiffBundle) -> Option<&VerifyResult> {
-        match self {
-            VerifyState::Done(r) if r.blocks_apply(bundle) => Some(r),
-            _ => None,
-        }
+    /// Whether a verify runs now.
+    pub fn running(&self) -> bool {
+        matches!(self, VerifyState::Running { .. })
     }
 }
 
@@ -115,7 +111,11 @@ pub struct ReviewView {
     /// The whole file with every hunk inline: (path, rows of (marker, text, hunk)).
     pub whole_file: Option<(String, Vec<WholeFileRow>)>,
     pub verify: VerifyState,
-    /// Ctrl+S after a failed verify asked once more; the next applies.
+    /// The last verify that ran to a verdict (one stopped or kept from
+    /// starting leaves it standing).
+    pub verdict: Option<VerifyResult>,
+    /// Ctrl+S after a failed verify (or during one) asked once more; the
+    /// next applies.
     pub apply_confirm: bool,
     /// Enter with hunks of this review not applied said so once; the next
     /// sends the instruction anyway (the review stays pending).
@@ -184,6 +184,23 @@ pub fn patch_rows(patch: &str) -> Vec<PatchRow> {
 pub type HunkCode = (String, String, String);
 
 impl ReviewView {
+    /// The last verdict when it failed and still matches the decisions:
+    /// applying asks once more, `f` can send it to the model.
+    pub fn failed_verdict(&self) -> Option<&VerifyResult> {
+        self.verdict
+            .as_ref()
+            .filter(|r| r.blocks_apply(&self.bundle))
+    }
+
+    /// A verify's result arrived.
+    pub fn verified(&mut self, result: &VerifyResult) {
+        self.verify = VerifyState::Done(result.clone());
+        if result.ran() || self.verdict.is_none() {
+            self.verdict = Some(result.clone());
+        }
+        self.apply_confirm = false;
+    }
+
     /// The review of `bundle`; colours of hunks unchanged since `before`
     /// are kept (a decision does not highlight anything again).
     pub fn new(
@@ -212,6 +229,7 @@ impl ReviewView {
             colours,
             whole_file: None,
             verify: before.map(|b| b.verify.clone()).unwrap_or_default(),
+            verdict: before.and_then(|b| b.verdict.clone()),
             apply_confirm: false,
             send_confirm: false,
             // A decision keeps the view where it was on the same hunk.

@@ -300,11 +300,19 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
             if let Some(e) = &r.error {
                 lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
             }
-            if !r.passed && !stale {
-                lines.push(Line::styled(
+            match review.failed_verdict() {
+                Some(v) if !r.ran() => lines.push(Line::styled(
+                    format!(
+                        "the last verdict stands: {} · f: send it to the model · Ctrl+S asks once more",
+                        v.outcome.as_str()
+                    ),
+                    dim,
+                )),
+                Some(_) => lines.push(Line::styled(
                     "f: send it to the model · Ctrl+S asks once more",
                     dim,
-                ));
+                )),
+                None => {}
             }
             let mut tail = Vec::new();
             if !r.passed {
