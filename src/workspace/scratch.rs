@@ -194,6 +194,11 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
             EntryKind::Dir | EntryKind::Other => continue,
             EntryKind::File => match open_regular(&from)? {
                 Some(mut file) => {
+                    // The mode counts: a check that runs `./run.sh` fails
+                    // once it is no longer executable.
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = file.metadata()?.permissions().mode() & 0o7777;
+                    hash.update(mode.to_le_bytes());
                     let mut bytes = Vec::new();
                     io::Read::read_to_end(&mut file, &mut bytes)?;
                     (b'f', bytes)
@@ -741,6 +746,24 @@ mod tests {
         });
         assert_eq!(copied, ["a.txt"]);
         assert_eq!(key.len(), 64);
+    }
+
+    #[test]
+    fn the_tree_key_changes_with_a_files_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\n").unwrap();
+        let mode = |m| {
+            std::fs::set_permissions(dir.path().join("run.sh"), std::fs::Permissions::from_mode(m))
+                .unwrap()
+        };
+        let ws = Workspace::open(dir.path()).unwrap();
+        mode(0o755);
+        let runnable = tree_key(&ws).unwrap();
+        mode(0o644);
+        assert_ne!(tree_key(&ws).unwrap(), runnable);
+        mode(0o755);
+        assert_eq!(tree_key(&ws).unwrap(), runnable);
     }
 
     #[test]
