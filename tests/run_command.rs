@@ -124,8 +124,20 @@ fn inline_code_is_asked_whatever_the_allow_list_says() {
     let dir = tempfile::tempdir().unwrap();
     let marker = dir.path().join("ran.txt");
     let tables = "[approvals]\nexec = \"allowlisted-auto\"\n[exec]\n\
-                  allow = [\"sh\", \"env\", \"python3\", \"timeout\"]";
+                  allow = [\"sh\", \"env\", \"python3\", \"timeout\", \"git\", \"sed\"]";
+    assert!(
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(dir.path())
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
     for command in [
+        format!("timeout 5 env -S \"touch {}\"", marker.display()),
+        format!("git -c alias.q='!touch {}' q", marker.display()),
+        format!("sed -n '1e touch {}' a.txt", marker.display()),
         format!("sh -c 'touch {}'", marker.display()),
         format!("env A=1 sh -c 'touch {}'", marker.display()),
         format!("timeout 5 bash -lc 'touch {}'", marker.display()),

@@ -754,8 +754,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("run.sh"), "#!/bin/sh\n").unwrap();
         let mode = |m| {
-            std::fs::set_permissions(dir.path().join("run.sh"), std::fs::Permissions::from_mode(m))
-                .unwrap()
+            std::fs::set_permissions(
+                dir.path().join("run.sh"),
+                std::fs::Permissions::from_mode(m),
+            )
+            .unwrap()
         };
         let ws = Workspace::open(dir.path()).unwrap();
         mode(0o755);
