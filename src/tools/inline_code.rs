@@ -117,7 +117,7 @@ pub fn inline_code(argv: &[String]) -> Option<String> {
         let Some((name, flags)) = INLINE.iter().find(|(n, _)| *n == program) else {
             continue;
         };
-        if let Some(found) = special(*name, &argv[i + 1..]) {
+        if let Some(found) = special(name, &argv[i + 1..]) {
             return Some(found);
         }
         if *name == "awk" {
