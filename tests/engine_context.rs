@@ -213,7 +213,10 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
     .await;
     job(&mut engine, "j4", "and after that?").await;
     let sent = user_texts(&server.requests()[4]);
-    let note = &sent[sent.len() - 2];
+    let note = sent
+        .iter()
+        .find(|t| t.contains("the user rolled back"))
+        .unwrap_or_else(|| panic!("{sent:?}"));
     assert!(
         note.contains(&format!(
             "rolled back every change of checkpoint {checkpoint}"
@@ -221,6 +224,12 @@ async fn what_the_user_did_with_each_hunk_reaches_the_next_request_once() {
         "{note}"
     );
     assert!(note.contains("src/greet.rs"), "{note}");
+    // And the hunks' fates say so: applied, then rolled back.
+    let fates = &sent[sent.len() - 2];
+    assert!(
+        fates.contains("h_2 (src/greet.rs): applied, then rolled back by the user"),
+        "{fates}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

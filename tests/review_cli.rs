@@ -958,3 +958,56 @@ fn a_review_rejected_whole_completes_its_job() {
     assert_eq!(listed[0]["pending_review"], false, "{listed}");
     assert_eq!(read(root, "src/main.rs"), MAIN);
 }
+
+#[test]
+fn a_rollback_from_the_command_line_is_told_to_the_model_on_continue() {
+    // The rollback is recorded in the checkpoint's session, and the next
+    // request says which hunks are out of the files again.
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let args = json!({ "edits": standard_edits() }).to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &args)])),
+        sse(openai::text(&["I proposed the changes."])),
+        sse(openai::text(&["Noted."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    assert_eq!(exec(&env, &cfg, root, &["make the changes"]).code, 0);
+    let cli = Cli { env: &env, root };
+    let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
+    assert_eq!(c, 0, "{err}");
+    let cp = cli.json(&["checkpoints", "--json"])[0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let bundle = cli.json(&["sessions", "show", &sid, "--json"]);
+    let main_hunk = bundle["jobs"][0]["bundle"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["file_path"] == "src/main.rs")
+        .map(|f| f["hunks"][0]["hunk_id"].as_str().unwrap().to_string())
+        .unwrap();
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", &main_hunk]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(read(root, "src/main.rs"), MAIN);
+    let run = exec(&env, &cfg, root, &["--continue", "what now"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let sent = server.requests()[2].body["messages"].to_string();
+    assert!(
+        sent.contains(&format!(
+            "{main_hunk} (src/main.rs): applied, then rolled back by the user"
+        )),
+        "{sent}"
+    );
+    assert!(sent.contains("the user rolled back hunks"), "{sent}");
+    assert!(
+        sent.contains("(notes.txt): applied: the file now contains it"),
+        "{sent}"
+    );
+}

@@ -3,26 +3,32 @@
 //! their text) or are still waiting; and, during a compaction, the state of
 //! the review that is still open.
 
+use std::collections::BTreeSet;
+
 use crate::context::{TokenCounter, cap};
 use crate::review::{DiffBundle, Fate, Reported};
 
 /// Most tokens of one hunk's text in a feedback message.
 const HUNK_TEXT_TOKENS: u32 = 600;
 
+/// A job's review and the applied hunks of it rolled back since.
+pub type JobReview<'a> = (&'a str, &'a DiffBundle, Option<&'a BTreeSet<String>>);
+
 /// A note on what changed since `reported` in the reviews of `jobs` (in
 /// order), and the fates it reports; `None` when nothing changed.
 pub fn review_feedback<'a>(
-    jobs: impl Iterator<Item = (&'a str, &'a DiffBundle)>,
+    jobs: impl Iterator<Item = JobReview<'a>>,
     reported: &Reported,
     counter: &TokenCounter,
 ) -> Option<(String, Reported)> {
     let mut lines = Vec::new();
     let mut now = Reported::new();
-    for (job_id, bundle) in jobs {
+    for (job_id, bundle, rolled_back) in jobs {
         let before = reported.get(job_id);
         for file in &bundle.files {
             for hunk in &file.hunks {
-                let fate = Fate::of(hunk);
+                let undone = rolled_back.is_some_and(|r| r.contains(&hunk.hunk_id));
+                let fate = Fate::of_hunk(hunk, undone);
                 if before.and_then(|b| b.get(&hunk.hunk_id)) == Some(&fate) {
                     continue;
                 }
@@ -129,7 +135,7 @@ mod tests {
             hunk("h_4", None, false, HunkOrigin::Agent),
         ]);
         let (text, fates) =
-            review_feedback([("j1", &b)].into_iter(), &Reported::new(), &counter).unwrap();
+            review_feedback([("j1", &b, None)].into_iter(), &Reported::new(), &counter).unwrap();
         assert!(text.contains("h_1 (src/a.rs): applied"), "{text}");
         assert!(text.contains("h_2 (src/a.rs): rejected"), "{text}");
         assert!(
@@ -140,11 +146,12 @@ mod tests {
         assert!(text.contains("h_4 (src/a.rs): still waiting"), "{text}");
         assert_eq!(fates["j1"]["h_2"], Fate::Rejected);
         // Nothing new: nothing to say.
-        assert!(review_feedback([("j1", &b)].into_iter(), &fates, &counter).is_none());
+        assert!(review_feedback([("j1", &b, None)].into_iter(), &fates, &counter).is_none());
         // Only the hunk that changed is reported again.
         let mut later = b.clone();
         later.files[0].hunks[3].state = HunkState::Rejected;
-        let (text, _) = review_feedback([("j1", &later)].into_iter(), &fates, &counter).unwrap();
+        let (text, _) =
+            review_feedback([("j1", &later, None)].into_iter(), &fates, &counter).unwrap();
         assert!(text.contains("h_4") && !text.contains("h_1"), "{text}");
     }
 

@@ -153,11 +153,10 @@ impl Core {
         let Some(live) = self.sessions.get(key) else {
             return;
         };
-        let reviews = live
-            .state
-            .jobs
-            .iter()
-            .filter_map(|j| Some((j.job_id.as_str(), j.bundle.as_ref()?)));
+        let reviews =
+            live.state.jobs.iter().filter_map(|j| {
+                Some((j.job_id.as_str(), j.bundle.as_ref()?, Some(&j.rolled_back)))
+            });
         let Some((text, fates)) = review_feedback(reviews, &live.state.reported, &counter) else {
             return;
         };

@@ -38,6 +38,7 @@ mod session_state;
 mod sessions;
 mod subscription;
 mod tool_calls;
+mod undone;
 mod verify_ops;
 
 /// Front ends run their tasks this way too: a blocking store call inside

@@ -82,6 +82,8 @@ pub struct JobRecord {
     pub bundle: Option<DiffBundle>,
     /// Its review's last verify.
     pub verify: Option<crate::protocol::VerifyResult>,
+    /// Its applied hunks the user rolled back since.
+    pub rolled_back: std::collections::BTreeSet<String>,
     /// The job's last cursor.
     pub last_cursor: u64,
     /// Its events that were recorded.
@@ -113,6 +115,8 @@ pub struct SessionState {
     recorded: HashSet<String>,
     /// Where an answer joins the conversation, for its `job.completed`.
     answer_at: BTreeMap<String, usize>,
+    /// Which applied hunks rollbacks took back out.
+    undone: super::undone::Undone,
 }
 
 impl SessionState {
@@ -212,6 +216,10 @@ impl SessionState {
     /// How `event` changes the session, and what it changes in the
     /// store's summary rows.
     pub fn apply_event(&mut self, event: &Event) -> IndexUpdate {
+        if let Some(change) = self.undone.follow(&event.job_id, &event.body) {
+            let rolled = &mut self.job_mut(&change.0).rolled_back;
+            super::undone::record(rolled, &change);
+        }
         let job = self.job_mut(&event.job_id);
         job.last_cursor = job.last_cursor.max(event.cursor);
         let status = event.body.status();

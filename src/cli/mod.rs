@@ -86,13 +86,28 @@ fn rollback(global: &args::GlobalArgs, args: &args::RollbackArgs) -> Exit {
     };
     context::run(rt, engine, |engine| async move {
         let mut events = engine.subscribe(crate::agent::Filter::All);
-        let rollback = Command::Rollback {
+        // The checkpoint's session records the rollback, and its model
+        // hears of it on the next --continue (unless another agent-tui
+        // drives that session now).
+        let session = engine.checkpoints().await.ok().and_then(|all| {
+            all.into_iter()
+                .find(|c| c.checkpoint_id == args.checkpoint)
+                .and_then(|c| c.session_id)
+        });
+        let rollback = |tell: Option<String>| Command::Rollback {
             checkpoint_id: args.checkpoint.clone(),
             hunks: args.hunks.clone(),
             files: args.files.clone(),
-            tell: None,
+            tell,
         };
-        let done = engine.command(rollback).await;
+        let mut done = engine.command(rollback(session.clone())).await;
+        if let (Err(EngineError::Busy { .. }), Some(id)) = (&done, &session) {
+            eprintln!(
+                "agent-tui: session {id} is open in another agent-tui: the rollback is not \
+                 recorded there, and its model does not hear of it"
+            );
+            done = engine.command(rollback(None)).await;
+        }
         // What happened, as events (recoveries first, then the rollback's).
         let mut printer = output::Printer::new(false);
         while events.pending() {

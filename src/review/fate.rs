@@ -21,9 +21,19 @@ pub enum Fate {
     /// Another hunk of the file was applied over its edit: it cannot be
     /// placed any more.
     Conflicted,
+    /// Applied, then rolled back by the user: the file no longer has it.
+    RolledBack,
 }
 
 impl Fate {
+    /// A hunk's fate, `rolled_back` when a rollback took it back out.
+    pub fn of_hunk(hunk: &Hunk, rolled_back: bool) -> Fate {
+        match Fate::of(hunk) {
+            Fate::Applied | Fate::RewrittenApplied if rolled_back => Fate::RolledBack,
+            fate => fate,
+        }
+    }
+
     pub fn of(hunk: &Hunk) -> Fate {
         let rewritten = hunk.origin == HunkOrigin::User;
         match (&hunk.state, rewritten) {
@@ -50,6 +60,10 @@ impl Fate {
             Fate::Conflicted => {
                 "in conflict: another hunk applied over its edit, so it can no longer be placed; \
                  read the file and propose it again if it is still wanted"
+            }
+            Fate::RolledBack => {
+                "applied, then rolled back by the user: the file no longer contains it; do not \
+                 propose it again unless asked"
             }
         }
     }
