@@ -147,6 +147,20 @@ fn a_kill_mid_apply_is_undone_at_the_next_start_and_the_review_stays() {
     // Settled once: the next start has nothing to say.
     let (_, said) = checkpoints(&env, &root);
     assert!(!said.contains("recovered"), "{said}");
+    // The audit log has it.
+    let recovered: Vec<Value> = env
+        .audit_records()
+        .into_iter()
+        .filter(|r| r["action"] == "apply.recovered")
+        .collect();
+    assert_eq!(recovered.len(), 1, "{recovered:?}");
+    assert!(
+        recovered[0]["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("was undone"),
+        "{recovered:?}"
+    );
 
     // The review is still pending, and applies whole.
     let out = env

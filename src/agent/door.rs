@@ -94,7 +94,21 @@ impl Engine {
             .collect();
         let (commands, rx) = mpsc::channel(COMMANDS);
         let (driven_tx, driven) = watch::channel(Vec::new());
-        let core = Core::new(ctx.clone(), events.clone(), driven_tx, loose);
+        let mut core = Core::new(ctx.clone(), events.clone(), driven_tx, loose);
+        // What recovery wrote or undid is in the audit log, like the apply
+        // or rollback it settled.
+        for r in &facts.recovered {
+            let action = format!("{}.recovered", r.operation);
+            let outcome = r.summary();
+            core.audit_in(
+                None,
+                &r.job_id,
+                &action,
+                &r.checkpoint_id,
+                Some(true),
+                &outcome,
+            );
+        }
         runtime.spawn(crate::store::no_blocking(core.run(rx)));
         Ok(Engine {
             inner: Arc::new(Inner {
