@@ -560,3 +560,66 @@ fn exec_verify_without_a_check_says_so_before_the_job() {
         "no token spent"
     );
 }
+
+#[test]
+fn a_check_reads_the_projects_ignored_dependencies_and_git() {
+    // `node_modules/` is ignored, yet `npm test` needs it; `git ls-files`
+    // needs `.git`. Both are the root's, read in place: the check passes
+    // on a harmless hunk and fails on a breaking one, and cannot write
+    // them (nor does a hunk of a file in them reach the root).
+    let edits = json!([
+        {"file_path": "index.js", "operation": "replace", "start_line": 2, "end_line": 2,
+         "new_text": "module.exports = (x) => left(String(x), 4);\n"},
+        {"file_path": "index.js", "operation": "insert", "start_line": 3,
+         "new_text": "// harmless\n"}
+    ]);
+    let p = proposed(
+        &[
+            (
+                "index.js",
+                "const left = require('leftpad');\nmodule.exports = (x) => left(String(x), 3);\n",
+            ),
+            (
+                "test.js",
+                "const pad = require('./index');\nif (pad(7) !== '007') { console.error('pad broken'); process.exit(1); }\nconsole.log('TEST OK');\n",
+            ),
+            (
+                "node_modules/leftpad/index.js",
+                "module.exports = (s, n) => s.padStart(n, '0');\n",
+            ),
+            (".gitignore", "node_modules/\n"),
+        ],
+        "command = \"git ls-files --error-unmatch index.js >/dev/null && node test.js && ! touch node_modules/x\"",
+        proposal(edits),
+    );
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(args)
+            .current_dir(p.root.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "."]);
+    git(&["commit", "-qm", "start"]);
+    let hunks = p.hunks();
+    let (c, v, err) = p.verify(&["--accept", &hunks[1], "--reject", &hunks[0]]);
+    assert_eq!(c, 0, "{v:#}\n{err}");
+    assert_eq!(v["outcome"], "passed", "{v:#}");
+    let (c, v, _) = p.verify(&["--accept", &hunks[0]]);
+    assert_eq!(c, 1);
+    assert_eq!(v["outcome"], "failed", "{v:#}");
+    assert_eq!(
+        v["baseline"]["passed"], true,
+        "the tree without them passes: {v:#}"
+    );
+    assert!(!p.root.path().join("node_modules/x").exists());
+    assert_eq!(p.copies_left(), 0);
+}

@@ -94,6 +94,7 @@ impl Scratch {
             dir = in_memory;
             kind = CopyKind::Memory;
         }
+        link_dependencies(ws.root(), &dir.path, &listing.entries)?;
         let files = lay_out(ws, &mut dir, listing.entries)?;
         let cloned = copy_all(&files, kind == CopyKind::Reflink)?;
         if kind == CopyKind::Reflink && cloned < files.len() {
@@ -122,6 +123,7 @@ impl Scratch {
                 "`{rel}` is not a path of the copy"
             )));
         }
+        self.unlink_dependencies_above(rel)?;
         if let Some(parent) = to.parent() {
             std::fs::create_dir_all(parent)?;
         }
@@ -131,6 +133,28 @@ impl Scratch {
             dir.written.record(rel)?;
         }
         std::fs::write(to, bytes)
+    }
+
+    /// A dependency folder linked from the root on the way to `rel` (a
+    /// hunk of a file in `node_modules/`) becomes a folder of the copy's
+    /// own first: nothing is ever written through it into the root.
+    fn unlink_dependencies_above(&self, rel: &str) -> io::Result<()> {
+        let mut at = self.path().to_path_buf();
+        for part in Path::new(rel)
+            .parent()
+            .unwrap_or(Path::new(""))
+            .components()
+        {
+            at.push(part);
+            if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_symlink())
+                && std::fs::read_link(&at).is_ok_and(|t| !t.starts_with(self.path()))
+                && DEPENDENCY_DIRS.iter().any(|d| at.ends_with(d))
+            {
+                std::fs::remove_file(&at)?;
+                std::fs::create_dir(&at)?;
+            }
+        }
+        Ok(())
     }
 
     /// Writes `bytes` where an apply of file `rel` would write them: through
@@ -219,6 +243,53 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
         hash.update(&bytes);
     }
     Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Folders that package managers fill and git ignores, which a project's
+/// check needs (`npm test` its `node_modules`, pytest its `.venv`, a git
+/// command `.git`): not copied but linked into the copy, where the check
+/// reads them and cannot write them (it may write only in the copy).
+const DEPENDENCY_DIRS: &[&str] = &[
+    "node_modules",
+    ".venv",
+    "venv",
+    ".tox",
+    "vendor",
+    "bower_components",
+    "__pypackages__",
+    ".git",
+];
+
+/// Links each dependency folder the listing left out (ignored) into the
+/// copy, in the root and in every folder of it.
+fn link_dependencies(root: &Path, copy: &Path, entries: &[Entry]) -> io::Result<()> {
+    let folders = std::iter::once("").chain(
+        entries
+            .iter()
+            .filter(|e| e.kind == EntryKind::Dir)
+            .map(|e| e.path.as_str()),
+    );
+    let listed: std::collections::HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    for folder in folders {
+        for name in DEPENDENCY_DIRS {
+            let rel = match folder {
+                "" => (*name).to_string(),
+                _ => format!("{folder}/{name}"),
+            };
+            let from = root.join(&rel);
+            if listed.contains(rel.as_str())
+                || !std::fs::symlink_metadata(&from).is_ok_and(|m| m.is_dir())
+            {
+                continue;
+            }
+            let to = copy.join(&rel);
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent)?;
+            }
+            std::os::unix::fs::symlink(&from, &to)?;
+        }
+    }
+    Ok(())
 }
 
 /// A file to copy: from, to, the modification time it keeps.
@@ -541,6 +612,8 @@ mod tests {
             (".gitignore", "target/\n"),
             (".git/HEAD", "ref: refs/heads/main\n"),
             ("docs/a.md", "# a\n"),
+            ("web/node_modules/left/index.js", "module.exports = 1;\n"),
+            ("web/.gitignore", "node_modules/\n"),
         ] {
             std::fs::create_dir_all(r.join(p).parent().unwrap()).unwrap();
             std::fs::write(r.join(p), t).unwrap();
@@ -556,7 +629,16 @@ mod tests {
         );
         assert!(c.join("docs/a.md").exists() && c.join(".gitignore").exists());
         assert!(!c.join("target").exists(), "ignored files stay out");
-        assert!(!c.join(".git").exists(), ".git stays out");
+        // Dependency folders (and .git) are the root's, linked: read where
+        // they are, never copied.
+        for dep in [".git", "web/node_modules"] {
+            assert_eq!(
+                std::fs::read_link(c.join(dep)).unwrap(),
+                r.join(dep),
+                "{dep}"
+            );
+        }
+        assert!(c.join("web/node_modules/left/index.js").exists());
         assert_eq!(
             std::fs::read_link(c.join("link.rs")).unwrap(),
             Path::new("src/main.rs")
@@ -578,8 +660,22 @@ mod tests {
             "fn main() {}\n"
         );
         assert!(!r.join("src/new.rs").exists() && !parent.path().join("escape.rs").exists());
+        // A hunk of a file in a linked folder goes to a folder of the
+        // copy's own, never through the link into the root.
+        s.write("web/node_modules/left/index.js", b"changed")
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(r.join("web/node_modules/left/index.js")).unwrap(),
+            "module.exports = 1;\n"
+        );
+        assert!(
+            !std::fs::symlink_metadata(c.join("web/node_modules"))
+                .unwrap()
+                .is_symlink()
+        );
         s.remove().unwrap();
         assert!(!c.exists(), "removed");
+        assert!(r.join(".git/HEAD").exists() && r.join("web/node_modules/left/index.js").exists());
     }
 
     #[test]
