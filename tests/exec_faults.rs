@@ -361,3 +361,37 @@ fn endless_malformed_calls_fail_the_job() {
         "max_schema_retries = 5, then give up"
     );
 }
+
+#[test]
+fn text_from_the_model_never_steers_the_terminal() {
+    // A title-setting and screen-clearing sequence in the answer and in a
+    // path the model proposed is shown, not sent.
+    let evil = "evil\u{1b}]0;PWNED\u{7}\u{1b}[2Jname.txt";
+    let edits = serde_json::json!({"edits": [{"file_path": evil, "operation": "create", "new_text": "x\n"}]})
+        .to_string();
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["done \u{1b}[2J", "here"])),
+    ]);
+    let env = Env::new();
+    let root = project();
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = exec(&env, &cfg, root.path(), &["do it"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for said in [&run.stdout, &run.stderr] {
+        assert!(
+            !said.contains('\u{1b}') && !said.contains('\u{7}'),
+            "{said:?}"
+        );
+    }
+    assert!(
+        run.stdout.contains("done \\u{1b}[2Jhere"),
+        "{:?}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("evil\\u{1b}]0;PWNED"),
+        "{:?}",
+        run.stderr
+    );
+}

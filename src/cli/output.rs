@@ -212,7 +212,10 @@ impl Printer {
         if !matches!(event.body, EventBody::LlmDelta { .. }) {
             self.flush();
         }
-        let body = &event.body;
+        // Text from the model, a tool or a check never steers the
+        // terminal: control characters are shown, not sent.
+        let inert = inert_event(event);
+        let body = &inert.as_ref().unwrap_or(event).body;
         match body {
             EventBody::LlmDelta { text, attempt } => self.delta(text, *attempt),
             // Thinking stays off stdout (it is not the answer): one note on
@@ -426,6 +429,39 @@ impl Printer {
             self.out("\n");
         }
     }
+}
+
+/// `event` with every control character in its text (an escape sequence
+/// that would set the title or clear the screen) written out as `\u{1b}`;
+/// `None` when it has none. Newlines and tabs stay.
+fn inert_event(event: &Event) -> Option<Event> {
+    fn walk(v: &mut serde_json::Value, changed: &mut bool) {
+        match v {
+            serde_json::Value::String(s) if s.chars().any(steers) => {
+                *s = s
+                    .chars()
+                    .map(|c| {
+                        if steers(c) {
+                            c.escape_default().to_string()
+                        } else {
+                            c.to_string()
+                        }
+                    })
+                    .collect();
+                *changed = true;
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(|i| walk(i, changed)),
+            serde_json::Value::Object(map) => map.values_mut().for_each(|i| walk(i, changed)),
+            _ => {}
+        }
+    }
+    fn steers(c: char) -> bool {
+        c.is_control() && !matches!(c, '\n' | '\t' | '\r')
+    }
+    let mut value = serde_json::to_value(event).ok()?;
+    let mut changed = false;
+    walk(&mut value, &mut changed);
+    changed.then(|| serde_json::from_value(value).ok())?
 }
 
 fn shorten(text: &str, max: usize) -> String {
