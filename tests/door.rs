@@ -627,5 +627,18 @@ async fn an_apply_stops_a_running_verify_of_its_review() {
         other => panic!("{other:?}"),
     }
     assert!(started.elapsed() < Duration::from_secs(10));
+    // Applied already (by this engine or another process): said so, not
+    // "accept hunks first".
+    let again = engine
+        .command(Command::Apply {
+            job_id: "j1".into(),
+        })
+        .await;
+    match again {
+        Err(EngineError::Invalid { message, .. }) => {
+            assert!(message.contains("1 hunk applied already"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
     engine.shutdown().await.unwrap();
 }

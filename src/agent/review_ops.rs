@@ -211,6 +211,20 @@ impl Core {
             .filter(|h| h.state.is_to_apply())
             .map(|h| h.hunk_id.clone())
             .collect();
+        let applied: Vec<&str> = bundle
+            .hunks()
+            .filter(|h| h.state == crate::protocol::HunkState::Applied)
+            .map(|h| h.hunk_id.as_str())
+            .collect();
+        if accepted.is_empty() && !applied.is_empty() {
+            // Another process (or host) applied them first.
+            let _ = reply.send(Err(EngineError::invalid(format!(
+                "nothing is left to apply: {} applied already (agent-tui checkpoints lists \
+                 the apply)",
+                crate::protocol::words::counted(applied.len(), "hunk")
+            ))));
+            return;
+        }
         // A verify still running would judge a tree the apply is changing
         // (its baseline, the "unmodified" tree, would hold the hunks): it
         // stops, and says so as `cancelled`.
