@@ -501,3 +501,34 @@ fn sessions_go_only_by_age_and_only_when_asked() {
     );
     assert_eq!(orphans, ["0"]);
 }
+
+#[test]
+fn store_check_names_a_checkpoint_whose_bytes_are_gone() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "precious\n").unwrap();
+    let out = env
+        .cmd()
+        .args([
+            "tool",
+            "run_command",
+            r#"{"command": "rm a.txt"}"#,
+            "--root",
+        ])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let checked = env.cmd().args(["store", "check"]).output().unwrap();
+    assert_eq!(code(&checked), 0, "{}", stdout(&checked));
+    let db = env.state_db();
+    support::db::exec(&db, "DELETE FROM checkpoint_snapshots");
+    support::db::exec(&db, "DELETE FROM snapshots");
+    let checked = env.cmd().args(["store", "check"]).output().unwrap();
+    assert_eq!(code(&checked), 1, "{}", stdout(&checked));
+    assert!(
+        stdout(&checked).contains("lacks the stored bytes of a.txt"),
+        "{}",
+        stdout(&checked)
+    );
+}

@@ -176,11 +176,40 @@ impl Store {
                 .map(|r| Ok((r.try_get(0)?, r.try_get(1)?)))
                 .collect()
         })?;
+        let pool = self.shared().pool.clone();
+        let held: std::collections::HashSet<String> = self.shared().block(async move {
+            sqlx::query("SELECT hash FROM snapshots")
+                .fetch_all(&pool)
+                .await?
+                .iter()
+                .map(|r| r.try_get(0))
+                .collect()
+        })?;
         for (id, body) in bodies {
-            if let Err(e) = serde_json::from_str::<crate::protocol::checkpoint::Checkpoint>(&body) {
-                check
+            match serde_json::from_str::<crate::protocol::checkpoint::Checkpoint>(&body) {
+                Err(e) => check
                     .problems
-                    .push(format!("checkpoint {id} cannot be read: {e}"));
+                    .push(format!("checkpoint {id} cannot be read: {e}")),
+                // Its files' prior bytes: without them it cannot roll back.
+                Ok(cp) => {
+                    let missing: Vec<&str> = cp
+                        .affected_files
+                        .iter()
+                        .filter(|f| {
+                            f.base_snapshot_hash
+                                .as_ref()
+                                .is_some_and(|h| !held.contains(h))
+                        })
+                        .map(|f| f.file_path.as_str())
+                        .collect();
+                    if !missing.is_empty() {
+                        check.problems.push(format!(
+                            "checkpoint {id} lacks the stored bytes of {} (it cannot be rolled back \
+                             for them; restore a backup of the store)",
+                            missing.join(", ")
+                        ));
+                    }
+                }
             }
         }
         Ok(())

@@ -85,7 +85,10 @@ impl Store {
             .transpose()
         })?;
         let Some((size, codec, data)) = row else {
-            return Err(StoreError::NotFound(format!("snapshot {hash} is missing")));
+            return Err(StoreError::NotFound(format!(
+                "snapshot {hash} is missing from the store (agent-tui store check names what is \
+                 damaged; restore a backup of the store)"
+            )));
         };
         decode(hash, size, &codec, data).map_err(|reason| StoreError::Corrupt {
             store: self.location().to_string(),
