@@ -874,3 +874,51 @@ fn rolling_back_a_link_a_command_made_touches_only_the_link() {
     assert_eq!(text(root, "a.txt").as_deref(), Some("precious\n"));
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "outside\n");
 }
+
+#[test]
+fn a_command_whose_changes_could_not_be_undone_does_not_run() {
+    // The state home's disk is full: the files' bytes before the command
+    // cannot be kept, so it is not run (it used to run, unrecorded).
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("mounting a tiny tmpfs needs root: skipping");
+        return;
+    }
+    let env = Env::new();
+    let full = env.home.path().join("full");
+    std::fs::create_dir_all(&full).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=400k", "tmpfs"])
+        .arg(&full)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("cannot mount a tmpfs here: skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut big = vec![0u8; 600_000];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").unwrap(), &mut big).unwrap();
+    std::fs::write(dir.path().join("big.bin"), &big).unwrap();
+    let out = env
+        .cmd()
+        .env("AGENT_TUI_HOME", full.join("state"))
+        .args([
+            "tool",
+            "run_command",
+            r#"{"command": "rm big.bin"}"#,
+            "--root",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let _ = Command::new("umount").arg(&full).status();
+    let said = stdout(&out);
+    assert_eq!(code(&out), 1, "{said}{}", stderr(&out));
+    assert!(said.contains("\"code\":\"not_undoable\""), "{said}");
+    assert!(said.contains("full"), "{said}");
+    assert_eq!(
+        std::fs::read(dir.path().join("big.bin")).unwrap(),
+        big,
+        "not run"
+    );
+}

@@ -532,3 +532,25 @@ fn store_check_names_a_checkpoint_whose_bytes_are_gone() {
         stdout(&checked)
     );
 }
+
+#[test]
+fn a_truncated_store_is_named_damaged_at_once() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    assert_eq!(code(&sessions_list(&env, root.path())), 0);
+    let db = env.state_db();
+    let head = std::fs::read(&db).unwrap()[..4096].to_vec();
+    std::fs::write(&db, head).unwrap();
+    let started = std::time::Instant::now();
+    let out = env.cmd().args(["store", "check"]).output().unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it waited"
+    );
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert_eq!(code(&out), 1, "{said}");
+    assert!(
+        said.contains("damaged") && said.contains("restore a backup"),
+        "{said}"
+    );
+}

@@ -36,26 +36,37 @@ impl RootStore {
         let cp = checkpoint.clone();
         shared.block(async move {
             let mut tx = pool.begin_with(begin).await?;
-            ensure_root(&mut tx, &key, &path).await?;
-            insert(&mut tx, &key, &cp, &body, &snapshots).await?;
-            if journal {
-                let files: Vec<String> = cp
-                    .affected_files
-                    .iter()
-                    .map(|f| f.file_path.clone())
-                    .collect();
-                let intent = kind_name(cp.kind);
-                super::journal::insert(
-                    &mut tx,
-                    &key,
-                    &cp.checkpoint_id,
-                    intent,
-                    &cp.created_at,
-                    &files,
-                )
-                .await?;
+            let written = async {
+                ensure_root(&mut tx, &key, &path).await?;
+                insert(&mut tx, &key, &cp, &body, &snapshots).await?;
+                if journal {
+                    let files: Vec<String> = cp
+                        .affected_files
+                        .iter()
+                        .map(|f| f.file_path.clone())
+                        .collect();
+                    let intent = kind_name(cp.kind);
+                    super::journal::insert(
+                        &mut tx,
+                        &key,
+                        &cp.checkpoint_id,
+                        intent,
+                        &cp.created_at,
+                        &files,
+                    )
+                    .await?;
+                }
+                Ok::<(), sqlx::Error>(())
             }
-            tx.commit().await
+            .await;
+            match written {
+                Ok(()) => tx.commit().await,
+                // At once (a full disk): see the writer's transaction.
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    Err(e)
+                }
+            }
         })
     }
 

@@ -231,10 +231,20 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(2)),
     };
-    let connected = block_on(
-        &handle,
-        async move { pool_options.connect_with(options).await },
-    );
+    // One connection first, on its own: what keeps the store from opening
+    // (a damaged file, a refused connection, a wrong password) is said at
+    // once, in its own words, not as a pool that timed out after retrying.
+    let connected = block_on(&handle, async move {
+        use sqlx::{Connection, Executor};
+        let mut probe = sqlx::AnyConnection::connect_with(&options).await?;
+        if kind == StoreKind::Sqlite {
+            probe
+                .execute("PRAGMA foreign_keys = ON; SELECT COUNT(*) FROM sqlite_master;")
+                .await?;
+        }
+        probe.close().await?;
+        pool_options.connect_with(options).await
+    });
     let pool = match connected {
         Some(Ok(pool)) => pool,
         Some(Err(e)) => return Err(open_error(&location, &e)),

@@ -85,9 +85,27 @@ pub(super) fn classify(store: &str, e: &sqlx::Error) -> StoreError {
                 )
             }) =>
         {
+            // The server's own words, without the line of its source code
+            // they came from ("... at line 334"), and what to do.
+            let hint = match db.code().as_deref() {
+                Some("28P01" | "28000") => {
+                    "; the password comes from the variable [storage] password_env names (none \
+                     is sent without it)"
+                }
+                Some("3D000") => "; create the database (createdb) or name another in the URL",
+                _ => "",
+            };
             StoreError::Open {
                 store,
-                reason: text,
+                reason: format!("{}{hint}", db.message()),
+            }
+        }
+        sqlx::Error::Database(db) if lower.contains("database or disk is full") => {
+            let _ = db;
+            StoreError::Query {
+                store,
+                reason: "the disk holding it is full (SQLITE_FULL); free some space and try again"
+                    .into(),
             }
         }
         _ => StoreError::Query {

@@ -263,10 +263,24 @@ impl Task {
 
     async fn transaction(&self, writes: &[Msg]) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin_with(self.kind.begin_write()).await?;
+        // Rolled back at once on a failure (a full disk): a transaction
+        // left to its drop kept the connection from the next one, which
+        // then failed with sqlx's "non-zero transaction depth" instead.
+        match self.fill(&mut tx, writes).await {
+            Ok(()) => tx.commit().await,
+            Err(e) => {
+                let _ = tx.rollback().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The writes of one transaction.
+    async fn fill(&self, tx: &mut AnyConnection, writes: &[Msg]) -> Result<(), sqlx::Error> {
         let mut touched: Vec<(&str, &str)> = Vec::new();
         let mut known = Known::default();
         for w in writes {
-            self.apply(&mut tx, w, &mut known).await?;
+            self.apply(tx, w, &mut known).await?;
             if let Msg::Append { session_id, row } = w {
                 let ts = row.ts.as_str();
                 match touched.iter_mut().find(|(s, _)| s == session_id) {
@@ -291,7 +305,7 @@ impl Task {
                     .await?;
             }
         }
-        tx.commit().await
+        Ok(())
     }
 
     async fn apply(

@@ -52,6 +52,12 @@ pub enum ToolError {
     Git { code: &'static str, message: String },
     #[error("the tool failed unexpectedly: {0}")]
     Internal(String),
+    /// A command was not run: its changes could not be made undoable.
+    #[error(
+        "the command was not run: the files' bytes before it could not be kept, so it could not be \
+         undone ({0}); fix that (a full disk, a damaged store) and run it again"
+    )]
+    NotUndoable(String),
     #[error("`{path}`: {source}")]
     Io {
         path: String,
@@ -76,6 +82,7 @@ impl ToolError {
             ToolError::Io { .. } => "io_error",
             ToolError::NeedsJob(_) => "needs_job",
             ToolError::Internal(_) => "internal_error",
+            ToolError::NotUndoable(_) => "not_undoable",
             ToolError::Git { code, .. } => code,
         }
     }

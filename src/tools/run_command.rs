@@ -196,15 +196,12 @@ fn tracked(
         let ran = run()?;
         return Ok((ran, plain(&before, Ok(None))));
     };
-    let before = match record.tracker.before() {
-        Ok(before) => before,
-        Err(e) => {
-            // The command still runs; the model is told it cannot be undone.
-            let before = TreeStat::scan(root);
-            let ran = run()?;
-            return Ok((ran, plain(&before, Err(e.to_string()))));
-        }
-    };
+    // Nothing runs that could not be undone: without the files' prior
+    // bytes kept, the command's changes could not be rolled back.
+    let before = record
+        .tracker
+        .before()
+        .map_err(|e| ToolError::NotUndoable(e.to_string()))?;
     let ran = run()?;
     let after = record
         .tracker
