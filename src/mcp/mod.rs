@@ -140,16 +140,7 @@ impl McpHub {
         });
         match server::connect(&server.config, &self.cwd, &self.secrets, &server.tail, log).await {
             Ok((conn, listed)) => {
-                server.tools = listed
-                    .into_iter()
-                    .map(|t| McpTool {
-                        name: tool_name(&server.name, &t.name),
-                        server: server.name.clone(),
-                        tool: t.name,
-                        description: t.description,
-                        schema: t.schema,
-                    })
-                    .collect();
+                server.tools = offerable(&server.name, listed);
                 server.state = ServerState::Running {
                     tools: server.tools.len(),
                 };
@@ -311,8 +302,12 @@ impl McpHub {
     }
 }
 
+/// Longest function name the providers take (OpenAI: `^[a-zA-Z0-9_-]{1,64}$`).
+const MAX_NAME: usize = 64;
+
 /// `mcp__<server>__<tool>`, with characters a model's function name cannot
-/// hold replaced by `_`.
+/// hold replaced by `_`; a name longer than providers take is cut and
+/// ended with a hash of the tool's own name, so it stays one of a kind.
 pub fn tool_name(server: &str, tool: &str) -> String {
     let clean: String = tool
         .chars()
@@ -324,7 +319,40 @@ pub fn tool_name(server: &str, tool: &str) -> String {
             }
         })
         .collect();
-    format!("{PREFIX}{server}__{clean}")
+    let name = format!("{PREFIX}{server}__{clean}");
+    if name.len() <= MAX_NAME {
+        return name;
+    }
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(tool.as_bytes());
+    let tag: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{}_{tag}", &name[..MAX_NAME - tag.len() - 1])
+}
+
+/// The tools a server listed that a model can be offered: unnamed ones
+/// and later ones whose name repeats an earlier one are left out (a
+/// provider refuses a request with two tools of one name), and said.
+fn offerable(server: &str, listed: Vec<server::Listed>) -> Vec<McpTool> {
+    let mut seen = std::collections::HashSet::new();
+    let mut tools = Vec::new();
+    for t in listed {
+        let name = tool_name(server, &t.name);
+        if t.name.trim().is_empty() || !seen.insert(name.clone()) {
+            tracing::warn!(
+                "MCP server `{server}`: tool {:?} left out (no name, or one it already has)",
+                t.name
+            );
+            continue;
+        }
+        tools.push(McpTool {
+            name,
+            server: server.to_string(),
+            tool: t.name,
+            description: t.description,
+            schema: t.schema,
+        });
+    }
+    tools
 }
 
 /// A failing server's last words may still be in its stderr pipe: a
@@ -344,4 +372,41 @@ fn with_tail(why: &str, tail: &Tail) -> String {
 
 fn error(code: &str, message: String) -> Value {
     json!({ "code": code, "message": message })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(name: &str) -> server::Listed {
+        server::Listed {
+            name: name.into(),
+            description: String::new(),
+            schema: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn names_fit_providers_and_stay_one_of_a_kind() {
+        let long = "x".repeat(300);
+        let tools = offerable(
+            "names",
+            ["echo", "echo", "", "../../etc/passwd", &long, "a b"]
+                .into_iter()
+                .map(listed)
+                .collect(),
+        );
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names.len(), 4, "{names:?}");
+        assert_eq!(names[0], "mcp__names__echo");
+        assert!(names.iter().all(|n| {
+            n.len() <= 64
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        }));
+        // Another long name of the same start is a name of its own.
+        let other = format!("{}y", "x".repeat(299));
+        assert_ne!(tool_name("names", &long), tool_name("names", &other));
+        assert_eq!(tool_name("names", &long), names[2]);
+    }
 }
