@@ -372,6 +372,11 @@ fn a_server_that_dies_floods_or_fails_is_named_and_restarted() {
     );
     assert!(r[2].contains("echo: after a restart"), "{}", r[2]);
     assert!(r[3].contains("within 2 s"), "{}", r[3]);
+    assert!(
+        !r[3].contains("dying on purpose"),
+        "an earlier process's stderr: {}",
+        r[3]
+    );
     assert!(r[4].contains("echo: after the flood"), "{}", r[4]);
     assert!(
         r[5].contains("mcp_tool_error") && r[5].contains("it went wrong"),
@@ -418,4 +423,27 @@ fn a_server_is_restarted_at_most_three_times_a_job() {
         r[3]
     );
     assert!(r[4].contains("restarted 3 times"), "{}", r[4]);
+}
+
+#[test]
+fn a_restarted_server_is_not_blamed_for_the_last_ones_words() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let servers = stdio_server("fake", "python3", &[&fake()], "tool_timeout_secs = 2");
+    let calls = [
+        ("mcp__fake__die", json!({})),
+        ("mcp__fake__hang", json!({})),
+    ];
+    let (_, llm) = job_calling(
+        &env,
+        root.path(),
+        &servers,
+        "[approvals]\nmcp = \"auto\"",
+        &calls,
+    );
+    let r = tool_results(&llm);
+    assert!(r[0].contains("dying on purpose"), "{}", r[0]);
+    assert!(r[1].contains("within 2 s"), "{}", r[1]);
+    assert!(!r[1].contains("dying on purpose"), "{}", r[1]);
+    assert_eq!(running(&fake()), 0);
 }

@@ -134,6 +134,9 @@ impl McpHub {
         if let Some(old) = server.conn.take() {
             old.close().await;
         }
+        // A new process, a new tail: an earlier one's last words are not
+        // this one's.
+        server.tail = server::Tail::default();
         let log = self.log_dir.as_ref().map(|d| {
             let _ = std::fs::create_dir_all(d);
             d.join(format!("mcp-{}.log", server.name))
