@@ -447,3 +447,32 @@ fn a_restarted_server_is_not_blamed_for_the_last_ones_words() {
     assert!(!r[1].contains("dying on purpose"), "{}", r[1]);
     assert_eq!(running(&fake()), 0);
 }
+
+#[test]
+fn a_window_too_small_for_a_servers_tools_names_the_server() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let server = LlmServer::start(vec![]);
+    let cfg = support::jobs::config(&env, "openai", &server.url(), "context_window = 8192");
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&stdio_server(
+        "lots",
+        "python3",
+        &[&fake(), "--many", "200"],
+        "",
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let run = support::jobs::exec(&env, &cfg, root.path(), &["--json", "do it"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let failed = run.events().last().cloned().unwrap();
+    let error = failed["data"]["error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(failed["data"]["code"], "context_overflow", "{failed}");
+    assert!(
+        error.contains("Most of it is the tools' definitions") && error.contains("(lots)"),
+        "{error}"
+    );
+    assert!(server.requests().is_empty(), "nothing was sent");
+}

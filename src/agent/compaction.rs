@@ -308,14 +308,35 @@ impl Job<'_> {
         );
         let window = stated_limit.unwrap_or(self.window.tokens);
         let (needs, reserve) = (self.conv.estimate(self.extra.of(true)), self.reserve());
+        // Most of it the tools' definitions: say so, and whose they are.
+        let servers: Vec<&str> = self
+            .ctx
+            .config
+            .mcp_servers
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let tools = self.extra.tools;
+        let blame = match (tools * 2 > needs, servers.is_empty()) {
+            (true, false) => format!(
+                " Most of it is the tools' definitions (about {tools} tokens), MCP servers' \
+                 tools among them ({}): set enabled = false on a server this root does not \
+                 need.",
+                servers.join(", ")
+            ),
+            (true, true) => {
+                format!(" Most of it is the tools' definitions (about {tools} tokens).")
+            }
+            (false, _) => String::new(),
+        };
         Outcome::failed(
             format!(
                 "the conversation does not fit the model's context window: the next request \
                  needs about {needs} tokens plus {reserve} for the reply, and the window is \
                  {window} tokens ({}); the smallest window that works for it is about {} \
-                 tokens. If the server can take more, raise {setting} and set context_window \
-                 under [providers.{provider}]; otherwise use a model with a larger window or a \
-                 shorter instruction (AGENTS.md counts too).",
+                 tokens.{blame} If the server can take more, raise {setting} and set \
+                 context_window under [providers.{provider}]; otherwise use a model with a \
+                 larger window or a shorter instruction (AGENTS.md counts too).",
                 self.window.source,
                 needs + reserve,
             ),
