@@ -437,3 +437,37 @@ fn one_turns_git_changes_are_asked_together() {
     assert!(offered.contains(&"git_status".to_string()));
     assert!(!offered.contains(&"git_commit".to_string()), "{offered:?}");
 }
+
+#[test]
+fn a_submodule_with_changes_is_in_the_status() {
+    let env = Env::new();
+    let dir = repo();
+    let root = dir.path();
+    let other = tempfile::tempdir().unwrap();
+    let sub = other.path();
+    git(sub, &["init", "-q", "-b", "main"]);
+    git(sub, &["config", "user.name", "Tess Ter"]);
+    git(sub, &["config", "user.email", "tess@example.test"]);
+    write_files(sub, &[("s.txt", "s\n")]);
+    git(sub, &["add", "."]);
+    git(sub, &["commit", "-q", "-m", "s"]);
+    let url = sub.display().to_string();
+    git(
+        root,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "-q",
+            &url,
+            "vendor/sub",
+        ],
+    );
+    git(root, &["commit", "-q", "-m", "a submodule"]);
+    write_files(root, &[("vendor/sub/s.txt", "s\nchanged\n")]);
+    assert_eq!(git(root, &["status", "--porcelain"]), "M vendor/sub");
+    let (c, status) = env.tool(root, "git_status", "{}");
+    assert_eq!(c, 0, "{status}");
+    assert_eq!(files(&status), [row("vendor/sub", " ", "M")]);
+}

@@ -134,7 +134,7 @@ fn status_items(repo: &Repo, untracked: UntrackedFiles) -> Result<gix::status::I
         .status(gix::progress::Discard)
         .map_err(git_error)?
         .untracked_files(untracked)
-        .index_worktree_submodules(None)
+        .index_worktree_submodules(gix::status::Submodule::AsConfigured { check_dirty: true })
         .into_iter(Vec::<BString>::new())
         .map_err(git_error)
 }
