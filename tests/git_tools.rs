@@ -471,3 +471,30 @@ fn a_submodule_with_changes_is_in_the_status() {
     assert_eq!(c, 0, "{status}");
     assert_eq!(files(&status), [row("vendor/sub", " ", "M")]);
 }
+
+#[test]
+fn a_commit_during_an_unresolved_merge_names_the_conflicts() {
+    let env = Env::new();
+    let dir = repo();
+    let root = dir.path();
+    git(root, &["checkout", "-q", "-b", "other"]);
+    write_files(root, &[("a.txt", "theirs\n")]);
+    git(root, &["commit", "-q", "-am", "theirs"]);
+    git(root, &["checkout", "-q", "main"]);
+    write_files(root, &[("a.txt", "ours\n")]);
+    git(root, &["commit", "-q", "-am", "ours"]);
+    let merged = Command::new("git")
+        .args(["merge", "-q", "other"])
+        .current_dir(root)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(!merged.status.success(), "the merge conflicts");
+    let (c, out) = env.tool(root, "git_commit", r#"{"message": "merge"}"#);
+    assert_eq!(c, 1, "{out}");
+    assert_eq!(out["error"]["code"], "unresolved_conflict", "{out}");
+    assert!(
+        out["error"]["message"].as_str().unwrap().contains("a.txt"),
+        "{out}"
+    );
+}

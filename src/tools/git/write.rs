@@ -110,6 +110,17 @@ impl Tool for Commit {
         }
         let repo = Repo::open(ctx.workspace.root())?;
         let branch = repo.branch_or_refuse("a commit")?;
+        let conflicted = unmerged(&repo)?;
+        if !conflicted.is_empty() {
+            return Err(ToolError::Git {
+                code: "unresolved_conflict",
+                message: format!(
+                    "a merge is under way with unresolved conflicts in {}: resolve them in the \
+                     files (propose the edits), git_add them, then commit",
+                    conflicted.join(", ")
+                ),
+            });
+        }
         let (inside, outside) = staged_split(&repo)?;
         if !outside.is_empty() {
             // A commit records the whole index: never what lies outside the
@@ -232,6 +243,22 @@ impl Tool for Push {
             "confined": ran.confined,
         }))
     }
+}
+
+/// The paths of the index's unmerged entries (a merge's conflicts).
+fn unmerged(repo: &Repo) -> Result<Vec<String>, ToolError> {
+    let index = repo.repo.index_or_empty().map_err(|e| ToolError::Git {
+        code: "git_failed",
+        message: format!("cannot read the index: {e}"),
+    })?;
+    let mut paths: Vec<String> = index
+        .entries()
+        .iter()
+        .filter(|e| e.stage() != gix::index::entry::Stage::Unconflicted)
+        .map(|e| e.path(&index).to_string())
+        .collect();
+    paths.dedup();
+    Ok(paths)
 }
 
 fn remote_names(repo: &Repo) -> String {
