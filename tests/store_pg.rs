@@ -102,6 +102,28 @@ fn every_command_works_from_postgresql_alone() {
         "{text}"
     );
     assert!(!text.contains(PASSWORD), "{text}");
+    // With no [storage] table the password comes from its default
+    // variable, $AGENT_TUI_DB_PASSWORD (README's several-hosts setup); a
+    // wrong one is refused in the server's words, with where it came from.
+    let plain = config(&env, "openai", &server.url(), "");
+    let out = cmd(&env, &plain, &cluster, PASSWORD)
+        .args(["sessions", "list", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let out = cmd(&env, &plain, &cluster, "wrong")
+        .args(["sessions", "list", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(code(&out), 2, "{err}");
+    assert!(
+        err.contains("password authentication failed") && err.contains("password_env"),
+        "{err}"
+    );
+    assert!(!err.contains(" at line "), "{err}");
     // Backups of PostgreSQL are pg_dump's job.
     let backup = cmd(&env, &cfg, &cluster, PASSWORD)
         .args(["store", "backup"])

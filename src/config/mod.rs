@@ -64,6 +64,7 @@ impl Config {
         let store = [
             self.storage.password_env.clone(),
             Some("PGPASSWORD".into()),
+            Some("AGENT_TUI_DB_PASSWORD".into()),
             Some("AGENT_TUI_DATABASE_URL".into()),
         ];
         self.providers

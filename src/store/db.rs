@@ -108,7 +108,8 @@ impl Target {
             return Ok(Target::Sqlite(home.join(path)));
         }
         let password = match &config.password_env {
-            None => None,
+            // The name SPEC and README give it, when none is configured.
+            None => env(DEFAULT_PASSWORD_ENV).filter(|v| !v.is_empty()),
             Some(var) => {
                 Some(
                     env(var)
@@ -184,6 +185,10 @@ fn block_on<T: Send + 'static>(
     });
     rx.recv().ok()
 }
+
+/// Where the store's password is read when `[storage] password_env` names
+/// no other variable.
+pub const DEFAULT_PASSWORD_ENV: &str = "AGENT_TUI_DB_PASSWORD";
 
 /// Opens the pool for `target` and applies the store's connection settings.
 pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
