@@ -804,6 +804,14 @@ fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
     assert!(victim.try_wait().unwrap().is_none(), "the sleep was killed");
     victim.kill().unwrap();
     victim.wait().unwrap();
+    // Its private TMPDIR is its user's alone.
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "sh -c 'stat -c %a \"$TMPDIR\"'"}),
+        "",
+    );
+    assert_eq!(result["stdout"], "700\n", "{result}");
     // Its own children it may signal.
     let (_, result) = tool(
         &env,

@@ -87,6 +87,7 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     // A private TMPDIR, writable under confinement, gone afterwards.
     let tmp = tempfile::Builder::new()
         .prefix("agent-tui-cmd-")
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
     let confinement = confine::probe();
