@@ -7,6 +7,7 @@
 mod support;
 
 use std::path::Path;
+use std::process::Command;
 
 use serde_json::{Value, json};
 use support::jobs::{config_with, sse};
@@ -479,4 +480,74 @@ fn a_kill_between_the_root_and_a_scope_is_undone_across_both() {
             .all(|p| !p.to_string_lossy().contains(".agent-tui-")),
         "temp files left in the scope"
     );
+}
+
+#[test]
+fn an_apply_that_died_after_its_last_write_is_taken_as_done() {
+    // Killed after its last rename, before the session heard of it: the
+    // next start finds every file written ("it stands"), and the review
+    // takes that apply as done: not pending, not a conflict on every file.
+    let Some((env, _dir, root)) = arena() else {
+        return;
+    };
+    let rule = "inject=rename,renameat,renameat2:delay_exit=4000000:when=3";
+    let mut applying =
+        support::strace::command(&env, &["-f", "-qq", "-o", "/dev/null", "-e", rule])
+            .args(["review", "--accept-all", "--apply", "--root"])
+            .arg(&root)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while contents(&root) != texts(&NEW) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the files were never written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The agent (strace's child) dies where it stands.
+    let agent = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .find(|pid| {
+            std::fs::read_to_string(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                c.contains("--apply")
+                    && c.contains(&*root.to_string_lossy())
+                    && !c.starts_with("strace")
+            })
+        })
+        .expect("the apply runs");
+    assert!(
+        Command::new("kill")
+            .args(["-9", &agent.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let _ = applying.wait();
+    let (list, said) = checkpoints(&env, &root);
+    assert!(said.contains("had written every file; it stands"), "{said}");
+    assert_eq!(list.len(), 1, "{list:?}");
+    let out = env
+        .cmd()
+        .args(["review", "--accept-all", "--apply", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stderr(&out).contains("Applied 3 hunks"), "{}", stderr(&out));
+    assert_eq!(contents(&root), texts(&NEW));
+    let (list, _) = checkpoints(&env, &root);
+    assert_eq!(list.len(), 1, "no second apply: {list:?}");
+    let out = env
+        .cmd()
+        .args(["sessions", "list", "--json", "--root"])
+        .arg(&root)
+        .output()
+        .unwrap();
+    let sessions: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(sessions[0]["pending_review"], false, "{sessions}");
 }

@@ -75,6 +75,55 @@ pub enum ReviewDone {
     },
 }
 
+/// An apply of these hunks that recovery found written to its end after
+/// the process applying them died, before the session heard of it: the
+/// newest apply checkpoint of the job, naming exactly the accepted hunks,
+/// with every file of it holding what it wrote. It stands (the files
+/// prove it), so the review takes it as done instead of a conflict.
+fn recovered_apply(
+    ws: &Workspace,
+    store: &CheckpointStore,
+    job_id: &str,
+    bundle: &DiffBundle,
+) -> Option<ApplyDone> {
+    let accepted: std::collections::BTreeSet<&str> =
+        bundle.to_apply().map(|h| h.hunk_id.as_str()).collect();
+    let checkpoint = store
+        .list()
+        .ok()?
+        .into_iter()
+        .rev()
+        .find(|c| c.job_id == job_id && c.kind == CheckpointKind::Apply)?;
+    let hunks: std::collections::BTreeSet<&str> = checkpoint
+        .affected_files
+        .iter()
+        .flat_map(|f| f.hunks.iter().map(|h| h.hunk_id.as_str()))
+        .collect();
+    if hunks != accepted {
+        return None;
+    }
+    let mut plans = Vec::new();
+    for f in &checkpoint.affected_files {
+        let at = ws
+            .resolve_recorded(&f.file_path, f.scope_root.as_deref())
+            .ok()?;
+        let now = ws.read_opt(&at).ok()?;
+        let expected = f.after_snapshot_hash.as_deref();
+        let hash = now.as_deref().map(crate::workspace::sha256_hex);
+        if hash.as_deref() != expected {
+            return None;
+        }
+        plans.push(FilePlan {
+            file_path: f.file_path.clone(),
+            abs: at.abs,
+            before: None,
+            after: now.unwrap_or_default(),
+            regions: Vec::new(),
+        });
+    }
+    Some(ApplyDone::Written { checkpoint, plans })
+}
+
 /// Checks, records the checkpoint, writes (under the root's lock).
 pub fn apply_files(
     ws: &Workspace,
@@ -90,6 +139,11 @@ pub fn apply_files(
     let _lock = store.map(|s| s.lock(ws)).transpose();
     let plans = match plan_apply(ws, bundle, edits) {
         Ok(plans) => plans,
+        Err(ApplyError::Conflict(_))
+            if let Some(done) = store.and_then(|s| recovered_apply(ws, s, job_id, bundle)) =>
+        {
+            return done;
+        }
         Err(e) => {
             let (code, conflicts) = match &e {
                 ApplyError::Conflict(list) => (
