@@ -1607,6 +1607,7 @@ fn the_verify_runs_stops_goes_stale_and_is_sent_back() {
         copy: "copy".into(),
         error: None,
         not_verified: vec![],
+        tree: None,
     };
     app.on_event(&ev("j", 4, EventBody::VerifyCompleted(failed)));
     let s = screen(&app, 120, 30);
@@ -2307,6 +2308,7 @@ fn an_instruction_over_a_review_not_applied_asks_once_and_ctrl_r_reaches_it_late
         job_id: "j".into(),
         bundle: first.clone(),
         verify: None,
+        tree_changed: false,
     };
     app.loaded(Loaded::PendingReview {
         open: false,
@@ -2702,6 +2704,7 @@ fn an_apply_waits_on_a_running_verify_and_a_stopped_one_keeps_the_verdict() {
         copy: "copy".into(),
         error: None,
         not_verified: vec![],
+        tree: None,
     };
     app.on_event(&ev(
         "j",

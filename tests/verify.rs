@@ -623,3 +623,40 @@ fn a_check_reads_the_projects_ignored_dependencies_and_git() {
     assert!(!p.root.path().join("node_modules/x").exists());
     assert_eq!(p.copies_left(), 0);
 }
+
+#[test]
+fn a_verify_goes_stale_when_the_projects_files_change() {
+    // It proved the check passes on the files as they were; once another
+    // file changes (the check itself here), it says so, and a failure no
+    // longer blocks the apply.
+    let edits = json!([{"file_path": "calc.py", "operation": "replace", "start_line": 2,
+        "end_line": 2, "old_text": "    return a + b", "new_text": "    return b + a\n"}]);
+    let p = proposed(
+        &[
+            ("calc.py", CALC_PY),
+            ("test_calc.py", TEST_PY),
+            ("pytest.ini", "[pytest]\n"),
+        ],
+        "",
+        proposal(edits),
+    );
+    let (c, v, _) = p.verify(&["--accept-all"]);
+    assert_eq!(c, 0, "{v:#}");
+    let last = |p: &Project| {
+        let (c, out, err) = p.review(&["--json"]);
+        assert_eq!(c, 0, "{err}");
+        serde_json::from_str::<Value>(&out).unwrap()["last_verify"].clone()
+    };
+    assert_eq!(last(&p)["stale"], false);
+    std::fs::write(
+        p.root.path().join("test_calc.py"),
+        format!("{TEST_PY}\n# changed\n"),
+    )
+    .unwrap();
+    assert_eq!(last(&p)["stale"], true);
+    let (_, _, err) = p.review(&[]);
+    assert!(
+        err.contains("stale: the project's files changed since"),
+        "{err}"
+    );
+}

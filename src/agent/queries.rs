@@ -89,7 +89,7 @@ impl Engine {
         &self,
         session: SessionRef,
     ) -> Result<Option<PendingReview>, EngineError> {
-        self.stored(move |root, _| {
+        self.stored(move |root, ctx| {
             let id = match session {
                 SessionRef::New => return Ok(None),
                 SessionRef::Id(id) => id,
@@ -100,11 +100,21 @@ impl Engine {
             };
             let state = read_session(root, &id).map_err(store_error)?;
             Ok(state.pending_review().and_then(|job| {
+                let verify = job.verify.clone();
+                let tree_changed =
+                    verify
+                        .as_ref()
+                        .and_then(|v| v.tree.as_ref())
+                        .is_some_and(|then| {
+                            crate::workspace::tree_stamp(&ctx.workspace)
+                                .is_ok_and(|now| &now != then)
+                        });
                 Some(PendingReview {
                     session_id: id.clone(),
                     job_id: job.job_id.clone(),
                     bundle: job.bundle.clone()?,
-                    verify: job.verify.clone(),
+                    verify,
+                    tree_changed,
                 })
             }))
         })

@@ -48,9 +48,12 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
             Err(e) => return engine_error(e),
         }
     }
+    let tree_changed = pending.tree_changed;
     if let Some(last) = pending.verify.as_ref().filter(|_| !args.verify) {
         let stale = if last.stale_for(&bundle) {
             " (stale: the decisions changed since; --verify runs it again)"
+        } else if tree_changed {
+            " (stale: the project's files changed since; --verify runs it again)"
         } else {
             ""
         };
@@ -69,7 +72,7 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
         && let Some(last) = pending
             .verify
             .as_ref()
-            .filter(|v| verified.is_none() && v.blocks_apply(&bundle))
+            .filter(|v| verified.is_none() && !tree_changed && v.blocks_apply(&bundle))
     {
         // The TUI asks once more; a command line cannot, so it is told.
         eprintln!(
@@ -101,7 +104,7 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
     }
     match (&verified, pending.verify.as_ref(), args.json) {
         // Scripts see the last verify too, and whether it is stale.
-        (None, Some(last), true) => print_with_last(&bundle, last),
+        (None, Some(last), true) => print_with_last(&bundle, last, tree_changed),
         _ => print_verified(&bundle, verified.as_deref(), args.json),
     }
     Exit::Ok
@@ -109,10 +112,10 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
 
 /// `--json` without `--verify`: the bundle, with the session's last verify
 /// (`last_verify`, its `stale` said) beside its files.
-fn print_with_last(bundle: &DiffBundle, last: &VerifyResult) {
+fn print_with_last(bundle: &DiffBundle, last: &VerifyResult, tree_changed: bool) {
     let mut value = serde_json::to_value(bundle).unwrap_or_default();
     let mut verify = serde_json::to_value(last).unwrap_or_default();
-    verify["stale"] = serde_json::Value::Bool(last.stale_for(bundle));
+    verify["stale"] = serde_json::Value::Bool(last.stale_for(bundle) || tree_changed);
     value["last_verify"] = verify;
     match serde_json::to_string_pretty(&value) {
         Ok(text) => println!("{text}"),

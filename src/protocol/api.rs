@@ -335,6 +335,10 @@ pub struct PendingReview {
     /// differ from the bundle's `verify_key`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::protocol::VerifyResult>,
+    /// The project's files changed since that verify copied them: its
+    /// result is stale whatever the decisions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tree_changed: bool,
 }
 
 /// A job's stored events after a cursor.

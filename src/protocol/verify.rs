@@ -102,6 +102,10 @@ pub struct VerifyResult {
     /// Accepted files outside the agent root (`@scope/…`): not in the copy.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_verified: Vec<String>,
+    /// The root's files as the copy was made (their stats, as a key): a
+    /// project changed since makes the result stale too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tree: Option<String>,
 }
 
 impl VerifyResult {

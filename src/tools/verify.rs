@@ -68,6 +68,7 @@ impl VerifyPlan {
             copy: String::new(),
             error,
             not_verified: Vec::new(),
+            tree: None,
         }
     }
 }
@@ -141,6 +142,7 @@ pub fn verify(
     result.output_tail = run.tail;
     result.confined = run.confined;
     result.copy = run.copy.to_string();
+    result.tree = Some(run.stamp);
     result.outcome = if run.exit_code == Some(0) {
         VerifyOutcome::Passed
     } else if cancel.is_cancelled() {
@@ -172,6 +174,7 @@ struct CheckRun {
     confined: bool,
     tail: String,
     copy: &'static str,
+    stamp: String,
 }
 
 /// Copies the root, writes `files` into the copy, runs the check there
@@ -195,9 +198,11 @@ fn check_with(
         CopyKind::Memory => "memory",
     };
     let ran = run_in(plan, scratch.path(), cancel);
+    let stamp = scratch.stamp.clone();
     let _ = scratch.remove();
     let (ran, tail) = ran?;
     Ok(CheckRun {
+        stamp,
         exit_code: ran.exit_code,
         duration_ms: ran.duration_ms,
         timed_out: ran.timed_out,

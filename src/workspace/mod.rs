@@ -20,7 +20,7 @@ pub use handle_walk::{Met, walk as walk_beneath};
 pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use scope::{Access, Scope, ScopeError, ScopeSpec, expand_home};
-pub use scratch::{CopyKind, Scratch, tree_key};
+pub use scratch::{CopyKind, Scratch, tree_key, tree_stamp};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};

@@ -48,6 +48,8 @@ pub struct Scratch {
     pub kind: CopyKind,
     /// How long the copy took.
     pub took: Duration,
+    /// The root as it was copied (`tree_stamp`).
+    pub stamp: String,
 }
 
 /// Threads that copy at once.
@@ -70,6 +72,7 @@ impl Scratch {
             return Err(io::Error::other("the workspace has no root"));
         };
         let listing = list(ws, &root, None, None, usize::MAX);
+        let stamp = stamp_of(&listing.entries);
         let bytes: u64 = listing.entries.iter().map(|e| e.size).sum();
         let first = listing
             .entries
@@ -105,6 +108,7 @@ impl Scratch {
             files: files.len(),
             kind,
             took: started.elapsed(),
+            stamp,
         })
     }
 
@@ -199,6 +203,35 @@ impl Scratch {
         }
         Ok(started.elapsed())
     }
+}
+
+/// The root's files as the listing sees them, by their stats (path, kind,
+/// size, modification time), as a hex key: a verify's result whose stamp
+/// differs from the root's now ran on another tree. Only stats are read.
+pub fn tree_stamp(ws: &Workspace) -> io::Result<String> {
+    let Some(root) = ws.scope_starts().into_iter().next() else {
+        return Err(io::Error::other("the workspace has no root"));
+    };
+    Ok(stamp_of(&list(ws, &root, None, None, usize::MAX).entries))
+}
+
+fn stamp_of(entries: &[Entry]) -> String {
+    use sha2::Digest;
+    let mut sorted: Vec<&Entry> = entries.iter().collect();
+    sorted.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut hash = sha2::Sha256::new();
+    for e in sorted {
+        let nanos = e
+            .modified
+            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos());
+        hash.update(format!("{}\0{:?}\0{}\0{nanos}\n", e.path, e.kind, e.size).as_bytes());
+    }
+    hash.finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// The content of the root's files as a copy would hold them (paths,

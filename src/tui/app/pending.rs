@@ -90,6 +90,7 @@ impl App {
         let mut review = ReviewView::new(p.job_id, p.bundle, 0, None);
         if let Some(v) = p.verify {
             review.verified(&v);
+            review.tree_changed = p.tree_changed;
         }
         self.badge_files(&review.bundle);
         self.review_error = None;

@@ -114,6 +114,9 @@ pub struct ReviewView {
     /// The last verify that ran to a verdict (one stopped or kept from
     /// starting leaves it standing).
     pub verdict: Option<VerifyResult>,
+    /// The project's files changed since that verdict's copy (a review
+    /// read back from the store says so): it is stale.
+    pub tree_changed: bool,
     /// Ctrl+S after a failed verify (or during one) asked once more; the
     /// next applies.
     pub apply_confirm: bool,
@@ -197,6 +200,7 @@ impl ReviewView {
         self.verify = VerifyState::Done(result.clone());
         if result.ran() || self.verdict.is_none() {
             self.verdict = Some(result.clone());
+            self.tree_changed = false;
         }
         self.apply_confirm = false;
     }
@@ -230,6 +234,7 @@ impl ReviewView {
             whole_file: None,
             verify: before.map(|b| b.verify.clone()).unwrap_or_default(),
             verdict: before.and_then(|b| b.verdict.clone()),
+            tree_changed: before.is_some_and(|b| b.tree_changed),
             apply_confirm: false,
             send_confirm: false,
             // A decision keeps the view where it was on the same hunk.

@@ -258,7 +258,7 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
             Vec::new(),
         )),
         VerifyState::Done(r) => {
-            let stale = r.stale_for(&review.bundle);
+            let stale = r.stale_for(&review.bundle) || review.tree_changed;
             let colour = match r.outcome {
                 VerifyOutcome::Passed => Color::Green,
                 VerifyOutcome::AlreadyFailing | VerifyOutcome::Cancelled => Color::Yellow,
@@ -285,10 +285,12 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
                 Span::styled(format!("{exit} · hunks {}", r.hunk_ids.join(" ")), dim),
             ])];
             if stale {
-                lines.push(Line::styled(
-                    "stale: decisions changed since (v runs it again)",
-                    dim,
-                ));
+                let why = if r.stale_for(&review.bundle) {
+                    "stale: decisions changed since (v runs it again)"
+                } else {
+                    "stale: the project's files changed since (v runs it again)"
+                };
+                lines.push(Line::styled(why, dim));
             }
             if let Some(b) = r.baseline.as_ref().filter(|b| !b.passed) {
                 let cached = if b.cached { " (cached)" } else { "" };
