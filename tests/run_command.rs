@@ -423,6 +423,15 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    // A UDP datagram (a DNS query carries data out) and a Unix socket (the
+    // way to local daemons) count as network too.
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_read_timeout(Some(std::time::Duration::from_millis(500)))
+        .unwrap();
+    let udp_port = udp.local_addr().unwrap().port();
+    let unix_path = outside.path().join("daemon.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&unix_path).unwrap();
+    unix.set_nonblocking(true).unwrap();
     std::fs::write(
         dir.path().join("probe.sh"),
         format!(
@@ -430,8 +439,15 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
              touch \"$TMPDIR/t\" && echo tmp-ok\n\
              touch {}/escaped.txt 2>/dev/null || echo outside-denied\n\
              python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' \
-             2>/dev/null && echo net-ok || echo net-denied\n",
-            outside.path().display()
+             2>/dev/null && echo net-ok || echo net-denied\n\
+             python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"out\", (\"127.0.0.1\", {udp_port}))' \
+             2>/dev/null && echo udp-ok || echo udp-denied\n\
+             python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")' \
+             2>/dev/null && echo unix-ok || echo unix-denied\n\
+             python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); b.recv(1)' \
+             && echo pair-ok\n",
+            outside.path().display(),
+            unix_path.display()
         ),
     )
     .unwrap();
@@ -446,6 +462,13 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
         out.contains("outside-denied") && out.contains("net-denied"),
         "{out}"
     );
+    assert!(
+        out.contains("udp-denied") && out.contains("unix-denied"),
+        "{out}"
+    );
+    assert!(out.contains("pair-ok"), "{out}");
+    assert!(udp.recv(&mut [0u8; 8]).is_err(), "a datagram got out");
+    assert!(unix.accept().is_err(), "a Unix connection got through");
     assert!(!outside.path().join("escaped.txt").exists());
     assert!(dir.path().join("inside.txt").exists());
     // [exec] network = true lets it connect; writes stay confined.
@@ -456,6 +479,7 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
         out.contains("net-ok") && out.contains("outside-denied"),
         "{out}"
     );
+    assert!(out.contains("udp-ok") && out.contains("unix-ok"), "{out}");
     drop(listener);
 }
 

@@ -165,6 +165,12 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
         eprintln!("agent-tui: cannot confine the command: {e}");
         return 126;
     }
+    if network != "1"
+        && let Err(e) = super::no_sockets::refuse_sockets()
+    {
+        eprintln!("agent-tui: cannot keep the command off the network: {e}");
+        return 126;
+    }
     super::reaper::supervise(argv)
 }
 

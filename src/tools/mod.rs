@@ -8,6 +8,7 @@ mod git;
 mod inline_code;
 mod list_files;
 mod list_scopes;
+mod no_sockets;
 mod propose_edits;
 mod read_file;
 mod reaper;
