@@ -314,6 +314,8 @@ fn library() -> Library {
             before: Some(old.as_bytes().to_vec()),
             after: Some(new.as_bytes().to_vec()),
             regions: Vec::new(),
+            before_mode: None,
+            after_mode: None,
         })
         .collect();
     Library {

@@ -954,3 +954,45 @@ fn a_command_whose_changes_could_not_be_undone_does_not_run() {
         "not run"
     );
 }
+
+#[test]
+fn a_rollback_gives_files_back_their_modes() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let mode = |p: &str| {
+        std::fs::metadata(root.join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    std::fs::write(root.join("a.txt"), "a\n").unwrap();
+    std::fs::write(root.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
+    std::fs::set_permissions(root.join("a.txt"), PermissionsExt::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(root.join("run.sh"), PermissionsExt::from_mode(0o750)).unwrap();
+    let checkpoint = |command: &str| {
+        let (c, result) = tool(&env, root, json!({ "command": command }), "");
+        assert_eq!(c, 0, "{result}");
+        result["checkpoint_id"].as_str().unwrap().to_string()
+    };
+    let undo = |cp: &str| {
+        let (c, out) = cli(&env, root, &["rollback", cp]);
+        assert_eq!(c, 0, "{out}");
+        out
+    };
+    // A chmod alone is a change a rollback undoes.
+    let cp = checkpoint("chmod 600 a.txt");
+    let said = undo(&cp);
+    assert_eq!(mode("a.txt"), 0o644, "{said}");
+    assert!(said.contains("Rolled back 1 file"), "{said}");
+    // A deleted script comes back runnable.
+    let cp = checkpoint("rm run.sh");
+    undo(&cp);
+    assert_eq!(mode("run.sh"), 0o750);
+    assert_eq!(
+        text(root, "run.sh").as_deref(),
+        Some("#!/bin/sh\necho hi\n")
+    );
+}

@@ -186,10 +186,10 @@ fn writes_stay_inside(place: Place) {
         let target = area.join("sub/written.txt");
         let removed = area.join("sub/secret.txt");
         let bytes = format!("write {i}\n");
-        let writes: Vec<(&Path, Option<&[u8]>)> = if i % 2 == 0 {
-            vec![(target.as_path(), Some(bytes.as_bytes()))]
+        let writes: Vec<(&Path, Option<&[u8]>, Option<u32>)> = if i % 2 == 0 {
+            vec![(target.as_path(), Some(bytes.as_bytes()), None)]
         } else {
-            vec![(removed.as_path(), None)]
+            vec![(removed.as_path(), None, None)]
         };
         if ws.write_files(&writes).is_ok() {
             written += 1;

@@ -255,6 +255,8 @@ pub fn write_user_files(
             before,
             after: Some(f.content.clone().into_bytes()),
             regions: Vec::new(),
+            before_mode: None,
+            after_mode: None,
         });
     }
     if !conflicts.is_empty() {

@@ -191,12 +191,16 @@ impl ExecTracker {
             if now.is_none() {
                 update.removed.push(c.path.clone());
             }
+            // The mode it had before the command, from the index.
+            let before_mode = index.get(&c.path).map(|ix| ix.stat.mode & 0o7777);
             files.push(FileChange {
                 file_path: c.path.clone(),
                 abs,
                 before: prior,
                 after: now,
                 regions: Vec::new(),
+                before_mode,
+                after_mode: None,
             });
         }
         if files.is_empty() {

@@ -155,6 +155,8 @@ fn settle(ws: &Workspace, store: &CheckpointStore, cp: &Checkpoint) -> io::Resul
                     before: now,
                     after: before,
                     regions: Vec::new(),
+                    before_mode: None,
+                    after_mode: f.mode,
                 });
             }
         }

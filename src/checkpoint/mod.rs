@@ -34,6 +34,11 @@ pub struct FileChange {
     pub before: Option<Vec<u8>>,
     pub after: Option<Vec<u8>>,
     pub regions: Vec<HunkRegion>,
+    /// The file's permission bits before (`None`: read from `abs` when the
+    /// checkpoint is recorded, before anything is written).
+    pub before_mode: Option<u32>,
+    /// The permission bits to write it with (`None`: its own, or rw-r--r--).
+    pub after_mode: Option<u32>,
 }
 
 impl From<&FilePlan> for FileChange {
@@ -44,6 +49,8 @@ impl From<&FilePlan> for FileChange {
             before: p.before.clone(),
             after: Some(p.after.clone()),
             regions: p.regions.clone(),
+            before_mode: None,
+            after_mode: None,
         }
     }
 }
@@ -140,15 +147,29 @@ fn affected(ws: &Workspace, files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Enc
             (None, _) => None,
         };
         let hunks = f.regions.iter().map(reverse_hunk).collect();
+        let mode = f
+            .before
+            .as_ref()
+            .and(f.before_mode.or_else(|| mode_of(&f.abs)));
         affected.push(AffectedFile {
             file_path: f.file_path.clone(),
             scope_root: ws.recorded_root(&f.abs),
             base_snapshot_hash: base,
             after_snapshot_hash: after,
             hunks,
+            mode,
         });
     }
     (affected, snapshots)
+}
+
+/// A regular file's permission bits (a link is not followed).
+pub fn mode_of(abs: &std::path::Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(abs)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.permissions().mode() & 0o7777)
 }
 
 /// A hunk with the patch that undoes it, built from its region alone.
@@ -175,9 +196,9 @@ fn reverse_hunk(r: &HunkRegion) -> CheckpointHunk {
 /// Writes each change's `after` bytes, or removes the file when `None`
 /// (durably, beneath the root).
 pub fn write_changes(ws: &Workspace, files: &[FileChange]) -> io::Result<()> {
-    let writes: Vec<(&std::path::Path, Option<&[u8]>)> = files
+    let writes: Vec<(&std::path::Path, Option<&[u8]>, Option<u32>)> = files
         .iter()
-        .map(|f| (f.abs.as_path(), f.after.as_deref()))
+        .map(|f| (f.abs.as_path(), f.after.as_deref(), f.after_mode))
         .collect();
     ws.write_files(&writes)
 }

@@ -155,7 +155,11 @@ pub fn files_rollback(
             Some(h) => Some(store.snapshot(h)?),
             None => None,
         };
-        if current == target && !link {
+        // Its permission bits count too (a chmod is a change to undo).
+        let mode_back = f
+            .mode
+            .filter(|m| target.is_some() && crate::checkpoint::mode_of(&abs) != Some(*m));
+        if current == target && !link && mode_back.is_none() {
             continue;
         }
         changes.push(FileChange {
@@ -164,6 +168,8 @@ pub fn files_rollback(
             before: current,
             after: target,
             regions: Vec::new(),
+            before_mode: None,
+            after_mode: f.mode,
         });
     }
     finish(ws, store, checkpoint, changes)
@@ -273,6 +279,8 @@ pub fn scoped_rollback(
             before: current,
             after,
             regions: reverted,
+            before_mode: None,
+            after_mode: None,
         });
     }
     if !conflicts.is_empty() {

@@ -39,6 +39,10 @@ pub struct AffectedFile {
     /// The file's bytes after (`null`: it was deleted).
     pub after_snapshot_hash: Option<String>,
     pub hunks: Vec<CheckpointHunk>,
+    /// The file's permission bits before (`0o755`), which a rollback gives
+    /// it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -255,9 +255,9 @@ fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<H
 /// Writes every plan's `after` bytes (atomically per file, durably, beneath
 /// the root).
 pub fn write_plans(workspace: &Workspace, plans: &[FilePlan]) -> Result<(), ApplyError> {
-    let writes: Vec<(&std::path::Path, Option<&[u8]>)> = plans
+    let writes: Vec<(&std::path::Path, Option<&[u8]>, Option<u32>)> = plans
         .iter()
-        .map(|p| (p.abs.as_path(), Some(p.after.as_slice())))
+        .map(|p| (p.abs.as_path(), Some(p.after.as_slice()), None))
         .collect();
     workspace
         .write_files(&writes)

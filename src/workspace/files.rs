@@ -22,6 +22,8 @@ pub const TEMP_PREFIX: &str = ".agent-tui-";
 pub struct FileWrite<'a> {
     pub beneath: &'a Path,
     pub bytes: Option<&'a [u8]>,
+    /// Permission bits to give it (`None`: its own, or rw-r--r-- if new).
+    pub mode: Option<u32>,
 }
 
 /// The root's directory handle.
@@ -161,10 +163,11 @@ impl RootDir {
             let dir = dirs
                 .get(&parent)
                 .ok_or_else(|| io::Error::other("folder handle missing"))?;
-            let mode = match dir.symlink_metadata(name) {
-                Ok(m) if m.is_file() => m.permissions().mode() & 0o7777,
+            let mode = match (w.mode, dir.symlink_metadata(name)) {
+                (Some(mode), _) => mode & 0o7777,
+                (None, Ok(m)) if m.is_file() => m.permissions().mode() & 0o7777,
                 // New files: the usual rw-r--r--.
-                _ => 0o644,
+                (None, _) => 0o644,
             };
             let (temp, file) = create_temp(dir)?;
             let file = file.into_std();

@@ -338,10 +338,10 @@ impl Workspace {
     /// Replaces (`Some`) or removes (`None`) each file, given by its
     /// resolved absolute path, durably and beneath its scope's handle: one
     /// batch per scope.
-    pub fn write_files(&self, writes: &[(&Path, Option<&[u8]>)]) -> io::Result<()> {
+    pub fn write_files(&self, writes: &[(&Path, Option<&[u8]>, Option<u32>)]) -> io::Result<()> {
         // Each write's scope, checked before anything is written.
         let mut batches: Vec<Vec<FileWrite>> = vec![Vec::new(); self.scopes.len()];
-        for (abs, bytes) in writes {
+        for (abs, bytes, mode) in writes {
             let Some(index) = self.owner(abs) else {
                 return Err(io::Error::new(
                     io::ErrorKind::PermissionDenied,
@@ -359,6 +359,7 @@ impl Workspace {
             batches[index].push(FileWrite {
                 beneath,
                 bytes: *bytes,
+                mode: *mode,
             });
         }
         for (scope, batch) in self.scopes.iter().zip(&batches) {
