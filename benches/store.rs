@@ -148,6 +148,8 @@ fn main() {
                     ctx_before: vec![],
                     ctx_after: vec![],
                 }],
+                before_mode: None,
+                after_mode: None,
             }
         })
         .collect();

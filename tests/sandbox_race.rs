@@ -186,7 +186,7 @@ fn writes_stay_inside(place: Place) {
         let target = area.join("sub/written.txt");
         let removed = area.join("sub/secret.txt");
         let bytes = format!("write {i}\n");
-        let writes: Vec<(&Path, Option<&[u8]>, Option<u32>)> = if i % 2 == 0 {
+        let writes: Vec<agent_tui::workspace::PathWrite> = if i % 2 == 0 {
             vec![(target.as_path(), Some(bytes.as_bytes()), None)]
         } else {
             vec![(removed.as_path(), None, None)]

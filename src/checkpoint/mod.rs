@@ -196,7 +196,7 @@ fn reverse_hunk(r: &HunkRegion) -> CheckpointHunk {
 /// Writes each change's `after` bytes, or removes the file when `None`
 /// (durably, beneath the root).
 pub fn write_changes(ws: &Workspace, files: &[FileChange]) -> io::Result<()> {
-    let writes: Vec<(&std::path::Path, Option<&[u8]>, Option<u32>)> = files
+    let writes: Vec<crate::workspace::PathWrite> = files
         .iter()
         .map(|f| (f.abs.as_path(), f.after.as_deref(), f.after_mode))
         .collect();

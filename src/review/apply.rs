@@ -255,7 +255,7 @@ fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<H
 /// Writes every plan's `after` bytes (atomically per file, durably, beneath
 /// the root).
 pub fn write_plans(workspace: &Workspace, plans: &[FilePlan]) -> Result<(), ApplyError> {
-    let writes: Vec<(&std::path::Path, Option<&[u8]>, Option<u32>)> = plans
+    let writes: Vec<crate::workspace::PathWrite> = plans
         .iter()
         .map(|p| (p.abs.as_path(), Some(p.after.as_slice()), None))
         .collect();

@@ -338,7 +338,7 @@ impl Workspace {
     /// Replaces (`Some`) or removes (`None`) each file, given by its
     /// resolved absolute path, durably and beneath its scope's handle: one
     /// batch per scope.
-    pub fn write_files(&self, writes: &[(&Path, Option<&[u8]>, Option<u32>)]) -> io::Result<()> {
+    pub fn write_files(&self, writes: &[PathWrite]) -> io::Result<()> {
         // Each write's scope, checked before anything is written.
         let mut batches: Vec<Vec<FileWrite>> = vec![Vec::new(); self.scopes.len()];
         for (abs, bytes, mode) in writes {
@@ -370,6 +370,10 @@ impl Workspace {
         Ok(())
     }
 }
+
+/// One write of `write_files`: a resolved path, its new bytes (`None`:
+/// remove it) and the permission bits to give it (`None`: its own).
+pub type PathWrite<'a> = (&'a Path, Option<&'a [u8]>, Option<u32>);
 
 /// A relative path as a `/`-separated string.
 fn rel_string(path: &Path) -> String {
