@@ -559,6 +559,36 @@ fn exec_verify_without_a_check_says_so_before_the_job() {
         server.requests().iter().all(|r| !r.is_model_call()),
         "no token spent"
     );
+    // Turned off in the config (a project with a test script): said so,
+    // here and in doctor, not "nothing was detected".
+    write_files(
+        root.path(),
+        &[("package.json", r#"{"scripts": {"test": "node t.js"}}"#)],
+    );
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str("\n[verify]\ncommand = \"\"\n");
+    std::fs::write(&cfg, text).unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--apply", "all", "--verify", "x"],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("turns it off"), "{}", run.stderr);
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["doctor", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("off: [verify] command = \"\" in the config"),
+        "{}",
+        stdout(&out)
+    );
 }
 
 #[test]

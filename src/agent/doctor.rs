@@ -95,6 +95,9 @@ impl EngineBuilder {
                 VerifyCommand::Detected { command, from } => format!(
                     "{command} (detected from {from}; [verify] command sets another){warning}"
                 ),
+                VerifyCommand::Off if loaded.config.verify.command.is_some() => {
+                    "off: [verify] command = \"\" in the config".into()
+                }
                 VerifyCommand::Off => {
                     "off: no [verify] command, and no Cargo.toml, npm test script, pytest \
                      config or go.mod to detect one from"

@@ -492,7 +492,12 @@ impl Core {
             Ok(record) => record,
             Err(e) => {
                 let (code, conflicts) = rollback_failure(&e);
-                let outcome = format!("{}: {e}", code.as_str());
+                // The error may say its kind itself ("conflict: …").
+                let said = e.to_string();
+                let outcome = match said.starts_with(&format!("{}:", code.as_str())) {
+                    true => said,
+                    false => format!("{}: {said}", code.as_str()),
+                };
                 self.audit(key, &job_id, "rollback", &what, Some(true), &outcome);
                 let failed = EventBody::RollbackFailed {
                     checkpoint_id: checkpoint_id.to_string(),

@@ -58,6 +58,12 @@ impl Core {
             .command_for(self.ctx.workspace.root())
         {
             VerifyCommand::Set(c) | VerifyCommand::Detected { command: c, .. } => Ok(c),
+            VerifyCommand::Off if self.ctx.config.verify.command.is_some() => {
+                Err(EngineError::invalid(
+                    "verify is off: the config sets `[verify] command = \"\"`; name a check \
+                     there to verify",
+                ))
+            }
             VerifyCommand::Off => Err(EngineError::invalid(
                 "there is no verify command: set `[verify] command` in the config (nothing \
                  was detected from Cargo.toml, package.json, pytest config or go.mod)",

@@ -61,10 +61,14 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
     if args.verify
         && engine.config().verify.command_for(engine.root()) == crate::config::VerifyCommand::Off
     {
-        return usage(
-            "--verify needs a check, and there is none: set `[verify] command` in the config \
-             (nothing was detected from Cargo.toml, package.json, pytest config or go.mod)",
-        );
+        let why = match engine.config().verify.command {
+            Some(_) => "the config turns it off (`[verify] command = \"\"`)",
+            None => {
+                "set `[verify] command` in the config (nothing was detected from Cargo.toml, \
+                 package.json, pytest config or go.mod)"
+            }
+        };
+        return usage(&format!("--verify needs a check, and there is none: {why}"));
     }
     let mut events = engine.subscribe(Filter::All);
     let job_id = format!("job_{:016x}", fastrand::u64(..));
