@@ -68,7 +68,7 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
                  package.json, pytest config or go.mod)"
             }
         };
-        return usage(&format!("--verify needs a check, and there is none: {why}"));
+        return usage(format!("--verify needs a check, and there is none: {why}"));
     }
     let mut events = engine.subscribe(Filter::All);
     let job_id = format!("job_{:016x}", fastrand::u64(..));
