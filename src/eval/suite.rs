@@ -220,6 +220,20 @@ fn check(c: CheckFile) -> Result<Check, String> {
     .iter()
     .filter(|b| **b)
     .count();
+    // A file check reads a file of the task's copy: a relative path that
+    // stays in it (one out of it is no file the task could have made).
+    if let Some(file) = &c.file {
+        let path = std::path::Path::new(file);
+        let leaves = path.is_absolute()
+            || path
+                .components()
+                .any(|p| matches!(p, std::path::Component::ParentDir));
+        if leaves || file.trim().is_empty() {
+            return Err(format!(
+                "file {file:?} must be a path inside the task's copy (relative, no `..`)"
+            ));
+        }
+    }
     match (c.file, c.answer_matches, c.command) {
         (Some(file), None, None) if file_tests == 1 => Ok(match (c.contains, c.equals, c.exists) {
             (Some(text), _, _) => Check::Contains { file, text },
@@ -288,6 +302,13 @@ mod tests {
         let (field, message) =
             why("prompt = \"p\"\n[[checks]]\nfile = \"a\"\ncontains = \"x\"\nequals = \"y\"\n");
         assert_eq!(field, "checks[0]");
+        for outside in ["../../outside.txt", "/tmp/outside.txt"] {
+            let (field, message) = why(&format!(
+                "prompt = \"x\"\n[[checks]]\nfile = \"{outside}\"\nexists = false\n"
+            ));
+            assert_eq!(field, "checks[0]", "{outside}");
+            assert!(message.contains("inside the task's copy"), "{message}");
+        }
         assert!(message.starts_with("give `file`"), "{message}");
         assert!(
             why("prompt = \"p\"\n[[checks]]\nanswer_matches = \"(\"\n")
