@@ -367,3 +367,23 @@ fn the_tui_names_the_provider_answering_now_and_shows_the_fallback() {
         matches!(app.transcript.last(), Some(Entry::Notice(n)) if n.contains("local gave up (timeout): the job goes on with remote"))
     );
 }
+
+#[test]
+fn a_script_reading_stdout_gets_only_the_answer_that_completed() {
+    // The local stream breaks off mid-answer (every attempt), the remote
+    // answers: stdout, read by a script, holds the remote answer alone.
+    let env = Env::new();
+    let cut = || Reply::SseCut {
+        events: openai::text(&["PARTIAL ", "LOCAL ", "TEXT"])
+            .into_iter()
+            .take(2)
+            .collect(),
+    };
+    let local = LlmServer::start(vec![cut(), cut(), cut()]);
+    let remote = LlmServer::start(vec![sse(openai::text(&["Remote ", "answer."]))]);
+    let cfg = config(&env, &local, &remote, "mode = \"hybrid_auto\"");
+    let run = exec(&env, &cfg, &["--mode", "ask", "where is greet defined?"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(run.stdout, "Remote answer.\n", "{:?}", run.stdout);
+    assert!(run.stderr.contains("remote"), "{}", run.stderr);
+}

@@ -161,11 +161,18 @@ pub struct Printer {
     thinking_noted: bool,
     /// What the latest diff holds to review: "2 hunks in src/a.rs".
     to_review: Option<String>,
+    /// The answer is written whole when the job completes, not as it
+    /// streams (stdout is no terminal: a script reads it, and a stream a
+    /// retry or a fallback abandoned must not be in what it reads).
+    hold: bool,
 }
 
 impl Printer {
     pub fn new(json: bool) -> Printer {
-        Printer::writing(json, Box::new(std::io::stdout()))
+        use std::io::IsTerminal;
+        let mut printer = Printer::writing(json, Box::new(std::io::stdout()));
+        printer.hold = !std::io::stdout().is_terminal();
+        printer
     }
 
     /// A printer whose answer text and JSON lines go to stderr (stdout is
@@ -183,6 +190,7 @@ impl Printer {
             attempt: 1,
             thinking_noted: false,
             to_review: None,
+            hold: false,
         }
     }
 
@@ -270,7 +278,9 @@ impl Printer {
                 eprintln!("[the model request failed and is being retried; attempt {attempt}]");
             }
         }
-        self.out(text);
+        if !self.hold {
+            self.out(text);
+        }
         self.streamed.push_str(text);
         self.thinking_noted = false;
     }
@@ -339,7 +349,9 @@ impl Printer {
             } => {
                 // Text the stream did not bring (none came, or a reader
                 // that fell behind missed some) comes from the answer.
-                if let Some(rest) = answer.strip_prefix(self.streamed.as_str()) {
+                if self.hold {
+                    self.out(answer);
+                } else if let Some(rest) = answer.strip_prefix(self.streamed.as_str()) {
                     self.out(rest);
                 }
                 self.end_line();
