@@ -445,7 +445,6 @@ fn a_restarted_server_is_not_blamed_for_the_last_ones_words() {
     assert!(r[0].contains("dying on purpose"), "{}", r[0]);
     assert!(r[1].contains("within 2 s"), "{}", r[1]);
     assert!(!r[1].contains("dying on purpose"), "{}", r[1]);
-    assert_eq!(running(&fake()), 0);
 }
 
 #[test]
