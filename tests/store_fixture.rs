@@ -136,7 +136,36 @@ fn the_v1_fixture_is_imported_once_and_works() {
         .unwrap();
     assert_eq!(code(&out), 0, "{}", support::stderr(&out));
     let sent = server.requests()[0].raw_body.clone();
-    // The newest session by its own records (f9fd), whatever the files' times.
+    // The latest session is the one the rollback above was recorded in
+    // (the checkpoint's, a685): its conversation, and the rollback told.
+    assert!(sent.contains("Rename hello to hi in a.txt"), "{sent}");
+    assert!(
+        sent.contains("the user rolled back every change of checkpoint cp_1795435875875_7ac9"),
+        "{sent}"
+    );
+    // The other imported session goes on by its id (f9fd).
+    let server = LlmServer::start(vec![sse(openai::text(&["Continued."]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let out = env
+        .cmd()
+        .env("AGENT_TUI_HOME", home.path())
+        .env("TEST_LLM_KEY", support::jobs::KEY)
+        .arg("--config")
+        .arg(&cfg)
+        .args([
+            "exec",
+            "--session",
+            "s_1795435872827_f9fd",
+            "--root",
+            ROOT,
+            "--mode",
+            "ask",
+            "and now?",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", support::stderr(&out));
+    let sent = server.requests()[0].raw_body.clone();
     assert!(sent.contains("Uppercase line 2 of b.txt"), "{sent}");
 
     // Sessions stay until deleted; deleting one leaves the others, and the
