@@ -122,7 +122,7 @@ impl Core {
             if let Some(written) = written {
                 let _ = written.blocking_recv();
             }
-            let result = match plan_apply(&ws, &bundle, &edits) {
+            let mut result = match plan_apply(&ws, &bundle, &edits) {
                 Ok(plans) => {
                     let files: Vec<(String, Vec<u8>)> =
                         plans.into_iter().map(|p| (p.file_path, p.after)).collect();
@@ -130,6 +130,11 @@ impl Core {
                 }
                 Err(e) => plan.could_not_run(Some(e.to_string())),
             };
+            // Stopped (Esc, an apply) whatever step it was at: no verdict.
+            if cancel.is_cancelled() && result.outcome != VerifyOutcome::Passed {
+                result.outcome = VerifyOutcome::Cancelled;
+                result.baseline = None;
+            }
             let _ = tx.send(Internal::Verified(Box::new(Verified {
                 key,
                 job_id: job,
