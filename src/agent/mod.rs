@@ -32,6 +32,7 @@ mod publish;
 mod queries;
 mod recovery;
 mod review_ops;
+mod review_rollback;
 mod review_work;
 mod routing;
 mod session_state;

@@ -244,18 +244,7 @@ impl SessionState {
                 note_proposed(&mut self.reported, bundle);
                 return review_index(bundle);
             }
-            EventBody::ReviewUpdated { bundle, .. } => {
-                job.bundle = Some(bundle.clone());
-                let was = job.status;
-                job.status = was.map(|s| bundle.settles(s));
-                let mut update = review_index(bundle);
-                if let IndexUpdate::Review { status, .. } = &mut update
-                    && job.status != was
-                {
-                    *status = job.status.map(JobStatus::as_str);
-                }
-                return update;
-            }
+            EventBody::ReviewUpdated { bundle, .. } => return review_updated(job, bundle),
             // A verify stopped (or kept from starting) leaves the last
             // verdict standing: "applying after a failed verify asks".
             EventBody::VerifyCompleted(result) => {
@@ -327,6 +316,21 @@ pub fn read_session(
         &stored.created_at,
         &stored.records,
     ))
+}
+
+/// A job's review changed: its bundle kept, its status settled (a review
+/// rejected whole completes it), the rows to change.
+fn review_updated(job: &mut JobRecord, bundle: &DiffBundle) -> IndexUpdate {
+    job.bundle = Some(bundle.clone());
+    let was = job.status;
+    job.status = was.map(|s| bundle.settles(s));
+    let mut update = review_index(bundle);
+    if let IndexUpdate::Review { status, .. } = &mut update
+        && job.status != was
+    {
+        *status = job.status.map(JobStatus::as_str);
+    }
+    update
 }
 
 fn review_index(bundle: &DiffBundle) -> IndexUpdate {

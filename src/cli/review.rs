@@ -50,14 +50,7 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
     }
     let tree_changed = pending.tree_changed;
     if let Some(last) = pending.verify.as_ref().filter(|_| !args.verify) {
-        let stale = if last.stale_for(&bundle) {
-            " (stale: the decisions changed since; --verify runs it again)"
-        } else if tree_changed {
-            " (stale: the project's files changed since; --verify runs it again)"
-        } else {
-            ""
-        };
-        eprintln!("last {}{stale}", last.summary());
+        say_last(last, &bundle, tree_changed);
     }
     let verified = if args.verify {
         match verify(&engine, args, &job_id, &bundle).await {
@@ -108,6 +101,18 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
         _ => print_verified(&bundle, verified.as_deref(), args.json),
     }
     Exit::Ok
+}
+
+/// The last verify, and whether it is stale (and why).
+fn say_last(last: &VerifyResult, bundle: &DiffBundle, tree_changed: bool) {
+    let stale = if last.stale_for(bundle) {
+        " (stale: the decisions changed since; --verify runs it again)"
+    } else if tree_changed {
+        " (stale: the project's files changed since; --verify runs it again)"
+    } else {
+        ""
+    };
+    eprintln!("last {}{stale}", last.summary());
 }
 
 /// `--json` without `--verify`: the bundle, with the session's last verify

@@ -10,11 +10,12 @@ use std::path::Path;
 use sqlx::Row;
 
 use super::audit::read_legacy;
+use super::audit_write::insert_audit;
 use super::checkpoints::insert;
 use super::error::StoreError;
 use super::session::now;
 use super::snapshots::{Encoded, encode};
-use super::writer::{ensure_root, insert_audit};
+use super::writer::ensure_root;
 use super::{StateDirs, Store};
 use crate::protocol::checkpoint::Checkpoint;
 use crate::workspace::sha256_hex;

@@ -5,6 +5,7 @@
 //! opens it and no front end sees its tables.
 
 pub mod audit;
+mod audit_write;
 mod checkpoints;
 mod db;
 mod error;

@@ -12,6 +12,7 @@ mod scratch_written;
 mod search;
 mod suggest;
 mod text;
+mod tree_key;
 mod walk;
 
 pub use changes::{ChangeKind, Changed, Stat, TreeStat};
@@ -20,10 +21,11 @@ pub use handle_walk::{Met, walk as walk_beneath};
 pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use scope::{Access, Scope, ScopeError, ScopeSpec, expand_home};
-pub use scratch::{CopyKind, Scratch, tree_key, tree_stamp};
+pub use scratch::{CopyKind, Scratch};
 pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
+pub use tree_key::{tree_key, tree_stamp};
 pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, each_file, list, list_all};
 
 use std::io;

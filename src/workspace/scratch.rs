@@ -72,7 +72,7 @@ impl Scratch {
             return Err(io::Error::other("the workspace has no root"));
         };
         let listing = list(ws, &root, None, None, usize::MAX);
-        let stamp = stamp_of(&listing.entries);
+        let stamp = super::tree_key::stamp_of(&listing.entries);
         let bytes: u64 = listing.entries.iter().map(|e| e.size).sum();
         let first = listing
             .entries
@@ -203,79 +203,6 @@ impl Scratch {
         }
         Ok(started.elapsed())
     }
-}
-
-/// The root's files as the listing sees them, by their stats (path, kind,
-/// size, modification time), as a hex key: a verify's result whose stamp
-/// differs from the root's now ran on another tree. Only stats are read.
-pub fn tree_stamp(ws: &Workspace) -> io::Result<String> {
-    let Some(root) = ws.scope_starts().into_iter().next() else {
-        return Err(io::Error::other("the workspace has no root"));
-    };
-    Ok(stamp_of(&list(ws, &root, None, None, usize::MAX).entries))
-}
-
-fn stamp_of(entries: &[Entry]) -> String {
-    use sha2::Digest;
-    let mut sorted: Vec<&Entry> = entries.iter().collect();
-    sorted.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut hash = sha2::Sha256::new();
-    for e in sorted {
-        let nanos = e
-            .modified
-            .and_then(|t| t.duration_since(SystemTime::UNIX_EPOCH).ok())
-            .map_or(0, |d| d.as_nanos());
-        hash.update(format!("{}\0{:?}\0{}\0{nanos}\n", e.path, e.kind, e.size).as_bytes());
-    }
-    hash.finalize()
-        .iter()
-        .take(16)
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// The content of the root's files as a copy would hold them (paths,
-/// link targets and bytes), as a hex key: a verify's baseline is cached
-/// by it.
-pub fn tree_key(ws: &Workspace) -> io::Result<String> {
-    use sha2::Digest;
-    let Some(root) = ws.scope_starts().into_iter().next() else {
-        return Err(io::Error::other("the workspace has no root"));
-    };
-    let mut entries = list(ws, &root, None, None, usize::MAX).entries;
-    entries.sort_by(|a, b| a.path.cmp(&b.path));
-    let mut hash = sha2::Sha256::new();
-    for e in &entries {
-        let from = ws.root().join(&e.path);
-        let (tag, bytes) = match e.kind {
-            EntryKind::Dir | EntryKind::Other => continue,
-            EntryKind::File => match open_regular(&from)? {
-                Some(mut file) => {
-                    // The mode counts: a check that runs `./run.sh` fails
-                    // once it is no longer executable.
-                    use std::os::unix::fs::PermissionsExt;
-                    let mode = file.metadata()?.permissions().mode() & 0o7777;
-                    hash.update(mode.to_le_bytes());
-                    let mut bytes = Vec::new();
-                    io::Read::read_to_end(&mut file, &mut bytes)?;
-                    (b'f', bytes)
-                }
-                None => continue,
-            },
-            EntryKind::Symlink => (
-                b'l',
-                std::fs::read_link(&from)?
-                    .into_os_string()
-                    .into_encoded_bytes(),
-            ),
-        };
-        hash.update([tag]);
-        hash.update(e.path.as_bytes());
-        hash.update([0]);
-        hash.update((bytes.len() as u64).to_le_bytes());
-        hash.update(&bytes);
-    }
-    Ok(hash.finalize().iter().map(|b| format!("{b:02x}")).collect())
 }
 
 /// Folders that package managers fill and git ignores, which a project's
@@ -418,7 +345,7 @@ fn normalized(path: &Path) -> PathBuf {
 /// `path` opened for reading if it is a regular file (`None` if it is
 /// not): opened without waiting (a FIFO put in its place would wait for a
 /// writer) and without following a link.
-fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
+pub(super) fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
     use std::os::unix::fs::OpenOptionsExt;
     let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
     let file = std::fs::File::options()
@@ -633,6 +560,7 @@ fn fits(dir: &Path, bytes: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace::tree_key;
     use std::os::unix::fs::MetadataExt;
 
     #[test]

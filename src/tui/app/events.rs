@@ -12,19 +12,23 @@ use crate::protocol::{CheckpointKind, DiffBundle, Event, EventBody, JobStatus};
 use crate::tui::markdown::code_key;
 
 impl App {
-    /// Applies an engine event.
-    pub fn on_event(&mut self, event: &Event) {
-        let is_current = self.job.as_ref().is_some_and(|j| j.id == event.job_id);
-        if let (Some(status), true) = (event.body.status(), is_current)
-            && let Some(job) = &mut self.job
-        {
+    /// The current job's status as `event` moves it (a review rejected
+    /// whole settles it).
+    fn follow_status(&mut self, event: &Event) {
+        let Some(job) = self.job.as_mut().filter(|j| j.id == event.job_id) else {
+            return;
+        };
+        if let Some(status) = event.body.status() {
             job.status = status;
         }
-        if let (EventBody::ReviewUpdated { bundle, .. }, true) = (&event.body, is_current)
-            && let Some(job) = &mut self.job
-        {
+        if let EventBody::ReviewUpdated { bundle, .. } = &event.body {
             job.status = bundle.settles(job.status);
         }
+    }
+
+    /// Applies an engine event.
+    pub fn on_event(&mut self, event: &Event) {
+        self.follow_status(event);
         let streamed = self.streaming;
         if !matches!(
             event.body,

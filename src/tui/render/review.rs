@@ -245,6 +245,25 @@ fn verify_layout(review: &ReviewView, area: Rect) -> (Rect, Option<VerifyShown>)
 /// failure's output; `None` before any verify.
 type VerifyPane = (String, Vec<Line<'static>>, Vec<Line<'static>>);
 
+/// What a failed verdict that still stands offers (a verify stopped since
+/// leaves it standing, and says so).
+fn verdict_line(
+    review: &ReviewView,
+    shown: &crate::protocol::VerifyResult,
+    dim: Style,
+) -> Option<Line<'static>> {
+    let failed = review.failed_verdict()?;
+    let text = if shown.ran() {
+        "f: send it to the model · Ctrl+S asks once more".to_string()
+    } else {
+        format!(
+            "the last verdict stands: {} · f: send it to the model · Ctrl+S asks once more",
+            failed.outcome.as_str()
+        )
+    };
+    Some(Line::styled(text, dim))
+}
+
 fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
     let dim = Style::new().fg(Color::DarkGray);
     match &review.verify {
@@ -302,20 +321,7 @@ fn verify_lines(review: &ReviewView, width: u16) -> Option<VerifyPane> {
             if let Some(e) = &r.error {
                 lines.push(Line::styled(e.clone(), Style::new().fg(Color::Red)));
             }
-            match review.failed_verdict() {
-                Some(v) if !r.ran() => lines.push(Line::styled(
-                    format!(
-                        "the last verdict stands: {} · f: send it to the model · Ctrl+S asks once more",
-                        v.outcome.as_str()
-                    ),
-                    dim,
-                )),
-                Some(_) => lines.push(Line::styled(
-                    "f: send it to the model · Ctrl+S asks once more",
-                    dim,
-                )),
-                None => {}
-            }
+            lines.extend(verdict_line(review, r, dim));
             let mut tail = Vec::new();
             if !r.passed {
                 let w = usize::from(width.max(8));
