@@ -864,6 +864,20 @@ fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
     assert!(!said.contains("must-not-leak"), "{said}");
 }
 
+/// Runs `command` directly; the checkpoint it made.
+fn checkpoint_of(env: &Env, root: &Path, command: &str) -> String {
+    let (c, result) = tool(env, root, json!({ "command": command }), "");
+    assert_eq!(c, 0, "{result}");
+    result["checkpoint_id"].as_str().unwrap().to_string()
+}
+
+/// `agent-tui rollback CP`, which must succeed; what it said.
+fn roll_back(env: &Env, root: &Path, cp: &str) -> String {
+    let (c, out) = cli(env, root, &["rollback", cp]);
+    assert_eq!(c, 0, "{out}");
+    out
+}
+
 #[test]
 fn rolling_back_a_link_a_command_made_touches_only_the_link() {
     // `ln -s a.txt lnk` undone removes the link, not a.txt; `ln -sf b.txt
@@ -876,15 +890,8 @@ fn rolling_back_a_link_a_command_made_touches_only_the_link() {
     std::fs::write(root.join("a.txt"), "precious\n").unwrap();
     std::fs::write(root.join("b.txt"), "BBB\n").unwrap();
     std::fs::write(outside.path().join("victim.txt"), "outside\n").unwrap();
-    let checkpoint = |command: &str| {
-        let (c, result) = tool(&env, root, json!({ "command": command }), "");
-        assert_eq!(c, 0, "{result}");
-        result["checkpoint_id"].as_str().unwrap().to_string()
-    };
-    let undo = |cp: &str| {
-        let (c, out) = cli(&env, root, &["rollback", cp]);
-        assert_eq!(c, 0, "{out}");
-    };
+    let checkpoint = |command: &str| checkpoint_of(&env, root, command);
+    let undo = |cp: &str| roll_back(&env, root, cp);
     let cp = checkpoint("ln -s a.txt lnk");
     undo(&cp);
     assert!(std::fs::symlink_metadata(root.join("lnk")).is_err());
@@ -972,16 +979,8 @@ fn a_rollback_gives_files_back_their_modes() {
     std::fs::write(root.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
     std::fs::set_permissions(root.join("a.txt"), PermissionsExt::from_mode(0o644)).unwrap();
     std::fs::set_permissions(root.join("run.sh"), PermissionsExt::from_mode(0o750)).unwrap();
-    let checkpoint = |command: &str| {
-        let (c, result) = tool(&env, root, json!({ "command": command }), "");
-        assert_eq!(c, 0, "{result}");
-        result["checkpoint_id"].as_str().unwrap().to_string()
-    };
-    let undo = |cp: &str| {
-        let (c, out) = cli(&env, root, &["rollback", cp]);
-        assert_eq!(c, 0, "{out}");
-        out
-    };
+    let checkpoint = |command: &str| checkpoint_of(&env, root, command);
+    let undo = |cp: &str| roll_back(&env, root, cp);
     // A chmod alone is a change a rollback undoes.
     let cp = checkpoint("chmod 600 a.txt");
     let said = undo(&cp);

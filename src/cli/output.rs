@@ -447,6 +447,13 @@ impl Printer {
 /// that would set the title or clear the screen) written out as `\u{1b}`;
 /// `None` when it has none. Newlines and tabs stay.
 fn inert_event(event: &Event) -> Option<Event> {
+    // The stream's many small pieces are looked at directly (no copy of
+    // the event for the common case: nothing to escape).
+    if let EventBody::LlmDelta { text, .. } | EventBody::LlmReasoning { text, .. } = &event.body
+        && !text.chars().any(steers)
+    {
+        return None;
+    }
     fn walk(v: &mut serde_json::Value, changed: &mut bool) {
         match v {
             serde_json::Value::String(s) if s.chars().any(steers) => {
@@ -467,13 +474,15 @@ fn inert_event(event: &Event) -> Option<Event> {
             _ => {}
         }
     }
-    fn steers(c: char) -> bool {
-        c.is_control() && !matches!(c, '\n' | '\t' | '\r')
-    }
     let mut value = serde_json::to_value(event).ok()?;
     let mut changed = false;
     walk(&mut value, &mut changed);
     changed.then(|| serde_json::from_value(value).ok())?
+}
+
+/// A character that would steer the terminal (newlines and tabs do not).
+fn steers(c: char) -> bool {
+    c.is_control() && !matches!(c, '\n' | '\t' | '\r')
 }
 
 fn shorten(text: &str, max: usize) -> String {

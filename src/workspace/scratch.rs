@@ -220,13 +220,18 @@ const DEPENDENCY_DIRS: &[&str] = &[
     ".git",
 ];
 
+/// Folders this deep or less are looked in for dependency folders (a
+/// monorepo's `packages/web/node_modules`): a few stats each, not one per
+/// folder of a large tree.
+const DEPENDENCY_DEPTH: usize = 3;
+
 /// Links each dependency folder the listing left out (ignored) into the
-/// copy, in the root and in every folder of it.
+/// copy, in the root and in its folders down to `DEPENDENCY_DEPTH`.
 fn link_dependencies(root: &Path, copy: &Path, entries: &[Entry]) -> io::Result<()> {
     let folders = std::iter::once("").chain(
         entries
             .iter()
-            .filter(|e| e.kind == EntryKind::Dir)
+            .filter(|e| e.kind == EntryKind::Dir && e.path.matches('/').count() < DEPENDENCY_DEPTH)
             .map(|e| e.path.as_str()),
     );
     let listed: std::collections::HashSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
