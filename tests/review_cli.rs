@@ -520,7 +520,31 @@ fn scoped_rollback_keeps_later_edits_and_refuses_changed_regions() {
     let before = read(root, "notes.txt");
     let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", "h_1"]);
     assert_eq!(c, 3, "{err}");
+    assert!(
+        err.contains("its lines changed since the checkpoint"),
+        "{err}"
+    );
     assert_eq!(read(root, "notes.txt"), before);
+    // h_2 again: rolled back already, and said so.
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", "h_2"]);
+    assert_eq!(c, 3, "{err}");
+    assert!(err.contains("h_2: it is rolled back already"), "{err}");
+    // An edit next to h_1's line (its context) is no conflict: kept, and
+    // h_1 rolled back.
+    std::fs::write(
+        root.join("notes.txt"),
+        before
+            .replace("line 5 (edited)\n", "line five\n")
+            .replace("line 3\n", "line 3 (mine)\n"),
+    )
+    .unwrap();
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", "h_1"]);
+    assert_eq!(c, 0, "{err}");
+    let now = read(root, "notes.txt");
+    assert!(
+        now.contains("line 5\n") && now.contains("line 3 (mine)\n"),
+        "{now}"
+    );
     let (c, _, _) = cli.run(&["rollback", &cp, "--hunks", "h_7"]);
     assert_eq!(c, 2);
     let (c, _, _) = cli.run(&["rollback", "cp_missing"]);

@@ -227,8 +227,13 @@ pub fn scoped_rollback(
         };
         let mut spots = Vec::new();
         for region in &chosen {
-            match locate(&doc.lines, region) {
+            match locate(&doc.lines, region).or_else(|| locate_own(&doc.lines, region)) {
                 Some(at) => spots.push((at, *region)),
+                None if reverted(&doc.lines, region) => conflicts.push(format!(
+                    "{} hunk {}: it is rolled back already (its lines are as they were before \
+                     the checkpoint)",
+                    f.file_path, region.hunk_id
+                )),
                 None => conflicts.push(format!(
                     "{} hunk {}: its lines changed since the checkpoint",
                     f.file_path, region.hunk_id
@@ -309,6 +314,35 @@ fn finish(
 
 /// Where `region`'s lines now start: at the recorded place if they (with
 /// their context) are still there, else at a unique exact match.
+/// Where `region`'s own lines are when the lines around them changed (an
+/// edit near the hunk, which a rollback of the hunk keeps): at the
+/// recorded place, else at their one place in the file. A hunk that only
+/// removed lines has none of its own: its context must hold.
+fn locate_own(lines: &[String], region: &HunkRegion) -> Option<usize> {
+    let own = &region.after_lines;
+    if own.is_empty() {
+        return None;
+    }
+    let at = |start: usize| lines.get(start..start + own.len()) == Some(own.as_slice());
+    if at(region.after_start) {
+        return Some(region.after_start);
+    }
+    let hits: Vec<usize> = (0..=lines.len().saturating_sub(own.len()))
+        .filter(|&s| at(s))
+        .collect();
+    match hits.as_slice() {
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+/// Whether `region` reads as it did before the checkpoint (rolled back).
+fn reverted(lines: &[String], region: &HunkRegion) -> bool {
+    let before = &region.before_lines;
+    let start = region.after_start;
+    !before.is_empty() && lines.get(start..start + before.len()) == Some(before.as_slice())
+}
+
 fn locate(lines: &[String], region: &HunkRegion) -> Option<usize> {
     let needle: Vec<&String> = region
         .ctx_before
