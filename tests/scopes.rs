@@ -409,6 +409,14 @@ fn a_read_write_scope_is_edited_checkpointed_and_rolled_back_by_its_folder() {
         "{err}"
     );
     assert_eq!(lib_text(), two, "a refused rollback changes nothing");
+    // Shown all the same, the file whose folder is not reachable said so.
+    let (c, out, err) = cli(&["checkpoints", "show", id], &[]);
+    assert_eq!(c, 0, "{err}");
+    assert!(out.contains("@lib/lib.rs  (not readable now"), "{out}");
+    assert!(
+        out.contains("src/main.rs  (now: as the checkpoint left it"),
+        "{out}"
+    );
     // With the folder under another id (another `lib` comes first), the
     // rollback still finds it by its folder.
     write_files(&a.base, &[("vendor/lib/x.rs", "x\n")]);

@@ -866,6 +866,7 @@ fn checkpoints_list_and_three_way_view() {
     let view = |f: &str, cur: &str| agent_tui::protocol::checkpoint::ThreeWay {
         file_path: f.into(),
         current: Some(cur.into()),
+        unreadable: None,
         base: Some("old line\n".into()),
         proposed: Some("agent line\n".into()),
     };

@@ -334,6 +334,7 @@ fn checkpoints_view() {
         vec![agent_tui::protocol::checkpoint::ThreeWay {
             file_path: "src/main.rs".into(),
             current: Some("fn main() { mine(); }\n".into()),
+            unreadable: None,
             base: Some("fn main() {}\n".into()),
             proposed: Some("fn main() { run(); }\n".into()),
         }],

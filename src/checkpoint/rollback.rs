@@ -80,7 +80,12 @@ pub fn three_way(
     };
     let mut out = Vec::new();
     for f in &checkpoint.affected_files {
-        let (_, current, _) = read_current(ws, f, false)?;
+        // A file whose folder is not reachable now is shown without it.
+        let (current, unreadable) = match read_current(ws, f, false) {
+            Ok((_, current, _)) => (current, None),
+            Err(RollbackError::Path(why)) => (None, Some(why)),
+            Err(e) => return Err(e),
+        };
         let base = text(&f.base_snapshot_hash)?;
         let proposed = match (&f.after_snapshot_hash, f.hunks.is_empty()) {
             (None, _) => None,
@@ -90,6 +95,7 @@ pub fn three_way(
         out.push(ThreeWay {
             file_path: f.file_path.clone(),
             current: current.map(|b| String::from_utf8_lossy(&b).into_owned()),
+            unreadable,
             base,
             proposed,
         });

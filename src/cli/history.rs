@@ -86,7 +86,26 @@ async fn show_checkpoint(engine: &Engine, id: &str, json: bool) -> Exit {
         cp.checkpoint_id, cp.kind, cp.job_id, cp.created_at
     );
     for f in &cp.affected_files {
-        println!("{}", f.file_path);
+        let now = view
+            .three_way
+            .iter()
+            .find(|t| t.file_path == f.file_path)
+            .map(|t| match (&t.unreadable, &t.current) {
+                (Some(why), _) => format!("not readable now: {why}"),
+                (None, None) => "now: gone".into(),
+                (None, current) if current == &t.proposed => {
+                    "now: as the checkpoint left it".into()
+                }
+                (None, current) if current == &t.base => {
+                    "now: as it was before the checkpoint".into()
+                }
+                (None, Some(_)) => "now: changed since the checkpoint".into(),
+            })
+            .unwrap_or_default();
+        println!(
+            "{}  ({now}; --json has the current, base and proposed text)",
+            f.file_path
+        );
         for h in &f.hunks {
             println!("  {} (undo patch):", h.hunk_id);
             for line in h.reverse_patch.lines() {

@@ -132,6 +132,10 @@ impl Recovery {
 pub struct ThreeWay {
     pub file_path: String,
     pub current: Option<String>,
+    /// Why `current` could not be read (its scope's folder is not added
+    /// to this run, say): the checkpoint is shown all the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
     /// Before the checkpoint's change.
     pub base: Option<String>,
     /// What the change wrote (the agent's proposal as applied).
