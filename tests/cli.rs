@@ -792,3 +792,40 @@ fn doctor_names_the_verify_command() {
         stderr(&out)
     );
 }
+
+#[test]
+fn doctor_names_the_folders_and_servers_the_config_grants() {
+    let env = Env::new();
+    let cache = tempfile::tempdir().unwrap();
+    let cfg = env.home.path().join("grants.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "[exec]\nwritable = [\"{}\", \"/no/such/folder\"]\n\
+             [mcp_servers.files]\ncommand = \"npx\"\n[mcp_servers.old]\ncommand = \"x\"\nenabled = false\n",
+            cache.path().display()
+        ),
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["doctor", "--root"])
+        .arg(env.home.path())
+        .output()
+        .unwrap();
+    let said = stdout(&out);
+    assert!(
+        said.contains(&format!(
+            "{} (commands may write there too)",
+            cache.path().display()
+        )),
+        "{said}"
+    );
+    assert!(
+        said.contains("PROBLEM: /no/such/folder (in [exec] writable) does not exist"),
+        "{said}"
+    );
+    assert!(said.contains("2 servers (files, old (disabled))"), "{said}");
+}

@@ -42,6 +42,44 @@ impl Report {
     }
 }
 
+/// What the config grants beyond the root: `[exec] writable` folders
+/// (a missing one said) and the MCP servers (started by `agent-tui mcp
+/// list`, not here).
+fn extra_lines(r: &mut Report, config: &crate::config::Config) {
+    for path in config.exec.writable_paths() {
+        let shown = path.display();
+        if path.is_dir() {
+            r.ok(
+                "writable",
+                format!("{shown} (commands may write there too)"),
+            );
+        } else {
+            r.problem(
+                "writable",
+                format!("{shown} (in [exec] writable) does not exist; commands get no such folder"),
+            );
+        }
+    }
+    let servers: Vec<String> = config
+        .mcp_servers
+        .iter()
+        .map(|(name, s)| match s.enabled {
+            true => name.clone(),
+            false => format!("{name} (disabled)"),
+        })
+        .collect();
+    if !servers.is_empty() {
+        r.ok(
+            "mcp",
+            format!(
+                "{} ({}); agent-tui mcp list starts them and says how each went",
+                crate::protocol::words::counted(servers.len(), "server"),
+                servers.join(", ")
+            ),
+        );
+    }
+}
+
 impl EngineBuilder {
     /// Checks what this builder would build with, line by line; nothing is
     /// created (a store that does not exist yet stays so). Blocking.
@@ -70,6 +108,7 @@ impl EngineBuilder {
             "commands",
             crate::tools::confine::probe().describe(loaded.config.exec.network),
         );
+        extra_lines(&mut r, &loaded.config);
         let recording = if store_exists {
             super::builder::Recording::Home
         } else {

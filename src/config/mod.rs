@@ -527,13 +527,7 @@ impl Config {
                 c.compact_at_percent
             ));
         }
-        for (i, prefix) in self.exec.allow.iter().enumerate() {
-            if prefix.trim().is_empty() {
-                out.push(format!(
-                    "exec.allow[{i}] is empty, which would allow every command"
-                ));
-            }
-        }
+        out.extend(self.exec.problems());
         out
     }
 
@@ -618,7 +612,13 @@ mod tests {
         c.agent.max_tool_calls_per_job = 0;
         c.providers.get_mut("openai").unwrap().api_key_env = Some("sk-123 secret".into());
         c.exec.allow.push(" ".into());
+        c.exec.writable = vec!["../".into(), "~/.cargo".into(), "/opt/cache".into()];
         let all = c.problems().join("\n");
+        assert!(all.contains("exec.writable[0] = \"../\""), "{all}");
+        assert!(
+            !all.contains("exec.writable[1]") && !all.contains("exec.writable[2]"),
+            "{all}"
+        );
         assert!(all.contains("provider = \"nope\""), "{all}");
         assert!(
             all.contains("limits.max_search_results_default (99)"),

@@ -20,6 +20,28 @@ pub struct ExecConfig {
 }
 
 impl ExecConfig {
+    /// What is wrong with `[exec]`, each problem naming its key.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for (i, prefix) in self.allow.iter().enumerate() {
+            if prefix.trim().is_empty() {
+                out.push(format!(
+                    "exec.allow[{i}] is empty, which would allow every command"
+                ));
+            }
+        }
+        // A relative folder would be taken from wherever a command runs
+        // (`../` is the root's parent): only absolute or `~/` ones.
+        for (i, w) in self.writable.iter().enumerate() {
+            if !(w.starts_with('/') || w.starts_with("~/")) {
+                out.push(format!(
+                    "exec.writable[{i}] = {w:?} must be an absolute path or start with ~/"
+                ));
+            }
+        }
+        out
+    }
+
     /// `writable` with `~/` expanded.
     pub fn writable_paths(&self) -> Vec<std::path::PathBuf> {
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
