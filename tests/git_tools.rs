@@ -359,6 +359,15 @@ fn outside_a_work_tree_there_are_no_git_tools() {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     assert!(!names.iter().any(|n| n.starts_with("git_")), "{names:?}");
+    let (c, out) = env.tool(plain.path(), "git_status", "{}");
+    assert_eq!(c, 1, "{out}");
+    assert!(
+        out["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("only in a git work tree"),
+        "{out}"
+    );
     let dir = repo();
     let tools = env.tool_list(dir.path());
     let tier = |n: &str| {

@@ -372,7 +372,7 @@ fn bad_commands_and_directories_get_clear_errors() {
         ),
         (
             json!({"command": "ls", "cwd": "../"}),
-            "leaves the agent root",
+            "climbs out of the agent root",
         ),
         (
             json!({"command": "ls", "cwd": "missing"}),

@@ -668,7 +668,7 @@ mod tests {
             ),
             (
                 req("../x", EditOperation::Create, None, None, None, Some("x")),
-                "leaves the agent root",
+                "climbs out of the agent root",
             ),
             (
                 req("new.py", EditOperation::Create, None, None, None, Some("")),

@@ -7,13 +7,16 @@ use crate::workspace::{DecodeError, SandboxError};
 
 #[derive(Debug, Error)]
 pub enum ToolError {
-    #[error("unknown tool `{name}`{}; available tools: {}",
+    #[error("unknown tool `{name}`{}{}; available tools: {}",
         suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default(),
+        why.map(|w| format!(" ({w})")).unwrap_or_default(),
         known.join(", "))]
     UnknownTool {
         name: String,
         known: Vec<String>,
         suggestion: Option<String>,
+        /// Why a tool of that kind is not offered here.
+        why: Option<&'static str>,
     },
     #[error("invalid arguments: {0}")]
     ArgumentsNotJson(String),

@@ -148,10 +148,15 @@ impl Registry {
             .filter(|(score, _)| *score > 0.8)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, k)| k.clone());
+        let git_offered = known.iter().any(|k| k.starts_with("git_"));
+        let why = (name.starts_with("git_") && !git_offered).then_some(
+            "the git tools are offered only in a git work tree, and this root is in none",
+        );
         ToolError::UnknownTool {
             name: name.to_string(),
             known,
             suggestion,
+            why,
         }
     }
 }

@@ -63,7 +63,9 @@ pub enum SandboxError {
         "`{0}` looks like a URL; tools take paths relative to the agent root, e.g. `src/main.rs`"
     )]
     Url(String),
-    #[error("`{0}` leaves the agent root through `..`; only files inside the root can be used")]
+    #[error(
+        "`{0}` climbs out of the agent root (a `..` above it); only files inside the root can be used"
+    )]
     Escapes(String),
     #[error(
         "`{input}` leaves the scope `@{scope}` through `..`; only files inside a scope can be used (list_scopes shows them)"
