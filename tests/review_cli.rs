@@ -1035,3 +1035,25 @@ fn a_rollback_from_the_command_line_is_told_to_the_model_on_continue() {
         "{sent}"
     );
 }
+
+#[test]
+fn deleting_a_session_says_what_review_goes_with_it() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let (run, _server) = propose(&env, root, standard_edits(), &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let cli = Cli { env: &env, root };
+    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (c, _, err) = cli.run(&["sessions", "delete", "%"]);
+    assert_eq!(c, 2, "{err}");
+    let (c, _, err) = cli.run(&["sessions", "delete", &sid]);
+    assert_eq!(c, 0, "{err}");
+    assert!(
+        err.contains("its pending review (3 hunks not applied)"),
+        "{err}"
+    );
+}

@@ -295,6 +295,11 @@ impl Core {
 
     /// Deletes a session nobody drives (off the task).
     pub(super) fn delete_session(&mut self, id: String, q: Queued) {
+        // A malformed id is the caller's mistake, as for every query.
+        if let Err(e) = crate::store::session::check_id("session", &id) {
+            q.answer(Err(EngineError::invalid(e.to_string())));
+            return;
+        }
         let Some(root) = self.ctx.state.clone() else {
             q.answer(Err(EngineError::unavailable("nothing is recorded here")));
             return;

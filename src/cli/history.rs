@@ -120,12 +120,33 @@ pub fn sessions(global: &GlobalArgs, args: &SessionsArgs) -> Exit {
     with_engine(global, &args.root, |engine| async move {
         match &args.action {
             Some(SessionAction::Delete { id }) => {
+                // A review not applied goes with it: said, with its size.
+                let pending = engine
+                    .pending_review(crate::protocol::SessionRef::Id(id.clone()))
+                    .await
+                    .ok()
+                    .flatten()
+                    .map(|p| {
+                        p.bundle
+                            .hunks()
+                            .filter(|h| {
+                                h.state.is_to_apply()
+                                    || h.state == crate::protocol::HunkState::Pending
+                            })
+                            .count()
+                    });
                 let delete = Command::DeleteSession {
                     session_id: id.clone(),
                 };
                 match engine.command(delete).await {
                     Ok(_) => {
-                        eprintln!("deleted session {id}");
+                        match pending {
+                            Some(n) if n > 0 => eprintln!(
+                                "deleted session {id}, and with it its pending review ({} not applied)",
+                                crate::protocol::words::counted(n, "hunk")
+                            ),
+                            _ => eprintln!("deleted session {id}"),
+                        }
                         Exit::Ok
                     }
                     Err(e) => engine_error(e),
