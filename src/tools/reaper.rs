@@ -46,6 +46,8 @@ pub fn supervise(argv: &[OsString]) -> i32 {
             };
         }
     };
+    // Quick commands are common: look often at first, then every 10 ms.
+    let mut pause = Duration::from_micros(500);
     let code = loop {
         match child.try_wait() {
             Ok(Some(status)) => break exit_code(status),
@@ -57,7 +59,8 @@ pub fn supervise(argv: &[OsString]) -> i32 {
             let _ = child.wait();
             break 137;
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
     };
     sweep();
     code

@@ -177,6 +177,8 @@ fn wait(
     started: Instant,
     lifeline: Option<std::io::PipeWriter>,
 ) -> Result<(Option<std::process::ExitStatus>, bool), ToolError> {
+    // Quick commands are common: look often at first, then every 10 ms.
+    let mut pause = Duration::from_micros(500);
     loop {
         match child.try_wait() {
             Ok(Some(status)) => return Ok((Some(status), false)),
@@ -196,7 +198,8 @@ fn wait(
             let _ = child.wait();
             return Ok((None, !cancelled));
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
     }
 }
 
