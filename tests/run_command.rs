@@ -445,7 +445,8 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
              python3 -c 'import socket; socket.socket(socket.AF_UNIX).connect(\"{}\")' \
              2>/dev/null && echo unix-ok || echo unix-denied\n\
              python3 -c 'import socket; a, b = socket.socketpair(); a.send(b\"x\"); b.recv(1)' \
-             && echo pair-ok\n",
+             && echo pair-ok\n\
+             python3 -c 'import ctypes; l = ctypes.CDLL(None); print(\"uring-ok\" if l.syscall(425, 4, ctypes.create_string_buffer(120)) >= 0 else \"uring-denied\")'\n",
             outside.path().display(),
             unix_path.display()
         ),
@@ -463,7 +464,7 @@ fn commands_write_only_in_the_root_and_reach_no_network() {
         "{out}"
     );
     assert!(
-        out.contains("udp-denied") && out.contains("unix-denied"),
+        out.contains("udp-denied") && out.contains("unix-denied") && out.contains("uring-denied"),
         "{out}"
     );
     assert!(out.contains("pair-ok"), "{out}");
