@@ -908,6 +908,21 @@ fn rolling_back_a_link_a_command_made_touches_only_the_link() {
     assert_eq!(text(root, "a.txt").as_deref(), Some("precious\n"));
     assert_eq!(text(root, "b.txt").as_deref(), Some("BBB\n"));
 
+    // A folder replaced by a link to another folder of the root: the
+    // rollback refuses (it would write d/inner.txt into e/inner.txt).
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::create_dir_all(root.join("e")).unwrap();
+    std::fs::write(root.join("d/inner.txt"), "d's\n").unwrap();
+    std::fs::write(root.join("e/inner.txt"), "e's\n").unwrap();
+    let cp = checkpoint("sh -c 'rm -r d && ln -s e d'");
+    let (c, out) = cli(&env, root, &["rollback", &cp]);
+    assert_eq!(c, 3, "{out}");
+    assert!(out.contains("`d` is a symbolic link now"), "{out}");
+    assert_eq!(text(root, "e/inner.txt").as_deref(), Some("e's\n"));
+    std::fs::remove_file(root.join("d")).unwrap();
+    roll_back(&env, root, &cp);
+    assert_eq!(text(root, "d/inner.txt").as_deref(), Some("d's\n"));
+
     let victim = outside.path().join("victim.txt");
     let cp = checkpoint(&format!("ln -sf {} a.txt", victim.display()));
     undo(&cp);

@@ -49,6 +49,33 @@ fn read_current(
     Ok((resolved.abs, bytes, false))
 }
 
+/// A command's checkpoint names files by their real paths (folders it saw
+/// were folders): one of them replaced by a link since would take the
+/// rollback's writes somewhere else in the root (`d/x` into `e/x`).
+fn refuse_linked_folders(
+    ws: &Workspace,
+    file: &super::AffectedFile,
+    kind: CheckpointKind,
+) -> Result<(), RollbackError> {
+    if kind != CheckpointKind::Exec || file.file_path.starts_with('@') {
+        return Ok(());
+    }
+    let mut at = ws.root().to_path_buf();
+    let parts: Vec<&str> = file.file_path.split('/').collect();
+    for (i, part) in parts[..parts.len().saturating_sub(1)].iter().enumerate() {
+        at.push(part);
+        if std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_symlink()) {
+            return Err(RollbackError::Path(format!(
+                "`{}` is a symbolic link now (it was a folder when `{}` was recorded): a \
+                 rollback does not write through it; remove the link, then roll back again",
+                parts[..=i].join("/"),
+                file.file_path
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The recorded path's own place when a symbolic link is there (its
 /// folder resolved inside the root; the link itself not followed).
 fn link_at(ws: &Workspace, file: &super::AffectedFile) -> Option<std::path::PathBuf> {
@@ -156,6 +183,7 @@ pub fn files_rollback(
         .iter()
         .filter(|f| only.is_empty() || only.contains(&f.file_path))
     {
+        refuse_linked_folders(ws, f, checkpoint.kind)?;
         let (abs, current, link) = read_current(ws, f, true)?;
         let target = match &f.base_snapshot_hash {
             Some(h) => Some(store.snapshot(h)?),
@@ -212,6 +240,7 @@ pub fn scoped_rollback(
         if chosen.is_empty() {
             continue;
         }
+        refuse_linked_folders(ws, f, checkpoint.kind)?;
         let (abs, current, link) = read_current(ws, f, true)?;
         if link {
             conflicts.push(format!(
