@@ -59,6 +59,13 @@ const INLINE: &[(&str, &[&str])] = &[
         ],
     ),
     ("gdb", &["-ex", "--eval-command", "-iex"]),
+    ("rsync", &["-e", "--rsh"]),
+    ("strace", &[]),
+    ("ltrace", &[]),
+    ("npm", &[]),
+    ("yarn", &[]),
+    ("npx", &["-c", "--call"]),
+    ("pnpm", &["-c"]),
 ];
 
 /// Programs whose every argument is a command run by a shell.
@@ -72,8 +79,15 @@ fn base(program: &str) -> &str {
 
 /// Whether `arg` is one of `flags`, or short flags bundled with it (`-lc`).
 fn is_inline_flag(arg: &str, flags: &[&str]) -> bool {
+    // GNU programs take any unambiguous start of a long option
+    // (`--eva=` for `--eval=`).
+    let long_prefix = |f: &str| {
+        let name = arg.split('=').next().unwrap_or(arg);
+        f.starts_with("--") && name.starts_with("--") && name.len() >= 5 && f.starts_with(name)
+    };
     flags.iter().any(|f| {
         arg == *f
+            || long_prefix(f)
             || arg.starts_with(&format!("{f}="))
             || (f.len() == 2
                 && f.starts_with('-')
@@ -93,6 +107,16 @@ fn special(name: &str, rest: &[String]) -> Option<String> {
             .iter()
             .find(|a| a.starts_with('+') && a.len() > 1)
             .map(|a| format!("{name} {a}")),
+        // Output "to a file" that is a pipe into a command.
+        "strace" | "ltrace" => rest
+            .windows(2)
+            .any(|w| w[0] == "-o" && w[1].starts_with(['|', '!']))
+            .then(|| format!("{name} -o |COMMAND")),
+        "npm" | "yarn" => (rest.first().is_some_and(|s| s == "exec" || s == "x")
+            && rest
+                .iter()
+                .any(|a| a == "-c" || a == "--call" || a.starts_with("--call=")))
+        .then(|| format!("{name} exec -c")),
         _ => None,
     }
 }
@@ -157,6 +181,13 @@ fn git_setting(rest: &[String]) -> Option<String> {
     while let Some(a) = args.next() {
         let setting = match a.as_str() {
             "-c" => args.next().map(String::as_str),
+            // Options that take a value before the subcommand.
+            "-C" | "--git-dir" | "--work-tree" | "--namespace" => {
+                args.next();
+                continue;
+            }
+            // Where git looks for its own programs.
+            _ if a.starts_with("--exec-path") => return Some("git --exec-path".into()),
             "--config-env" => return Some("git --config-env".into()),
             _ if a.starts_with("--config-env=") => return Some("git --config-env".into()),
             "config" => {
@@ -225,7 +256,8 @@ fn runs_command(script: &str) -> bool {
                 .map_or("", |(_, after)| after.trim_start()),
             None => command,
         };
-        if command == "e" || command.starts_with("e ") {
+        // No other sed command starts with `e`: `1etouch x` runs `touch x`.
+        if command.starts_with('e') {
             return true;
         }
         let Some(rest) = command.strip_prefix('s') else {
@@ -293,6 +325,17 @@ mod tests {
             "watch -n1 'touch x'",
             "flock lock -c 'touch x'",
             "script -q -c 'touch x' /dev/null",
+            "git -C . -c alias.q='!touch x' q",
+            "git --exec-path=./bin status",
+            "sed \"1etouch x\" a.txt",
+            "make --eva='x: ; touch y' x",
+            "tar cf /dev/null a.txt --checkpoint-act=exec='touch x'",
+            "tar xf a.tar --to-com='sh x'",
+            "zip -T --unzip-comm 'touch x' z.zip",
+            "strace -o '|touch x' true",
+            "npx -c 'touch x'",
+            "npm exec -c 'touch x'",
+            "rsync -e 'sh x' a b",
         ] {
             assert!(inline_code(&argv(line)).is_some(), "{line}");
         }
@@ -316,6 +359,10 @@ mod tests {
             "tar czf out.tgz src",
             "zip -r z.zip src",
             "env FOO=1 cargo test",
+            "git -C sub status",
+            "strace -o trace.txt true",
+            "npm test",
+            "npx prettier --check .",
         ] {
             assert_eq!(inline_code(&argv(line)), None, "{line}");
         }

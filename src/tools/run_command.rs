@@ -83,11 +83,93 @@ fn shell_operator(command: &str) -> Option<String> {
     None
 }
 
-/// Whether `argv` starts with the words of one of the `allow` prefixes.
+/// Whether `argv` starts with the words of one of the `allow` prefixes;
+/// a program that runs another (`timeout 5 ./x.sh`, `find -exec`) is
+/// allowed only if that one is too.
 pub fn allowed(argv: &[String], allow: &[String]) -> bool {
-    allow.iter().any(|prefix| {
+    let listed = allow.iter().any(|prefix| {
         shell_words::split(prefix).is_ok_and(|words| !words.is_empty() && argv.starts_with(&words))
-    })
+    });
+    listed
+        && match inner_command(argv) {
+            Some(inner) if !inner.is_empty() => allowed(inner, allow),
+            Some(_) => true,
+            // A runner whose command cannot be told apart: only plain words.
+            None if runs_commands(argv) => false,
+            None => true,
+        }
+}
+
+/// The programs that run another program given after their options.
+const WRAPPERS: &[&str] = &[
+    "timeout", "nice", "nohup", "setsid", "time", "env", "stdbuf", "ionice", "chrt", "taskset",
+    "flock", "unbuffer",
+];
+
+/// The command a wrapper runs (`None`: `argv` is no wrapper); options,
+/// `NAME=value`, a duration or a priority before it are skipped.
+fn inner_command(argv: &[String]) -> Option<&[String]> {
+    let name = argv.first()?.rsplit('/').next()?;
+    if !WRAPPERS.contains(&name) {
+        return None;
+    }
+    let mut i = 1;
+    // Options with a value of their own, given apart.
+    let takes_value = |o: &str| {
+        matches!(
+            o,
+            "-s" | "-k"
+                | "--signal"
+                | "--kill-after"
+                | "-n"
+                | "--adjustment"
+                | "-c"
+                | "-p"
+                | "-o"
+                | "-e"
+                | "-i"
+                | "-u"
+                | "--unset"
+                | "-w"
+                | "--timeout"
+                | "-E"
+        )
+    };
+    while let Some(word) = argv.get(i) {
+        if word.starts_with('-') {
+            i += if takes_value(word) { 2 } else { 1 };
+            continue;
+        }
+        let numeric = word
+            .chars()
+            .all(|c| c.is_ascii_digit() || ".smhdx,".contains(c));
+        let setting = name == "env" && word.contains('=');
+        // flock's lock file, chrt's priority, taskset's mask, timeout's duration.
+        let first_argument =
+            matches!(name, "flock" | "chrt" | "taskset" | "timeout") && i == 1 || numeric;
+        if setting || first_argument {
+            i += 1;
+            continue;
+        }
+        break;
+    }
+    argv.get(i..)
+}
+
+/// Programs that run commands handed to them in ways not read here
+/// (`find -exec`, `xargs`): allowed only when none of their words names
+/// a program file (`./x.sh`).
+fn runs_commands(argv: &[String]) -> bool {
+    let Some(name) = argv.first().and_then(|a| a.rsplit('/').next()) else {
+        return false;
+    };
+    match name {
+        "find" => argv
+            .iter()
+            .any(|a| a.starts_with("-exec") || a.starts_with("-ok")),
+        "xargs" | "parallel" | "watch" => argv[1..].iter().any(|a| !a.starts_with('-')),
+        _ => false,
+    }
 }
 
 /// Whether an environment variable holds a secret the child must not see:
@@ -252,6 +334,35 @@ mod tests {
         assert!(argv_of("echo 'unclosed").is_err());
         // Quoted operators are plain words.
         assert_eq!(words("grep '|' f"), ["grep", "|", "f"]);
+    }
+
+    #[test]
+    fn a_wrapper_is_allowed_only_with_what_it_runs() {
+        let allow: Vec<String> = [
+            "timeout",
+            "nice",
+            "find",
+            "cargo test",
+            "xargs",
+            "flock",
+            "env",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let ok = |line: &str| allowed(&shell_words::split(line).unwrap(), &allow);
+        assert!(ok("timeout 5 cargo test"));
+        assert!(ok("timeout -s KILL 5m cargo test -q"));
+        assert!(ok("nice -n 5 cargo test"));
+        assert!(ok("env RUST_LOG=debug cargo test"));
+        assert!(ok("find . -name '*.rs'"));
+        assert!(!ok("timeout 5 ./x.sh"));
+        assert!(!ok("nice ./x.sh"));
+        assert!(!ok("flock lock ./x.sh"));
+        assert!(!ok("timeout 5 rm -rf src"));
+        assert!(!ok("find . -exec ./x.sh {} +"));
+        assert!(!ok("xargs ./x.sh"));
+        assert!(!ok("env ./x.sh"));
     }
 
     #[test]
