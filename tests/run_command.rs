@@ -837,6 +837,18 @@ fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
         "",
     );
     assert_eq!(result["stdout"], "700\n", "{result}");
+    // Nor the wrapper that watches it (what it left would run on).
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "sh -c 'kill -9 $PPID && echo killed'"}),
+        "",
+    );
+    assert_ne!(result["exit_code"], 0, "{result}");
+    assert!(
+        !result["stdout"].as_str().unwrap().contains("killed"),
+        "{result}"
+    );
     // Its own children it may signal.
     let (_, result) = tool(
         &env,

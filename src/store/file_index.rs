@@ -87,6 +87,7 @@ impl RootStore {
         let (key, path) = (self.key.clone(), self.path.clone());
         shared.block(async move {
             let mut tx = pool.begin_with(begin).await?;
+            let written = async {
             ensure_root(&mut tx, &key, &path).await?;
             insert_snapshots(&mut tx, &update.snapshots).await?;
             for gone in &update.removed {
@@ -116,7 +117,17 @@ impl RootStore {
                 .execute(&mut *tx)
                 .await?;
             }
-            tx.commit().await
+            Ok::<(), sqlx::Error>(())
+            }
+            .await;
+            match written {
+                Ok(()) => tx.commit().await,
+                // At once (a full disk): see the writer's transaction.
+                Err(e) => {
+                    let _ = tx.rollback().await;
+                    Err(e)
+                }
+            }
         })
     }
 }

@@ -171,7 +171,54 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
         eprintln!("agent-tui: cannot keep the command off the network: {e}");
         return 126;
     }
-    super::reaper::supervise(argv)
+    // The command itself runs one domain further in (`__scope`): it may
+    // signal what it starts, never this wrapper (killing it would leave
+    // what the command left behind unwatched).
+    let mut inner: Vec<OsString> = Vec::with_capacity(argv.len() + 3);
+    if let Ok(exe) = std::env::current_exe() {
+        inner.extend([exe.into_os_string(), SCOPE_ARG.into(), "--".into()]);
+    }
+    inner.extend(argv.iter().cloned());
+    super::reaper::supervise(&inner)
+}
+
+/// The hidden first argument of the command's own step: one more Landlock
+/// domain (signals only to what it starts), then the command.
+pub const SCOPE_ARG: &str = "__scope";
+
+/// `__scope -- argv`: scopes signals to this process's own domain, then
+/// becomes the command; returns an exit code only when that fails.
+pub fn scope_main(args: &[OsString]) -> i32 {
+    let Some(argv) = args
+        .split_first()
+        .filter(|(d, _)| *d == "--")
+        .map(|(_, a)| a)
+    else {
+        eprintln!("agent-tui: {SCOPE_ARG} -- PROGRAM [ARGS...]");
+        return 2;
+    };
+    let Some(program) = argv.first() else {
+        return 2;
+    };
+    let scoped = Ruleset::default()
+        .set_compatibility(CompatLevel::BestEffort)
+        .scope(Scope::Signal)
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self());
+    if let Err(e) = scoped {
+        eprintln!("agent-tui: cannot confine the command: {e}");
+        return 126;
+    }
+    let e = std::os::unix::process::CommandExt::exec(Command::new(program).args(&argv[1..]));
+    eprintln!(
+        "agent-tui: cannot start `{}`: {e}",
+        program.to_string_lossy()
+    );
+    if e.kind() == std::io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    }
 }
 
 /// Makes this process non-dumpable: its `/proc/PID/environ`, `mem` and
