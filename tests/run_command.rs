@@ -1023,3 +1023,27 @@ fn a_rollback_gives_files_back_their_modes() {
         Some("#!/bin/sh\necho hi\n")
     );
 }
+
+#[test]
+fn a_fifo_in_the_project_does_not_hold_a_command() {
+    // The file index reads each file before a command: a FIFO would wait
+    // for a writer for ever.
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+    assert!(
+        Command::new("mkfifo")
+            .arg(dir.path().join("pipe"))
+            .status()
+            .unwrap()
+            .success()
+    );
+    let started = std::time::Instant::now();
+    let (c, result) = tool(&env, dir.path(), json!({"command": "touch b.txt"}), "");
+    assert_eq!(c, 0, "{result}");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it waited"
+    );
+    assert_eq!(result["changed_files"][0]["path"], "b.txt", "{result}");
+}

@@ -253,6 +253,12 @@ fn python_project_the_failing_test_is_named_and_the_subset_passes() {
         "{err}"
     );
     assert_eq!(snapshot(p.root.path()), before);
+    // A change to another file makes the result stale, not a pass: still
+    // refused (touching a file is no way past a failure).
+    std::fs::write(p.root.path().join("NOTES"), "x\n").unwrap();
+    let (c, _, err) = p.review(&["--apply"]);
+    assert_eq!(c, 1, "{err}");
+    std::fs::remove_file(p.root.path().join("NOTES")).unwrap();
     let (c, v, err) = p.verify(&["--reject", &hunks[1]]);
     assert_eq!(c, 0, "{err}\n{v:#}");
     assert_eq!(v["passed"], true);

@@ -97,8 +97,12 @@ impl Core {
             files: files.clone(),
         };
         self.publish(key, job_id, created);
+        let (verb, pronoun) = match files.len() {
+            1 => ("holds", "it"),
+            _ => ("hold", "they"),
+        };
         let note = format!(
-            "[agent-tui: the user rolled back {said}; {} now hold what they held \
+            "[agent-tui: the user rolled back {said}; {} now {verb} what {pronoun} held \
              before (read them again before building on them)]",
             files.join(", ")
         );

@@ -65,7 +65,7 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
         && let Some(last) = pending
             .verify
             .as_ref()
-            .filter(|v| verified.is_none() && !tree_changed && v.blocks_apply(&bundle))
+            .filter(|v| verified.is_none() && v.blocks_apply(&bundle))
     {
         // The TUI asks once more; a command line cannot, so it is told.
         eprintln!(

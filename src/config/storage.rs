@@ -90,12 +90,38 @@ const SECRET_PARAMS: &[&str] = &["password", "sslpassword", "passfile"];
 fn secret_param(rest: &str) -> Option<&'static str> {
     let (_, query) = rest.split_once('?')?;
     query.split('&').find_map(|pair| {
-        let key = pair.split('=').next().unwrap_or_default();
+        let key = percent_decoded(pair.split('=').next().unwrap_or_default());
+        let key = key.as_str();
         SECRET_PARAMS
             .iter()
             .find(|p| p.eq_ignore_ascii_case(key))
             .copied()
     })
+}
+
+/// `text` with its `%XX` escapes decoded (a key spelt `pass%77ord` is
+/// `password` to the driver).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// `url` with any password replaced by `***`, for messages and `doctor`.
@@ -124,7 +150,11 @@ fn redact_query(tail: &str) -> String {
     let pairs: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if SECRET_PARAMS.iter().any(|p| p.eq_ignore_ascii_case(key)) => {
+            Some((key, _))
+                if SECRET_PARAMS
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(&percent_decoded(key))) =>
+            {
                 format!("{key}=***")
             }
             _ => pair.to_string(),
@@ -163,6 +193,8 @@ mod tests {
             "postgres://a@h/db?sslmode=disable&password=***"
         );
         assert!(check_url("postgres://a@h/db?PassWord=x").is_err());
+        assert!(check_url("postgres://a@h/db?pass%77ord=hunter2").is_err());
+        assert!(!redact_url("postgres://a@h/db?pass%77ord=hunter2").contains("hunter2"));
         assert!(check_url("postgres://a@h/db?sslmode=require").is_ok());
     }
 }

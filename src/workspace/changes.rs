@@ -147,6 +147,12 @@ pub(crate) fn scan_under(root: &Path, dir: &Path) -> (Vec<(String, Stat)>, Vec<S
                 let Ok(meta) = entry.metadata() else {
                     return ignore::WalkState::Continue;
                 };
+                // A FIFO, a socket or a device is no file to keep: opening
+                // a FIFO to read it would wait for a writer for ever.
+                let kind = meta.file_type();
+                if !(kind.is_file() || kind.is_symlink()) {
+                    return ignore::WalkState::Continue;
+                }
                 if let Ok(mut f) = found.lock() {
                     f.0.push((rel.to_string(), stat_of(&meta)));
                 }

@@ -191,7 +191,10 @@ fn list_dir(root: &Path, dir: &str) -> HashMap<String, Entry> {
         };
         if entry.file_type().is_some_and(|t| t.is_dir()) {
             out.insert(rel.to_string(), Entry::Dir);
-        } else if let Ok(meta) = entry.metadata() {
+        } else if let Ok(meta) = entry.metadata()
+            // Files and links only: a FIFO would block whoever reads it.
+            && (meta.file_type().is_file() || meta.file_type().is_symlink())
+        {
             out.insert(rel.to_string(), Entry::File(stat_of(&meta)));
         }
     }
