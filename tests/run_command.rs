@@ -935,6 +935,17 @@ fn rolling_back_a_link_a_command_made_touches_only_the_link() {
     roll_back(&env, root, &cp);
     assert_eq!(text(root, "d/inner.txt").as_deref(), Some("d's\n"));
 
+    // A deleted link comes back as a file with its target's bytes (not yet
+    // as a link), never world-writable.
+    std::os::unix::fs::symlink("a.txt", root.join("l2")).unwrap();
+    let cp = checkpoint("rm l2");
+    undo(&cp);
+    let mode = std::os::unix::fs::PermissionsExt::mode(
+        &std::fs::metadata(root.join("l2")).unwrap().permissions(),
+    );
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
+    std::fs::remove_file(root.join("l2")).unwrap();
+
     let victim = outside.path().join("victim.txt");
     let cp = checkpoint(&format!("ln -sf {} a.txt", victim.display()));
     undo(&cp);

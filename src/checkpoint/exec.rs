@@ -192,7 +192,11 @@ impl ExecTracker {
                 update.removed.push(c.path.clone());
             }
             // The mode it had before the command, from the index.
-            let before_mode = index.get(&c.path).map(|ix| ix.stat.mode & 0o7777);
+            // (A link's own bits, 0777, are no file's mode to give back.)
+            let before_mode = index
+                .get(&c.path)
+                .filter(|ix| ix.stat.mode & 0o170000 == 0o100000)
+                .map(|ix| ix.stat.mode & 0o7777);
             files.push(FileChange {
                 file_path: c.path.clone(),
                 abs,
