@@ -69,6 +69,19 @@ fn every_shipped_check_passes_its_reference_in_the_verify_run() {
     let report: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let verified = &report["runs"][1];
     assert_eq!(verified["reviewer"], "verify_and_repair");
+    let failed: Vec<String> = verified["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["success"] != true)
+        .map(|t| {
+            format!(
+                "{}: {} {} verify={}",
+                t["name"], t["checks_failed"], t["error"], t["verify"]
+            )
+        })
+        .collect();
+    assert!(failed.is_empty(), "failed tasks:\n{}", failed.join("\n"));
     assert_eq!(verified["metrics"]["success_rate"], 1.0);
     assert_eq!(verified["metrics"]["verify_pass_rate"], 1.0);
     let checked: Vec<&str> = verified["tasks"]

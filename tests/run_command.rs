@@ -849,6 +849,16 @@ fn a_command_signals_no_process_outside_it_and_sees_no_store_password() {
         !result["stdout"].as_str().unwrap().contains("killed"),
         "{result}"
     );
+    // Its files it may move from folder to folder (a compiler's temp file
+    // renamed into place).
+    let (_, result) = tool(
+        &env,
+        dir.path(),
+        json!({"command": "sh -c 'mkdir -p m1 m2 && echo x > m1/f && mv m1/f m2/f'"}),
+        "",
+    );
+    assert_eq!(result["exit_code"], 0, "{result}");
+    assert!(dir.path().join("m2/f").exists());
     // Its own children it may signal.
     let (_, result) = tool(
         &env,

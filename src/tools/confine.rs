@@ -200,10 +200,16 @@ pub fn scope_main(args: &[OsString]) -> i32 {
     let Some(program) = argv.first() else {
         return 2;
     };
+    // Files are the outer domain's business: this one grants them all
+    // (a layer that handles none would refuse every rename across
+    // folders, EXDEV), and only keeps signals in.
+    let abi = ABI_WANTED;
     let scoped = Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
-        .scope(Scope::Signal)
+        .handle_access(AccessFs::from_all(abi))
+        .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
+        .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_all(abi))))
         .and_then(|r| r.restrict_self());
     if let Err(e) = scoped {
         eprintln!("agent-tui: cannot confine the command: {e}");
