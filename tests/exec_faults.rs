@@ -371,7 +371,7 @@ fn text_from_the_model_never_steers_the_terminal() {
         .to_string();
     let server = LlmServer::start(vec![
         sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
-        sse(openai::text(&["done \u{1b}[2J", "here"])),
+        sse(openai::text(&["done \u{1b}[2J", "here\u{202e}"])),
     ]);
     let env = Env::new();
     let root = project();
@@ -385,7 +385,7 @@ fn text_from_the_model_never_steers_the_terminal() {
         );
     }
     assert!(
-        run.stdout.contains("done \\u{1b}[2Jhere"),
+        run.stdout.contains("done \\u{1b}[2Jhere\\u{202e}") && !run.stdout.contains('\u{202e}'),
         "{:?}",
         run.stdout
     );

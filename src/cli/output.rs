@@ -480,9 +480,11 @@ fn inert_event(event: &Event) -> Option<Event> {
     changed.then(|| serde_json::from_value(value).ok())?
 }
 
-/// A character that would steer the terminal (newlines and tabs do not).
+/// A character that would steer the terminal (newlines and tabs do not),
+/// or reorder what it shows (the bidirectional overrides and isolates).
 fn steers(c: char) -> bool {
-    c.is_control() && !matches!(c, '\n' | '\t' | '\r')
+    (c.is_control() && !matches!(c, '\n' | '\t' | '\r'))
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 fn shorten(text: &str, max: usize) -> String {

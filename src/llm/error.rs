@@ -37,16 +37,31 @@ pub enum LlmError {
 }
 
 impl LlmError {
-    /// The error with every copy of `key` in what the server said masked
+    /// The error with every copy of `key` (plain or URL-encoded) in what the server said masked
     /// (some gateways quote the key they refused): it goes on into events,
     /// the store and the terminal.
     pub fn redact(self, key: Option<&str>) -> LlmError {
         let Some(key) = key.map(str::trim).filter(|k| k.len() >= 4) else {
             return self;
         };
+        // As sent, and as a gateway may quote it back URL-encoded.
+        let encoded: String = key
+            .bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                    char::from(b).to_string()
+                }
+                _ => format!("%{b:02X}"),
+            })
+            .collect();
         let mask = |s: String| {
-            if s.contains(key) {
+            let s = if s.contains(key) {
                 s.replace(key, "[the API key]")
+            } else {
+                s
+            };
+            if encoded != key && s.contains(&encoded) {
+                s.replace(&encoded, "[the API key]")
             } else {
                 s
             }
@@ -254,5 +269,26 @@ mod tests {
             said.contains("--jinja for native tools") && said.contains("tool_protocol"),
             "{said}"
         );
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::*;
+
+    #[test]
+    fn a_key_is_masked_as_sent_and_url_encoded() {
+        let key = "sk-a/b+c d";
+        let err = LlmError::Status {
+            url: "http://x".into(),
+            status: 401,
+            message: format!("bad key {key}, or sk-a%2Fb%2Bc%20d"),
+            retry_after: None,
+        }
+        .redact(Some(key));
+        let LlmError::Status { message, .. } = err else {
+            panic!()
+        };
+        assert_eq!(message, "bad key [the API key], or [the API key]");
     }
 }
