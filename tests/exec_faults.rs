@@ -395,3 +395,21 @@ fn text_from_the_model_never_steers_the_terminal() {
         run.stderr
     );
 }
+
+/// A turn with nothing in it (small models end one at once now and then):
+/// the model is asked once to go on; a second empty turn fails the job.
+#[test]
+fn an_empty_turn_is_asked_to_go_on_once() {
+    let (run, server) = run_openai(
+        vec![sse(openai::text(&[])), sse(openai::text(&["done"]))],
+        &[],
+    );
+    assert_completed(&run, "done");
+    let second = server.requests()[1].body["messages"].to_string();
+    assert!(second.contains("Your reply was empty"), "{second}");
+    let (run, _server) = run_openai(
+        vec![sse(openai::text(&[])), sse(openai::text(&["  "]))],
+        &[],
+    );
+    assert_failed(&run, "empty_answer", "without an answer");
+}

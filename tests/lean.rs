@@ -357,3 +357,127 @@ fn a_small_windows_reply_that_goes_round_in_a_loop_is_stopped_and_kept_once() {
         8
     );
 }
+
+const SUM_FIXED: &str =
+    "export function sum(values) {\n  return values.reduce((a, b) => a + b, 0);\n}\n";
+
+/// `exec --json` of the sum.js fix in the sample project at `window`
+/// tokens, the model answering `replies`: the env (for `review`), the root,
+/// the run and the requests' bodies.
+fn sum_fix(window: u32, replies: Vec<Reply>) -> (Env, tempfile::TempDir, Run, Vec<Value>) {
+    let env = Env::new();
+    let root = project();
+    let server = LlmServer::start(replies);
+    let extra = format!("context_window = {window}\ntool_protocol = \"native\"");
+    let cfg = config(&env, "openai", &server.url(), &extra);
+    let prompt = "sum() in sum.js starts from 1 instead of 0. Fix it.";
+    let r = exec(&env, &cfg, root.path(), &["--json", prompt]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let requests = server.requests().into_iter().map(|q| q.body).collect();
+    (env, root, r, requests)
+}
+
+/// The hunks' patches of the run's last diff.
+fn patches(r: &Run) -> Vec<String> {
+    let events = r.events();
+    let Some(diff) = of_type(&events, "diff.generated").last().copied().cloned() else {
+        return Vec::new();
+    };
+    diff["data"]["bundle"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|f| f["hunks"].as_array().unwrap().clone())
+        .map(|h| h["patch"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Small models that cannot fill `propose_edits` write the file out whole
+/// in their answer (a path, then a fenced block; or the shape of a read's
+/// result): in a small window's agent-mode job that proposed nothing,
+/// that becomes a `propose_edits` call like any other, reviewed hunk by
+/// hunk (and only the changed lines are a hunk); re-reading the file the
+/// job read for the model counts as a repeat at once.
+#[test]
+fn a_file_written_out_whole_in_a_small_windows_answer_is_proposed_for_review() {
+    let written = format!("The start was wrong.\n\nsum.js:\n```js\n{SUM_FIXED}```\n");
+    let (env, root, r, _) = sum_fix(2048, vec![sse(openai::text(&[written.as_str()]))]);
+    let events = r.events();
+    let calls = of_type(&events, "tool.call.requested");
+    let proposed: Vec<&&Value> = calls
+        .iter()
+        .filter(|e| e["data"]["name"] == "propose_edits")
+        .collect();
+    assert_eq!(proposed.len(), 1, "{events:?}");
+    assert_eq!(proposed[0]["data"]["tool_call_id"], "answer_edits");
+    assert_eq!(
+        patches(&r),
+        [
+            "@@ -1,3 +1,3 @@\n export function sum(values) {\n-  return values.reduce((a, b) => a + b, 1);\n+  return values.reduce((a, b) => a + b, 0);\n }\n"
+        ]
+    );
+    let done = completed(&r);
+    assert_eq!(done["status"], "awaiting_review", "{done}");
+    assert_eq!(done["answer"], written.as_str());
+    // Nothing was written; the review applies it like any other.
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sum.js")).unwrap(),
+        SUM_JS
+    );
+    let out = env
+        .cmd()
+        .args(["review", "--accept-all", "--apply", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sum.js")).unwrap(),
+        SUM_FIXED
+    );
+
+    // A re-read of the attached file is a repeat at once; the answer in
+    // the shape of a read's result is read as the file's new text.
+    let object = json!({"file_path": "sum.js", "content": SUM_FIXED}).to_string();
+    let (_env, _root, r, requests) = sum_fix(
+        2048,
+        vec![
+            sse(openai::tool_calls(&[(
+                "c1",
+                "read_file",
+                r#"{"file_path":"sum.js"}"#,
+            )])),
+            sse(openai::text(&[
+                "<tool_response>\n",
+                object.as_str(),
+                "\n</tool_response>",
+            ])),
+        ],
+    );
+    assert_eq!(patches(&r).len(), 1, "{}", r.stdout);
+    let second = requests[1].to_string();
+    assert!(
+        second.contains("with the same arguments before"),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_whole_file_in_the_answer_is_no_edit_in_a_large_window_or_when_it_is_a_piece() {
+    let written = format!("sum.js:\n```js\n{SUM_FIXED}```\n");
+    let (_env, _root, r, _) = sum_fix(131_072, vec![sse(openai::text(&[written.as_str()]))]);
+    assert!(patches(&r).is_empty(), "{}", r.stdout);
+    assert_eq!(completed(&r)["status"], "completed");
+    // A block unlike the file (another file's text under its name).
+    let other = "sum.js:\n```\nprint('hello world')\nimport os\nx = 1\n```\n";
+    let (_env, root, r, _) = sum_fix(2048, vec![sse(openai::text(&[other]))]);
+    assert!(patches(&r).is_empty(), "{}", r.stdout);
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("sum.js")).unwrap(),
+        SUM_JS
+    );
+}

@@ -169,6 +169,97 @@ fn a_template_that_keeps_the_tools_stays_native() {
     assert!(has_native_tools(&server.requests()[0].body));
 }
 
+/// A template that keeps the tools, and a model that writes its call as
+/// text all the same (Qwen2.5-Coder's `<tool_call>` form, which
+/// llama-cpp-python passes on as content, tags and all or with the tags
+/// lost as special tokens): the call is read back and run, nothing of it
+/// is streamed as answer text, and what the model imagined after the call
+/// is dropped. Prose and a JSON answer naming no offered tool stay
+/// answers, streamed whole.
+#[test]
+fn a_tool_call_written_as_text_is_read_back_as_a_call() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "the secret word is plum\n")]);
+    for call in [
+        vec![
+            "<tool_call>\n{\"name\": \"read_",
+            "file\", \"arguments\": {\"file_path\": \"notes.txt\"}}\n</tool_call>",
+        ],
+        vec![
+            "{\"name\": \"read_file\", \"arguments\": \"{\\\"file_path\\\":\\\"notes.txt\\\"}\"}",
+            "\n{\"content\": \"imagined\"}",
+        ],
+    ] {
+        let (server, cfg) = model(
+            &env,
+            vec![
+                probe(11),
+                sse(openai::text(&call)),
+                sse(openai::text(&["It says plum."])),
+            ],
+            vec![count(5), count(12)],
+            WINDOW,
+        );
+        let run = exec(
+            &env,
+            &cfg,
+            root.path(),
+            &["--json", "what does notes.txt say?"],
+        );
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let events = run.events();
+        let asked = of_type(&events, "tool.call.requested");
+        let ran: Vec<&Value> = asked
+            .iter()
+            .copied()
+            .filter(|e| e["data"]["attached"] != true)
+            .collect();
+        assert_eq!(ran.len(), 1, "{events:?}");
+        assert_eq!(ran[0]["data"]["name"], "read_file");
+        assert_eq!(
+            ran[0]["data"]["arguments"],
+            json!({"file_path": "notes.txt"})
+        );
+        let streamed: String = of_type(&events, "llm.delta")
+            .iter()
+            .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(streamed, "It says plum.", "{events:?}");
+        assert_eq!(events.last().unwrap()["data"]["answer"], "It says plum.");
+        // The next request carries the call natively and its result.
+        let next = server.requests()[2].body["messages"].to_string();
+        assert!(
+            next.contains("tool_calls") && next.contains("plum"),
+            "{next}"
+        );
+        assert!(!next.contains("imagined"), "{next}");
+    }
+    // A JSON answer that names no offered tool, and prose, stay answers.
+    for answer in [
+        vec!["{\"name\": \"demo\", ", "\"version\": \"0.2.0\"}"],
+        vec!["The ", "word is plum."],
+    ] {
+        let (_server, cfg) = model(
+            &env,
+            vec![probe(11), sse(openai::text(&answer))],
+            vec![count(5), count(12)],
+            WINDOW,
+        );
+        let run = exec(&env, &cfg, root.path(), &["--json", "what is it?"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let events = run.events();
+        let whole = answer.concat();
+        let streamed: String = of_type(&events, "llm.delta")
+            .iter()
+            .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert_eq!(streamed, whole);
+        assert_eq!(events.last().unwrap()["data"]["answer"], whole.as_str());
+        assert!(of_type(&events, "tool.call.requested").is_empty());
+    }
+}
+
 /// llama.cpp's and vLLM's `POST /tokenize` answer the check too (one body
 /// for both: llama.cpp reads `content` and answers `tokens`, vLLM reads
 /// `model` and `prompt` and answers `count`); once a server's endpoint is

@@ -197,6 +197,8 @@ pub(super) struct Job<'a> {
     pub mcp_restarts: BTreeMap<String, u32>,
     /// A lean job's calls repeated with the same result.
     pub repeats: Repeats,
+    /// The model was asked to go on after a turn with nothing in it.
+    pub nudged: bool,
 }
 
 impl<'a> Job<'a> {
@@ -243,6 +245,7 @@ impl<'a> Job<'a> {
             mcp_tools: Vec::new(),
             mcp_restarts: BTreeMap::new(),
             repeats: Repeats::default(),
+            nudged: false,
         }
     }
 
@@ -324,6 +327,7 @@ impl<'a> Job<'a> {
             },
         };
         if last {
+            self.propose_from_answer(&turn.text).await;
             return Some(self.budget_answer(turn));
         }
         if let Some(correction) = turn.invalid_action {
@@ -341,12 +345,23 @@ impl<'a> Job<'a> {
             return None;
         }
         if turn.tool_calls.is_empty() {
+            if turn.text.trim().is_empty() && !self.nudged {
+                // Small models sometimes end a turn at once; asked once to go on.
+                self.nudged = true;
+                self.add(Message::User(
+                    "[agent-tui] Your reply was empty. Go on with the task: call a tool or \
+                     answer."
+                        .into(),
+                ));
+                return None;
+            }
             if turn.text.trim().is_empty() {
                 return Some(Outcome::failed(
                     "the model ended its turn without an answer; try again or rephrase",
                     JobFailure::EmptyAnswer,
                 ));
             }
+            self.propose_from_answer(&turn.text).await;
             return Some(self.answer(turn.text, false));
         }
         self.run_calls(turn).await
@@ -375,7 +390,7 @@ impl<'a> Job<'a> {
             self.add(Message::Tool(result));
         }
         if !repeated.is_empty() {
-            let note = self.repeats.note(&repeated);
+            let note = self.repeats.note(&repeated, self.spec.mode == Mode::Agent);
             self.add(Message::User(note));
         }
         if self.triggers(FallbackReason::SchemaFailures) {

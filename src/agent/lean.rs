@@ -41,7 +41,7 @@ fn brief(name: &str) -> Option<&'static str> {
         "list_scopes" => "List the folders beside the project the tools reach.",
         "clarify_user" => "Ask the user one short question.",
         "propose_edits" => {
-            "Propose edits for review (read the file first). Lines 1-based, inclusive; insert \
+            "Propose edits for review. Lines 1-based, inclusive; insert \
              goes before start_line; old_text: those lines; new_text: the full new text."
         }
         "run_command" => "Run a program (no shell) once the user approves.",

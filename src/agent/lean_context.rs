@@ -30,6 +30,10 @@ const FIRST_REQUEST_SHARE: f64 = 0.4;
 /// Turns that repeated a call with the same result after which tools are
 /// withdrawn (the model answers with what it has).
 const MAX_REPEATS: u32 = 2;
+/// How a small model can still change a file without calling a tool
+/// (`answer_edits` reads it back as an edit).
+pub(super) const WHOLE_FILE_HINT: &str =
+    " To change a file, write its path on a line, then its whole new text in one fenced block.";
 
 /// The project's files as the outline and the name lookup use them.
 #[derive(Debug, Default, PartialEq)]
@@ -164,14 +168,16 @@ impl Repeats {
     }
 
     /// A turn repeated the calls of `tools`: what the model is told (at
-    /// `MAX_REPEATS` such turns, that tools are withdrawn).
-    pub(super) fn note(&mut self, tools: &[String]) -> String {
+    /// `MAX_REPEATS` such turns, that tools are withdrawn; in agent mode,
+    /// how an edit can still be made without them).
+    pub(super) fn note(&mut self, tools: &[String], agent: bool) -> String {
         self.turns += 1;
         let names = tools.join("`, `");
         if self.withdrawn() {
             format!(
                 "[agent-tui] `{names}` came back again with the same arguments and result. No \
-                 more tools: answer now with what you have."
+                 more tools: answer now with what you have.{}",
+                if agent { WHOLE_FILE_HINT } else { "" }
             )
         } else {
             format!(
@@ -227,15 +233,19 @@ impl Job<'_> {
                 tool_calls: vec![call.clone()],
             };
             let result = ToolResult::new(call.tool_call_id.clone(), call.name.clone(), Ok(value));
-            let read = Message::Tool(lean_result(result.clone()));
+            let lean = lean_result(result.clone());
             let counter = self.conv.counter();
             let cost = self.conv.scaled(u64::from(
-                message_tokens(counter, &asked) + message_tokens(counter, &read),
+                message_tokens(counter, &asked)
+                    + message_tokens(counter, &Message::Tool(lean.clone())),
             ));
             if (used + cost) as f64 > share {
                 continue;
             }
             used += cost;
+            // Reading it again is a repeat like any other.
+            self.repeats.repeated(&call, &lean);
+            let read = Message::Tool(lean);
             // Shown like any read, marked as agent-tui's own.
             self.emit.emit(EventBody::ToolCallRequested {
                 tool_call_id: call.tool_call_id.clone(),
@@ -342,9 +352,15 @@ mod tests {
         // The file changed in between (a command wrote it): not a repeat.
         assert!(!r.repeated(&call, &read("two")));
         assert!(r.repeated(&call, &read("two")));
-        assert!(r.note(&["read_file".into()]).contains("Do not repeat it"));
+        assert!(
+            r.note(&["read_file".into()], false)
+                .contains("Do not repeat it")
+        );
         assert!(!r.withdrawn());
-        assert!(r.note(&["read_file".into()]).contains("No more tools"));
+        assert!(
+            r.note(&["read_file".into()], false)
+                .contains("No more tools")
+        );
         assert!(r.withdrawn());
     }
 }

@@ -6,6 +6,7 @@
 //! on its own task) and reviews.
 
 mod accounts;
+mod answer_edits;
 mod approval;
 mod builder;
 mod compaction;

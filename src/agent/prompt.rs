@@ -35,7 +35,10 @@ fn lean_mode_rules(mode: Mode) -> &'static str {
     match mode {
         Mode::Ask => "Answer the question; you cannot change files or run commands.",
         Mode::Plan => "Answer with a numbered plan of concrete steps; change nothing.",
-        Mode::Agent => "Change files only with propose_edits (the user reviews each hunk).",
+        Mode::Agent => {
+            "Edit with propose_edits, or write a file's path on a line, then its whole \
+             new text in a fence."
+        }
     }
 }
 

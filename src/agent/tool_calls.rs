@@ -18,14 +18,29 @@ impl Job<'_> {
     /// Runs one call and reports it; every failure becomes an error result
     /// the model can read.
     pub(super) async fn call_tool(&mut self, call: ToolCall) -> ToolResult {
+        self.announce(&call);
+        let started = Instant::now();
+        let outcome = self.execute(&call).await;
+        self.reported(call, started, outcome)
+    }
+
+    /// Says that the model's `call` is about to run.
+    pub(super) fn announce(&mut self, call: &ToolCall) {
         self.emit.emit(EventBody::ToolCallRequested {
             tool_call_id: call.tool_call_id.clone(),
             name: call.name.clone(),
             arguments: call.arguments.clone(),
             attached: false,
         });
-        let started = Instant::now();
-        let outcome = self.execute(&call).await;
+    }
+
+    /// Says how `call` (run since `started`) ended; its result.
+    pub(super) fn reported(
+        &mut self,
+        call: ToolCall,
+        started: Instant,
+        outcome: Result<Value, Value>,
+    ) -> ToolResult {
         let (ok, result, error) = match outcome {
             Ok(value) => (true, Some(value), None),
             Err(e) => (false, None, Some(e)),
@@ -191,7 +206,7 @@ impl Job<'_> {
 
     /// Validates proposed edits and rebuilds the job's diff bundle; nothing
     /// is written. Invalid edits go back to the model with the reasons.
-    async fn propose(&mut self, call: &ToolCall) -> Result<Value, Value> {
+    pub(super) async fn propose(&mut self, call: &ToolCall) -> Result<Value, Value> {
         let requests: Vec<EditRequest> =
             match serde_json::from_value(call.arguments["edits"].clone()) {
                 Ok(r) => r,

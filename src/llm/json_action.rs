@@ -356,14 +356,53 @@ fn classify(candidate: &str, whole_reply: bool) -> Verdict {
     }
 }
 
-/// Parses strictly, then retries with trailing commas removed; on failure returns the
-/// strict parse error.
+/// Parses strictly, then retries with trailing commas removed and line
+/// breaks or tabs written raw inside strings escaped (small models write
+/// code that way); on failure returns the strict parse error.
 fn parse_lenient(text: &str) -> Result<Value, serde_json::Error> {
     serde_json::from_str(text).or_else(|err| {
-        strip_trailing_commas(text)
-            .and_then(|fixed| serde_json::from_str(&fixed).ok())
-            .ok_or(err)
+        let escaped = escape_raw_controls(text);
+        let text = escaped.as_deref().unwrap_or(text);
+        let fixed = strip_trailing_commas(text);
+        if escaped.is_none() && fixed.is_none() {
+            return Err(err);
+        }
+        serde_json::from_str(fixed.as_deref().unwrap_or(text)).map_err(|_| err)
     })
+}
+
+/// The text with control characters inside strings escaped (a raw line
+/// break becomes `\n`); None when there is none.
+fn escape_raw_controls(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if in_string && !escaped && c.is_control() && u32::from(c) < 0x20 {
+            changed = true;
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                other => out.push_str(&format!("\\u{:04x}", u32::from(other))),
+            }
+            continue;
+        }
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+        } else if c == '"' {
+            in_string = true;
+        }
+        out.push(c);
+    }
+    changed.then_some(out)
 }
 
 /// Removes commas (outside strings) followed only by whitespace and then `}` or `]`.
@@ -549,6 +588,28 @@ mod tests {
             name: name.to_string(),
             arguments,
         }
+    }
+
+    #[test]
+    fn line_breaks_written_raw_inside_strings_are_read_as_escaped() {
+        // Qwen2.5-Coder-1.5B's edit: arguments as a string whose code has
+        // raw line breaks in it (and a tab, and a trailing comma).
+        let inner =
+            "{\"edits\":[{\"file_path\":\"sum.js\",\"new_text\":\"a {\n\treturn 0;\n}\"},]}";
+        let reply = json!({"name": "propose_edits", "arguments": inner}).to_string();
+        assert_eq!(
+            extract_action(&reply),
+            call(
+                "propose_edits",
+                json!({"edits": [{"file_path": "sum.js", "new_text": "a {\n\treturn 0;\n}"}]})
+            )
+        );
+        // Raw breaks in a direct object too; breaks between keys stay as they are.
+        let reply = "{\"tool\": \"x\",\n \"arguments\": {\"text\": \"one\ntwo\"}}";
+        assert_eq!(
+            extract_action(reply),
+            call("x", json!({"text": "one\ntwo"}))
+        );
     }
 
     fn invalid_text(a: Action) -> String {

@@ -12,6 +12,7 @@ use serde_json::json;
 use super::ServerWindow;
 use super::json_action::{self, Action, PromptTool};
 use super::json_reply;
+use super::text_calls;
 use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
 
 /// A provider whose tools go through JSON actions (`json`), or natively
@@ -87,6 +88,9 @@ impl Provider for ToolsWrapper {
         match self.state() {
             AutoState::Json(_) => {
                 Box::pin(json_step(&*self.inner, &self.next_id, request, on_text))
+            }
+            AutoState::Unchecked | AutoState::Native if !request.tools.is_empty() => {
+                Box::pin(native_step(&*self.inner, &self.next_id, request, on_text))
             }
             AutoState::Unchecked | AutoState::Native => self.inner.step(request, on_text),
         }
@@ -219,6 +223,51 @@ async fn json_step(
             },
         },
     )
+}
+
+/// One request with native tools whose reply, when the model wrote a call
+/// as text instead (the server passed it on as content), is read back as
+/// that call; the text is held back until it is known not to be one.
+async fn native_step(
+    inner: &dyn Provider,
+    next_id: &AtomicU64,
+    request: Request<'_>,
+    on_text: TextSink<'_>,
+) -> Result<Turn, LlmError> {
+    let tools = request.tools;
+    let mut gate = text_calls::Gate::new(request.brief_tools);
+    let mut gated = |d: Delta<'_>| match d {
+        Delta::Text(t) => {
+            if let Some(shown) = gate.pass(t) {
+                on_text(Delta::Text(&shown));
+            }
+        }
+        Delta::Reasoning(_) => on_text(d),
+    };
+    let turn = inner.step(request, &mut gated).await?;
+    let Some(held) = gate.held() else {
+        return Ok(turn);
+    };
+    let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    if turn.tool_calls.is_empty()
+        && let Some((name, arguments)) = text_calls::read_call(&turn.text, &offered)
+    {
+        tracing::debug!(tool = %name, "a tool call written as text read back as a call");
+        return Ok(Turn {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                tool_call_id: format!("text_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
+                name,
+                arguments,
+            }],
+            finish: FinishReason::ToolCalls,
+            ..turn
+        });
+    }
+    if !held.is_empty() {
+        on_text(Delta::Text(&held));
+    }
+    Ok(turn)
 }
 
 /// The conversation without native tool messages: calls become the JSON the

@@ -15,6 +15,7 @@ mod overflow;
 mod repeat;
 mod retry;
 mod sse;
+mod text_calls;
 mod think;
 
 pub use error::{LlmError, Overflow};

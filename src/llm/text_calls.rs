@@ -1,0 +1,193 @@
+//! Tool calls a model wrote as text although it was offered native tools
+//! (Qwen's and Hermes' `<tool_call>{"name": …, "arguments": …}</tool_call>`,
+//! the tags often lost as special tokens, or a bare JSON object): servers
+//! such as llama-cpp-python pass such replies on as plain content, so the
+//! job would take the call for its answer. The reply's text is held back
+//! while it can still be a call and read back as one when it is.
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+
+use super::json_action::{self, Action};
+
+/// The openings a text call can start with (after white space); the
+/// last, a fence, is looked for only in a small window's replies (a large
+/// model's answer that opens with code streams at once).
+const OPENINGS: [&str; 4] = ["<tool_call>", "<tools>", "{", "```"];
+/// The tags models wrap a call in, dropped before it is read.
+const TAGS: [&str; 4] = ["<tool_call>", "</tool_call>", "<tools>", "</tools>"];
+
+/// Holds a reply's text back while it can still be a call written as
+/// text; lets it through at once when it cannot.
+#[derive(Debug, Default)]
+pub struct Gate {
+    held: String,
+    open: bool,
+    fences: bool,
+}
+
+impl Gate {
+    /// A gate that also holds text opening with a fence when `fences`.
+    pub fn new(fences: bool) -> Gate {
+        Gate {
+            fences,
+            ..Gate::default()
+        }
+    }
+
+    /// Takes one piece of answer text; returns what may be shown now.
+    pub fn pass<'t>(&mut self, text: &'t str) -> Option<std::borrow::Cow<'t, str>> {
+        if self.open {
+            return Some(text.into());
+        }
+        self.held.push_str(text);
+        let start = self.held.trim_start();
+        let openings = if self.fences {
+            &OPENINGS[..]
+        } else {
+            &OPENINGS[..OPENINGS.len() - 1]
+        };
+        if start.is_empty() || could_be_call(start, openings) {
+            return None;
+        }
+        self.open = true;
+        Some(std::mem::take(&mut self.held).into())
+    }
+
+    /// What is still held at the end of the reply (`None` once let through).
+    pub fn held(self) -> Option<String> {
+        (!self.open).then_some(self.held)
+    }
+}
+
+/// Whether text that starts this way may still turn out to be a call.
+fn could_be_call(start: &str, openings: &[&str]) -> bool {
+    openings
+        .iter()
+        .any(|o| start.starts_with(o) || o.starts_with(start))
+}
+
+/// A reply that is a call of one of `offered` written as text: the tool's
+/// name and its arguments (an object, or the text of one when the model
+/// wrote it as a string that does not parse). Anything written after the
+/// call (models go on to imagine its result) is dropped.
+pub fn read_call(reply: &str, offered: &[&str]) -> Option<(String, Value)> {
+    let start = reply.trim_start();
+    if !could_be_call(start, &OPENINGS) {
+        return None;
+    }
+    let body = TAGS
+        .iter()
+        .fold(start.to_string(), |t, tag| t.replace(tag, ""));
+    let (name, arguments) = match json_action::extract_action(&body) {
+        Action::Call { name, arguments } => (name, arguments),
+        Action::Final(_) | Action::Invalid(_) => openai_shaped(&body)?,
+    };
+    offered
+        .contains(&name.as_str())
+        .then_some((name, arguments))
+}
+
+/// A call written in the OpenAI wire's shape, `{"type": "function",
+/// "function": {"name", "arguments"}}`.
+fn openai_shaped(body: &str) -> Option<(String, Value)> {
+    let start = body.find('{')?;
+    let mut values = serde_json::Deserializer::from_str(&body[start..]).into_iter::<Value>();
+    let function = values.next()?.ok()?.get("function")?.clone();
+    match json_action::extract_action(&function.to_string()) {
+        Action::Call { name, arguments } => Some((name, arguments)),
+        Action::Final(_) | Action::Invalid(_) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const OFFERED: [&str; 2] = ["read_file", "propose_edits"];
+
+    #[test]
+    fn qwen_calls_are_read_with_or_without_their_tags() {
+        let bare = r#"{"name": "read_file", "arguments": {"file_path": "sum.js"}}"#;
+        let tagged = format!("<tool_call>\n{bare}\n</tool_call>");
+        for reply in [bare.to_string(), tagged] {
+            assert_eq!(
+                read_call(&reply, &OFFERED),
+                Some(("read_file".into(), json!({"file_path": "sum.js"})))
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_written_as_a_string_and_an_imagined_result_after_the_call() {
+        // What Qwen2.5-Coder-0.5B wrote after a read shown to it as a native call.
+        let reply = "{\"name\": \"read_file\", \"arguments\": \"{\\\"file_path\\\":\\\"sum.js\\\"}\"}\n{\"start_line\":1,\"end_line\":3}";
+        assert_eq!(
+            read_call(reply, &OFFERED),
+            Some(("read_file".into(), json!({"file_path": "sum.js"})))
+        );
+    }
+
+    #[test]
+    fn an_edit_whose_arguments_string_has_raw_line_breaks() {
+        // What Qwen2.5-Coder-1.5B wrote for js_fix_sum.
+        let reply = "{\"name\": \"propose_edits\", \"arguments\": \"{\\\"edits\\\":[{\\\"file_path\\\":\\\"sum.js\\\",\\\"operation\\\":\\\"replace\\\",\\\"start_line\\\":2,\\\"end_line\\\":2,\\\"new_text\\\":\\\"  return values.reduce((a, b) => a + b, 0);\\n\\\"}]}\"}";
+        let (name, arguments) = read_call(reply, &OFFERED).unwrap();
+        assert_eq!(name, "propose_edits");
+        assert_eq!(
+            arguments["edits"][0]["new_text"],
+            "  return values.reduce((a, b) => a + b, 0);\n"
+        );
+    }
+
+    #[test]
+    fn a_call_in_the_openai_wire_shape_inside_tools_tags() {
+        // What Qwen2.5-Coder-1.5B wrote for rs_empty_mean.
+        let reply = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"propose_edits\", \"arguments\": \"{\\\"edits\\\":[]}\"}}\n</tools>";
+        assert_eq!(
+            read_call(reply, &OFFERED),
+            Some(("propose_edits".into(), json!({"edits": []})))
+        );
+    }
+
+    #[test]
+    fn prose_json_without_a_call_and_unoffered_tools_stay_answers() {
+        for reply in [
+            "The fix is to start from 0: {\"name\": \"read_file\", \"arguments\": {}}",
+            r#"{"version": "1.2.0", "name": "demo"}"#,
+            r#"{"name": "run_command", "arguments": {"command": "ls"}}"#,
+            "```rust\nfn main() {}\n```",
+            "",
+        ] {
+            assert_eq!(read_call(reply, &OFFERED), None, "{reply}");
+        }
+    }
+
+    #[test]
+    fn the_gate_holds_what_may_be_a_call_and_lets_prose_through_whole() {
+        let mut gate = Gate::default();
+        assert_eq!(gate.pass("  "), None);
+        assert_eq!(gate.pass("<tool"), None);
+        assert_eq!(gate.pass("_call>{\"name\""), None);
+        assert_eq!(gate.held().as_deref(), Some("  <tool_call>{\"name\""));
+
+        let mut gate = Gate::default();
+        assert_eq!(gate.pass("\n"), None);
+        assert_eq!(gate.pass("The ").as_deref(), Some("\nThe "));
+        assert_eq!(gate.pass("{x}").as_deref(), Some("{x}"));
+        assert_eq!(gate.held(), None);
+
+        let mut gate = Gate::default();
+        assert_eq!(gate.pass("<b>bold</b>").as_deref(), Some("<b>bold</b>"));
+
+        // A fence is held only in a small window's replies.
+        assert_eq!(
+            Gate::new(false).pass("```rust\n").as_deref(),
+            Some("```rust\n")
+        );
+        let mut gate = Gate::new(true);
+        assert_eq!(gate.pass("```json\n"), None);
+        assert_eq!(gate.held().as_deref(), Some("```json\n"));
+    }
+}
