@@ -260,6 +260,52 @@ fn a_tool_call_written_as_text_is_read_back_as_a_call() {
     }
 }
 
+/// A call written as text that cannot be read (Qwen2.5-Coder left the
+/// quotes inside its arguments' text unescaped) is no answer: the model is
+/// told what was wrong and calls again; nothing of it is streamed.
+#[test]
+fn a_tool_call_written_as_text_that_cannot_be_read_is_sent_back() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(root.path(), &[("notes.txt", "the secret word is plum\n")]);
+    let broken = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \
+                  \"arguments\": \"{\\\"file_path\\\":\\\"notes\".txt\\\"}\"}}\n</tools>";
+    let good = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"notes.txt\"}}\n</tool_call>";
+    let (server, cfg) = model(
+        &env,
+        vec![
+            probe(11),
+            sse(openai::text(&[broken])),
+            sse(openai::text(&[good])),
+            sse(openai::text(&["It says plum."])),
+        ],
+        vec![count(5), count(12)],
+        WINDOW,
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        root.path(),
+        &["--json", "what does notes.txt say?"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let events = run.events();
+    let streamed: String = of_type(&events, "llm.delta")
+        .iter()
+        .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(streamed, "It says plum.", "{events:?}");
+    assert_eq!(events.last().unwrap()["data"]["answer"], "It says plum.");
+    let ran = of_type(&events, "tool.call.requested");
+    assert_eq!(ran.len(), 1, "{events:?}");
+    assert_eq!(
+        ran[0]["data"]["arguments"],
+        json!({"file_path": "notes.txt"})
+    );
+    let second = server.requests()[2].body["messages"].to_string();
+    assert!(second.contains("could not be read"), "{second}");
+}
+
 /// llama.cpp's and vLLM's `POST /tokenize` answer the check too (one body
 /// for both: llama.cpp reads `content` and answers `tokens`, vLLM reads
 /// `model` and `prompt` and answers `count`); once a server's endpoint is

@@ -44,10 +44,16 @@ fn lean_mode_rules(mode: Mode) -> &'static str {
 
 /// The system prompt for a small window: the same rules in a few lines.
 pub fn lean_system_prompt(workspace: &Workspace, mode: Mode) -> String {
+    // The root's own name only: small models copy an absolute root into
+    // their paths, which tools refuse.
+    let name = workspace
+        .root()
+        .file_name()
+        .map_or_else(|| "/".into(), |n| n.to_string_lossy());
     let mut prompt = format!(
-        "You are agent-tui, a coding agent in the project at `{}`; tool paths are relative \
-         to it. Mode: {}. {} Read before you answer; name files and lines. Be brief.\n",
-        workspace.root().display(),
+        "You are agent-tui, a coding agent in the project `{name}`; tool paths are relative \
+         to its root, never absolute. Mode: {}. {} Read before you answer; name files and \
+         lines. Be brief.\n",
         mode.as_str(),
         lean_mode_rules(mode)
     );

@@ -371,15 +371,37 @@ fn parse_lenient(text: &str) -> Result<Value, serde_json::Error> {
     })
 }
 
+/// Where a scan of JSON text stands: inside a string or not, and just
+/// after a backslash in one.
+#[derive(Default)]
+struct Scan {
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Scan {
+    /// Moves past `c`.
+    fn feed(&mut self, c: char) {
+        if !self.in_string {
+            self.in_string = c == '"';
+        } else if self.escaped {
+            self.escaped = false;
+        } else if c == '\\' {
+            self.escaped = true;
+        } else if c == '"' {
+            self.in_string = false;
+        }
+    }
+}
+
 /// The text with control characters inside strings escaped (a raw line
 /// break becomes `\n`); None when there is none.
 fn escape_raw_controls(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut scan = Scan::default();
     for c in text.chars() {
-        if in_string && !escaped && c.is_control() && u32::from(c) < 0x20 {
+        if scan.in_string && !scan.escaped && c.is_control() && u32::from(c) < 0x20 {
             changed = true;
             match c {
                 '\n' => out.push_str("\\n"),
@@ -389,17 +411,7 @@ fn escape_raw_controls(text: &str) -> Option<String> {
             }
             continue;
         }
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-        }
+        scan.feed(c);
         out.push(c);
     }
     changed.then_some(out)
@@ -410,26 +422,16 @@ fn escape_raw_controls(text: &str) -> Option<String> {
 fn strip_trailing_commas(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
-    let mut in_string = false;
-    let mut escaped = false;
+    let mut scan = Scan::default();
     for (i, c) in text.char_indices() {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-        } else if c == '"' {
-            in_string = true;
-        } else if c == ',' {
+        if !scan.in_string && c == ',' {
             let rest = text[i + 1..].trim_start();
             if rest.starts_with('}') || rest.starts_with(']') {
                 changed = true;
                 continue;
             }
         }
+        scan.feed(c);
         out.push(c);
     }
     changed.then_some(out)

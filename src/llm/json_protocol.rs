@@ -7,12 +7,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use futures_util::future::BoxFuture;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::ServerWindow;
 use super::json_action::{self, Action, PromptTool};
 use super::json_reply;
-use super::text_calls;
+use super::text_calls::{self, TextCall};
 use super::{Delta, FinishReason, LlmError, Message, Provider, Request, TextSink, ToolCall, Turn};
 
 /// A provider whose tools go through JSON actions (`json`), or natively
@@ -202,13 +202,8 @@ async fn json_step(
     Ok(
         match json_action::extract_action(&json_reply::unwrap_answer(&turn.text)) {
             Action::Call { name, arguments } => Turn {
-                tool_calls: vec![ToolCall {
-                    tool_call_id: format!("json_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
-                    name,
-                    arguments,
-                }],
-                finish: FinishReason::ToolCalls,
-                ..turn
+                text: turn.text.clone(),
+                ..call_turn(turn, "json_call", next_id, name, arguments)
             },
             Action::Final(answer) => {
                 on_text(Delta::Text(&answer));
@@ -249,25 +244,50 @@ async fn native_step(
         return Ok(turn);
     };
     let offered: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    if turn.tool_calls.is_empty()
-        && let Some((name, arguments)) = text_calls::read_call(&turn.text, &offered)
-    {
-        tracing::debug!(tool = %name, "a tool call written as text read back as a call");
-        return Ok(Turn {
-            text: String::new(),
-            tool_calls: vec![ToolCall {
-                tool_call_id: format!("text_call_{}", next_id.fetch_add(1, Ordering::Relaxed)),
-                name,
-                arguments,
-            }],
-            finish: FinishReason::ToolCalls,
-            ..turn
-        });
+    if turn.tool_calls.is_empty() {
+        match text_calls::read_call(&turn.text, &offered) {
+            TextCall::Call(name, arguments) => {
+                tracing::debug!(tool = %name, "a tool call written as text read back as a call");
+                return Ok(call_turn(turn, "text_call", next_id, name, arguments));
+            }
+            TextCall::Broken(problem) => {
+                let correction = format!(
+                    "[agent-tui] Your tool call could not be read: {problem}. Call the tool \
+                     again, its arguments one valid JSON object."
+                );
+                return Ok(Turn {
+                    invalid_action: Some(correction),
+                    ..turn
+                });
+            }
+            TextCall::Answer => {}
+        }
     }
     if !held.is_empty() {
         on_text(Delta::Text(&held));
     }
     Ok(turn)
+}
+
+/// `turn` as the one call `name(arguments)` read from its text (the text
+/// itself dropped), its id `<prefix>_<n>`.
+fn call_turn(
+    turn: Turn,
+    prefix: &str,
+    next_id: &AtomicU64,
+    name: String,
+    arguments: Value,
+) -> Turn {
+    Turn {
+        text: String::new(),
+        tool_calls: vec![ToolCall {
+            tool_call_id: format!("{prefix}_{}", next_id.fetch_add(1, Ordering::Relaxed)),
+            name,
+            arguments,
+        }],
+        finish: FinishReason::ToolCalls,
+        ..turn
+    }
 }
 
 /// The conversation without native tool messages: calls become the JSON the

@@ -67,25 +67,62 @@ fn could_be_call(start: &str, openings: &[&str]) -> bool {
         .any(|o| start.starts_with(o) || o.starts_with(start))
 }
 
-/// A reply that is a call of one of `offered` written as text: the tool's
-/// name and its arguments (an object, or the text of one when the model
-/// wrote it as a string that does not parse). Anything written after the
-/// call (models go on to imagine its result) is dropped.
-pub fn read_call(reply: &str, offered: &[&str]) -> Option<(String, Value)> {
+/// What a reply that may hold a call written as text turned out to be.
+#[derive(Debug, PartialEq)]
+pub enum TextCall {
+    /// A call of an offered tool: its name and arguments (an object, or
+    /// the text of one when the model wrote it as a string that does not
+    /// parse).
+    Call(String, Value),
+    /// An attempt at a call of an offered tool that cannot be read (tagged
+    /// as a call, or naming the tool): what is wrong with it.
+    Broken(String),
+    /// No call: the reply is an answer.
+    Answer,
+}
+
+/// What `reply` is, the tools offered being `offered`. Anything written
+/// after a call (models go on to imagine its result) is dropped.
+pub fn read_call(reply: &str, offered: &[&str]) -> TextCall {
     let start = reply.trim_start();
     if !could_be_call(start, &OPENINGS) {
-        return None;
+        return TextCall::Answer;
     }
+    let tagged = ["<tool_call>", "<tools>"]
+        .iter()
+        .any(|tag| start.starts_with(tag));
     let body = TAGS
         .iter()
         .fold(start.to_string(), |t, tag| t.replace(tag, ""));
     let (name, arguments) = match json_action::extract_action(&body) {
         Action::Call { name, arguments } => (name, arguments),
-        Action::Final(_) | Action::Invalid(_) => openai_shaped(&body)?,
+        Action::Final(_) => match openai_shaped(&body) {
+            Some(call) => call,
+            None => return broken(tagged, &body, offered, "it is not valid JSON"),
+        },
+        Action::Invalid(problem) => match openai_shaped(&body) {
+            Some(call) => call,
+            None => return broken(tagged, &body, offered, &problem),
+        },
     };
-    offered
-        .contains(&name.as_str())
-        .then_some((name, arguments))
+    if offered.contains(&name.as_str()) {
+        TextCall::Call(name, arguments)
+    } else if tagged {
+        TextCall::Broken(format!("`{name}` is not one of the tools offered"))
+    } else {
+        TextCall::Answer
+    }
+}
+
+/// A reply that could not be read as a call: broken when it was tagged as
+/// one or names an offered tool in quotes, else an answer.
+fn broken(tagged: bool, body: &str, offered: &[&str], problem: &str) -> TextCall {
+    let names_tool = offered.iter().any(|n| body.contains(&format!("\"{n}\"")));
+    if tagged || names_tool {
+        TextCall::Broken(problem.trim().to_string())
+    } else {
+        TextCall::Answer
+    }
 }
 
 /// A call written in the OpenAI wire's shape, `{"type": "function",
@@ -105,7 +142,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const OFFERED: [&str; 2] = ["read_file", "propose_edits"];
+    const OFFERED: [&str; 3] = ["read_file", "propose_edits", "search_project"];
 
     #[test]
     fn qwen_calls_are_read_with_or_without_their_tags() {
@@ -114,7 +151,7 @@ mod tests {
         for reply in [bare.to_string(), tagged] {
             assert_eq!(
                 read_call(&reply, &OFFERED),
-                Some(("read_file".into(), json!({"file_path": "sum.js"})))
+                TextCall::Call("read_file".into(), json!({"file_path": "sum.js"}))
             );
         }
     }
@@ -125,7 +162,7 @@ mod tests {
         let reply = "{\"name\": \"read_file\", \"arguments\": \"{\\\"file_path\\\":\\\"sum.js\\\"}\"}\n{\"start_line\":1,\"end_line\":3}";
         assert_eq!(
             read_call(reply, &OFFERED),
-            Some(("read_file".into(), json!({"file_path": "sum.js"})))
+            TextCall::Call("read_file".into(), json!({"file_path": "sum.js"}))
         );
     }
 
@@ -133,7 +170,9 @@ mod tests {
     fn an_edit_whose_arguments_string_has_raw_line_breaks() {
         // What Qwen2.5-Coder-1.5B wrote for js_fix_sum.
         let reply = "{\"name\": \"propose_edits\", \"arguments\": \"{\\\"edits\\\":[{\\\"file_path\\\":\\\"sum.js\\\",\\\"operation\\\":\\\"replace\\\",\\\"start_line\\\":2,\\\"end_line\\\":2,\\\"new_text\\\":\\\"  return values.reduce((a, b) => a + b, 0);\\n\\\"}]}\"}";
-        let (name, arguments) = read_call(reply, &OFFERED).unwrap();
+        let TextCall::Call(name, arguments) = read_call(reply, &OFFERED) else {
+            panic!("not read as a call");
+        };
         assert_eq!(name, "propose_edits");
         assert_eq!(
             arguments["edits"][0]["new_text"],
@@ -147,7 +186,7 @@ mod tests {
         let reply = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"propose_edits\", \"arguments\": \"{\\\"edits\\\":[]}\"}}\n</tools>";
         assert_eq!(
             read_call(reply, &OFFERED),
-            Some(("propose_edits".into(), json!({"edits": []})))
+            TextCall::Call("propose_edits".into(), json!({"edits": []}))
         );
     }
 
@@ -160,7 +199,24 @@ mod tests {
             "```rust\nfn main() {}\n```",
             "",
         ] {
-            assert_eq!(read_call(reply, &OFFERED), None, "{reply}");
+            assert_eq!(read_call(reply, &OFFERED), TextCall::Answer, "{reply}");
+        }
+    }
+
+    #[test]
+    fn a_call_that_cannot_be_read_is_broken_not_an_answer() {
+        // What Qwen2.5-Coder-1.5B wrote for toml_bump_version: the quotes
+        // inside the arguments' text are not escaped.
+        let reply = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"search_project\", \"arguments\": \"{\\\"query\\\":\\\"version = \\\"0.1.0\\\"\\\",\\\"regex\\\":false}\"}}\n</tools>";
+        for reply in [
+            reply,
+            "{\"name\": \"read_file\", \"arguments\": {\"file_path\": \"a.txt\"",
+            "<tool_call>\n{\"name\": \"run_command\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>",
+        ] {
+            assert!(
+                matches!(read_call(reply, &OFFERED), TextCall::Broken(_)),
+                "{reply}"
+            );
         }
     }
 
