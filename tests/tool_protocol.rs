@@ -169,6 +169,14 @@ fn a_template_that_keeps_the_tools_stays_native() {
     assert!(has_native_tools(&server.requests()[0].body));
 }
 
+/// The answer text the job streamed.
+fn streamed(events: &[Value]) -> String {
+    of_type(events, "llm.delta")
+        .iter()
+        .map(|e| e["data"]["text"].as_str().unwrap_or_default())
+        .collect()
+}
+
 /// A template that keeps the tools, and a model that writes its call as
 /// text all the same (Qwen2.5-Coder's `<tool_call>` form, which
 /// llama-cpp-python passes on as content, tags and all or with the tags
@@ -221,10 +229,7 @@ fn a_tool_call_written_as_text_is_read_back_as_a_call() {
             ran[0]["data"]["arguments"],
             json!({"file_path": "notes.txt"})
         );
-        let streamed: String = of_type(&events, "llm.delta")
-            .iter()
-            .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
-            .collect();
+        let streamed = streamed(&events);
         assert_eq!(streamed, "It says plum.", "{events:?}");
         assert_eq!(events.last().unwrap()["data"]["answer"], "It says plum.");
         // The next request carries the call natively and its result.
@@ -250,10 +255,7 @@ fn a_tool_call_written_as_text_is_read_back_as_a_call() {
         assert_eq!(run.code, 0, "{}", run.stderr);
         let events = run.events();
         let whole = answer.concat();
-        let streamed: String = of_type(&events, "llm.delta")
-            .iter()
-            .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
-            .collect();
+        let streamed = streamed(&events);
         assert_eq!(streamed, whole);
         assert_eq!(events.last().unwrap()["data"]["answer"], whole.as_str());
         assert!(of_type(&events, "tool.call.requested").is_empty());
@@ -290,10 +292,7 @@ fn a_tool_call_written_as_text_that_cannot_be_read_is_sent_back() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let events = run.events();
-    let streamed: String = of_type(&events, "llm.delta")
-        .iter()
-        .map(|e| e["data"]["text"].as_str().unwrap_or_default().to_string())
-        .collect();
+    let streamed = streamed(&events);
     assert_eq!(streamed, "It says plum.", "{events:?}");
     assert_eq!(events.last().unwrap()["data"]["answer"], "It says plum.");
     let ran = of_type(&events, "tool.call.requested");

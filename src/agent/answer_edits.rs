@@ -105,8 +105,12 @@ fn info_path(info: &str) -> Option<String> {
 fn label_of(line: &str) -> Option<String> {
     let mut text = line.trim().trim_start_matches('#').trim();
     for prefix in ["file:", "path:", "filename:"] {
-        if text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix) {
-            text = text[prefix.len()..].trim();
+        if let Some(rest) = text
+            .get(..prefix.len())
+            .filter(|head| head.eq_ignore_ascii_case(prefix))
+            .and_then(|_| text.get(prefix.len()..))
+        {
+            text = rest.trim();
         }
     }
     let text = text
@@ -312,6 +316,9 @@ mod tests {
             ("# src/lib.rs", Some("src/lib.rs")),
             ("Here's the corrected code:", None),
             ("see https://example.com/x.js", None),
+            // A multi-byte character where a "File:" prefix would end.
+            ("Fiché: a.py", None),
+            ("Überblick.md", Some("Überblick.md")),
         ] {
             assert_eq!(label_of(line).as_deref(), label, "{line}");
         }
