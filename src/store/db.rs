@@ -235,7 +235,8 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         StoreKind::Postgres => AnyPoolOptions::new()
             .max_connections(4)
             .acquire_timeout(Duration::from_secs(2)),
-    };
+    }
+    .after_release(|conn, _| Box::pin(still_usable(conn)));
     // One connection first, on its own: what keeps the store from opening
     // (a damaged file, a refused connection, a wrong password) is said at
     // once, in its own words, not as a pool that timed out after retrying.
@@ -404,4 +405,16 @@ impl Shared {
     pub fn begin_write(&self) -> &'static str {
         self.kind.begin_write()
     }
+}
+
+/// Whether a connection given back to the pool may serve again: not when
+/// it still counts an open transaction once what was queued on it (the
+/// rollback of a dropped transaction) has run. SQLite ends a transaction
+/// itself on some failures (a full disk during COMMIT); sqlx's rollback
+/// then fails and the connection kept counting it, so its next BEGIN
+/// failed with "non-zero transaction depth" instead of doing the write.
+async fn still_usable(conn: &mut sqlx::AnyConnection) -> Result<bool, sqlx::Error> {
+    use sqlx::Connection;
+    conn.ping().await?;
+    Ok(!conn.is_in_transaction())
 }
