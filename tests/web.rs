@@ -343,7 +343,7 @@ fn the_page_says_what_was_done_for_a_small_model() {
         let read = until(&b, 5, "the read shown", "const c = document.querySelector('[data-testid=tool-log] .call.attached'); return c && c.querySelector('summary').textContent").await;
         let read = read.as_str().unwrap();
         assert!(read.contains("src/greet.rs") && read.contains("read for the model: the instruction names it"), "{read}");
-        let notes = until(&b, 5, "the notes", "const n = [...document.querySelectorAll('[data-testid=note]')].map(n => n.textContent); return n.length === 2 && n").await;
+        let notes = until(&b, 20, "the notes", "const n = [...document.querySelectorAll('[data-testid=note]')].map(n => n.textContent); return n.length === 2 && n").await;
         let notes = notes.as_array().unwrap();
         let note = notes[0].as_str().unwrap();
         assert!(note.contains("chat template drops the tools") && note.contains("11 prompt tokens"), "{note}");
