@@ -218,25 +218,7 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         Target::Sqlite(_) => None,
     };
     let kind = target.kind();
-    let pool_options = match kind {
-        StoreKind::Sqlite => AnyPoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(60))
-            .after_connect(|conn, _| {
-                Box::pin(async move {
-                    conn.execute(
-                        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
-                         PRAGMA busy_timeout = 60000;",
-                    )
-                    .await?;
-                    Ok(())
-                })
-            }),
-        StoreKind::Postgres => AnyPoolOptions::new()
-            .max_connections(4)
-            .acquire_timeout(Duration::from_secs(2)),
-    }
-    .after_release(|conn, _| Box::pin(still_usable(conn)));
+    let pool_options = pool_options(kind);
     // One connection first, on its own: what keeps the store from opening
     // (a damaged file, a refused connection, a wrong password) is said at
     // once, in its own words, not as a pool that timed out after retrying.
@@ -407,6 +389,29 @@ impl Shared {
     }
 }
 
+/// The pool a store of `kind` keeps its connections in.
+fn pool_options(kind: StoreKind) -> AnyPoolOptions {
+    match kind {
+        StoreKind::Sqlite => AnyPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(60))
+            .after_connect(|conn, _| {
+                Box::pin(async move {
+                    conn.execute(
+                        "PRAGMA synchronous = FULL; PRAGMA foreign_keys = ON; \
+                         PRAGMA busy_timeout = 60000;",
+                    )
+                    .await?;
+                    Ok(())
+                })
+            }),
+        StoreKind::Postgres => AnyPoolOptions::new()
+            .max_connections(4)
+            .acquire_timeout(Duration::from_secs(2)),
+    }
+    .after_release(|conn, _| Box::pin(still_usable(conn)))
+}
+
 /// Whether a connection given back to the pool may serve again: not when
 /// it still counts an open transaction once what was queued on it (the
 /// rollback of a dropped transaction) has run. SQLite ends a transaction
@@ -417,4 +422,75 @@ async fn still_usable(conn: &mut sqlx::AnyConnection) -> Result<bool, sqlx::Erro
     use sqlx::Connection;
     conn.ping().await?;
     Ok(!conn.is_in_transaction())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A full disk ends a write transaction; the connection it ran on
+    /// still serves the writes after it (it used to fail each with "non-zero
+    /// transaction depth"). Needs root for a tiny tmpfs.
+    #[test]
+    fn a_write_after_a_full_disk_is_not_refused_by_the_connection() {
+        if !rustix::process::geteuid().is_root() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=200k", "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            return;
+        }
+        sqlx::any::install_default_drivers();
+        let url = format!("sqlite://{}?mode=rwc", dir.path().join("s.db").display());
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let lost = runtime.block_on(async {
+            let options: AnyConnectOptions = url.parse().unwrap();
+            let pool = pool_options(StoreKind::Sqlite)
+                .max_connections(1)
+                .connect_with(options)
+                .await
+                .unwrap();
+            sqlx::query("CREATE TABLE t (b BLOB)")
+                .execute(&pool)
+                .await
+                .unwrap();
+            // Far more than the disk holds, in one transaction left to its drop.
+            let full = async {
+                let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                for _ in 0..8 {
+                    sqlx::query("INSERT INTO t VALUES ($1)")
+                        .bind(vec![7u8; 100_000])
+                        .execute(&mut *tx)
+                        .await?;
+                }
+                tx.commit().await
+            };
+            assert!(full.await.is_err(), "the disk should be full");
+            let mut lost = Vec::new();
+            for n in 0..4 {
+                let small = async {
+                    let mut tx = pool.begin_with("BEGIN IMMEDIATE").await?;
+                    sqlx::query("INSERT INTO t VALUES ($1)")
+                        .bind(vec![n; 10])
+                        .execute(&mut *tx)
+                        .await?;
+                    tx.commit().await
+                };
+                if let Err(e) = small.await {
+                    lost.push(e.to_string());
+                }
+            }
+            pool.close().await;
+            lost
+        });
+        let _ = std::process::Command::new("umount")
+            .arg(dir.path())
+            .status();
+        assert!(lost.is_empty(), "{lost:?}");
+    }
 }
