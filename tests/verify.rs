@@ -129,7 +129,11 @@ impl Project {
         args.extend(["--verify", "--json"]);
         let (c, out, err) = self.review(&args);
         let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
-        (c, v["verify"].clone(), err)
+        // The shape of `review --json`: the bundle, the verify just run
+        // beside its files, not stale.
+        assert!(v["files"].is_array(), "{v:#}");
+        assert_eq!(v["last_verify"]["stale"], false, "{v:#}");
+        (c, v["last_verify"].clone(), err)
     }
 
     fn hunks(&self) -> Vec<String> {
@@ -403,10 +407,11 @@ fn feedback_sends_the_failure_and_shows_the_second_proposal() {
     let (c, out, err) = p.review(&["--accept-all", "--verify", "--feedback", "--json"]);
     assert_eq!(c, 1, "the verify failed: {err}");
     let shown: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
-    assert_eq!(shown["verify"]["outcome"], "failed");
-    let patch = shown["bundle"]["files"][0]["hunks"][0]["patch"]
-        .as_str()
-        .unwrap();
+    // The same shape as `review --json`: the bundle, the verify beside
+    // its files (stale: it checked the first proposal, not this one).
+    assert_eq!(shown["last_verify"]["outcome"], "failed");
+    assert_eq!(shown["last_verify"]["stale"], true);
+    let patch = shown["files"][0]["hunks"][0]["patch"].as_str().unwrap();
     assert!(
         patch.contains("+    return b * a"),
         "the second proposal: {patch}\n{err}"

@@ -95,10 +95,15 @@ async fn review(engine: Engine, args: &ReviewArgs) -> Exit {
             Err(e) => return apply_refused(e),
         }
     }
-    match (&verified, pending.verify.as_ref(), args.json) {
-        // Scripts see the last verify too, and whether it is stale.
-        (None, Some(last), true) => print_with_last(&bundle, last, tree_changed),
-        _ => print_verified(&bundle, verified.as_deref(), args.json),
+    // Scripts see the last verify too (the one just run, if any), and
+    // whether it is stale.
+    match (verified.as_deref(), pending.verify.as_ref()) {
+        (Some(ran), _) => print_review(&bundle, Some((ran, ran.stale_for(&bundle))), args.json),
+        (None, Some(last)) => {
+            let stale = last.stale_for(&bundle) || tree_changed;
+            print_review(&bundle, Some((last, stale)), args.json);
+        }
+        (None, None) => print_review(&bundle, None, args.json),
     }
     Exit::Ok
 }
@@ -113,19 +118,6 @@ fn say_last(last: &VerifyResult, bundle: &DiffBundle, tree_changed: bool) {
         ""
     };
     eprintln!("last {}{stale}", last.summary());
-}
-
-/// `--json` without `--verify`: the bundle, with the session's last verify
-/// (`last_verify`, its `stale` said) beside its files.
-fn print_with_last(bundle: &DiffBundle, last: &VerifyResult, tree_changed: bool) {
-    let mut value = serde_json::to_value(bundle).unwrap_or_default();
-    let mut verify = serde_json::to_value(last).unwrap_or_default();
-    verify["stale"] = serde_json::Value::Bool(last.stale_for(bundle) || tree_changed);
-    value["last_verify"] = verify;
-    match serde_json::to_string_pretty(&value) {
-        Ok(text) => println!("{text}"),
-        Err(e) => eprintln!("agent-tui: {e}"),
-    }
 }
 
 /// The session's pending review (`--session`, else the latest session's);
@@ -205,7 +197,8 @@ async fn verify(
     } else {
         None
     };
-    print_verified(shown.as_ref().unwrap_or(bundle), Some(&result), args.json);
+    let shown = shown.as_ref().unwrap_or(bundle);
+    print_review(shown, Some((&result, result.stale_for(shown))), args.json);
     Err(Exit::Failed)
 }
 
@@ -249,18 +242,20 @@ async fn feedback(engine: &Engine, job_id: &str, json: bool) -> Result<Option<Di
     }
 }
 
-/// The review, with the verify's result when one ran (`--json`: both in
-/// one object).
-fn print_verified(bundle: &DiffBundle, verify: Option<&VerifyResult>, json: bool) {
-    match (verify, json) {
-        (Some(result), true) => {
-            let both = serde_json::json!({"bundle": bundle, "verify": result});
-            match serde_json::to_string_pretty(&both) {
-                Ok(text) => println!("{text}"),
-                Err(e) => eprintln!("agent-tui: {e}"),
-            }
-        }
-        _ => print(bundle, json),
+/// The review; with `--json`, the bundle with the session's last verify
+/// (`last_verify`, `stale` said) beside its files, the same shape whether
+/// this command ran the verify or an earlier one did.
+fn print_review(bundle: &DiffBundle, last: Option<(&VerifyResult, bool)>, json: bool) {
+    let Some((last, stale)) = last.filter(|_| json) else {
+        return print(bundle, json);
+    };
+    let mut value = serde_json::to_value(bundle).unwrap_or_default();
+    let mut verify = serde_json::to_value(last).unwrap_or_default();
+    verify["stale"] = serde_json::Value::Bool(stale);
+    value["last_verify"] = verify;
+    match serde_json::to_string_pretty(&value) {
+        Ok(text) => println!("{text}"),
+        Err(e) => eprintln!("agent-tui: {e}"),
     }
 }
 
