@@ -464,6 +464,14 @@ fn a_file_written_out_whole_in_a_small_windows_answer_is_proposed_for_review() {
         second.contains("with the same arguments before"),
         "{second}"
     );
+
+    // A call of a tool the model made up, its arguments a string whose
+    // quotes were not escaped (Qwen2.5-Coder-1.5B's `write_file`).
+    let args = json!({"file_path": "sum.js", "content": SUM_FIXED}).to_string();
+    let made_up = format!("{{\"name\": \"write_file\", \"arguments\": \"{args}\"}}");
+    let (_env, _root, r, _) = sum_fix(2048, vec![sse(openai::text(&[made_up.as_str()]))]);
+    assert_eq!(patches(&r).len(), 1, "{}", r.stdout);
+    assert_eq!(completed(&r)["status"], "awaiting_review");
 }
 
 #[test]

@@ -67,8 +67,13 @@ pub(super) fn blocks(answer: &str) -> Vec<Block> {
 
 /// An answer that is one JSON object naming a file and its text
 /// (`{"file_path": …, "content": …}`, the shape of a read's result, which
-/// models copy to say what a file is to become), tags and fences aside.
+/// models copy to say what a file is to become), tags and fences aside;
+/// or a call of a tool of the model's own making with those arguments
+/// (`write_file`).
 pub(super) fn file_object(answer: &str) -> Option<Block> {
+    if let Some((_, arguments)) = crate::llm::loose_call(answer) {
+        return file_block(&arguments);
+    }
     let text = answer.trim();
     let (start, end) = (text.find('{')?, text.rfind('}')?);
     let outside = format!("{}{}", &text[..start], &text[end + 1..]);
@@ -78,6 +83,11 @@ pub(super) fn file_object(answer: &str) -> Option<Block> {
         return None;
     }
     let value: Value = serde_json::from_str(&text[start..=end]).ok()?;
+    file_block(&value)
+}
+
+/// A block from an object's `file_path` and `content` (or `new_text`).
+fn file_block(value: &Value) -> Option<Block> {
     let path = value["file_path"].as_str()?;
     let body = value["content"].as_str().or(value["new_text"].as_str())?;
     Some(Block {

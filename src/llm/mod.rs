@@ -20,6 +20,7 @@ mod think;
 
 pub use error::{LlmError, Overflow};
 pub use retry::RetryPolicy;
+pub use text_calls::loose_call;
 
 use std::time::Duration;
 

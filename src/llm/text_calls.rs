@@ -91,19 +91,10 @@ pub fn read_call(reply: &str, offered: &[&str]) -> TextCall {
     let tagged = ["<tool_call>", "<tools>"]
         .iter()
         .any(|tag| start.starts_with(tag));
-    let body = TAGS
-        .iter()
-        .fold(start.to_string(), |t, tag| t.replace(tag, ""));
-    let (name, arguments) = match json_action::extract_action(&body) {
-        Action::Call { name, arguments } => (name, arguments),
-        Action::Final(_) => match openai_shaped(&body) {
-            Some(call) => call,
-            None => return broken(tagged, &body, offered, "it is not valid JSON"),
-        },
-        Action::Invalid(problem) => match openai_shaped(&body) {
-            Some(call) => call,
-            None => return broken(tagged, &body, offered, &problem),
-        },
+    let body = untagged(start);
+    let (name, arguments) = match any_call(&body) {
+        Ok(call) => call,
+        Err(problem) => return broken(tagged, &body, offered, &problem),
     };
     if offered.contains(&name.as_str()) {
         TextCall::Call(name, arguments)
@@ -112,6 +103,65 @@ pub fn read_call(reply: &str, offered: &[&str]) -> TextCall {
     } else {
         TextCall::Answer
     }
+}
+
+/// `text` without the tags models wrap a call in.
+fn untagged(text: &str) -> String {
+    TAGS.iter()
+        .fold(text.to_string(), |t, tag| t.replace(tag, ""))
+}
+
+/// The call `body` holds, whatever tool it names: `{"name", "arguments"}`,
+/// the OpenAI wire's shape, or either with its arguments written as a
+/// string whose quotes were not escaped; else what is wrong with it.
+fn any_call(body: &str) -> Result<(String, Value), String> {
+    let problem = match json_action::extract_action(body) {
+        Action::Call { name, arguments } => return Ok((name, arguments)),
+        Action::Final(_) => "it is not valid JSON".to_string(),
+        Action::Invalid(problem) => problem,
+    };
+    openai_shaped(body)
+        .or_else(|| unescaped_arguments(body))
+        .ok_or(problem)
+}
+
+/// A reply that is only a call, tagged or not, of any tool (one the model
+/// made up, such as `write_file`, included): its name and arguments.
+pub fn loose_call(reply: &str) -> Option<(String, Value)> {
+    let start = reply.trim_start();
+    if !could_be_call(start, &OPENINGS) {
+        return None;
+    }
+    any_call(&untagged(start)).ok()
+}
+
+/// A call whose arguments were written as a string without escaping the
+/// quotes inside it (`{"name": "write_file", "arguments": "{"file_path":
+/// …}"}`, as Qwen2.5-Coder-1.5B wrote): the string's text is the object.
+fn unescaped_arguments(body: &str) -> Option<(String, Value)> {
+    const KEY: &str = "\"arguments\"";
+    let body = body.trim();
+    let at = body.find(KEY)?;
+    let head = body[..at].trim_end().trim_end_matches(',');
+    let open = head
+        .matches('{')
+        .count()
+        .checked_sub(head.matches('}').count())?;
+    let mut rest = body[at + KEY.len()..]
+        .trim_start()
+        .strip_prefix(':')?
+        .trim_start()
+        .strip_prefix('"')?
+        .trim_end();
+    for _ in 0..open {
+        rest = rest.strip_suffix('}')?.trim_end();
+    }
+    let arguments: Value = serde_json::from_str(rest.strip_suffix('"')?).ok()?;
+    let closed: Value = serde_json::from_str(&format!("{head}{}", "}".repeat(open))).ok()?;
+    let name = closed["name"]
+        .as_str()
+        .or(closed["function"]["name"].as_str())?;
+    arguments.is_object().then(|| (name.to_string(), arguments))
 }
 
 /// A reply that could not be read as a call: broken when it was tagged as
@@ -201,6 +251,24 @@ mod tests {
         ] {
             assert_eq!(read_call(reply, &OFFERED), TextCall::Answer, "{reply}");
         }
+    }
+
+    #[test]
+    fn arguments_written_as_a_string_with_its_quotes_unescaped() {
+        // What Qwen2.5-Coder-1.5B wrote for js_fix_sum once tools were
+        // withdrawn: a tool of its own, its arguments' quotes unescaped.
+        let reply = "{\"name\": \"write_file\", \"arguments\": \"{\"file_path\":\"sum.js\",\"content\":\"a\\n\"}\"}";
+        let expected = (
+            "write_file".to_string(),
+            json!({"file_path": "sum.js", "content": "a\n"}),
+        );
+        assert_eq!(loose_call(reply), Some(expected.clone()));
+        let wire = "<tools>\n{\"type\": \"function\", \"function\": {\"name\": \"write_file\", \"arguments\": \"{\"file_path\":\"sum.js\",\"content\":\"a\\n\"}\"}}\n</tools>";
+        assert_eq!(loose_call(wire), Some(expected));
+        // Offered, it is a call.
+        let offered = reply.replace("write_file", "read_file");
+        assert!(matches!(read_call(&offered, &OFFERED), TextCall::Call(..)));
+        assert_eq!(loose_call("The fix: {\"name\": \"x\"}"), None);
     }
 
     #[test]
