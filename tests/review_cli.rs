@@ -65,6 +65,14 @@ impl Cli<'_> {
         assert_eq!(c, 0, "{args:?}: {err}");
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
     }
+
+    /// The id of the newest session.
+    fn latest_session(&self) -> String {
+        self.json(&["sessions", "--json"])[0]["session_id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
 }
 
 fn propose(env: &Env, root: &Path, edits: Value, extra: &[&str]) -> (Run, LlmServer) {
@@ -597,10 +605,7 @@ fn a_crash_mid_job_keeps_the_pending_review() {
     let (c, _, err) = cli.run(&["review", "--accept-all", "--apply"]);
     assert_eq!(c, 0, "{err}");
     assert_eq!(read(root, "src/main.rs"), MAIN.replace("one", "uno"));
-    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = cli.latest_session();
     let shown = cli.json(&["sessions", "show", &sid, "--json"]);
     assert_eq!(
         shown["jobs"][0]["status"], "completed",
@@ -965,10 +970,7 @@ fn a_review_rejected_whole_completes_its_job() {
     let (run, _server) = propose(&env, root, standard_edits(), &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let cli = Cli { env: &env, root };
-    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = cli.latest_session();
     let status =
         |cli: &Cli| cli.json(&["sessions", "show", &sid, "--json"])["jobs"][0]["status"].clone();
     assert_eq!(status(&cli), "awaiting_review");
@@ -1005,10 +1007,7 @@ fn a_rollback_from_the_command_line_is_told_to_the_model_on_continue() {
         .as_str()
         .unwrap()
         .to_string();
-    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = cli.latest_session();
     let bundle = cli.json(&["sessions", "show", &sid, "--json"]);
     let main_hunk = bundle["jobs"][0]["bundle"]["files"]
         .as_array()
@@ -1044,10 +1043,7 @@ fn deleting_a_session_says_what_review_goes_with_it() {
     let (run, _server) = propose(&env, root, standard_edits(), &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let cli = Cli { env: &env, root };
-    let sid = cli.json(&["sessions", "--json"])[0]["session_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let sid = cli.latest_session();
     let (c, _, err) = cli.run(&["sessions", "delete", "%"]);
     assert_eq!(c, 2, "{err}");
     let (c, _, err) = cli.run(&["sessions", "delete", &sid]);

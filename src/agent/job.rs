@@ -345,17 +345,17 @@ impl<'a> Job<'a> {
             return None;
         }
         if turn.tool_calls.is_empty() {
-            if turn.text.trim().is_empty() && !self.nudged {
-                // Small models sometimes end a turn at once; asked once to go on.
-                self.nudged = true;
-                self.add(Message::User(
-                    "[agent-tui] Your reply was empty. Go on with the task: call a tool or \
-                     answer."
-                        .into(),
-                ));
-                return None;
-            }
             if turn.text.trim().is_empty() {
+                if !self.nudged {
+                    // Small models sometimes end a turn at once; asked once to go on.
+                    self.nudged = true;
+                    self.add(Message::User(
+                        "[agent-tui] Your reply was empty. Go on with the task: call a tool \
+                         or answer."
+                            .into(),
+                    ));
+                    return None;
+                }
                 return Some(Outcome::failed(
                     "the model ended its turn without an answer; try again or rephrase",
                     JobFailure::EmptyAnswer,

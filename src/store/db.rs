@@ -412,6 +412,22 @@ fn pool_options(kind: StoreKind) -> AnyPoolOptions {
     .after_release(|conn, _| Box::pin(still_usable(conn)))
 }
 
+/// Ends a write transaction: committed when `written` is Ok, else rolled
+/// back at once (a full disk), which frees the write lock for the next
+/// writer instead of leaving the rollback to the transaction's drop.
+pub(super) async fn settle(
+    tx: sqlx::Transaction<'_, sqlx::Any>,
+    written: Result<(), sqlx::Error>,
+) -> Result<(), sqlx::Error> {
+    match written {
+        Ok(()) => tx.commit().await,
+        Err(e) => {
+            let _ = tx.rollback().await;
+            Err(e)
+        }
+    }
+}
+
 /// Whether a connection given back to the pool may serve again: not when
 /// it still counts an open transaction once what was queued on it (the
 /// rollback of a dropped transaction) has run. SQLite ends a transaction

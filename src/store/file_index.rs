@@ -120,14 +120,7 @@ impl RootStore {
             Ok::<(), sqlx::Error>(())
             }
             .await;
-            match written {
-                Ok(()) => tx.commit().await,
-                // At once (a full disk): see the writer's transaction.
-                Err(e) => {
-                    let _ = tx.rollback().await;
-                    Err(e)
-                }
-            }
+            super::db::settle(tx, written).await
         })
     }
 }

@@ -264,16 +264,8 @@ impl Task {
 
     async fn transaction(&self, writes: &[Msg]) -> Result<(), sqlx::Error> {
         let mut tx = self.pool.begin_with(self.kind.begin_write()).await?;
-        // Rolled back at once on a failure (a full disk): a transaction
-        // left to its drop kept the connection from the next one, which
-        // then failed with sqlx's "non-zero transaction depth" instead.
-        match self.fill(&mut tx, writes).await {
-            Ok(()) => tx.commit().await,
-            Err(e) => {
-                let _ = tx.rollback().await;
-                Err(e)
-            }
-        }
+        let written = self.fill(&mut tx, writes).await;
+        super::db::settle(tx, written).await
     }
 
     /// The writes of one transaction.
