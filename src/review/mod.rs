@@ -6,6 +6,7 @@ mod bundle;
 mod doc;
 mod edit;
 mod fate;
+mod indent;
 mod intent;
 mod patch_text;
 mod rebase;

@@ -6,6 +6,7 @@ use crate::protocol::words::counted;
 use serde::Deserialize;
 
 use super::doc::{Doc, text_of};
+use super::indent::{Reindent, same_dedented};
 use super::{EditOperation, ProposedEdit};
 use crate::workspace::{Workspace, close_matches, sha256_hex};
 
@@ -68,14 +69,19 @@ pub fn validate_edits(
         let checked = resolved
             .and_then(|at| check(workspace, at, request, &earlier).map_err(|e| (INVALID, e)));
         match checked {
-            Ok((start_line, end_line, expected_hash, file_path)) => {
+            Ok((start_line, end_line, expected_hash, file_path, reindent)) => {
+                let new_text = request.new_text.clone().unwrap_or_default();
+                let new_text = match reindent {
+                    Some(r) => r.apply(&new_text),
+                    None => new_text,
+                };
                 let edit = ProposedEdit {
                     edit_id: format!("e_{}", *next_id + accepted.len() as u32),
                     file_path,
                     operation: request.operation,
                     start_line,
                     end_line,
-                    new_text: request.new_text.clone().unwrap_or_default(),
+                    new_text,
                     expected_hash,
                     rationale: request.rationale.clone(),
                     scope_folder,
@@ -112,7 +118,10 @@ fn summary_of(r: &EditRequest) -> String {
     }
 }
 
-type Checked = (usize, usize, String, String);
+/// Where an edit lands (1-based lines), the hash of those lines, its
+/// path, and how its `new_text` moves when `old_text` was quoted with
+/// another indentation.
+type Checked = (usize, usize, String, String, Option<Reindent>);
 
 /// The code of an edit refused for anything but its path.
 pub const INVALID: &str = "invalid_edits";
@@ -177,7 +186,7 @@ fn check(
                  `__init__.py`)"
             ));
         }
-        return Ok((1, 0, sha256_hex(b""), path));
+        return Ok((1, 0, sha256_hex(b""), path, None));
     }
     if !exists {
         let near = close_matches(workspace, &path, 3);
@@ -211,7 +220,7 @@ fn check(
         // exactly where: it lands there.
         Err(e) => match (&r.old_text, r.operation) {
             (Some(old), EditOperation::Replace | EditOperation::Delete) => {
-                exact_place(&doc, old).ok_or(e)?
+                one_place(&doc, old).ok_or(e)?
             }
             _ => return Err(e),
         },
@@ -229,11 +238,11 @@ fn check(
     if r.operation == EditOperation::Insert && r.new_text.as_deref().is_none_or(str::is_empty) {
         return Err("new_text is required for insert".into());
     }
-    let (start, end) = match (&r.old_text, r.operation) {
+    let (start, end, reindent) = match (&r.old_text, r.operation) {
         (Some(old), EditOperation::Replace | EditOperation::Delete) => {
             relocate(&doc, old, start, end)?
         }
-        _ => (start, end),
+        _ => (start, end, None),
     };
     if r.operation == EditOperation::Replace
         && let Some((n, line)) = super::intent::left_out(
@@ -260,7 +269,7 @@ fn check(
     }
     let target: String = doc.lines[start.saturating_sub(1)..end].concat();
     let _ = total;
-    Ok((start, end, sha256_hex(target.as_bytes()), path))
+    Ok((start, end, sha256_hex(target.as_bytes()), path, reindent))
 }
 
 /// The requested 1-based range, checked against the file's length.
@@ -294,9 +303,9 @@ fn range_of(r: &EditRequest, doc: &Doc) -> Result<(usize, usize), String> {
     Ok((start, end))
 }
 
-/// The one place where `old` is the file's text exactly (1-based lines),
-/// if there is exactly one.
-fn exact_place(doc: &Doc, old: &str) -> Option<(usize, usize)> {
+/// The one place where `old` is the file's text exactly, else the one
+/// place where it is once indentation is set aside (1-based lines).
+fn one_place(doc: &Doc, old: &str) -> Option<(usize, usize)> {
     let texts: Vec<&str> = doc.lines.iter().map(|l| text_of(l)).collect();
     let quote = old
         .strip_suffix('\n')
@@ -306,18 +315,30 @@ fn exact_place(doc: &Doc, old: &str) -> Option<(usize, usize)> {
         .split('\n')
         .map(|l| l.trim_end_matches('\r'))
         .collect();
-    let hits: Vec<usize> = (0..texts.len())
-        .filter(|&s| texts.get(s..s + wanted.len()) == Some(&wanted[..]))
-        .collect();
-    match hits.as_slice() {
-        [one] => Some((one + 1, one + wanted.len())),
-        _ => None,
+    let exact = |s: usize| texts.get(s..s + wanted.len()) == Some(&wanted[..]);
+    let dedented = |s: usize| {
+        texts
+            .get(s..s + wanted.len())
+            .is_some_and(|w| same_dedented(w, &wanted))
+    };
+    let comparisons: [&dyn Fn(usize) -> bool; 2] = [&exact, &dedented];
+    for fits in comparisons {
+        let hits: Vec<usize> = (0..texts.len()).filter(|&s| fits(s)).collect();
+        match hits.as_slice() {
+            [] => continue,
+            [one] => return Some((one + 1, one + wanted.len())),
+            _ => return None,
+        }
     }
+    None
 }
 
 /// Where an `old_text` fits the file.
 enum Fit {
     At(usize, usize),
+    /// There once indentation is set aside: the replacement moves as
+    /// the quote differs from the file.
+    Dedented(usize, usize),
     /// In several places (0-based starts), none of them the lines given;
     /// `how` says under which comparison.
     Ambiguous(Vec<usize>, &'static str),
@@ -327,10 +348,17 @@ enum Fit {
 /// Checks `old_text` against the lines; if they moved, a unique match
 /// elsewhere relocates the edit. Exact text first; then, as a careful
 /// reader would, ignoring trailing spaces and tabs (line endings never
-/// count). Two or more equally good places: refused, with the nearby lines.
-/// The quote's final line ending ends its last line; should nothing fit,
-/// any further trailing newlines are taken as noise.
-fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, usize), String> {
+/// count); then a block quoted with another indentation (copied flush
+/// left, say), whose replacement takes the file's. Two or more equally
+/// good places: refused, with the nearby lines. The quote's final line
+/// ending ends its last line; should nothing fit, any further trailing
+/// newlines are taken as noise.
+fn relocate(
+    doc: &Doc,
+    old: &str,
+    start: usize,
+    end: usize,
+) -> Result<(usize, usize, Option<Reindent>), String> {
     let texts: Vec<&str> = doc.lines.iter().map(|l| text_of(l)).collect();
     let one = old
         .strip_suffix('\n')
@@ -338,8 +366,9 @@ fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, us
         .unwrap_or(old);
     let all = old.trim_end_matches(['\n', '\r']);
     let mut fit = Fit::Nowhere;
+    let mut wanted: Vec<&str> = Vec::new();
     for quote in [one, all] {
-        let wanted: Vec<&str> = quote
+        wanted = quote
             .split('\n')
             .map(|l| l.trim_end_matches('\r'))
             .collect();
@@ -349,7 +378,8 @@ fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, us
         }
     }
     match fit {
-        Fit::At(s, e) => Ok((s, e)),
+        Fit::At(s, e) => Ok((s, e, None)),
+        Fit::Dedented(s, e) => Ok((s, e, Reindent::between(&texts[s - 1..e], &wanted))),
         Fit::Ambiguous(many, how) => Err(format!(
             "old_text does not match lines {start}-{end} and occurs {} times elsewhere{how} (lines {}); \
              give the right start_line and end_line{}",
@@ -369,28 +399,35 @@ fn relocate(doc: &Doc, old: &str, start: usize, end: usize) -> Result<(usize, us
 }
 
 /// `wanted` among `texts`: at the lines given (1-based `start..=end`) if
-/// they hold it, trailing whitespace aside; else its one exact place; else
-/// its one place ignoring trailing whitespace.
+/// they hold it, trailing whitespace aside (or, failing that, indentation);
+/// else its one exact place; else its one place ignoring trailing
+/// whitespace; else its one place ignoring indentation.
 fn locate(texts: &[&str], wanted: &[&str], start: usize, end: usize) -> Fit {
     let loose = |l: &str| l.trim_end_matches([' ', '\t']).len();
     let same_loose = |a: &str, b: &str| a[..loose(a)] == b[..loose(b)];
-    let exact = |s: usize| texts.get(s..s + wanted.len()) == Some(wanted);
-    let tolerant = |s: usize| {
-        texts
-            .get(s..s + wanted.len())
-            .is_some_and(|w| w.iter().zip(wanted).all(|(a, b)| same_loose(a, b)))
-    };
-    if end + 1 - start == wanted.len() && tolerant(start - 1) {
-        return Fit::At(start, end);
+    let window = |s: usize| texts.get(s..s + wanted.len());
+    let exact = |s: usize| window(s) == Some(wanted);
+    let tolerant =
+        |s: usize| window(s).is_some_and(|w| w.iter().zip(wanted).all(|(a, b)| same_loose(a, b)));
+    let dedented = |s: usize| window(s).is_some_and(|w| same_dedented(w, wanted));
+    if end + 1 - start == wanted.len() {
+        if tolerant(start - 1) {
+            return Fit::At(start, end);
+        }
+        if dedented(start - 1) {
+            return Fit::Dedented(start, end);
+        }
     }
-    let comparisons: [(&dyn Fn(usize) -> bool, &'static str); 2] = [
+    let comparisons: [(&dyn Fn(usize) -> bool, &'static str); 3] = [
         (&exact, ""),
         (&tolerant, " when trailing spaces are ignored"),
+        (&dedented, " when indentation is ignored"),
     ];
-    for (fits, how) in comparisons {
+    for (n, (fits, how)) in comparisons.into_iter().enumerate() {
         let hits: Vec<usize> = (0..texts.len()).filter(|&s| fits(s)).collect();
         match hits.as_slice() {
             [] => continue,
+            [one] if n == 2 => return Fit::Dedented(one + 1, one + wanted.len()),
             [one] => return Fit::At(one + 1, one + wanted.len()),
             many => return Fit::Ambiguous(many.to_vec(), how),
         }
@@ -550,8 +587,13 @@ mod tests {
         // Wrong lines given, the text (with extra trailing spaces) found once.
         let e = one("a.rs", 1, 1, "    two();   ").unwrap();
         assert_eq!((e[0].start_line, e[0].end_line), (5, 5));
-        // Leading whitespace is not trailing: no match.
-        let err = one("a.rs", 2, 2, "one();").unwrap_err();
+        // Quoted without its indentation: found there, and the
+        // replacement takes the line's indentation.
+        let e = one("a.rs", 2, 2, "one();").unwrap();
+        assert_eq!((e[0].start_line, e[0].end_line), (2, 2));
+        assert_eq!(e[0].new_text, "    z\n");
+        // Other text is not found however it is indented.
+        let err = one("a.rs", 2, 2, "three();").unwrap_err();
         assert!(err[0].reason.contains("was not found"), "{}", err[0].reason);
         // Equal once trailing spaces go, in two places, neither given: refused.
         let err = one("twice.rs", 2, 2, "x").unwrap_err();
@@ -696,6 +738,50 @@ mod tests {
         // Siblings and names that only share a prefix are fine.
         let ok = [create("sub/a"), create("sub/b"), create("subway")];
         assert_eq!(validate_edits(&w, &ok, &[], &mut 1).unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_block_quoted_without_its_indentation_lands_reindented_when_it_is_one_of_a_kind() {
+        let file =
+            "impl A {\n    fn a(&self) {\n        if x {\n            go();\n        }\n    }\n}\n";
+        let twice = "fn a() {\n    if x {\n        go();\n    }\n}\nfn b() {\n  if x {\n      go();\n  }\n}\n";
+        let (_d, w) = ws(&[("a.rs", file), ("twice.rs", twice)]);
+        let edit = |path: &str, s: Option<usize>, e: Option<usize>| {
+            validate_edits(
+                &w,
+                &[req(
+                    path,
+                    EditOperation::Replace,
+                    s,
+                    e,
+                    Some("if x {\n    go();\n}\n"),
+                    Some("if y {\n    stop();\n}\n"),
+                )],
+                &[],
+                &mut 1,
+            )
+        };
+        // Wrong lines, and no lines at all: the one dedented match decides.
+        for (s, e) in [(Some(1), Some(3)), (None, None), (Some(40), Some(42))] {
+            let got = edit("a.rs", s, e).unwrap();
+            assert_eq!((got[0].start_line, got[0].end_line), (3, 5), "{s:?}-{e:?}");
+            assert_eq!(
+                got[0].new_text,
+                "        if y {\n            stop();\n        }\n"
+            );
+            assert_eq!(
+                got[0].expected_hash,
+                sha256_hex(b"        if x {\n            go();\n        }\n")
+            );
+        }
+        // Two places once indentation is set aside: still refused.
+        let err = edit("twice.rs", Some(6), Some(8)).unwrap_err();
+        assert!(
+            err[0].reason.contains("when indentation is ignored") && err[0].reason.contains("2, 7"),
+            "{}",
+            err[0].reason
+        );
+        assert!(edit("twice.rs", None, None).is_err());
     }
 
     #[test]
