@@ -2,11 +2,12 @@
 # Regenerates build/startup.order: the functions the release binary runs
 # from launch to an idle TUI and the first keys typed, then in `serve` up to
 # its first requests, as callgrind saw them.
-# build.rs hands the list to the linker (lld's --symbol-ordering-file), which
+# build.rs hands the list to the linker (as a linker script), which
 # puts those functions side by side at the start of .text, so the pages the
 # kernel maps in (64 KB at a time) hold code that runs instead of neighbours
-# that never do. Rerun after a toolchain or dependency update: a name the
-# binary no longer has is skipped, so a stale list costs memory, never a build.
+# that never do. Names carry no build-specific hash, so the list survives a
+# toolchain or dependency update; tests/startup_order.rs fails once too many
+# of its functions are gone (rerun this script then).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "startup-order: apt-get install valgrind" >&2; exit 2; }
@@ -66,8 +67,32 @@ sleep 2
 kill "$VG" 2>/dev/null || true
 wait "$VG" 2>/dev/null || true
 # Every function run (fn=) or called (cfn=), in first-seen order, that the
-# binary defines.
-nm --defined-only "$BIN" | awk '$2 ~ /^[tTwW]$/ {print $3}' | sort -u >"$WORK/defined"
+# binary defines, each followed by the other names at its address: LLVM
+# merges identical functions into one under several names, and the section
+# the linker script picks is named after whichever name came first. Named
+# without what changes from build to build: a crate's hash in a v0 name
+# (`Cs<hash>_` -> `Cs*_`) and the `.llvm.<n>` ThinLTO gives a local one.
+nm --defined-only "$BIN" | awk '$2 ~ /^[tTwW]$/ {print $1, $3}' >"$WORK/defined"
 grep -hE '^c?fn=' "$WORK"/cg.out.* "$WORK"/cg-serve.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
-  | awk '!seen[$0]++' | grep -Fxf "$WORK/defined" >build/startup.order
-echo "build/startup.order: $(wc -l <build/startup.order) functions"
+  | awk '!seen[$0]++' >"$WORK/ran"
+python3 - "$WORK/defined" "$WORK/ran" >build/startup.order <<'PY'
+import re, sys
+at, names = {}, {}
+for line in open(sys.argv[1]):
+    addr, name = line.split()
+    at[name] = addr
+    names.setdefault(addr, []).append(name)
+print("# The functions from launch to an idle TUI and a serve's first requests, in the")
+print("# order they first ran, each with its aliases (bench/startup-order.sh; build.rs")
+print("# lays them out together).")
+seen = set()
+for name in (l.rstrip("\n") for l in open(sys.argv[2])):
+    if name not in at:
+        continue
+    for alias in [name] + sorted(n for n in names[at[name]] if n != name):
+        pattern = re.sub(r"Cs[0-9A-Za-z]+_", "Cs*_", re.sub(r"\.llvm\.[0-9]+$", "", alias))
+        if pattern not in seen:
+            seen.add(pattern)
+            print(pattern)
+PY
+echo "build/startup.order: $(grep -vc '^#' build/startup.order) functions"

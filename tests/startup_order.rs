@@ -1,0 +1,95 @@
+//! `build/startup.order` still names the functions of this build: a
+//! release build lays the listed functions out together so the idle TUI
+//! and server keep little code resident (build.rs), and a list whose names
+//! are gone would silently do nothing. The names carry no crate hashes, so
+//! a toolchain or dependency update keeps them; renaming or removing the
+//! start-up code does not, and this fails once too much of the list is
+//! gone (rerun `bench/startup-order.sh`).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::process::Command;
+
+/// Below this share of its names found, the list is stale.
+const LEAST: f64 = 0.90;
+
+/// A symbol as the list writes it: crate hashes (`Cs<hash>_`) as `Cs*_`,
+/// no `.llvm.<n>` suffix.
+fn as_listed(symbol: &str) -> String {
+    let symbol = match symbol.find(".llvm.") {
+        Some(at) => &symbol[..at],
+        None => symbol,
+    };
+    let mut out = String::with_capacity(symbol.len());
+    let mut rest = symbol;
+    while let Some(at) = rest.find("Cs") {
+        out.push_str(&rest[..at + 2]);
+        rest = &rest[at + 2..];
+        let hash = rest
+            .find(|c: char| !c.is_ascii_alphanumeric())
+            .unwrap_or(rest.len());
+        if hash > 0 && rest[hash..].starts_with('_') {
+            out.push('*');
+            rest = &rest[hash..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn the_startup_order_names_functions_this_build_has() {
+    let order =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("build/startup.order"))
+            .unwrap();
+    let listed: Vec<&str> = order
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    assert!(listed.len() > 1000, "{} names", listed.len());
+    assert!(
+        listed
+            .iter()
+            .all(|l| !l.contains("17h") || !l.starts_with("_ZN")),
+        "legacy names carry a hash that changes with every build: the list must be v0"
+    );
+    let nm = Command::new("nm")
+        .args(["--defined-only", env!("CARGO_BIN_EXE_agent-tui")])
+        .output()
+        .expect("nm (binutils) reads the binary's symbols");
+    assert!(nm.status.success());
+    let text = String::from_utf8_lossy(&nm.stdout);
+    let have: HashSet<String> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .map(as_listed)
+        .collect();
+    let gone: Vec<&&str> = listed.iter().filter(|l| !have.contains(**l)).collect();
+    let found = 1.0 - gone.len() as f64 / listed.len() as f64;
+    assert!(
+        found >= LEAST,
+        "build/startup.order is stale: {} of its {} functions are gone from this build \
+         ({:.0}% found, {:.0}% needed), e.g. {:?}; run bench/startup-order.sh",
+        gone.len(),
+        listed.len(),
+        found * 100.0,
+        LEAST * 100.0,
+        &gone[..gone.len().min(5)]
+    );
+}
+
+#[test]
+fn crate_hashes_and_thinlto_suffixes_are_left_out() {
+    assert_eq!(
+        as_listed("_RNvNtCsgC6EdeGEOQL_9agent_tui4main.llvm.123"),
+        "_RNvNtCs*_9agent_tui4main"
+    );
+    assert_eq!(
+        as_listed("_RINvCsab_3fooNtCs12X_3bar3BazE"),
+        "_RINvCs*_3fooNtCs*_3bar3BazE"
+    );
+    assert_eq!(as_listed("main"), "main");
+    assert_eq!(as_listed("sqlite3Csx"), "sqlite3Csx");
+}
