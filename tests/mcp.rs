@@ -402,6 +402,55 @@ fn a_server_that_dies_floods_or_fails_is_named_and_restarted() {
 }
 
 #[test]
+fn a_call_of_a_server_that_failed_to_start_names_it_its_exit_and_its_stderr() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let servers = format!(
+        "{}{}",
+        stdio_server("crashing", "python3", &[&fake(), "crash"], ""),
+        stdio_server("fine", "python3", &[&fake()], "")
+    );
+    let calls = [
+        ("mcp__crashing__echo", json!({"text": "hi"})),
+        ("mcp__fine__echo", json!({"text": "hi"})),
+        ("mcp__nowhere__echo", json!({"text": "hi"})),
+    ];
+    let (events, llm) = job_calling(
+        &env,
+        root.path(),
+        &servers,
+        "[approvals]\nmcp = \"auto\"",
+        &calls,
+    );
+    // The model hears which server, how it ended and what it said: no
+    // "unknown tool" list for it to guess from.
+    let r = tool_results(&llm);
+    for what in [
+        "mcp_server_failed",
+        "`crashing`",
+        "exited with status 3",
+        "cannot open its database",
+    ] {
+        assert!(r[0].contains(what), "{what} in {}", r[0]);
+    }
+    assert!(!r[0].contains("unknown_tool"), "{}", r[0]);
+    assert!(r[1].contains("echo: hi"), "{}", r[1]);
+    // A server that is not configured at all is still an unknown tool.
+    assert!(r[2].contains("unknown_tool"), "{}", r[2]);
+    // `exec --json` carries the same error in the call's completion.
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "tool.call.completed" && e["data"]["name"] == "mcp__crashing__echo")
+        .unwrap_or_else(|| panic!("{events:?}"));
+    let text = done.to_string();
+    assert!(
+        text.contains("mcp_server_failed") && text.contains("exited with status 3"),
+        "{text}"
+    );
+    assert_eq!(running(&format!("{} crash", fake())), 0);
+}
+
+#[test]
 fn a_server_is_restarted_at_most_three_times_a_job() {
     let env = Env::new();
     let root = tempfile::tempdir().unwrap();

@@ -18,12 +18,9 @@ impl Job<'_> {
     /// Starts the servers (agent mode, MCP not switched off) and returns
     /// their tools for the request.
     pub(super) async fn start_mcp(&mut self) -> Vec<ToolDef> {
-        let Some(hub) = self.spec.mcp.clone() else {
+        let Some(hub) = self.usable_hub() else {
             return Vec::new();
         };
-        if self.spec.mode != Mode::Agent || self.ctx.config.approvals.mcp == ApprovalPolicy::Never {
-            return Vec::new();
-        }
         let states = hub.start_all().await;
         self.report_mcp(&states);
         self.mcp_tools = hub.tools().await;
@@ -39,6 +36,38 @@ impl Job<'_> {
                 parameters: t.schema.clone(),
             })
             .collect()
+    }
+
+    /// The session's servers, when this job may use them (agent mode,
+    /// MCP not switched off).
+    fn usable_hub(&self) -> Option<std::sync::Arc<McpHub>> {
+        let usable =
+            self.spec.mode == Mode::Agent && self.ctx.config.approvals.mcp != ApprovalPolicy::Never;
+        self.spec.mcp.clone().filter(|_| usable)
+    }
+
+    /// A call of a configured server's tool that this job does not offer
+    /// (the server failed to start, or died since): the server is started
+    /// again while the job's restarts allow, and its tools offered from
+    /// then on; else the call fails naming the server, how it failed and
+    /// its stderr's tail (never "unknown tool": the model would guess, and
+    /// the user could not tell a typo from a crashed server). Such a
+    /// failed call counts against the job's budget like any other.
+    pub(super) async fn revive_mcp(&mut self, call: &ToolCall) -> Result<(), Value> {
+        let Some(hub) = self.usable_hub() else {
+            return Ok(());
+        };
+        let revived = hub.revive(&call.name, &mut self.mcp_restarts).await;
+        let Some(revived) = revived else {
+            return Ok(());
+        };
+        self.mcp_tools = hub.tools().await;
+        let states = hub.states().await;
+        self.report_mcp(&states);
+        if revived.is_err() && self.calls_made < self.spec.max_tool_calls {
+            self.calls_made += 1;
+        }
+        revived
     }
 
     fn report_mcp(&mut self, states: &BTreeMap<String, ServerState>) {

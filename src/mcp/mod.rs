@@ -202,36 +202,7 @@ impl McpHub {
             ));
         };
         let mut server = slot.lock().await;
-        if matches!(server.state, ServerState::Disabled) {
-            return Err(error(
-                "mcp_server_failed",
-                format!("MCP server `{server_name}` is disabled"),
-            ));
-        }
-        let alive = server.conn.as_ref().is_some_and(Connection::is_alive);
-        if !alive {
-            let used = restarts.entry(server_name.to_string()).or_insert(0);
-            if *used >= MAX_RESTARTS_PER_JOB {
-                return Err(error(
-                    "mcp_server_failed",
-                    format!(
-                        "MCP server `{server_name}` is down and was restarted {MAX_RESTARTS_PER_JOB} \
-                         times in this job; continue without it"
-                    ),
-                ));
-            }
-            // Not counted when it was never started in this engine.
-            if !matches!(server.state, ServerState::Stopped) {
-                *used += 1;
-            }
-            self.start(&mut server).await;
-            if let ServerState::Failed { error: why } = &server.state {
-                return Err(error(
-                    "mcp_server_failed",
-                    format!("MCP server `{server_name}` failed: {why}"),
-                ));
-            }
-        }
+        self.running(&mut server, restarts).await?;
         let Some(tool) = server.tools.iter().find(|t| t.name == name).cloned() else {
             let known: Vec<String> = server.tools.iter().map(|t| t.name.clone()).collect();
             return Err(error(
@@ -264,11 +235,11 @@ impl McpHub {
                 format!("MCP server `{server_name}` refused `{}`: {why}", tool.tool),
             )),
             Err(CallError::Broken(why)) => {
-                settle().await;
-                let why = with_tail(&why, &server.tail);
                 if let Some(conn) = server.conn.take() {
                     conn.close().await;
                 }
+                settle().await;
+                let why = with_tail(&why, &server.tail);
                 server.state = ServerState::Failed { error: why.clone() };
                 Err(error(
                     "mcp_server_failed",
@@ -280,6 +251,68 @@ impl McpHub {
                 ))
             }
         }
+    }
+
+    /// The server up: started again if it is down, while the job's
+    /// restarts allow; else the error the model gets, naming the server,
+    /// how it failed (its exit, a timeout) and its stderr's tail.
+    async fn running(
+        &self,
+        server: &mut Server,
+        restarts: &mut BTreeMap<String, u32>,
+    ) -> Result<(), Value> {
+        let name = server.name.clone();
+        if matches!(server.state, ServerState::Disabled) {
+            return Err(error(
+                "mcp_server_failed",
+                format!("MCP server `{name}` is disabled (enabled = false in its configuration)"),
+            ));
+        }
+        if server.conn.as_ref().is_some_and(Connection::is_alive) {
+            return Ok(());
+        }
+        let used = restarts.entry(name.clone()).or_insert(0);
+        if *used >= MAX_RESTARTS_PER_JOB {
+            let last = match &server.state {
+                ServerState::Failed { error } => format!(" (last: {error})"),
+                _ => String::new(),
+            };
+            return Err(error(
+                "mcp_server_failed",
+                format!(
+                    "MCP server `{name}` is down and was restarted {MAX_RESTARTS_PER_JOB} times in \
+                     this job{last}; continue without it"
+                ),
+            ));
+        }
+        // Not counted when it was never started in this engine.
+        if !matches!(server.state, ServerState::Stopped) {
+            *used += 1;
+        }
+        self.start(server).await;
+        match &server.state {
+            ServerState::Failed { error: why } => Err(error(
+                "mcp_server_failed",
+                format!("MCP server `{name}` failed: {why}"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// For a name `mcp__<server>__<tool>` of a configured server whose
+    /// tools a job does not offer (it failed to start, or died since):
+    /// the server started again while the job's restarts allow (`Ok`: its
+    /// tools can be offered now), else why it cannot be used. `None` when
+    /// no configured server has that name.
+    pub async fn revive(
+        &self,
+        name: &str,
+        restarts: &mut BTreeMap<String, u32>,
+    ) -> Option<Result<(), Value>> {
+        let (server_name, _) = name.strip_prefix(PREFIX)?.split_once("__")?;
+        let slot = self.find(server_name).await?;
+        let mut server = slot.lock().await;
+        Some(self.running(&mut server, restarts).await)
     }
 
     async fn find(&self, name: &str) -> Option<Arc<Mutex<Server>>> {
@@ -364,13 +397,18 @@ async fn settle() {
     tokio::time::sleep(Duration::from_millis(150)).await;
 }
 
+/// `why`, then how the process ended and the last lines of its stderr,
+/// when known.
 fn with_tail(why: &str, tail: &Tail) -> String {
-    let tail = tail.text();
-    if tail.is_empty() {
-        why.to_string()
-    } else {
-        format!("{why}; its stderr ends with:\n{tail}")
+    let mut out = why.to_string();
+    if let Some(exit) = tail.exit() {
+        out = format!("{out}; {exit}");
     }
+    let lines = tail.text();
+    if !lines.is_empty() {
+        out = format!("{out}; its stderr ends with:\n{lines}");
+    }
+    out
 }
 
 fn error(code: &str, message: String) -> Value {

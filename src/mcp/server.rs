@@ -3,11 +3,13 @@
 //! streamable HTTP endpoint; started with a timeout, its tools listed.
 
 use std::collections::VecDeque;
+use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use process_wrap::tokio::{ChildWrapper, CommandWrap, CommandWrapper};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
 };
@@ -25,13 +27,17 @@ const TAIL_LINES: usize = 20;
 
 type Client = RunningService<RoleClient, ClientConfig>;
 
-/// The last lines a server wrote to stderr.
-#[derive(Default, Clone)]
-pub struct Tail(Arc<Mutex<VecDeque<String>>>);
+/// What a server left: the last lines it wrote to stderr and, once its
+/// process was reaped, how it ended.
+#[derive(Debug, Default, Clone)]
+pub struct Tail {
+    lines: Arc<Mutex<VecDeque<String>>>,
+    exit: Arc<Mutex<Option<ExitStatus>>>,
+}
 
 impl Tail {
     fn push(&self, line: String) {
-        if let Ok(mut lines) = self.0.lock() {
+        if let Ok(mut lines) = self.lines.lock() {
             if lines.len() == TAIL_LINES {
                 lines.pop_front();
             }
@@ -43,10 +49,87 @@ impl Tail {
 
     /// The tail as one text ("" when it wrote nothing).
     pub fn text(&self) -> String {
-        self.0
+        self.lines
             .lock()
             .map(|l| l.iter().cloned().collect::<Vec<_>>().join("\n"))
             .unwrap_or_default()
+    }
+
+    fn ended(&self, status: ExitStatus) {
+        if let Ok(mut exit) = self.exit.lock() {
+            exit.get_or_insert(status);
+        }
+    }
+
+    /// How its process ended ("exited with status 3", "was killed by
+    /// signal 11 (SIGSEGV)"), once it was reaped.
+    pub fn exit(&self) -> Option<String> {
+        use std::os::unix::process::ExitStatusExt;
+        let status = (*self.exit.lock().ok()?)?;
+        if let Some(code) = status.code() {
+            return Some(format!("it exited with status {code}"));
+        }
+        let signal = status.signal()?;
+        let name = nix::sys::signal::Signal::try_from(signal)
+            .map(|s| format!(" ({})", s.as_str()))
+            .unwrap_or_default();
+        Some(format!("it was killed by signal {signal}{name}"))
+    }
+}
+
+/// Notes in a `Tail` how the child ended, whoever waits for it (rmcp
+/// reaps it when the connection goes).
+#[derive(Debug)]
+struct NoteExit(Tail);
+
+impl CommandWrapper for NoteExit {
+    fn wrap_child(
+        &mut self,
+        child: Box<dyn ChildWrapper>,
+        _core: &CommandWrap,
+    ) -> std::io::Result<Box<dyn ChildWrapper>> {
+        Ok(Box::new(NotedChild {
+            inner: child,
+            tail: self.0.clone(),
+        }))
+    }
+}
+
+#[derive(Debug)]
+struct NotedChild {
+    inner: Box<dyn ChildWrapper>,
+    tail: Tail,
+}
+
+impl ChildWrapper for NotedChild {
+    fn inner(&self) -> &dyn ChildWrapper {
+        self.inner.as_ref()
+    }
+
+    fn inner_mut(&mut self) -> &mut dyn ChildWrapper {
+        self.inner.as_mut()
+    }
+
+    fn into_inner(self: Box<Self>) -> Box<dyn ChildWrapper> {
+        self.inner
+    }
+
+    fn try_wait(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        let status = self.inner.try_wait()?;
+        if let Some(status) = status {
+            self.tail.ended(status);
+        }
+        Ok(status)
+    }
+
+    fn wait(
+        &mut self,
+    ) -> std::pin::Pin<Box<dyn Future<Output = std::io::Result<ExitStatus>> + Send + '_>> {
+        Box::pin(async move {
+            let status = self.inner.wait().await?;
+            self.tail.ended(status);
+            Ok(status)
+        })
     }
 }
 
@@ -175,6 +258,7 @@ fn spawn(
     command.envs(&config.env);
     let mut wrap = process_wrap::tokio::CommandWrap::from(command);
     wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    wrap.wrap(NoteExit(tail.clone()));
     let (transport, stderr) = TokioChildProcess::builder(wrap)
         .stderr(Stdio::piped())
         .spawn()
