@@ -337,7 +337,8 @@ async fn an_allowed_command_runs_and_cancel_kills_it() {
         == EventBody::ApprovalResolved {
             tool_call_id: "c1".into(),
             approved: true,
-            by: "user".into()
+            by: "user".into(),
+            user: None,
         }));
 
     until(&mut engine, |b| {

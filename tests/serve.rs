@@ -234,7 +234,7 @@ fn who_may_come_in_and_the_errors_they_get() {
                     urlencode(path)
                 ))
                 .await;
-            assert!(status == 400 || status == 404, "{path}: {status} {body}");
+            assert_eq!(status, 403, "the sandbox forbids it: {path}: {body}");
             assert!(!body.to_string().contains("root:x:0:0"), "{path}");
         }
         let (status, body) = c
@@ -366,7 +366,11 @@ fn a_job_over_http_streams_resumes_applies_and_rolls_back() {
         ] {
             assert!(text.contains(action), "{action}: {audit}");
         }
-        assert!(text.contains("by local over HTTP"), "{audit}");
+        let records = audit["records"].as_array().unwrap();
+        assert!(
+            records.iter().all(|r| r["user"] == "local"),
+            "every record these requests caused names their user: {audit}"
+        );
     });
     // The session is an ordinary session of the root.
     let out = env
@@ -495,6 +499,141 @@ fn an_idempotency_key_runs_once() {
         .filter(|r| r.is_model_call())
         .count();
     assert_eq!(model_calls, 1, "one job reached the model");
+}
+
+/// Every audit record an HTTP request caused names its user in the
+/// `user` field (the approver for an approval, the one who applied for
+/// the apply, the one who started the job for its tool calls); records of
+/// what was done on the host itself have none; `?user=` and `audit list
+/// --user` filter on it, and the chain still verifies.
+#[test]
+fn audit_records_name_the_http_user_as_a_field() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let call = json!({"command": "echo audited"}).to_string();
+    let mut replies = vec![sse(openai::tool_calls(&[("c1", "run_command", &call)]))];
+    replies.extend(edit_then_answer());
+    replies.push(sse(openai::text(&["done here"])));
+    let server = LlmServer::start(replies);
+    let alice = support::serve::add_token(&env, "alice", "admin");
+    let bob = support::serve::add_token(&env, "bob", "user");
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, root);
+    let (a, b) = (Client::new(&srv.base, &alice), Client::new(&srv.base, &bob));
+    let session = rt().block_on(async {
+        let (session, job) = b.session_and_run("greet in spanish", "agent").await;
+        let asked = b
+            .wait_event(&job, 20, |e| e["type"] == "approval.requested")
+            .await;
+        let id = asked["data"]["tool_call_id"].as_str().unwrap();
+        // Alice, an admin, approves bob's command.
+        let (status, body) = a.decide(&job, id, "allow").await;
+        assert_eq!(status, 200, "{body}");
+        let resolved = b
+            .wait_event(&job, 20, |e| e["type"] == "approval.resolved")
+            .await;
+        assert_eq!(resolved["data"]["user"], "alice", "{resolved}");
+        b.wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
+        let (_, snap) = b.get(&format!("/api/v1/agent/jobs/{job}")).await;
+        let hunk = snap["diff_bundle"]["files"][0]["hunks"][0]["hunk_id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let (status, applied) = b
+            .post(
+                "/api/v1/agent/apply",
+                json!({"session_id": session, "job_id": job, "accepted_hunk_ids": [hunk]}),
+            )
+            .await;
+        assert_eq!(status, 200, "{applied}");
+        let (status, audit) = a
+            .get(&format!("/api/v1/agent/audit?session_id={session}"))
+            .await;
+        assert_eq!(status, 200, "{audit}");
+        let records = audit["records"].as_array().unwrap().clone();
+        let user_of = |action: &str| -> Vec<Value> {
+            records
+                .iter()
+                .filter(|r| r["action"] == action)
+                .map(|r| r["user"].clone())
+                .collect()
+        };
+        assert_eq!(user_of("approval"), vec![json!("alice")], "{audit}");
+        assert_eq!(user_of("apply"), vec![json!("bob")], "{audit}");
+        assert_eq!(user_of("job.run"), vec![json!("bob")], "{audit}");
+        assert_eq!(user_of("session.create"), vec![json!("bob")], "{audit}");
+        assert_eq!(user_of("job.completed"), vec![json!("bob")], "{audit}");
+        assert!(!user_of("tool_call").is_empty(), "{audit}");
+        assert!(
+            user_of("tool_call").iter().all(|u| u == "bob"),
+            "the job's own calls are its starter's: {audit}"
+        );
+        assert!(
+            records.iter().all(|r| r["user"].is_string()),
+            "every record here came from a request: {audit}"
+        );
+        // `?user=` filters; a user reads their own without a session.
+        let (_, mine) = a.get("/api/v1/agent/audit?user=alice").await;
+        let mine = mine["records"].as_array().unwrap();
+        assert!(mine.iter().any(|r| r["action"] == "approval"), "{mine:?}");
+        assert!(mine.iter().all(|r| r["user"] == "alice"), "{mine:?}");
+        let (status, own) = b.get("/api/v1/agent/audit?user=bob").await;
+        assert_eq!(status, 200, "{own}");
+        assert!(
+            own["records"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["user"] == "bob"),
+            "{own}"
+        );
+        let (status, body) = b.get("/api/v1/agent/audit?user=alice").await;
+        assert_eq!(status, 403, "only an admin reads another's: {body}");
+        session
+    });
+    // What is done on the host itself has no user.
+    let run = support::jobs::exec(&env, &cfg, root, &["--mode", "ask", "say done"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["audit", "list", "--json", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let all: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let all = all["records"].as_array().unwrap();
+    let local: Vec<&Value> = all
+        .iter()
+        .filter(|r| r["action"] == "job.completed" && r["session"] != json!(session))
+        .collect();
+    assert_eq!(local.len(), 1, "{all:?}");
+    assert_eq!(local[0]["user"], Value::Null, "{all:?}");
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .args(["audit", "list", "--user", "alice", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    assert!(
+        text.contains("alice") && text.contains("approval"),
+        "{text}"
+    );
+    assert!(!text.contains(" bob "), "{text}");
+    let out = env
+        .cmd()
+        .args(["audit", "verify", "--root"])
+        .arg(root)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stdout(&out));
 }
 
 #[test]
@@ -779,7 +918,7 @@ fn fs_write_is_hash_checked_checkpointed_and_confined() {
                     json!({"workspace_id": "app", "path": hostile, "content": "x", "expected_hash": null}),
                 )
                 .await;
-            assert_eq!(status, 400, "{hostile}: {body}");
+            assert_eq!(status, 403, "{hostile}: {body}");
         }
         assert!(!root.parent().unwrap().join("escape.txt").exists());
         let (status, body) = c
@@ -856,7 +995,7 @@ fn fs_patch_applies_a_unified_diff_or_nothing() {
                 json!({"workspace_id": "default", "patch": "not a diff"}),
             )
             .await;
-        assert_eq!(status, 400, "{bad}");
+        assert_eq!(status, 422, "well-formed JSON, but not a diff: {bad}");
         let escape = "--- /dev/null\n+++ b/../outside.txt\n@@ -0,0 +1 @@\n+x\n";
         let (status, bad) = c
             .post(
@@ -864,7 +1003,7 @@ fn fs_patch_applies_a_unified_diff_or_nothing() {
                 json!({"workspace_id": "default", "patch": escape}),
             )
             .await;
-        assert_eq!(status, 400, "{bad}");
+        assert_eq!(status, 403, "{bad}");
         assert!(!root.parent().unwrap().join("outside.txt").exists());
         let checkpoint = done["checkpoint_id"].as_str().unwrap();
         let (status, _) = c.rollback_all(checkpoint).await;
@@ -973,10 +1112,7 @@ fn exec_streams_allowed_commands_and_stops_when_the_client_leaves() {
             .filter(|r| r["action"] == "exec")
             .collect();
         assert_eq!(runs.len(), 4, "{audit}");
-        assert!(
-            runs.iter().all(|r| r["outcome"] == "by local over HTTP"),
-            "{audit}"
-        );
+        assert!(runs.iter().all(|r| r["user"] == "local"), "{audit}");
     });
 }
 
@@ -1502,7 +1638,7 @@ fn verify_over_http_checks_the_accepted_hunks_without_writing() {
         let (status, e) = c
             .post(&format!("/api/v1/agent/jobs/{job}/verify"), json!({}))
             .await;
-        assert_eq!(status, 400, "nothing accepted: {e}");
+        assert_eq!(status, 422, "nothing accepted: {e}");
         assert!(error_code(&e) == "invalid", "{e}");
         let (status, v) = c
             .post(
@@ -1520,7 +1656,7 @@ fn verify_over_http_checks_the_accepted_hunks_without_writing() {
                 json!({"rejected_hunk_ids": ["h_1"]}),
             )
             .await;
-        assert_eq!(status, 400, "{v}");
+        assert_eq!(status, 422, "{v}");
         let (_, events) = c
             .get(&format!("/api/v1/agent/jobs/{job}/events?cursor=0"))
             .await;

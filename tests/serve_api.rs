@@ -245,9 +245,82 @@ fn bad_query_parameters_get_the_json_error_shape() {
     });
 }
 
+/// A method no route declares is 405 with `Allow` naming the ones it
+/// takes, in the JSON error shape, whatever its body or content type: the
+/// route is found before the body is looked at (it used to be 415).
+#[test]
+fn an_undeclared_method_is_405_with_allow() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        for (method, path, allow) in [
+            (reqwest::Method::PUT, "/api/v1/agent/sessions", "GET,POST"),
+            (reqwest::Method::PUT, "/api/v1/agent/workspaces", "GET"),
+            (
+                reqwest::Method::PATCH,
+                "/api/v1/agent/jobs/job_1_a/events",
+                "GET",
+            ),
+            (
+                reqwest::Method::DELETE,
+                "/api/v1/agent/checkpoints/c_1",
+                "GET",
+            ),
+            (reqwest::Method::GET, "/api/v1/agent/run", "POST"),
+            (reqwest::Method::POST, "/api/v1/health", "GET"),
+        ] {
+            let r = c
+                .http
+                .request(method.clone(), format!("{}{path}", c.base))
+                .bearer_auth(&c.token)
+                .header("content-type", "text/plain")
+                .body("not json")
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 405, "{method} {path}");
+            let got = r.headers()["allow"].to_str().unwrap().replace(' ', "");
+            let mut got: Vec<&str> = got.split(',').collect();
+            got.sort_unstable();
+            let mut want: Vec<&str> = allow.split(',').collect();
+            want.sort_unstable();
+            assert!(
+                want.iter().all(|m| got.contains(m)),
+                "{method} {path}: Allow {got:?}"
+            );
+            let body: Value = r.json().await.unwrap();
+            assert_eq!(error_code(&body), "invalid", "{body}");
+        }
+        // A declared method still refuses a body that is not JSON.
+        let r = c
+            .http
+            .post(format!("{}/api/v1/agent/sessions", c.base))
+            .bearer_auth(&c.token)
+            .header("content-type", "text/plain")
+            .body("{}")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 415);
+        // And a token still comes before the method.
+        let r = c
+            .http
+            .put(format!("{}/api/v1/agent/sessions", c.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 401);
+    });
+}
+
 /// Hunks applied already are a 409 `conflict` saying so (the losers of
 /// concurrent applies included), never "accept hunks first"; a hunk both
-/// accepted and rejected is a 400 naming it, and nothing is recorded.
+/// accepted and rejected is a 422 naming it (the request fits its schema;
+/// what it says cannot be done), and nothing is recorded.
 #[test]
 fn applied_hunks_are_a_conflict_and_contradictions_are_invalid() {
     let env = Env::new();
@@ -269,7 +342,7 @@ fn applied_hunks_are_a_conflict_and_contradictions_are_invalid() {
                        "accepted_hunk_ids": [hunk], "rejected_hunk_ids": [hunk]}),
             )
             .await;
-        assert_eq!(status, 400, "{body}");
+        assert_eq!(status, 422, "{body}");
         assert_eq!(error_code(&body), "invalid", "{body}");
         assert!(
             body["error"]["message"].as_str().unwrap().contains(&hunk),

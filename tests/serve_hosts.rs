@@ -377,6 +377,45 @@ fn answers_reach_the_jobs_host_and_the_first_wins() {
     });
 }
 
+/// An answer posted to a host in its first seconds, for a job another
+/// host runs, reaches the job: the host asks the store whether the job's
+/// host is live instead of trusting the heartbeats it has seen (host A
+/// starts, then B; until A's next beat 2 s later A's own list knows only
+/// itself, and an approval posted there used to get 404 "not running").
+#[test]
+fn an_answer_posted_in_a_hosts_first_seconds_reaches_the_job() {
+    let call = json!({"command": "echo early"}).to_string();
+    let model = LlmServer::start(vec![
+        sse(openai::tool_calls(&[("c1", "run_command", &call)])),
+        sse(openai::text(&["ran"])),
+    ]);
+    let Some(h) = Hosts::start(&model, &["", ""], &["gus"]) else {
+        return;
+    };
+    let (ca, cb) = (h.client(0), h.client(1));
+    rt().block_on(async {
+        let (_, job) = cb.session_and_run("run it", "agent").await;
+        let asked = cb
+            .wait_event(&job, 15, |e| e["type"] == "approval.requested")
+            .await;
+        let id = asked["data"]["tool_call_id"].as_str().unwrap().to_string();
+        let (_, health) = ca.get("/api/v1/health").await;
+        let seen = health["hosts"].as_array().map_or(0, Vec::len);
+        eprintln!("host A had seen {seen} live host(s) when the answer came");
+        let (status, body) = ca.decide(&job, &id, "allow").await;
+        assert_eq!(status, 200, "{body}");
+        let frames = cb.stream(&job, None).await;
+        assert_eq!(frames.last().unwrap().1, "job.completed", "{frames:?}");
+        // A job that no longer runs anywhere is a conflict, never 404.
+        let (status, body) = ca.decide(&job, &id, "deny").await;
+        assert_eq!(status, 409, "{body}");
+        let (status, body) = ca
+            .post(&format!("/api/v1/agent/jobs/{job}/cancel"), json!({}))
+            .await;
+        assert_eq!(status, 409, "{body}");
+    });
+}
+
 /// A host that is full leaves new runs in the store's queue; another host
 /// with a free slot takes and runs them.
 #[test]

@@ -165,6 +165,8 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
     support::db::exec(&db, "DROP INDEX jobs_by_job");
     support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN owner");
     support::db::exec(&db, "ALTER TABLE sessions DROP COLUMN lease_until");
+    support::db::exec(&db, "DROP INDEX audit_by_user");
+    support::db::exec(&db, "ALTER TABLE audit DROP COLUMN user_name");
     for table in [
         "server_tokens",
         "server_sessions",
@@ -188,7 +190,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 6, "{check}");
+    assert_eq!(check["schema_version"], 7, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -226,7 +228,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 6")
+                && err.contains("version 7")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -377,7 +379,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 6, ")),
+        said.contains(&format!("sqlite at {db} (schema version 7, ")),
         "{said}"
     );
     let check = env
@@ -394,7 +396,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(6)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(7)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

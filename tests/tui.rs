@@ -1244,6 +1244,7 @@ fn approval_dialog_allows_once_or_denies() {
             tool_call_id: "c1".into(),
             approved: true,
             by: "user".into(),
+            user: None,
         },
     ));
     assert_eq!(app.job.as_ref().unwrap().status, JobStatus::Running);
@@ -1265,6 +1266,7 @@ fn approval_dialog_allows_once_or_denies() {
             tool_call_id: "c2".into(),
             approved: false,
             by: "user".into(),
+            user: None,
         },
     ));
     assert!(matches!(app.transcript.last(), Some(Entry::Notice(n)) if n.contains("You denied")));

@@ -15,6 +15,15 @@ use crate::protocol::{
 pub use crate::store::Notice;
 use crate::store::{Store, StoreError};
 
+/// A command left for another host, with the server's user who asked
+/// (their name goes into the audit records it causes there).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Relayed {
+    user: Option<String>,
+    command: Command,
+}
+
 /// The server's records in the store; clones share it.
 #[derive(Clone)]
 pub struct Accounts {
@@ -238,15 +247,34 @@ impl Accounts {
         self.run(move |s| s.job_host(&job)).await
     }
 
-    /// Leaves `command` for `host` (running `job_id`); its relay id.
+    /// The host running `job_id`, and whether it beat within the last
+    /// `live_ms`, as the store has it now.
+    pub async fn job_host_live(
+        &self,
+        job_id: &str,
+        live_ms: u64,
+    ) -> Result<Option<(String, bool)>, EngineError> {
+        let job = job_id.to_string();
+        let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
+        let since = now.saturating_sub(live_ms);
+        self.run(move |s| s.job_host_live(&job, since)).await
+    }
+
+    /// Leaves `command`, asked for by the server's user `user`, for
+    /// `host` (running `job_id`); its relay id.
     pub async fn relay_put(
         &self,
         host: &str,
+        user: &str,
         job_id: &str,
         command: &Command,
     ) -> Result<String, EngineError> {
         let id = format!("r_{}", &new_token()?[4..]);
-        let text = serde_json::to_string(command)
+        let relayed = Relayed {
+            user: Some(user.to_string()),
+            command: command.clone(),
+        };
+        let text = serde_json::to_string(&relayed)
             .map_err(|e| EngineError::failed(format!("cannot relay the command: {e}")))?;
         let (rid, host, job) = (id.clone(), host.to_string(), job_id.to_string());
         let now = u64::try_from(crate::store::now_ms()).unwrap_or(0);
@@ -255,16 +283,26 @@ impl Accounts {
         Ok(id)
     }
 
-    /// The commands left for `host`: (relay id, job, command).
+    /// The commands left for `host`: (relay id, job, the user who asked,
+    /// command). A host of an earlier release left the bare command.
     pub async fn relay_take(
         &self,
         host: &str,
-    ) -> Result<Vec<(String, String, Command)>, EngineError> {
+    ) -> Result<Vec<(String, String, Option<String>, Command)>, EngineError> {
         let host = host.to_string();
         let rows = self.run(move |s| s.relay_take(&host)).await?;
         Ok(rows
             .into_iter()
-            .filter_map(|(id, job, text)| Some((id, job, serde_json::from_str(&text).ok()?)))
+            .filter_map(|(id, job, text)| {
+                let relayed = serde_json::from_str::<Relayed>(&text).or_else(|_| {
+                    serde_json::from_str::<Command>(&text).map(|command| Relayed {
+                        user: None,
+                        command,
+                    })
+                });
+                let Relayed { user, command } = relayed.ok()?;
+                Some((id, job, user, command))
+            })
             .collect())
     }
 

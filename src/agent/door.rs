@@ -130,10 +130,32 @@ impl Engine {
         self.request(id, command).await
     }
 
+    /// `command` for the server's user `user`: what it causes is in the
+    /// audit log with their name (a job's own records too, when it starts
+    /// one), where a local front end's commands leave none.
+    pub async fn command_as(&self, user: &str, command: Command) -> Result<Reply, EngineError> {
+        let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
+        self.send(id, Some(user.to_string()), command).await
+    }
+
     /// `command` with the caller's own request id.
     pub async fn request(&self, id: RequestId, command: Command) -> Result<Reply, EngineError> {
+        self.send(id, None, command).await
+    }
+
+    async fn send(
+        &self,
+        id: RequestId,
+        actor: Option<String>,
+        command: Command,
+    ) -> Result<Reply, EngineError> {
         let (reply, answer) = oneshot::channel();
-        let queued = Queued { id, command, reply };
+        let queued = Queued {
+            id,
+            actor,
+            command,
+            reply,
+        };
         if self.inner.commands.send(queued).await.is_err() {
             return Err(EngineError::unavailable("the engine has stopped"));
         }
@@ -147,9 +169,23 @@ impl Engine {
     /// Refused when the engine has stopped, or when it has `COMMANDS`
     /// commands waiting already.
     pub fn submit(&self, command: Command) -> Result<PendingReply, EngineError> {
+        self.queue(None, command)
+    }
+
+    /// `submit` for the server's user `user` (see `command_as`).
+    pub fn submit_as(&self, user: &str, command: Command) -> Result<PendingReply, EngineError> {
+        self.queue(Some(user.to_string()), command)
+    }
+
+    fn queue(&self, actor: Option<String>, command: Command) -> Result<PendingReply, EngineError> {
         let id = self.inner.next.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
-        let queued = Queued { id, command, reply };
+        let queued = Queued {
+            id,
+            actor,
+            command,
+            reply,
+        };
         match self.inner.commands.try_send(queued) {
             Ok(()) => Ok(PendingReply(answer)),
             Err(mpsc::error::TrySendError::Full(_)) => Err(EngineError::unavailable(

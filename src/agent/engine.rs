@@ -29,9 +29,11 @@ const LEASE_TICK: Duration = Duration::from_secs(2);
 /// Where a command's reply goes.
 pub(super) type ReplyTx = oneshot::Sender<Result<Reply, EngineError>>;
 
-/// A command and where its reply goes.
+/// A command, who asked (the server's user; `None`: this machine) and
+/// where its reply goes.
 pub(super) struct Queued {
     pub id: RequestId,
+    pub actor: Option<String>,
     pub command: Command,
     pub reply: ReplyTx,
 }
@@ -102,6 +104,14 @@ pub(super) struct Core {
     pub verify_generation: u64,
     /// Verify baselines by tree content.
     pub baselines: Arc<crate::tools::verify::Baselines>,
+    /// The server's user the command under way is for (`None`: a local
+    /// front end's): the `user` of the audit records it causes.
+    pub actor: Option<String>,
+    /// ... and of the apply, rollback or write running off the task.
+    pub review_actor: Option<String>,
+    /// The user who started each job over the server, until it ends: its
+    /// own records (tool calls, its end) are theirs.
+    pub job_users: HashMap<String, String>,
 }
 
 impl Core {
@@ -141,6 +151,9 @@ impl Core {
             driven,
             verify_generation: 0,
             baselines: super::verify_ops::baselines(),
+            actor: None,
+            review_actor: None,
+            job_users: HashMap::new(),
         }
     }
 
@@ -316,9 +329,31 @@ impl Core {
         }
     }
 
-    /// `q`, with its session `key` ready.
+    /// `q`, with its session `key` ready, audited as its actor's.
     fn run_command(&mut self, q: Queued, key: &str) {
+        self.actor = q.actor.clone();
+        self.run_as_actor(q, key);
+        self.actor = None;
+    }
+
+    /// A job a server user starts is theirs: its own records name them.
+    fn note_job_user(&mut self, q: &Queued) {
+        if let (
+            Some(user),
+            Command::StartJob { job_id, .. }
+            | Command::Compact { job_id, .. }
+            | Command::VerifyFeedback {
+                new_job_id: job_id, ..
+            },
+        ) = (&q.actor, &q.command)
+        {
+            self.job_users.insert(job_id.clone(), user.clone());
+        }
+    }
+
+    fn run_as_actor(&mut self, q: Queued, key: &str) {
         let q = self.answered_once_recorded(q);
+        self.note_job_user(&q);
         match q.command.clone() {
             Command::StartJob {
                 job_id,
@@ -340,10 +375,7 @@ impl Core {
             Command::CreateSession => q.answer(Ok(Reply::SessionCreated {
                 session_id: key.to_string(),
             })),
-            Command::Answer { job_id, text } => {
-                let done = self.answer(&job_id, text);
-                q.answer(done);
-            }
+            Command::Answer { job_id, text } => q.answer(self.answer(&job_id, text)),
             Command::Approve {
                 job_id,
                 tool_call_id,
@@ -353,10 +385,7 @@ impl Core {
                 let done = self.approve(&job_id, tool_call_id, approved, reason);
                 q.answer(done);
             }
-            Command::Cancel { job_id } => {
-                let done = self.cancel(&job_id);
-                q.answer(done);
-            }
+            Command::Cancel { job_id } => q.answer(self.cancel(&job_id)),
             Command::Decide {
                 job_id,
                 accept,
@@ -443,6 +472,7 @@ impl Core {
             .get(&name)
             .is_some_and(|spec| spec.tier != crate::protocol::Tier::Read);
         let writer = self.writer.clone().filter(|_| audited);
+        let actor = self.actor.clone();
         tokio::spawn(async move {
             let job_id = format!("tool_{}", &super::new_job_id()[4..]);
             let job = job_id.clone();
@@ -469,6 +499,7 @@ impl Core {
                 writer.audit(crate::store::audit::AuditEntry {
                     session: None,
                     job: Some(job_id),
+                    user: actor,
                     action: "tool_call".to_string(),
                     target: format!("{tool} (called directly)"),
                     approved: Some(true),

@@ -35,7 +35,18 @@ pub enum UserReply {
         approved: bool,
         /// Who decided, when it was not the user.
         reason: Option<String>,
+        /// The server's user who decided (`None`: this machine).
+        user: Option<String>,
     },
+}
+
+/// How an approval was settled: allowed or not, by whom (`user`,
+/// `allowlist`, a reason) and the server's user who decided, if one did.
+#[derive(Debug, Clone)]
+pub struct Decision {
+    pub approved: bool,
+    pub by: String,
+    pub user: Option<String>,
 }
 
 /// What a job does.
@@ -190,7 +201,7 @@ pub(super) struct Job<'a> {
     pub turn_calls: Vec<ToolCall>,
     /// Batch calls the user already decided with an earlier call of their
     /// turn: tool_call_id -> (approved, by).
-    pub decided: HashMap<String, (bool, String)>,
+    pub decided: HashMap<String, Decision>,
     /// The MCP tools this job offers (agent mode, servers started).
     pub mcp_tools: Vec<crate::mcp::McpTool>,
     /// Restarts of each MCP server in this job.

@@ -272,6 +272,7 @@ impl Core {
         approved: bool,
         reason: Option<String>,
     ) -> Result<Reply, EngineError> {
+        let user = self.actor.clone();
         let live = self.waiting_job(job_id)?;
         match live.asked.get(job_id) {
             Some(Asked::Approval(asked)) if *asked == tool_call_id => {
@@ -289,6 +290,7 @@ impl Core {
                 tool_call_id,
                 approved,
                 reason,
+                user,
             });
         }
         Ok(Reply::Done)

@@ -99,6 +99,21 @@ pub mod confine {
 
 /// A fresh job id for a front end's `StartJob`: sortable by time, with 64
 /// random bits (many clients start jobs at once on a server).
+/// A path the sandbox refused, as the door's error: what it never allows
+/// (out of the root, `.git`, a read-only scope) is `Forbidden`, a scope
+/// that is not there `NotFound`, the rest (a path no file can have)
+/// `Invalid`.
+pub(crate) fn path_refused(e: crate::workspace::SandboxError) -> crate::protocol::EngineError {
+    use crate::protocol::EngineError;
+    match e.code() {
+        "outside_root" | "forbidden_path" | "read_only_scope" => {
+            EngineError::forbidden(e.to_string())
+        }
+        "unknown_scope" => EngineError::not_found(e.to_string()),
+        _ => EngineError::invalid(e.to_string()),
+    }
+}
+
 pub fn new_job_id() -> String {
     let millis = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

@@ -152,9 +152,30 @@ impl Core {
         self.audit_in(session, job_id, action, target, approved, outcome);
     }
 
-    /// Appends to the audit log under `session` (a front end's record).
+    /// Appends to the audit log under `session` (a front end's record),
+    /// as the command under way's user's, else as the user's who started
+    /// the job (`None`: done on this machine).
     pub(super) fn audit_in(
         &mut self,
+        session: Option<String>,
+        job_id: &str,
+        action: &str,
+        target: &str,
+        approved: Option<bool>,
+        outcome: &str,
+    ) {
+        let user = self
+            .actor
+            .clone()
+            .or_else(|| self.job_users.get(job_id).cloned());
+        self.audit_as(user, session, job_id, action, target, approved, outcome);
+    }
+
+    /// `audit_in` with the user given.
+    #[allow(clippy::too_many_arguments)]
+    fn audit_as(
+        &mut self,
+        user: Option<String>,
         session: Option<String>,
         job_id: &str,
         action: &str,
@@ -166,6 +187,7 @@ impl Core {
             writer.audit(AuditEntry {
                 session,
                 job: Some(job_id.to_string()),
+                user,
                 action: action.to_string(),
                 target: target.to_string(),
                 approved,
@@ -206,10 +228,14 @@ impl Core {
                 tool_call_id,
                 approved,
                 by,
+                user,
             } => {
                 let outcome = format!("by {by}");
-                self.audit(
-                    key,
+                let user = user.clone().or_else(|| self.job_users.get(job_id).cloned());
+                let session = self.session_id(key).filter(|_| self.recorded(key));
+                self.audit_as(
+                    user,
+                    session,
                     job_id,
                     "approval",
                     tool_call_id,
@@ -233,6 +259,14 @@ impl Core {
                 self.audit(key, job_id, "tool_call", &target, Some(true), &outcome);
             }
             _ => {}
+        }
+        if matches!(
+            body,
+            EventBody::JobCompleted { .. }
+                | EventBody::JobFailed { .. }
+                | EventBody::JobCancelled {}
+        ) {
+            self.job_users.remove(job_id);
         }
     }
 }

@@ -185,14 +185,16 @@ impl Engine {
         Ok(self.checkpoint(id).await?.three_way)
     }
 
-    /// The root's audit records (of one session, the newest `limit`).
+    /// The root's audit records (of one session, of one server user's
+    /// requests, the newest `limit`).
     pub async fn audit(
         &self,
         session: Option<String>,
+        user: Option<String>,
         limit: Option<usize>,
     ) -> Result<Vec<AuditRecord>, EngineError> {
         self.stored(move |root, _| {
-            root.audit_records(session.as_deref(), limit)
+            root.audit_records(session.as_deref(), user.as_deref(), limit)
                 .map_err(store_error)
         })
         .await
@@ -266,7 +268,7 @@ impl Engine {
                 let resolved = ctx
                     .workspace
                     .resolve_writable(path)
-                    .map_err(|e| EngineError::invalid(e.to_string()))?;
+                    .map_err(super::path_refused)?;
                 let Some(bytes) = ctx.workspace.read_opt(&resolved).map_err(io_error)? else {
                     return Ok(None);
                 };

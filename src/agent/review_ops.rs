@@ -288,6 +288,7 @@ impl Core {
         work: impl FnOnce() -> ReviewDone + Send + 'static,
     ) {
         self.review_busy = true;
+        self.review_actor = self.actor.clone();
         if let Some(live) = self.live(key) {
             live.reviewing = true;
         }
@@ -317,6 +318,8 @@ impl Core {
     /// Publishes and audits what an apply or rollback did, answers its
     /// command, then runs the review commands that waited for it.
     pub(super) fn finish_review(&mut self, done: ReviewDone, reply: Option<ReplyTx>) {
+        // What came of it is audited as the asker's.
+        self.actor = self.review_actor.take();
         let (key, result) = match done {
             ReviewDone::Apply {
                 accepted,
@@ -371,6 +374,7 @@ impl Core {
         if let Some(reply) = reply {
             let _ = reply.send(result);
         }
+        self.actor = None;
         self.review_busy = false;
         if let Some(live) = self.live(&key) {
             live.reviewing = false;

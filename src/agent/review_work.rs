@@ -219,7 +219,7 @@ pub fn write_user_files(
     for f in files {
         let resolved = ws
             .resolve_writable(&f.file_path)
-            .map_err(|e| EngineError::invalid(e.to_string()))?;
+            .map_err(super::path_refused)?;
         let before = ws.read_opt(&resolved).map_err(|e| match e.kind() {
             std::io::ErrorKind::IsADirectory => EngineError::invalid(format!(
                 "`{}` is a folder; only files can be written",

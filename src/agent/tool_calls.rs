@@ -8,7 +8,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::approval::{self, Gate};
-use super::job::{Job, NO_USER_ANSWER, UserReply};
+use super::job::{Decision, Job, NO_USER_ANSWER, UserReply};
 use crate::llm::{ToolCall, ToolResult};
 use crate::protocol::{BatchedCall, EventBody, Tier};
 use crate::review::{EditRequest, ProposedEdit, build_bundle, validate_edits};
@@ -97,6 +97,9 @@ impl Job<'_> {
 
     /// An MCP server's tool: checked against its schema, approved, called.
     async fn execute_mcp(&mut self, call: &ToolCall) -> Result<Value, Value> {
+        if !self.is_mcp(&call.name) {
+            self.revive_mcp(call).await?;
+        }
         let hub = self.spec.mcp.clone().filter(|_| self.is_mcp(&call.name));
         let Some(hub) = hub else {
             self.malformed += 1;
@@ -298,17 +301,25 @@ impl Job<'_> {
     /// or the user is asked (alone, or with the other batch calls of its
     /// turn) and the job waits (`waiting_for_user`).
     async fn approve(&mut self, call: &ToolCall) -> Result<(), Value> {
-        let (approved, by) = match approval::gate(&self.ctx.config, call) {
+        let policy = |by: &str| Decision {
+            approved: true,
+            by: by.to_string(),
+            user: None,
+        };
+        let decision = match approval::gate(&self.ctx.config, call) {
             Gate::Refuse(error) => return Err(error),
             // Who let it run: the policy itself, or the `[exec] allow` list.
             Gate::Auto => match approval::policy_of(&self.ctx.config, &call.name).0 {
-                crate::config::ApprovalPolicy::Auto => (true, "auto".to_string()),
-                _ => (true, "allowlist".to_string()),
+                crate::config::ApprovalPolicy::Auto => policy("auto"),
+                _ => policy("allowlist"),
             },
-            Gate::AskBatch if self.decided.contains_key(&call.tool_call_id) => self
-                .decided
-                .remove(&call.tool_call_id)
-                .unwrap_or((false, "user".into())),
+            Gate::AskBatch if self.decided.contains_key(&call.tool_call_id) => {
+                self.decided.remove(&call.tool_call_id).unwrap_or(Decision {
+                    approved: false,
+                    by: "user".into(),
+                    user: None,
+                })
+            }
             Gate::AskBatch => {
                 let others = self.batch_after(call);
                 let decision = self.ask_user(call, &others).await;
@@ -321,13 +332,14 @@ impl Job<'_> {
         };
         self.emit.emit(EventBody::ApprovalResolved {
             tool_call_id: call.tool_call_id.clone(),
-            approved,
-            by: by.clone(),
+            approved: decision.approved,
+            by: decision.by.clone(),
+            user: decision.user,
         });
-        if approved {
+        if decision.approved {
             Ok(())
         } else {
-            Err(approval::denied(call, &by))
+            Err(approval::denied(call, &decision.by))
         }
     }
 
@@ -355,7 +367,7 @@ impl Job<'_> {
     }
 
     /// Asks the front end about `call` (and `also`, decided with it).
-    async fn ask_user(&mut self, call: &ToolCall, also: &[ToolCall]) -> (bool, String) {
+    async fn ask_user(&mut self, call: &ToolCall, also: &[ToolCall]) -> Decision {
         self.emit.emit(EventBody::ApprovalRequested {
             tool_call_id: call.tool_call_id.clone(),
             name: call.name.clone(),
@@ -379,19 +391,30 @@ impl Job<'_> {
         self.await_approval(&call.tool_call_id).await
     }
 
-    /// The front end's decision on `tool_call_id`: (approved, who decided).
-    async fn await_approval(&mut self, tool_call_id: &str) -> (bool, String) {
+    /// The front end's decision on `tool_call_id`.
+    async fn await_approval(&mut self, tool_call_id: &str) -> Decision {
         loop {
             match self.answers.recv().await {
                 Some(UserReply::Approval {
                     tool_call_id: id,
                     approved,
                     reason,
+                    user,
                 }) if id == tool_call_id => {
-                    return (approved, reason.unwrap_or_else(|| "user".into()));
+                    return Decision {
+                        approved,
+                        by: reason.unwrap_or_else(|| "user".into()),
+                        user,
+                    };
                 }
                 Some(_) => continue,
-                None => return (false, "no_user".into()),
+                None => {
+                    return Decision {
+                        approved: false,
+                        by: "no_user".into(),
+                        user: None,
+                    };
+                }
             }
         }
     }

@@ -25,6 +25,8 @@ pub(super) struct Verified {
     pub generation: u64,
     pub result: VerifyResult,
     pub reply: Option<ReplyTx>,
+    /// The server's user who asked for it (`None`: this machine).
+    pub actor: Option<String>,
 }
 
 /// The folders a verify uses under the state home (else the temp dir):
@@ -118,6 +120,7 @@ impl Core {
         let baselines = self.baselines.clone();
         let tx = self.internal_tx.clone();
         let (key, job) = (key.to_string(), job_id.to_string());
+        let actor = self.actor.clone();
         tokio::task::spawn_blocking(move || {
             if let Some(written) = written {
                 let _ = written.blocking_recv();
@@ -141,6 +144,7 @@ impl Core {
                 generation,
                 result,
                 reply: Some(reply),
+                actor,
             })));
         });
     }
@@ -186,7 +190,9 @@ impl Core {
             generation,
             result,
             reply,
+            actor,
         } = done;
+        self.actor = actor;
         let current = self.live(&key).is_some_and(|live| {
             let mine = live
                 .verifying
@@ -207,6 +213,7 @@ impl Core {
             self.publish(&key, &job_id, EventBody::VerifyCompleted(result.clone()));
             self.touch(&key);
         }
+        self.actor = None;
         if let Some(reply) = reply {
             let _ = reply.send(Ok(Reply::Verified {
                 result: Box::new(result),

@@ -349,6 +349,24 @@ pub enum AuditAction {
         #[arg(long, default_value = ".", value_name = "PATH")]
         root: PathBuf,
     },
+    /// The audit log's records, oldest first (the newest --limit)
+    List {
+        /// Agent root
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+        /// Only the records a request of this server user caused
+        #[arg(long, value_name = "NAME")]
+        user: Option<String>,
+        /// Only this session's records
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
+        /// The newest this many records
+        #[arg(long, default_value_t = 200, value_name = "N")]
+        limit: usize,
+        /// One JSON object: {"records": [...]}
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Args)]

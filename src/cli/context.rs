@@ -44,7 +44,9 @@ pub fn build_error(e: BuildError) -> Exit {
 pub fn engine_error(e: EngineError) -> Exit {
     let exit = match &e {
         EngineError::Conflict { .. } => Exit::Conflict,
-        EngineError::NotFound { .. } | EngineError::Invalid { .. } => Exit::Usage,
+        EngineError::NotFound { .. }
+        | EngineError::Invalid { .. }
+        | EngineError::Forbidden { .. } => Exit::Usage,
         EngineError::Busy { .. } | EngineError::Failed { .. } | EngineError::Unavailable { .. } => {
             Exit::Failed
         }

@@ -1,6 +1,6 @@
 //! Read-only views of what an agent root's state holds: `checkpoints
-//! list|show`, `sessions list|show|delete`, and `audit verify`, each a
-//! query (or command) of the engine.
+//! list|show`, `sessions list|show|delete`, and `audit verify|list`, each
+//! a query (or command) of the engine.
 
 use crate::protocol::words::counted;
 use serde_json::json;
@@ -212,6 +212,47 @@ async fn show_session(engine: &Engine, id: &str, json: bool) -> Exit {
         }
     }
     Exit::Ok
+}
+
+/// `audit list`: the records (of one server user's requests, of one
+/// session), oldest first; a record done on this machine shows `-` as its
+/// user.
+pub fn audit_list(
+    global: &GlobalArgs,
+    root: &std::path::Path,
+    user: Option<String>,
+    session: Option<String>,
+    limit: usize,
+    json: bool,
+) -> Exit {
+    with_engine(global, root, |engine| async move {
+        let records = match engine.audit(session, user, Some(limit)).await {
+            Ok(r) => r,
+            Err(e) => return engine_error(e),
+        };
+        if json {
+            print_json(&json!({ "records": records }));
+            return Exit::Ok;
+        }
+        for r in records {
+            let approved = match r.approved {
+                Some(true) => "approved",
+                Some(false) => "refused",
+                None => "-",
+            };
+            println!(
+                "{:>5}  {}  {:<10} {:<16} {}  {}  {}",
+                r.seq,
+                r.time,
+                r.user.as_deref().unwrap_or("-"),
+                r.action,
+                r.target,
+                approved,
+                r.outcome
+            );
+        }
+        Exit::Ok
+    })
 }
 
 pub fn audit_verify(global: &GlobalArgs, root: &std::path::Path) -> Exit {

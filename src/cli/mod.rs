@@ -70,6 +70,13 @@ pub fn run(cli: Cli) -> Exit {
         Command::Rollback(args) => rollback(&cli.global, &args),
         Command::Audit(args) => match args.action {
             args::AuditAction::Verify { root } => history::audit_verify(&cli.global, &root),
+            args::AuditAction::List {
+                root,
+                user,
+                session,
+                limit,
+                json,
+            } => history::audit_list(&cli.global, &root, user, session, limit, json),
         },
         Command::Store(args) => store::run(&cli.global, &args),
         Command::Mcp(args) => mcp::run_mcp(&cli.global, &args),

@@ -266,6 +266,7 @@ fn apply_refused(e: EngineError) -> Exit {
         EngineError::Conflict { .. } => Exit::Conflict,
         EngineError::NotFound { .. }
         | EngineError::Invalid { .. }
+        | EngineError::Forbidden { .. }
         | EngineError::Busy { .. }
         | EngineError::Failed { .. }
         | EngineError::Unavailable { .. } => Exit::Failed,

@@ -235,6 +235,10 @@ pub enum EngineError {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         unknown: Vec<String>,
     },
+    /// What the sandbox never allows: a path out of the root, into `.git`,
+    /// or a write to a read-only scope.
+    #[error("{message}")]
+    Forbidden { message: String },
     /// The state moved on: files changed since the proposal, a hunk's
     /// region changed since the checkpoint, a question already answered.
     #[error("{message}")]
@@ -267,6 +271,7 @@ impl EngineError {
         match self {
             EngineError::NotFound { .. } => "not_found",
             EngineError::Invalid { .. } => "invalid",
+            EngineError::Forbidden { .. } => "forbidden",
             EngineError::Conflict { .. } => "conflict",
             EngineError::Busy { .. } => "busy",
             EngineError::Failed { .. } => "failed",
@@ -284,6 +289,12 @@ impl EngineError {
         EngineError::Invalid {
             message: message.into(),
             unknown: Vec::new(),
+        }
+    }
+
+    pub fn forbidden(message: impl Into<String>) -> EngineError {
+        EngineError::Forbidden {
+            message: message.into(),
         }
     }
 

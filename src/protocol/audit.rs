@@ -11,6 +11,11 @@ pub struct AuditRecord {
     pub time: String,
     pub session: Option<String>,
     pub job: Option<String>,
+    /// The server's user whose request caused it; `None` for what was
+    /// done on this machine (the TUI, a command line). Records made before
+    /// the field existed have none, and hash without it.
+    #[serde(default)]
+    pub user: Option<String>,
     pub action: String,
     pub target: String,
     pub approved: Option<bool>,

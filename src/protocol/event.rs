@@ -111,12 +111,15 @@ pub enum EventBody {
         batch: Vec<BatchedCall>,
     },
     /// `by`: `user`, `allowlist` (allowlisted-auto), or why nobody could
-    /// be asked (e.g. `no_user` in a headless run).
+    /// be asked (e.g. `no_user` in a headless run); `user`: the server's
+    /// user who decided (absent when decided on this machine).
     #[serde(rename = "approval.resolved")]
     ApprovalResolved {
         tool_call_id: String,
         approved: bool,
         by: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        user: Option<String>,
     },
     #[serde(rename = "clarification.requested")]
     ClarificationRequested {

@@ -1,10 +1,13 @@
-//! A request's JSON body: read up to `max_body_bytes` (413 past it) and
-//! parsed into a request type that refuses unknown fields (400 naming the
-//! field). The content type was checked before (415).
+//! A request's JSON body: `Content-Type: application/json` (415 else),
+//! read up to `max_body_bytes` (413 past it, or when its declared length
+//! is), and parsed into a request type that refuses unknown fields (400
+//! naming the field). Every handler of a change takes one, even one that
+//! reads nothing from it, so the checks run once its route and method
+//! matched: a method no route takes is 405 first.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use serde::de::DeserializeOwned;
 
 use super::error::ApiError;
@@ -30,6 +33,41 @@ impl Body {
     }
 }
 
+/// A change's body as its headers describe it: JSON, and not declared
+/// larger than `limit`. A request with no body at all (a cancel) needs no
+/// content type: there is nothing it could be.
+fn checked(headers: &HeaderMap, limit: usize) -> Result<(), ApiError> {
+    let bodiless = !headers.contains_key(header::CONTENT_TYPE)
+        && !headers.contains_key(header::TRANSFER_ENCODING)
+        && headers
+            .get(header::CONTENT_LENGTH)
+            .is_none_or(|v| v.as_bytes() == b"0");
+    if bodiless {
+        return Ok(());
+    }
+    let json = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+    if !json {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "invalid",
+            "a request that changes something must be Content-Type: application/json",
+        )
+        .hint("send a JSON body (`{}` when there is nothing to say) with that header"));
+    }
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large(limit));
+    }
+    Ok(())
+}
+
 pub fn too_large(limit: usize) -> ApiError {
     ApiError::new(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -44,6 +82,7 @@ impl FromRequest<AppState> for Body {
 
     async fn from_request(req: Request, state: &AppState) -> Result<Body, ApiError> {
         let limit = state.config.max_body_bytes;
+        checked(req.headers(), limit)?;
         axum::body::to_bytes(req.into_body(), limit)
             .await
             .map(Body)

@@ -66,10 +66,11 @@ async fn may_see(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct BySession {
-    session_id: Option<String>,
+    #[param(value_type = Option<String>, pattern = "^[A-Za-z0-9_]+$", max_length = 200)]
+    session_id: Option<super::id::Id>,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints", tag = "review", params(BySession), responses((status = 200, description = "checkpoints"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints", tag = "review", params(BySession), responses((status = 200, description = "checkpoints"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -78,7 +79,7 @@ pub async fn list(
     let mut out = Vec::new();
     for ws in app.workspaces.iter().filter(|w| w.admits(&user)) {
         for c in ws.engine.checkpoints().await? {
-            if q.session_id.is_some() && c.session_id != q.session_id {
+            if q.session_id.is_some() && c.session_id.as_deref() != q.session_id.as_deref() {
                 continue;
             }
             if may_see(&app, &user, ws, &c).await? {
@@ -132,7 +133,7 @@ async fn record(ws: &Workspace, id: &str) -> Result<Option<CheckpointView>, ApiE
     }))
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}", tag = "review", params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "the checkpoint"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}", tag = "review", params(("id" = String, Path, description = "checkpoint id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "the checkpoint"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -148,10 +149,11 @@ pub async fn show(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct FileQuery {
+    #[param(min_length = 1, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     file_path: String,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}/diff3", tag = "review", params(("id" = String, Path, description = "checkpoint id"), FileQuery), responses((status = 200, description = "{current, base, proposed}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/checkpoints/{id}/diff3", tag = "review", params(("id" = String, Path, description = "checkpoint id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), FileQuery), responses((status = 200, description = "{current, base, proposed}"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn diff3(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -191,7 +193,7 @@ enum RollbackMode {
     ScopedSelected,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/checkpoints/{id}/rollback", tag = "review", request_body = Rollback, params(("id" = String, Path, description = "checkpoint id")), responses((status = 200, description = "rolled back"), (status = 409, description = "a region changed since, or a file is no longer one inside the root: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/checkpoints/{id}/rollback", tag = "review", request_body = Rollback, params(("id" = String, Path, description = "checkpoint id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "rolled back"), (status = 409, description = "a region changed since, or a file is no longer one inside the root: nothing written", body = super::error::ErrorBody), (status = 422, description = "scoped_selected without hunk_ids", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn rollback(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -202,7 +204,7 @@ pub async fn rollback(
     let (ws, view) = find(&app, &user, &id, false).await?;
     ws.writable("nothing is written")?;
     if ask.mode == RollbackMode::ScopedSelected && ask.hunk_ids.is_empty() {
-        return Err(ApiError::invalid("scoped_selected needs hunk_ids"));
+        return Err(ApiError::unprocessable("scoped_selected needs hunk_ids"));
     }
     let here = Place {
         session: view.checkpoint.session_id.as_deref(),
@@ -215,12 +217,15 @@ pub async fn rollback(
     };
     let asked = ws
         .engine
-        .command(Command::Rollback {
-            checkpoint_id: id.clone(),
-            hunks,
-            files: Vec::new(),
-            tell: view.checkpoint.session_id.clone(),
-        })
+        .command_as(
+            &user.name,
+            Command::Rollback {
+                checkpoint_id: id.clone(),
+                hunks,
+                files: Vec::new(),
+                tell: view.checkpoint.session_id.clone(),
+            },
+        )
         .await;
     let reply = match asked {
         Ok(reply) => reply,

@@ -90,6 +90,13 @@ impl ApiError {
         ApiError::new(StatusCode::BAD_REQUEST, "invalid", message)
     }
 
+    /// 422: the request fits its schema, but what it says cannot be acted
+    /// on (a regular expression that does not compile, a patch that is not
+    /// a unified diff, lines the file does not have).
+    pub fn unprocessable(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", message)
+    }
+
     pub fn conflict(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, "conflict", message)
     }
@@ -123,6 +130,7 @@ impl From<EngineError> for ApiError {
                 }
                 err
             }
+            EngineError::Forbidden { .. } => ApiError::forbidden(message),
             EngineError::Busy { .. } => ApiError::conflict(message)
                 .hint("another agent-tui drives this session; try again when it is idle"),
             EngineError::Failed { .. } => {

@@ -23,8 +23,12 @@ use crate::protocol::ExecChunk;
 #[serde(deny_unknown_fields)]
 struct Exec {
     workspace_id: String,
+    /// One of the workspace's `allowed_commands` (with its arguments).
+    #[schema(pattern = "\\S")]
     command: String,
-    #[serde(default)]
+    /// At least 1; at most `[exec] timeout_secs` is used.
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[schema(minimum = 1)]
     timeout_secs: Option<u64>,
 }
 
@@ -54,7 +58,7 @@ fn frame(chunk: &ExecChunk) -> SseEvent {
     SseEvent::default().event(name).data(data.to_string())
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/exec", tag = "exec", request_body = Exec, responses((status = 200, description = "text/event-stream: stdout, stderr, then exit"), (status = 403, description = "not an allowed command", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/exec", tag = "exec", request_body = Exec, responses((status = 200, description = "text/event-stream: stdout, stderr, then exit"), (status = 403, description = "not an allowed command", body = super::error::ErrorBody), (status = 422, description = "not a command line (an open quote)", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn exec(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -68,7 +72,10 @@ pub async fn exec(
     }
     let ws = app.workspace(&ask.workspace_id, &user)?;
     ws.writable("it runs no commands")?;
-    if !command_allowed(&ask.command, &ws.allowed_commands)? {
+    // A line that is no command at all (an open quote) is no allowed one.
+    let allowed = command_allowed(&ask.command, &ws.allowed_commands)
+        .map_err(|e| ApiError::unprocessable(e.to_string()))?;
+    if !allowed {
         return Err(ApiError::forbidden(format!(
             "`{}` is not one of workspace {}'s allowed_commands",
             ask.command, ws.id

@@ -33,14 +33,31 @@ async fn tool(ws: &Workspace, name: &str, arguments: Value) -> Result<Json<Value
             .as_str()
             .unwrap_or("the request failed")
             .to_string();
-        let mut err = match code {
-            "not_found" => ApiError::not_found(message),
-            _ => ApiError::invalid(message),
-        };
+        let mut err = refusal(code, message);
         err.detail = Some(json!({ "tool_error": error }));
         return Err(err);
     }
     Ok(Json(result))
+}
+
+/// A tool's refusal (its `code`) as the client's error: what is not there
+/// 404; what the sandbox forbids 403; what fits the request's schema but
+/// cannot be served (a binary file, lines the file lacks, a regular
+/// expression or glob that does not compile, a path no file can have)
+/// 422; a failure of the machine's 500.
+fn refusal(code: &str, message: String) -> ApiError {
+    match code {
+        "not_found" | "not_a_file" | "broken_symlink" | "unknown_scope" => {
+            ApiError::not_found(message)
+        }
+        "outside_root" | "forbidden_path" | "read_only_scope" => ApiError::forbidden(message),
+        "io_error" | "internal_error" | "needs_job" => ApiError::new(
+            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+            "unavailable",
+            message,
+        ),
+        _ => ApiError::unprocessable(message),
+    }
 }
 
 /// A tool's refusal as the client's error: what it could not find is 404,
@@ -56,15 +73,7 @@ fn tool_error(e: EngineError) -> ApiError {
     else {
         return e.into();
     };
-    let mut err = match reason.as_str() {
-        "not_found" => ApiError::not_found(message),
-        "io_error" | "internal_error" | "needs_job" => ApiError::new(
-            axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-            "unavailable",
-            message,
-        ),
-        _ => ApiError::invalid(message),
-    };
+    let mut err = refusal(&reason, message);
     err.detail = detail.map(|d| json!({ "tool_error": d.get("error").cloned().unwrap_or(d) }));
     err
 }
@@ -83,12 +92,17 @@ fn args(pairs: Vec<(&str, Option<Value>)>) -> Value {
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     workspace_id: String,
+    /// At most this many entries (the tool's cap applies).
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[param(minimum = 1)]
+    limit: Option<u64>,
+    /// A folder (or a file) under the root, as `list_files`' prefix.
+    #[param(min_length = 1, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     path: Option<String>,
     glob: Option<String>,
-    limit: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/fs/list", tag = "files", params(ListQuery), responses((status = 200, description = "as list_files"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/fs/list", tag = "files", params(ListQuery), responses((status = 200, description = "as list_files"), (status = 422, description = "not servable as asked: a binary file, lines the file lacks, a pattern or glob that does not compile, a path no file can have", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -108,12 +122,19 @@ pub async fn list(
 #[serde(deny_unknown_fields)]
 pub struct ReadQuery {
     workspace_id: String,
+    #[param(min_length = 1, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     path: String,
+    /// The first line to read (1-based).
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[param(minimum = 1)]
     start_line: Option<u64>,
+    /// The last line to read (inclusive).
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[param(minimum = 1)]
     end_line: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/fs/read", tag = "files", params(ReadQuery), responses((status = 200, description = "as read_file"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/fs/read", tag = "files", params(ReadQuery), responses((status = 200, description = "as read_file"), (status = 422, description = "not servable as asked: a binary file, lines the file lacks, a pattern or glob that does not compile, a path no file can have", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn read(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -132,16 +153,20 @@ pub async fn read(
 #[serde(deny_unknown_fields)]
 struct Search {
     workspace_id: String,
+    /// A literal, or with `regex` a regular expression (Rust's syntax).
+    #[schema(min_length = 1)]
     query: String,
     #[serde(default)]
     glob: Option<String>,
     #[serde(default)]
     regex: Option<bool>,
-    #[serde(default)]
+    /// At most this many results (the tool's cap applies).
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[schema(minimum = 1)]
     limit: Option<u64>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/fs/search", tag = "files", request_body = Search, responses((status = 200, description = "as search_project"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/fs/search", tag = "files", request_body = Search, responses((status = 200, description = "as search_project"), (status = 422, description = "not servable as asked: a binary file, lines the file lacks, a pattern or glob that does not compile, a path no file can have", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn search(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -162,13 +187,21 @@ pub async fn search(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct AuditQuery {
-    session_id: Option<String>,
+    /// Only this session's records.
+    #[param(value_type = Option<String>, pattern = "^[A-Za-z0-9_]+$", max_length = 200)]
+    session_id: Option<super::id::Id>,
+    /// Only the records this server user's requests caused (`user` of a
+    /// record; records of what was done on the host itself have none).
+    user: Option<String>,
+    /// The newest this many (200 by default, at most 10,000).
+    #[serde(default, deserialize_with = "super::query::count")]
+    #[param(minimum = 0)]
     limit: Option<usize>,
 }
 
-/// Audit records: a user's own sessions' (a session is required), an
-/// admin's any.
-#[utoipa::path(get, path = "/api/v1/agent/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "audit records"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+/// Audit records: a user's own sessions' (with `session_id`) or their own
+/// requests' (with `user` their own name), an admin's any.
+#[utoipa::path(get, path = "/api/v1/agent/audit", tag = "audit", params(AuditQuery), responses((status = 200, description = "audit records"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn audit(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -176,17 +209,21 @@ pub async fn audit(
 ) -> Result<Json<Value>, ApiError> {
     let mut out = Vec::new();
     let limit = q.limit.unwrap_or(200).min(10_000);
+    let admin = user.role == Role::Admin;
     if let Some(session) = &q.session_id {
         let owner = app.accounts.session_owner(session).await?;
         let (ws, _) = app.owned(owner, &user, &format!("session {session}"))?;
-        out = ws.engine.audit(Some(session.clone()), Some(limit)).await?;
-    } else if user.role == Role::Admin {
-        for ws in &app.workspaces {
-            out.extend(ws.engine.audit(None, Some(limit)).await?);
+        out = ws
+            .engine
+            .audit(Some(session.to_string()), q.user.clone(), Some(limit))
+            .await?;
+    } else if admin || q.user.as_deref() == Some(user.name.as_str()) {
+        for ws in app.workspaces.iter().filter(|w| admin || w.admits(&user)) {
+            out.extend(ws.engine.audit(None, q.user.clone(), Some(limit)).await?);
         }
     } else {
-        return Err(ApiError::invalid(
-            "give session_id (only an admin reads the whole log)",
+        return Err(ApiError::forbidden(
+            "only an admin reads the whole log: give session_id, or user with your own name",
         ));
     }
     Ok(Json(json!({ "records": out })))
@@ -196,16 +233,19 @@ pub async fn audit(
 #[serde(deny_unknown_fields)]
 struct Write {
     workspace_id: String,
+    #[schema(min_length = 1, pattern = "^[^\\x00-\\x1f\\x7f-\\x9f]+$")]
     path: String,
     content: String,
-    /// Required: the hash the file was read with, or `null` to create it.
+    /// Required: the hash the file was read with (`sha256:<hex>` as
+    /// `fs/read` gives it, or the bare hex), or `null` to create it.
+    #[schema(required = true, pattern = "^(sha256:)?[0-9a-fA-F]{64}$")]
     expected_hash: Option<String>,
 }
 
 /// `POST …/fs/write`: the user's own write of one whole file: 409 unless
 /// it still hashes to `expected_hash` (`null`: create only); atomic,
 /// checkpointed (rollback undoes it), audited with the user.
-#[utoipa::path(post, path = "/api/v1/agent/fs/write", tag = "files", request_body = Write, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "the file is not as it was read: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/fs/write", tag = "files", request_body = Write, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "the file is not as it was read: nothing written", body = super::error::ErrorBody), (status = 422, description = "a path no file under the root can have, or text that is not UTF-8: nothing written", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn write(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -231,12 +271,14 @@ pub async fn write(
 #[serde(deny_unknown_fields)]
 struct Patch {
     workspace_id: String,
+    /// A unified diff (`---`, `+++`, `@@` lines) of files under the root.
+    #[schema(min_length = 1)]
     patch: String,
 }
 
 /// `POST …/fs/patch`: a unified diff as the user's own write: 409 (nothing
 /// written) when a hunk's lines are no longer in the file; checkpointed.
-#[utoipa::path(post, path = "/api/v1/agent/fs/patch", tag = "files", request_body = Patch, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "a hunk no longer fits: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/fs/patch", tag = "files", request_body = Patch, responses((status = 200, description = "{status, checkpoint_id, files}"), (status = 409, description = "a hunk no longer fits: nothing written", body = super::error::ErrorBody), (status = 422, description = "not a unified diff, or a path no file under the root can have: nothing written", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn patch(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -245,8 +287,22 @@ pub async fn patch(
     let ask: Patch = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
     ws.writable("nothing is written")?;
-    let files = ws.engine.patch_writes(&ask.patch).await?;
+    let files = ws
+        .engine
+        .patch_writes(&ask.patch)
+        .await
+        .map_err(unwritable)?;
     write_files(&app, ws, files, &user).await
+}
+
+/// A write the engine refused for what it says (a path no file under the
+/// root can have, a patch that is not a unified diff, text that is not
+/// UTF-8): 422; the rest as the engine's errors go.
+fn unwritable(e: EngineError) -> ApiError {
+    match e {
+        EngineError::Invalid { .. } => ApiError::unprocessable(e.to_string()),
+        e => e.into(),
+    }
 }
 
 /// The person's own write of `files` through the engine (hash-checked,
@@ -261,11 +317,15 @@ async fn write_files(
     ws.writable("nothing is written")?;
     let reply = ws
         .engine
-        .command(Command::WriteFiles {
-            files,
-            by: user.name.clone(),
-        })
-        .await?;
+        .command_as(
+            &user.name,
+            Command::WriteFiles {
+                files,
+                by: user.name.clone(),
+            },
+        )
+        .await
+        .map_err(unwritable)?;
     let Reply::Written {
         checkpoint_id,
         files,

@@ -1,8 +1,9 @@
 //! What every request passes before a handler sees it: its `Host` must be
 //! an allowed one (DNS rebinding), its `Origin`, when sent, an allowed one
 //! (cross-site requests), its token a live one (401; never taken from a
-//! URL), its rate within the token's limit (429), and a mutation's body
-//! JSON (415) and not too large (413).
+//! URL) and its rate within the token's limit (429). A body's type and
+//! size are the `Body` extractor's (body.rs): only a route and method that
+//! take one look at it.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode, header};
@@ -154,33 +155,6 @@ fn place(app: &AppState, req: &Request) -> Result<(), ApiError> {
     Ok(())
 }
 
-/// A change's body: JSON, within `max_body_bytes` as declared.
-fn mutation_body(app: &AppState, req: &Request) -> Result<(), ApiError> {
-    let json = req
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
-    if !json {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "invalid",
-            "a request that changes something must be Content-Type: application/json",
-        )
-        .hint("send a JSON body (`{}` when there is nothing to say) with that header"));
-    }
-    let declared = req
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > app.config.max_body_bytes) {
-        return Err(super::body::too_large(app.config.max_body_bytes));
-    }
-    Ok(())
-}
-
 async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
     place(app, req)?;
     // A browser's preflight carries no token; the request after it does.
@@ -214,12 +188,6 @@ async fn check(app: &AppState, req: &mut Request) -> Result<(), ApiError> {
         );
         e.retry_after = Some(wait);
         return Err(e);
-    }
-    // A body to check: methods that carry one (a DELETE or an unknown
-    // method goes on to routing, and its 404 or 405).
-    let mutation = matches!(*req.method(), Method::POST | Method::PUT | Method::PATCH);
-    if mutation {
-        mutation_body(app, req)?;
     }
     req.extensions_mut().insert(user);
     Ok(())

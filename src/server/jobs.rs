@@ -20,11 +20,14 @@ use crate::protocol::{Command, EventBody, JobStatus, Mode, Owner, SessionRef};
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Run {
+    #[schema(pattern = "^[A-Za-z0-9_]+$", max_length = 200)]
     session_id: String,
+    /// What to do; something besides white space.
+    #[schema(pattern = "\\S")]
     instruction: String,
     /// ask, plan or agent (default: [ui] default_mode)
     #[serde(default)]
-    #[schema(value_type = Option<String>)]
+    #[schema(value_type = Option<RunMode>)]
     mode: Option<Mode>,
     /// Accepted for clients of SPEC 13; the engine reads the files itself.
     #[serde(default)]
@@ -35,14 +38,27 @@ struct Run {
     tool_config: Option<ToolConfig>,
 }
 
+/// The modes of SPEC 4, as a run names them.
+#[derive(utoipa::ToSchema)]
+#[schema(as = RunMode)]
+#[allow(dead_code)]
+enum RunMode {
+    #[schema(rename = "ask")]
+    Ask,
+    #[schema(rename = "plan")]
+    Plan,
+    #[schema(rename = "agent")]
+    Agent,
+}
+
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct ToolConfig {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::query::count")]
     max_tool_calls: Option<u32>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/run", tag = "jobs", request_body = Run, params(("Idempotency-Key" = Option<String>, Header, description = "a retry with the same key gets the first answer")), responses((status = 200, description = "202: {job_id, status: queued}"), (status = 429, description = "too many running, or past the monthly budget (reason budget_exceeded)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/run", tag = "jobs", request_body = Run, params(("Idempotency-Key" = Option<String>, Header, description = "a retry with the same key gets the first answer", min_length = 1, max_length = 255)), responses((status = 202, description = "{job_id, session_id, status: queued}: the job runs here or waits in the queue for a free host"), (status = 429, description = "too many running, or past the monthly budget (reason budget_exceeded)", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn run(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -98,7 +114,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         app.accounts
             .own_job(&job_id, owner, Some(&app.host), &start)
             .await?;
-        ws.engine.command(start).await?;
+        ws.engine.command_as(&user.name, start).await?;
         super::usage::watch(
             app.clone(),
             ws.engine.clone(),
@@ -130,7 +146,7 @@ pub async fn job<'a>(
     app.owned(owner, user, &format!("job {id}"))
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "the job's status; diff_bundle (and the last verify, if one ran) when awaiting review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}", tag = "jobs", params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "the job's status; diff_bundle (and the last verify, if one ran) when awaiting review"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -176,11 +192,12 @@ pub async fn show(
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct Cursor {
-    #[serde(default)]
-    cursor: u64,
+    /// The events after this one (0: all).
+    #[serde(default, deserialize_with = "super::query::count")]
+    cursor: Option<u64>,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/events", tag = "jobs", params(("id" = String, Path, description = "job id"), Cursor), responses((status = 200, description = "{job_id, status, next_cursor, events} after the cursor"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/events", tag = "jobs", params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), Cursor), responses((status = 200, description = "{job_id, status, next_cursor, events} after the cursor"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn events(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -188,10 +205,11 @@ pub async fn events(
     Query(q): Query<Cursor>,
 ) -> Result<Json<Value>, ApiError> {
     let (ws, _) = job(&app, &user, &id).await?;
-    let page = match ws.engine.events(&id, q.cursor).await {
+    let cursor = q.cursor.unwrap_or(0);
+    let page = match ws.engine.events(&id, cursor).await {
         Ok(page) => serde_json::to_value(page).unwrap_or_default(),
         Err(crate::protocol::EngineError::NotFound { .. }) => json!({
-            "job_id": id, "status": JobStatus::Queued, "next_cursor": q.cursor, "events": []
+            "job_id": id, "status": JobStatus::Queued, "next_cursor": cursor, "events": []
         }),
         Err(e) => return Err(e.into()),
     };
@@ -207,7 +225,7 @@ struct Clarify {
     answer: String,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/clarify", tag = "jobs", request_body = Clarify, params(("id" = String, Path, description = "job id"), ("Idempotency-Key" = Option<String>, Header, description = "retries answer once")), responses((status = 200, description = "answered"), (status = 409, description = "answered already (the first answer wins)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/clarify", tag = "jobs", request_body = Clarify, params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), ("Idempotency-Key" = Option<String>, Header, description = "retries answer once", min_length = 1, max_length = 255)), responses((status = 200, description = "answered"), (status = 409, description = "answered already (the first answer wins)", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn clarify(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -224,7 +242,7 @@ pub async fn clarify(
             text: ask.answer,
         };
         ws.audit(place(&owner, &id), "clarify", &id, &user);
-        super::relay::command(&app, ws, &id, answer).await?;
+        super::relay::command(&app, ws, &user, &id, answer).await?;
         Ok((
             StatusCode::OK,
             json!({ "job_id": id, "status": "answered" }),
@@ -294,7 +312,7 @@ enum Allow {
     Deny,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/approvals/{approval_id}", tag = "jobs", request_body = Decision, params(("id" = String, Path, description = "job id"), ("approval_id" = String, Path, description = "the tool call asked about"), ("Idempotency-Key" = Option<String>, Header, description = "retries decide once")), responses((status = 200, description = "decided"), (status = 409, description = "decided already (the first answer wins)", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/approvals/{approval_id}", tag = "jobs", request_body = Decision, params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), ("approval_id" = String, Path, description = "the tool call asked about"), ("Idempotency-Key" = Option<String>, Header, description = "retries decide once", min_length = 1, max_length = 255)), responses((status = 200, description = "decided"), (status = 409, description = "decided already (the first answer wins)", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn approve(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -318,7 +336,7 @@ pub async fn approve(
             "approval.deny"
         };
         ws.audit(place(&owner, &id), action, &approval, &user);
-        super::relay::command(&app, ws, &id, decide).await?;
+        super::relay::command(&app, ws, &user, &id, decide).await?;
         Ok((
             StatusCode::OK,
             json!({
@@ -333,15 +351,17 @@ pub async fn approve(
     idem::once(&app, &user, &headers, &path, &body.0, work).await
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/cancel", tag = "jobs", params(("id" = String, Path, description = "job id")), responses((status = 200, description = "cancelling"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/cancel", tag = "jobs", params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "cancelling"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn cancel(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
     Path(id): Path<String>,
+    // Nothing is read from it: taken for its checks (JSON, its size).
+    _body: Body,
 ) -> Result<Json<Value>, ApiError> {
     let (ws, owner) = job(&app, &user, &id).await?;
     let cancel = Command::Cancel { job_id: id.clone() };
     ws.audit(place(&owner, &id), "cancel", &id, &user);
-    super::relay::command(&app, ws, &id, cancel).await?;
+    super::relay::command(&app, ws, &user, &id, cancel).await?;
     Ok(Json(json!({ "job_id": id, "status": "cancelling" })))
 }

@@ -22,7 +22,7 @@ pub struct ToolsQuery {
     workspace_id: String,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/mcp/tools", tag = "mcp", params(ToolsQuery), responses((status = 200, description = "{servers: [{name, state, tools}]}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/mcp/tools", tag = "mcp", params(ToolsQuery), responses((status = 200, description = "{servers: [{name, state, tools}]}"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn tools(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -46,7 +46,7 @@ struct Call {
     arguments: Value,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/mcp/call", tag = "mcp", request_body = Call, responses((status = 200, description = "{result}"), (status = 503, description = "the server is down: named with its error", body = super::error::ErrorBody), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/mcp/call", tag = "mcp", request_body = Call, responses((status = 200, description = "{result}"), (status = 503, description = "the server is down: named with its error", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn call(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -68,11 +68,14 @@ pub async fn call(
     };
     let reply = ws
         .engine
-        .command(Command::McpCall {
-            server: ask.server,
-            tool: ask.tool,
-            arguments,
-        })
+        .command_as(
+            &user.name,
+            Command::McpCall {
+                server: ask.server,
+                tool: ask.tool,
+                arguments,
+            },
+        )
         .await
         .map_err(mcp_error)?;
     let Reply::Tool { result } = reply else {

@@ -12,10 +12,12 @@ mod exec;
 mod fs;
 mod guard;
 pub mod hosts;
+mod id;
 mod idem;
 mod jobs;
 mod mcp;
 mod notices;
+mod openapi;
 mod outbox;
 mod query;
 pub mod queue;
@@ -38,36 +40,13 @@ use serde_json::{Value, json};
 pub use error::ApiError;
 pub use state::{App, AppState, User, Workspace};
 
-/// The API description: handlers and request types give the rest.
-#[derive(utoipa::OpenApi)]
-#[openapi(
-    info(title = "agent-tui", description = "The agent over HTTP + SSE (SPEC section 13)"),
-    modifiers(&Bearer),
-    components(schemas(error::ErrorBody))
-)]
-struct ApiDoc;
-
-/// Every request but health carries `Authorization: Bearer TOKEN`.
-struct Bearer;
-
-impl utoipa::Modify for Bearer {
-    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
-        let components = api.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
-        );
-    }
-}
-
 /// Every route of SPEC section 13 that this server has, and the OpenAPI
 /// document made from their annotations.
 pub fn router(app: AppState) -> Router {
     use utoipa::OpenApi;
     use utoipa_axum::router::OpenApiRouter;
     use utoipa_axum::routes;
-    let (api, doc) = OpenApiRouter::with_openapi(ApiDoc::openapi())
+    let (api, doc) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
         .routes(routes!(health))
         .routes(routes!(sessions::workspaces))
         .routes(routes!(sessions::list, sessions::create))
@@ -96,7 +75,7 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(fs::audit))
         .routes(routes!(usage::usage))
         .split_for_parts();
-    let doc = Arc::new(doc);
+    let doc = Arc::new(openapi::finish(doc));
     let api = api
         .route("/", get(web::page))
         .route("/assets/{file}", get(web::asset))
@@ -118,6 +97,9 @@ pub fn router(app: AppState) -> Router {
             )
             .hint("GET /openapi.json lists each endpoint's methods")
         });
+    // Who and where (403, 401, 429) come first, for every path; a body's
+    // type and size (415, 413) only in the handlers that take one (`Body`),
+    // so a method no route declares is 405 with `Allow` whatever it sent.
     api.layer(axum::middleware::from_fn_with_state(
         app.clone(),
         guard::guard,

@@ -41,7 +41,7 @@ async fn take(app: &AppState) {
             let _ = app.accounts.requeue(&job_id).await;
             continue;
         };
-        match ws.engine.command(start).await {
+        match ws.engine.command_as(&owner.user, start).await {
             Ok(_) => super::usage::watch(app.clone(), ws.engine.clone(), job_id, owner.user),
             Err(EngineError::Busy { .. }) => {
                 let _ = app.accounts.requeue(&job_id).await;

@@ -10,7 +10,7 @@ use axum::http::StatusCode;
 use serde_json::Value;
 
 use super::error::ApiError;
-use super::state::{AppState, Workspace};
+use super::state::{AppState, User, Workspace};
 use crate::protocol::Command;
 
 /// How often a host looks for commands left for it.
@@ -19,27 +19,70 @@ const TAKE_EVERY: Duration = Duration::from_millis(50);
 const ANSWER_EVERY: Duration = Duration::from_millis(25);
 const ANSWER_WITHIN: Duration = Duration::from_secs(15);
 
-/// Runs `command` (about `job_id`) where the job runs: here, or on its
-/// live host through the store.
+/// Runs `command` (about `job_id`, a job the caller knows exists) where
+/// the job runs: here, or on its live host through the store. Whether that
+/// host is live is the store's word, not this host's last look at the
+/// heartbeats: a host in its first seconds (or one that has not beaten
+/// since another joined) would otherwise take a live job for a missing one.
+/// A job that runs nowhere any more (it ended, has not started, or its
+/// host stopped answering) is a conflict, never "not found".
 pub async fn command(
     app: &AppState,
     ws: &Workspace,
+    user: &User,
     job_id: &str,
     command: Command,
 ) -> Result<(), ApiError> {
-    let elsewhere = if app.accounts.shared() {
+    let place = if app.accounts.shared() {
         app.accounts
-            .job_host(job_id)
+            .job_host_live(job_id, super::hosts::LIVE_MS)
             .await?
-            .filter(|h| *h != app.host && app.is_live(h))
     } else {
         None
     };
-    let Some(host) = elsewhere else {
-        ws.engine.command(command).await?;
-        return Ok(());
+    match place {
+        Some((host, true)) if host != app.host => {
+            relay(app, &host, &user.name, job_id, &command).await
+        }
+        Some((host, false)) if host != app.host => Err(ApiError::conflict(format!(
+            "job {job_id} runs on host {host}, which has stopped answering"
+        ))
+        .hint("it ends as host_lost within seconds; its session goes on on any host")),
+        _ => here(ws, Some(&user.name), job_id, command).await,
+    }
+}
+
+/// Runs `command` on this host's engine: a job it does not run (any
+/// more) is a conflict.
+async fn here(
+    ws: &Workspace,
+    user: Option<&str>,
+    job_id: &str,
+    command: Command,
+) -> Result<(), ApiError> {
+    let done = match user {
+        Some(user) => ws.engine.command_as(user, command).await,
+        None => ws.engine.command(command).await,
     };
-    let id = app.accounts.relay_put(&host, job_id, &command).await?;
+    match done {
+        Ok(_) => Ok(()),
+        Err(crate::protocol::EngineError::NotFound { .. }) => Err(ApiError::conflict(format!(
+            "job {job_id} is not running: it has ended or not started yet"
+        ))
+        .hint("GET /api/v1/agent/jobs/{id} gives its status")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Leaves `command` (for `user`) for `host` and waits for its outcome.
+async fn relay(
+    app: &AppState,
+    host: &str,
+    user: &str,
+    job_id: &str,
+    command: &Command,
+) -> Result<(), ApiError> {
+    let id = app.accounts.relay_put(host, user, job_id, command).await?;
     let deadline = tokio::time::Instant::now() + ANSWER_WITHIN;
     while tokio::time::Instant::now() < deadline {
         if let Some((status, body)) = app.accounts.relay_result(&id).await? {
@@ -89,15 +132,15 @@ pub fn start(app: AppState) {
             let Ok(left) = app.accounts.relay_take(&app.host).await else {
                 continue;
             };
-            for (id, job_id, command) in left {
-                let (status, body) = run(&app, &job_id, command).await;
+            for (id, job_id, user, command) in left {
+                let (status, body) = run(&app, &job_id, user.as_deref(), command).await;
                 let _ = app.accounts.relay_answer(&id, status, body).await;
             }
         }
     });
 }
 
-async fn run(app: &AppState, job_id: &str, command: Command) -> (u16, String) {
+async fn run(app: &AppState, job_id: &str, user: Option<&str>, command: Command) -> (u16, String) {
     let owner = match app.accounts.job_owner(job_id).await {
         Ok(Some(o)) => o,
         _ => {
@@ -114,11 +157,8 @@ async fn run(app: &AppState, job_id: &str, command: Command) -> (u16, String) {
         ));
         return (404, super::idem::error_body(&e));
     };
-    match ws.engine.command(command).await {
-        Ok(_) => (200, "{}".into()),
-        Err(e) => {
-            let e = ApiError::from(e);
-            (e.status.as_u16(), super::idem::error_body(&e))
-        }
+    match here(ws, user, job_id, command).await {
+        Ok(()) => (200, "{}".into()),
+        Err(e) => (e.status.as_u16(), super::idem::error_body(&e)),
     }
 }

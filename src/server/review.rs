@@ -19,14 +19,16 @@ use crate::protocol::{Command, DiffBundle, EngineError, EventBody, HunkState, Re
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct Apply {
+    #[schema(pattern = "^[A-Za-z0-9_]+$", max_length = 200)]
     session_id: String,
+    #[schema(pattern = "^[A-Za-z0-9_]+$", max_length = 200)]
     job_id: String,
     accepted_hunk_ids: Vec<String>,
     #[serde(default)]
     rejected_hunk_ids: Vec<String>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once")), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed, or the hunks are applied already: nothing written", body = super::error::ErrorBody), (status = 400, description = "invalid (a hunk both accepted and rejected: nothing recorded)", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/apply", tag = "review", request_body = Apply, params(("Idempotency-Key" = Option<String>, Header, description = "a retry applies once", min_length = 1, max_length = 255)), responses((status = 200, description = "{status, checkpoint_id, applied_files}"), (status = 409, description = "the files changed, or the hunks are applied already: nothing written", body = super::error::ErrorBody), (status = 422, description = "a hunk both accepted and rejected, or none to apply: nothing recorded", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn apply(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -68,6 +70,7 @@ async fn apply_once(app: &AppState, user: &User, body: &Body) -> Answer {
     let accepted = ask.accepted_hunk_ids.clone();
     let decided = decide(
         ws,
+        user,
         &ask.job_id,
         ask.accepted_hunk_ids,
         ask.rejected_hunk_ids,
@@ -80,11 +83,11 @@ async fn apply_once(app: &AppState, user: &User, body: &Body) -> Answer {
     let apply = Command::Apply {
         job_id: ask.job_id.clone(),
     };
-    let reply = match ws.engine.command(apply).await {
+    let reply = match ws.engine.command_as(&user.name, apply).await {
         Ok(reply) => reply,
         Err(e @ EngineError::Invalid { .. }) => {
             let late = applied_already(ws, &ask.job_id, &accepted, None).await?;
-            return Err(late.unwrap_or_else(|| e.into()));
+            return Err(late.unwrap_or_else(|| ApiError::unprocessable(e.to_string())));
         }
         Err(e) => return Err(e.into()),
     };
@@ -133,7 +136,7 @@ fn applied_files(bundle: &DiffBundle, hunk_ids: &[String]) -> Vec<Value> {
         .collect()
 }
 
-/// 400 when a hunk is both accepted and rejected (nothing is recorded).
+/// 422 when a hunk is both accepted and rejected (nothing is recorded).
 fn contradiction(accepted: &[String], rejected: &[String]) -> Result<(), ApiError> {
     let mut both: Vec<&str> = accepted
         .iter()
@@ -144,7 +147,7 @@ fn contradiction(accepted: &[String], rejected: &[String]) -> Result<(), ApiErro
     if both.is_empty() {
         return Ok(());
     }
-    let mut err = ApiError::invalid(format!(
+    let mut err = ApiError::unprocessable(format!(
         "{} both accepted and rejected: nothing is recorded",
         naming(&both)
     ))
@@ -232,6 +235,7 @@ async fn applied_already(
 /// Records a client's hunk decisions on job `job_id`'s review.
 async fn decide(
     ws: &Workspace,
+    user: &User,
     job_id: &str,
     accept: Vec<String>,
     reject: Vec<String>,
@@ -242,7 +246,23 @@ async fn decide(
         reject,
         accept_all: false,
     };
-    let Reply::Review { bundle } = ws.engine.command(decide).await? else {
+    let decided = ws
+        .engine
+        .command_as(&user.name, decide)
+        .await
+        .map_err(|e| match e {
+            // Hunks the review does not have (any more): it is not what
+            // the client read.
+            EngineError::Invalid { ref unknown, .. } if !unknown.is_empty() => {
+                let mut err = ApiError::conflict(e.to_string())
+                    .hint("GET /api/v1/agent/jobs/{id} gives the review as it is now");
+                err.detail = Some(json!({ "unknown": unknown }));
+                err
+            }
+            EngineError::Invalid { .. } => ApiError::unprocessable(e.to_string()),
+            e => e.into(),
+        })?;
+    let Reply::Review { bundle } = decided else {
         return Err(ApiError::unavailable("the engine recorded no decision"));
     };
     Ok(bundle)
@@ -262,7 +282,7 @@ struct Verify {
     feedback: bool,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/verify", tag = "review", request_body = Verify, params(("id" = String, Path, description = "job id")), responses((status = 200, description = "{verify: {passed, outcome, exit_code, duration_ms, output_tail, hunk_ids, baseline, ...}, feedback_job_id?}"), (status = 400, description = "invalid: no verify command, no accepted hunks", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/verify", tag = "review", request_body = Verify, params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "{verify: {passed, outcome, exit_code, duration_ms, output_tail, hunk_ids, baseline, ...}, feedback_job_id?}"), (status = 409, description = "the review changed: hunks it does not have (any more)", body = super::error::ErrorBody), (status = 422, description = "no verify command, no accepted hunks, or a hunk both accepted and rejected", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn verify(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -283,12 +303,17 @@ pub async fn verify(
     if !ask.accepted_hunk_ids.is_empty() || !ask.rejected_hunk_ids.is_empty() {
         contradiction(&ask.accepted_hunk_ids, &ask.rejected_hunk_ids)?;
         ws.writable("no decisions are recorded")?;
-        decide(ws, &id, ask.accepted_hunk_ids, ask.rejected_hunk_ids).await?;
+        decide(ws, &user, &id, ask.accepted_hunk_ids, ask.rejected_hunk_ids).await?;
     }
     let reply = ws
         .engine
-        .command(Command::Verify { job_id: id.clone() })
-        .await?;
+        .command_as(&user.name, Command::Verify { job_id: id.clone() })
+        .await
+        .map_err(|e| match e {
+            // Nothing to check, or no command to check it with.
+            EngineError::Invalid { .. } => ApiError::unprocessable(e.to_string()),
+            e => e.into(),
+        })?;
     let Reply::Verified { result } = reply else {
         return Err(ApiError::unavailable("the engine did not verify"));
     };
@@ -310,7 +335,7 @@ pub async fn verify(
         app.accounts
             .own_job(&new_job_id, job_owner, Some(&app.host), &feedback)
             .await?;
-        ws.engine.command(feedback).await?;
+        ws.engine.command_as(&user.name, feedback).await?;
         super::usage::watch(
             app.clone(),
             ws.engine.clone(),

@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::state::{AppState, Place, User};
 use crate::protocol::{Command, Owner, Reply, Role, SessionRef};
 
-#[utoipa::path(get, path = "/api/v1/agent/workspaces", tag = "workspaces", responses((status = 200, description = "the workspaces this user may use"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/workspaces", tag = "workspaces", responses((status = 200, description = "the workspaces this user may use")), security(("bearer" = [])))]
 pub async fn workspaces(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -40,13 +40,14 @@ pub async fn workspaces(
 #[derive(Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 struct NewSession {
+    /// One of `GET …/workspaces`.
     workspace_id: String,
     #[serde(default)]
     #[allow(dead_code)]
     title: Option<String>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/sessions", tag = "sessions", request_body = NewSession, responses((status = 200, description = "201: the new session {session_id, workspace_id, status, created_at}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/sessions", tag = "sessions", request_body = NewSession, responses((status = 201, description = "the new session {session_id, workspace_id, status, created_at}"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn create(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -54,7 +55,10 @@ pub async fn create(
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let ask: NewSession = body.parse()?;
     let ws = app.workspace(&ask.workspace_id, &user)?;
-    let Reply::SessionCreated { session_id } = ws.engine.command(Command::CreateSession).await?
+    let Reply::SessionCreated { session_id } = ws
+        .engine
+        .command_as(&user.name, Command::CreateSession)
+        .await?
     else {
         return Err(ApiError::unavailable("the engine gave no session"));
     };
@@ -92,7 +96,7 @@ pub struct ListQuery {
     workspace_id: Option<String>,
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/sessions", tag = "sessions", params(ListQuery), responses((status = 200, description = "the sessions this user may see"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/sessions", tag = "sessions", params(ListQuery), responses((status = 200, description = "the sessions this user may see"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn list(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -125,7 +129,7 @@ pub async fn list(
     Ok(Json(json!({ "sessions": out })))
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "session id")), responses((status = 200, description = "the session: its chat, jobs and pending review"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/sessions/{id}", tag = "sessions", params(("id" = String, Path, description = "session id", pattern = "^[A-Za-z0-9_]+$", max_length = 200)), responses((status = 200, description = "the session: its chat, jobs and pending review"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn show(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

@@ -26,15 +26,17 @@ pub struct Workspace {
 }
 
 impl Workspace {
-    /// Notes in the root's audit log what `user` had done here.
+    /// Notes in the root's audit log what `user` had done here (the
+    /// record's `user` is theirs).
     pub fn audit(&self, at: Place<'_>, action: &str, target: &str, user: &User) {
-        let _ = self.engine.submit(crate::protocol::Command::Audit {
+        let audit = crate::protocol::Command::Audit {
             session_id: at.session.map(str::to_string),
             job_id: at.job.map(str::to_string),
             action: action.to_string(),
             target: target.to_string(),
-            outcome: format!("by {} over HTTP", user.name),
-        });
+            outcome: "asked over HTTP".into(),
+        };
+        let _ = self.engine.submit_as(&user.name, audit);
     }
 
     /// 403 in a read-only workspace, where `what` (writes, commands,
@@ -140,12 +142,6 @@ impl App {
             .ok_or_else(|| ApiError::not_found(format!("no {what}")).hint(hint))?;
         let ws = self.workspace(&owner.workspace_id, user)?;
         Ok((ws, owner))
-    }
-
-    /// Whether `host` beat within the last 10 s.
-    pub fn is_live(&self, host: &str) -> bool {
-        let hosts = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
-        hosts.iter().any(|h| h.host == host)
     }
 
     /// Jobs running on this host.

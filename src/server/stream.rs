@@ -31,6 +31,8 @@ use crate::protocol::{Event, EventBody, JobStatus};
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct From {
+    /// The events after this one (as `Last-Event-ID`, which wins).
+    #[serde(default, deserialize_with = "super::query::count")]
     cursor: Option<u64>,
 }
 
@@ -172,7 +174,7 @@ fn frame(event: &Event) -> (SseEvent, usize) {
     (frame, size)
 }
 
-#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id"), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn stream(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

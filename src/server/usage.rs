@@ -137,14 +137,30 @@ pub fn watch(app: AppState, engine: Engine, job_id: String, user: String) {
 #[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct UsageQuery {
+    /// RFC 3339, e.g. `2026-11-01T00:00:00Z` (default: the month's start).
+    #[param(format = DateTime)]
     since: Option<String>,
     user: Option<String>,
     workspace_id: Option<String>,
 }
 
+/// An RFC 3339 time with any offset as the UTC time jobs are stamped
+/// with (`2026-11-01T00:00:00.000Z`), so the store compares like with
+/// like; a time before 1970 is 1970's start (nothing is older).
+fn utc(since: &str) -> Result<String, ApiError> {
+    let at: jiff::Timestamp = since.parse().map_err(|e| {
+        ApiError::invalid(format!(
+            "since = {since:?} is not a date and time ({e}); give RFC 3339, e.g. \
+             2026-11-01T00:00:00Z"
+        ))
+    })?;
+    let at = at.max(jiff::Timestamp::UNIX_EPOCH);
+    Ok(at.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+}
+
 /// `GET …/usage`: a user's own, an admin's anyone's (all by default);
 /// since the start of the month unless `since` says otherwise.
-#[utoipa::path(get, path = "/api/v1/agent/usage", tag = "usage", params(UsageQuery), responses((status = 200, description = "{since, usage: [{user, workspace_id, jobs, input_tokens, output_tokens, cost_usd}]}"), (status = 400, description = "invalid", body = super::error::ErrorBody), (status = 401, description = "no or a wrong token", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(get, path = "/api/v1/agent/usage", tag = "usage", params(UsageQuery), responses((status = 200, description = "{since, usage: [{user, workspace_id, jobs, input_tokens, output_tokens, cost_usd}]}"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn usage(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
@@ -157,15 +173,40 @@ pub async fn usage(
         }
         (Role::User, _) => Some(user.name.clone()),
     };
-    let since = q.since.unwrap_or_else(month_start);
-    if humantime::parse_rfc3339_weak(&since).is_err() {
-        return Err(ApiError::invalid(format!(
-            "since = {since:?} is not a date and time (2026-11-01T00:00:00Z)"
-        )));
-    }
+    let since = match q.since {
+        Some(since) => utc(&since)?,
+        None => month_start(),
+    };
     let rows = app
         .accounts
         .usage(&since, whose.as_deref(), q.workspace_id.as_deref())
         .await?;
     Ok(Json(json!({ "since": since, "usage": rows })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utc;
+
+    #[test]
+    fn since_is_read_with_its_offset_as_utc() {
+        assert_eq!(
+            utc("2026-11-01T00:00:00Z").unwrap(),
+            "2026-11-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            utc("2026-11-01T02:30:00.5+02:00").unwrap(),
+            "2026-11-01T00:30:00.500Z"
+        );
+        assert_eq!(
+            utc("2026-10-31t23:00:00-01:00").unwrap(),
+            "2026-11-01T00:00:00.000Z"
+        );
+        assert_eq!(
+            utc("0001-01-01T00:00:00Z").unwrap(),
+            "1970-01-01T00:00:00.000Z"
+        );
+        assert!(utc("").is_err());
+        assert!(utc("yesterday").is_err());
+    }
 }

@@ -21,6 +21,9 @@ pub const GENESIS: &str = "sha256:0000000000000000000000000000000000000000000000
 pub struct AuditEntry {
     pub session: Option<String>,
     pub job: Option<String>,
+    /// The server's user whose request caused it (`None`: done locally).
+    #[serde(default)]
+    pub user: Option<String>,
     /// e.g. "tool_call", "decision", "apply", "rollback", "approval"
     pub action: String,
     /// what it acted on: a tool name + path, a hunk id, a checkpoint id ...
@@ -38,6 +41,10 @@ struct Canonical<'a> {
     time: &'a str,
     session: &'a Option<String>,
     job: &'a Option<String>,
+    /// Left out when there is none, so records from before the field
+    /// existed keep their hashes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user: &'a Option<String>,
     action: &'a str,
     target: &'a str,
     approved: Option<bool>,
@@ -54,6 +61,7 @@ impl AuditRecord {
             time,
             session: entry.session,
             job: entry.job,
+            user: entry.user,
             action: entry.action,
             target: entry.target,
             approved: entry.approved,
@@ -72,6 +80,7 @@ impl AuditRecord {
             time: &self.time,
             session: &self.session,
             job: &self.job,
+            user: &self.user,
             action: &self.action,
             target: &self.target,
             approved: self.approved,
@@ -204,6 +213,7 @@ mod tests {
         AuditEntry {
             session: Some("s1".to_string()),
             job: i.is_multiple_of(2).then(|| format!("job-{i}")),
+            user: i.is_multiple_of(3).then(|| "bob".to_string()),
             action: "tool_call".to_string(),
             target: format!("read_file src/f{i}.rs \"quoted\"\nnewline"),
             approved: [Some(true), Some(false), None][i % 3],
@@ -241,6 +251,41 @@ mod tests {
         let json = serde_json::to_string(&records[0]).unwrap();
         assert!(json.starts_with("{\"seq\":1,\"time\":"), "{json}");
         assert!(json.ends_with(&format!("\"hash\":\"{}\"}}", records[0].hash)));
+    }
+
+    #[test]
+    fn the_user_is_hashed_and_records_without_one_keep_the_old_form() {
+        // A record as a release before the field wrote it: no `user`.
+        let canonical = format!(
+            "{{\"seq\":1,\"time\":\"2026-11-01T10:00:00.000Z\",\"session\":null,\"job\":null,\
+             \"action\":\"apply\",\"target\":\"c_1\",\"approved\":true,\"outcome\":\"ok\",\
+             \"prev\":\"{GENESIS}\"}}"
+        );
+        let hash = sha256_hex(canonical.as_bytes());
+        let stored = format!(
+            "{},\"hash\":\"{hash}\"}}",
+            &canonical[..canonical.len() - 1]
+        );
+        let old: AuditRecord = serde_json::from_str(&stored).unwrap();
+        assert_eq!(old.user, None);
+        assert_eq!(
+            verify(vec![old.clone()]),
+            Verification::Intact { records: 1 }
+        );
+        // Shown with `"user": null`, hashed without it.
+        let shown = serde_json::to_value(&old).unwrap();
+        assert_eq!(shown["user"], serde_json::Value::Null);
+        // A record with a user: changing who did it breaks the chain.
+        let mut with_user = chain(4);
+        assert_eq!(with_user[3].user.as_deref(), Some("bob"));
+        assert_eq!(
+            verify(with_user.clone()),
+            Verification::Intact { records: 4 }
+        );
+        with_user[3].user = Some("mallory".into());
+        assert_eq!(broken_at(with_user.clone()).0, 4);
+        with_user[3].user = None;
+        assert_eq!(broken_at(with_user).0, 4);
     }
 
     #[test]

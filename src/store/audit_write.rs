@@ -49,11 +49,11 @@ pub(super) async fn insert_audit(
 ) -> Result<(), sqlx::Error> {
     let sql = if imported {
         "INSERT INTO audit (root_key, seq, time, session_id, job_id, action, target, approved,
-         outcome, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+         outcome, prev, hash, user_name) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
          ON CONFLICT (root_key, seq) DO NOTHING"
     } else {
         "INSERT INTO audit (root_key, seq, time, session_id, job_id, action, target, approved,
-         outcome, prev, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+         outcome, prev, hash, user_name) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
     };
     sqlx::query(sql)
         .bind(root_key)
@@ -67,6 +67,7 @@ pub(super) async fn insert_audit(
         .bind(&record.outcome)
         .bind(&record.prev)
         .bind(&record.hash)
+        .bind(record.user.as_deref())
         .execute(&mut *conn)
         .await?;
     sqlx::query(

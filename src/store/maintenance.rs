@@ -265,7 +265,7 @@ impl RootStore {
     /// Verifies this root's audit chain, oldest record first.
     pub fn verify_audit(&self) -> Result<Verification, StoreError> {
         let head = self.audit_head()?;
-        Ok(verify_to_head(self.audit_records(None, None)?, head))
+        Ok(verify_to_head(self.audit_records(None, None, None)?, head))
     }
 
     /// The seq and hash of this root's newest audit record, as the store
@@ -289,24 +289,28 @@ impl RootStore {
     }
 
     /// This root's audit records, oldest first: those of `session` only
-    /// (when given), the newest `limit` of them (when given).
+    /// (when given) and of `user` only (when given), the newest `limit` of
+    /// them (when given).
     pub fn audit_records(
         &self,
         session: Option<&str>,
+        user: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<AuditRecord>, StoreError> {
         let pool = self.store.shared().pool.clone();
         let key = self.key.clone();
         let session = session.map(str::to_string);
+        let user = user.map(str::to_string);
         let limit = limit.map_or(i64::MAX, |l| i64::try_from(l).unwrap_or(i64::MAX));
         let mut records = self.store.shared().block(async move {
             let rows = sqlx::query(
                 "SELECT seq, time, session_id, job_id, action, target, approved, outcome, prev,
-                 hash FROM audit WHERE root_key = $1 AND ($2 IS NULL OR session_id = $2)
-                 ORDER BY seq DESC LIMIT $3",
+                 hash, user_name FROM audit WHERE root_key = $1 AND ($2 IS NULL OR session_id = $2)
+                 AND ($3 IS NULL OR user_name = $3) ORDER BY seq DESC LIMIT $4",
             )
             .bind(key)
             .bind(session)
+            .bind(user)
             .bind(limit)
             .fetch_all(&pool)
             .await?;
@@ -317,6 +321,7 @@ impl RootStore {
                         time: r.try_get(1)?,
                         session: r.try_get(2)?,
                         job: r.try_get(3)?,
+                        user: r.try_get(10)?,
                         action: r.try_get(4)?,
                         target: r.try_get(5)?,
                         approved: r.try_get::<Option<i64>, _>(6)?.map(|a| a != 0),

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 6;
+pub const SCHEMA_VERSION: i64 = 7;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -214,6 +214,12 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO audit_heads (root_key, seq, hash)
         SELECT a.root_key, a.seq, a.hash FROM audit a
         WHERE a.seq = (SELECT MAX(b.seq) FROM audit b WHERE b.root_key = a.root_key);
+    ",
+    // 7: the server's user whose request caused a record (null: done on
+    // this machine), a field an auditor filters on.
+    "
+    ALTER TABLE audit ADD COLUMN user_name TEXT;
+    CREATE INDEX audit_by_user ON audit (root_key, user_name, seq);
     ",
 ];
 

@@ -258,6 +258,34 @@ impl Store {
         })
     }
 
+    /// The host running `job_id` and whether it beat at `since_ms` or
+    /// later (one read: the store, not a host's last look at it, decides).
+    pub fn job_host_live(
+        &self,
+        job_id: &str,
+        since_ms: u64,
+    ) -> Result<Option<(String, bool)>, StoreError> {
+        let shared = self.shared();
+        let pool = shared.pool.clone();
+        let job = job_id.to_string();
+        let since = i64::try_from(since_ms).unwrap_or(i64::MAX);
+        shared.block(async move {
+            let row = sqlx::query(
+                "SELECT j.host, h.last_seen FROM server_jobs j
+                 LEFT JOIN server_hosts h ON h.host = j.host WHERE j.job_id = $1",
+            )
+            .bind(job)
+            .fetch_optional(&pool)
+            .await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let host: Option<String> = row.try_get(0)?;
+            let seen: Option<i64> = row.try_get(1)?;
+            Ok(host.map(|h| (h, seen.is_some_and(|t| t >= since))))
+        })
+    }
+
     /// Leaves `command` (JSON) for the host running `job_id`.
     pub fn relay_put(
         &self,
