@@ -4,8 +4,13 @@ streams N tokens as fast as the socket takes them (one SSE event each).
 Usage: fake_openai.py PORT [TOKENS] [burst | RATE]. By default each event is
 its own write (and HTTP chunk); with `burst` the whole reply goes out in one
 write, as a fast server behind any buffering sends it; with a number, tokens
-go out at that many per second, as a real model streams. GET requests get 404."""
-import json, sys, time
+go out at that many per second, as a real model streams. GET …/models lists
+one model; other GETs, and POSTs to anything but /chat/completions, get 404.
+An instruction holding `BENCH tokens=N rate=R stamp=1` sets the count and
+rate for that request; with stamp=1 each token carries `T<ns>`, the
+CLOCK_MONOTONIC time it was written, so a client on this machine can tell a
+token's delay from the model's write to its own read."""
+import json, re, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 TOKENS = int(sys.argv[2]) if len(sys.argv) > 2 else 20000
@@ -19,12 +24,31 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self):
+        if self.path.endswith("/models"):
+            body = json.dumps({"object": "list", "data": [{"id": "bench", "object": "model"}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
         self.send_response(404)
         self.send_header("Content-Length", "0")
         self.end_headers()
 
     def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode(errors="replace")
+        if not self.path.endswith("/chat/completions"):
+            # Not a model call (a tokenizer's count, say): a plain
+            # OpenAI-compatible server has no such endpoint.
+            self.send_response(404)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        tokens, rate, stamp = TOKENS, RATE, False
+        asked = re.search(r"BENCH tokens=(\d+) rate=([\d.]+)( stamp=1)?", body)
+        if asked:
+            tokens, rate, stamp = int(asked.group(1)), float(asked.group(2)), bool(asked.group(3))
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Transfer-Encoding", "chunked")
@@ -41,16 +65,17 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(chunk)
 
         start = time.monotonic()
-        for i in range(TOKENS):
-            if RATE:
-                delay = start + i / RATE - time.monotonic()
+        for i in range(tokens):
+            if rate:
+                delay = start + i / rate - time.monotonic()
                 if delay > 0:
                     time.sleep(delay)
-            send({"choices": [{"index": 0, "delta": {"content": f" tok{i}"}}]})
-            if RATE:
+            word = f" T{time.monotonic_ns()}" if stamp else f" tok{i}"
+            send({"choices": [{"index": 0, "delta": {"content": word}}]})
+            if rate:
                 self.wfile.flush()
         send({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
-        send({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": TOKENS}})
+        send({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": tokens}})
         send("[DONE]")
         self.wfile.write(b"".join(out) + b"0\r\n\r\n")
         self.wfile.flush()

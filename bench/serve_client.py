@@ -5,9 +5,14 @@
                                           each followed over SSE: latency from an
                                           event's `ts` to its arrival, and every
                                           stored event received exactly once.
+  serve_client.py BASE TOKEN latency N   one job whose model writes N tokens
+                                          at 200 a second, each stamped with
+                                          the time the model wrote it: the
+                                          delay from that write to this
+                                          client's read of it over SSE
   BASE may be several, comma-separated (hosts sharing a store): job i is
   posted to host i and followed on the next one."""
-import http.client, json, sys, threading, time
+import http.client, json, re, sys, threading, time
 from datetime import datetime
 from urllib.parse import urlparse
 
@@ -39,6 +44,42 @@ def ts_ms(ts):
 if WHAT == "sessions":
     for _ in range(N):
         session()
+    sys.exit(0)
+
+if WHAT == "latency":
+    s = session(0)
+    if len(HOSTS) > 1:
+        time.sleep(3)  # the host lets its new session go (2 s idle): any host may run it
+    U = HOSTS[1 % len(HOSTS)]
+    prompt = f"BENCH tokens={N} rate=200 stamp=1"
+    job = call("POST", "/api/v1/agent/run", {"session_id": s, "instruction": prompt, "mode": "ask"}, 0)["job_id"]
+    c = http.client.HTTPConnection(U.hostname, U.port, timeout=120)
+    c.request("GET", f"/api/v1/agent/jobs/{job}/stream", headers={"Authorization": f"Bearer {TOKEN}"})
+    r = c.getresponse()
+    delays, buf, done = [], b"", False
+    while not done:
+        chunk = r.read1(65536)
+        if not chunk:
+            break
+        now = time.monotonic_ns()
+        buf += chunk
+        while b"\n\n" in buf:
+            frame, buf = buf.split(b"\n\n", 1)
+            for line in frame.decode().splitlines():
+                if not line.startswith("data:"):
+                    continue
+                e = json.loads(line[5:])
+                if e["type"] == "llm.delta":
+                    delays.extend((now - int(t)) / 1e6 for t in re.findall(r"T(\d{6,})", e["data"]["text"]))
+                if e["type"] in ("job.completed", "job.failed", "job.cancelled"):
+                    done = True
+    delays.sort()
+    if not delays:
+        raise SystemExit("no stamped token arrived")
+    pick = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))]
+    where = f"posted to one host, read on another" if len(HOSTS) > 1 else "one host"
+    print(f"token latency at 200 tokens/s ({where}), model's write to this client's read: "
+          f"{len(delays)} of {N} tokens live, p50 {pick(0.5):.2f} ms, p99 {pick(0.99):.2f} ms, max {delays[-1]:.2f} ms")
     sys.exit(0)
 
 sessions = [session(i) for i in range(N)]

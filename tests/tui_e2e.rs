@@ -224,7 +224,7 @@ fn a_hunk_edited_in_the_review_is_what_gets_written() {
 #[ignore = "run inside tmux by a_panic_in_any_thread_restores_the_terminal"]
 fn panicking_child() {
     let go = std::env::var("AGENT_TUI_TEST_GO").unwrap();
-    let mut terminal = agent_tui::tui::terminal::enter();
+    let mut terminal = agent_tui::tui::terminal::enter().unwrap();
     terminal
         .draw(|f| f.render_widget(ratatui::widgets::Paragraph::new("child running"), f.area()))
         .unwrap();

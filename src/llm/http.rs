@@ -369,18 +369,21 @@ impl SseBatches {
 
 /// Groups a stream's items into batches: each batch is one item waited
 /// for plus every item already there, so a burst becomes one batch (and
-/// one delta). Batches are spaced by a nap that grows with the stream's age
-/// (a tenth of it, from `MIN_NAP` to `MAX_NAP`): a long answer reaches the
-/// engine and the screen ~20 times a second, not once per token (a fraction
-/// of the wake-ups), while a short reply, a tool call, is not held back.
-/// A stream silent for `idle` is stalled.
+/// one delta) while a lone token goes on the moment it comes: nothing is
+/// held back to save wake-ups (a slow stream's every word would wait; the
+/// screen keeps its own frame rate). A stream silent for `idle` is stalled.
 #[derive(Debug)]
 struct Batcher {
-    last: Option<std::time::Instant>,
-    /// When the stream's first item came.
-    first: Option<std::time::Instant>,
     idle: Duration,
+    /// When the last batch was taken.
+    last: Option<std::time::Instant>,
 }
+
+/// Items closer together than this make a fast stream: after one, the
+/// connection is let run once more before the batch is closed (a yield,
+/// no timer), so a burst split across reads stays one batch. A slower
+/// stream's item goes on at once, without that extra turn of the runtime.
+const FAST: Duration = Duration::from_millis(2);
 
 /// What `Batcher::next` found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -392,18 +395,9 @@ enum Batch {
     Stalled,
 }
 
-/// The least time between two batches of a young stream.
-const MIN_NAP: Duration = Duration::from_millis(4);
-/// ... and of a long one (~20 batches a second).
-const MAX_NAP: Duration = Duration::from_millis(50);
-
 impl Batcher {
     fn new(idle: Duration) -> Batcher {
-        Batcher {
-            last: None,
-            first: None,
-            idle,
-        }
+        Batcher { idle, last: None }
     }
 
     /// The next batch into `batch`.
@@ -412,21 +406,16 @@ impl Batcher {
         S: Stream + Unpin,
     {
         batch.clear();
-        let nap = self
-            .first
-            .map_or(MIN_NAP, |t| (t.elapsed() / 10).clamp(MIN_NAP, MAX_NAP));
-        if let Some(last) = self.last
-            && last.elapsed() < nap
-        {
-            tokio::time::sleep_until((last + nap).into()).await;
-        }
         match tokio::time::timeout(self.idle, stream.next()).await {
             Ok(Some(item)) => batch.push(item),
             Ok(None) => return Batch::Ended,
             Err(_) => return Batch::Stalled,
         }
-        // Take what is there; the HTTP connection runs as a task of its
-        // own, so let it run once more before deciding nothing is left.
+        // Take what is there already, never waiting for more: the HTTP
+        // connection runs as a task of its own, so on a fast stream it is
+        // let run once more (a yield, not a timer) before nothing is taken
+        // to be left.
+        let fast = self.last.is_some_and(|t| t.elapsed() < FAST);
         let mut yielded = false;
         loop {
             match stream.next().now_or_never() {
@@ -434,16 +423,14 @@ impl Batcher {
                     batch.push(item);
                     yielded = false;
                 }
-                None if !yielded => {
+                None if fast && !yielded => {
                     tokio::task::yield_now().await;
                     yielded = true;
                 }
                 Some(None) | None => break,
             }
         }
-        let now = std::time::Instant::now();
-        self.first.get_or_insert(now);
-        self.last = Some(now);
+        self.last = Some(std::time::Instant::now());
         Batch::Items
     }
 }
@@ -479,6 +466,49 @@ fn shorten(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A token that comes alone is handed on at once, however old the
+    /// stream is; tokens already waiting go together.
+    #[tokio::test(start_paused = true)]
+    async fn a_lone_token_is_never_held_back() {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        let mut stream = tokio_stream_of(rx);
+        let mut batcher = Batcher::new(Duration::from_secs(60));
+        let mut batch = Vec::new();
+        for i in 0..20u32 {
+            // A slow stream: a token every 200 ms (5 a second), for 4 s.
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            tx.send(i).unwrap();
+            let asked = tokio::time::Instant::now();
+            assert_eq!(batcher.next(&mut stream, &mut batch).await, Batch::Items);
+            assert_eq!(batch, vec![i]);
+            assert_eq!(asked.elapsed(), Duration::ZERO, "token {i} waited");
+        }
+        for i in 20..25 {
+            tx.send(i).unwrap();
+        }
+        assert_eq!(batcher.next(&mut stream, &mut batch).await, Batch::Items);
+        assert_eq!(batch, (20..25).collect::<Vec<_>>());
+        drop(tx);
+        assert_eq!(batcher.next(&mut stream, &mut batch).await, Batch::Ended);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_silent_stream_is_stalled() {
+        let (_tx, rx) = tokio::sync::mpsc::unbounded_channel::<u32>();
+        let mut stream = tokio_stream_of(rx);
+        let mut batcher = Batcher::new(Duration::from_secs(5));
+        let mut batch = Vec::new();
+        assert_eq!(batcher.next(&mut stream, &mut batch).await, Batch::Stalled);
+    }
+
+    fn tokio_stream_of(
+        rx: tokio::sync::mpsc::UnboundedReceiver<u32>,
+    ) -> std::pin::Pin<Box<dyn Stream<Item = u32> + Send>> {
+        Box::pin(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|i| (i, rx))
+        }))
+    }
 
     #[test]
     fn retry_after_forms() {

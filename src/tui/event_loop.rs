@@ -2,7 +2,8 @@
 //! event, work done off the UI task, a frame due, SIGTERM), each to a small
 //! handler; the app's loads and commands go out after each. Frames are
 //! coalesced: a key's within 4 ms, others within 16 ms, streamed text
-//! within 50 ms, none while idle.
+//! within 100 ms, none while idle. The terminal is read by a task of its
+//! own, so only its input wakes that reading.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,10 +20,11 @@ use crate::protocol::{Event, EventBody, SessionSummary};
 
 /// Longest wait between a change and its frame (~60 frames a second).
 const FRAME: Duration = Duration::from_millis(16);
-/// Longest wait between streamed text and its frame: at most ~20 frames a
-/// second while a model streams (text still flows; the CPU share drops from
-/// ~10 % to ~2.5 %, bench/tui_pace.sh).
-const STREAM_FRAME: Duration = Duration::from_millis(50);
+/// Longest wait between streamed text and its frame: at most ~10 frames a
+/// second while a model streams (text still flows a line at a time; every
+/// token now reaches the app as it comes, and the frames are most of what
+/// a stream costs: 1.8 % of a CPU at 200 tokens/s, bench/tui_pace.sh).
+const STREAM_FRAME: Duration = Duration::from_millis(100);
 /// Longest wait between a key and its frame (bursts such as a paste coalesce).
 const KEY_FRAME: Duration = Duration::from_millis(4);
 
@@ -92,7 +94,7 @@ impl FrameClock {
 
 /// What the loop owns: the terminal, the app, the engine and its events.
 pub struct Loop<'a> {
-    terminal: &'a mut ratatui::DefaultTerminal,
+    terminal: &'a mut super::terminal::Term,
     pub app: App,
     pub engine: Engine,
     events: Option<Subscription>,
@@ -102,11 +104,22 @@ pub struct Loop<'a> {
 
 /// Runs until the user quits (or SIGTERM); returns the engine in use.
 pub async fn run(
-    terminal: &mut ratatui::DefaultTerminal,
+    terminal: &mut super::terminal::Term,
     app: App,
     engine: Engine,
 ) -> Result<Engine, String> {
-    let mut keys = EventStream::new();
+    let (keys, mut term) = unbounded_channel();
+    // The terminal is read by a task of its own, woken only by input: a
+    // select polling crossterm's stream each time an engine event came
+    // fought its reader thread for a lock (~15 % of a streaming TUI's CPU).
+    let reader = tokio::spawn(async move {
+        let mut stream = EventStream::new();
+        while let Some(Ok(event)) = stream.next().await {
+            if keys.send(event).is_err() {
+                break;
+            }
+        }
+    });
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
     let (tx, mut rx) = unbounded_channel();
@@ -122,7 +135,7 @@ pub async fn run(
     while lp.app.quit != Quit::Now {
         lp.send_work();
         let next = tokio::select! {
-            Some(Ok(event)) = keys.next() => Next::Term(event),
+            Some(event) = term.recv() => Next::Term(event),
             event = next_event(&mut lp.events) => match event {
                 Some(event) => Next::Engine(event),
                 None => Next::EngineGone,
@@ -140,6 +153,7 @@ pub async fn run(
             Next::Stop => break,
         }
     }
+    reader.abort();
     Ok(lp.engine)
 }
 
@@ -195,6 +209,7 @@ impl Loop<'_> {
             },
             TermEvent::Paste(text) => self.app.paste(&text),
             TermEvent::Resize(width, height) => {
+                self.terminal.backend_mut().resized(width, height);
                 self.app.screen = Some(ratatui::layout::Rect::new(0, 0, width, height));
             }
             TermEvent::Key(_) | TermEvent::FocusGained | TermEvent::FocusLost => {}

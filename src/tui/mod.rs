@@ -38,8 +38,10 @@ use crate::agent::Engine;
 pub fn run(rt: tokio::runtime::Runtime, engine: Engine, start: TuiStart) -> Result<(), String> {
     let (result, last) = rt.block_on(crate::agent::no_blocking(async move {
         let app = app_from(&engine, start);
-        let mut terminal = terminal::enter();
-        let result = event_loop::run(&mut terminal, app, engine.clone()).await;
+        let result = match terminal::enter() {
+            Ok(mut terminal) => event_loop::run(&mut terminal, app, engine.clone()).await,
+            Err(e) => Err(e),
+        };
         terminal::leave();
         let last = match &result {
             Ok(last) => last.clone(),

@@ -266,7 +266,12 @@ pub(super) fn draw_transcript(frame: &mut Frame<'_>, app: &App, area: Rect) {
         return;
     }
     let view = transcript_view(app, inner.width as usize, inner.height as usize);
-    frame.render_widget(Paragraph::new(view.lines), inner);
+    // Each row set as it is (laid out to the width already): a paragraph
+    // would truncate and align them again, at every frame of a stream.
+    let buf = frame.buffer_mut();
+    for (row, line) in (inner.y..inner.bottom()).zip(&view.lines) {
+        buf.set_line(inner.x, row, line, inner.width);
+    }
 }
 
 pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
