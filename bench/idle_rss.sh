@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Resident memory of the idle TUI and the idle server, on a release build
 # made from a fresh clone of HEAD (its own folder and target directory, as
-# a new machine builds it): VmRSS, and its file-backed and anonymous parts,
-# median of 3 runs each. Goals (issue 42): TUI < 15 MiB, server < 20 MiB.
+# a new machine builds it), each with a provider configured (a loopback
+# model): VmRSS, and its file-backed and anonymous parts, median of 3 runs
+# each. Goals (issue 42): TUI < 15 MiB, server < 20 MiB.
 # Also how many names of build/startup.order the build's linker script
 # placed in `.text.hot`, and how big that section is.
 #
@@ -23,6 +24,19 @@ start=$(date +%s)
 echo "cold release build: $(( $(date +%s) - start )) s"
 BIN=$WORK/target/release/agent-tui
 readelf -SW "$BIN" | awk '$2 == ".text.hot" {printf ".text.hot: %d KB\n", strtonum("0x" $6) / 1024}'
+# A configured provider on loopback (its models listed), as a user has one.
+MPORT=$((20000 + RANDOM % 20000))
+python3 bench/fake_openai.py "$MPORT" 20 &
+MODEL=$!
+trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $SERVE $MODEL 2>/dev/null || true; rm -rf "$WORK"' EXIT
+cat >"$WORK/config.toml" <<TOML
+provider = "local"
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:$MPORT/v1"
+model = "bench"
+api_key_env = ""
+TOML
 mkdir -p "$WORK/project/src"
 printf 'fn main() {}\n' >"$WORK/project/src/main.rs"
 git -C "$WORK/project" init -q
@@ -33,16 +47,17 @@ median() { sort -n -k2 | sed -n 2p; }
 for run in 1 2 3; do
   tmux -L "$SOCK" kill-server 2>/dev/null || true
   rm -rf "$WORK/home"
-  tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 "AGENT_TUI_HOME=$WORK/home $BIN $WORK/project"
+  tmux -L "$SOCK" new-session -d -s s -x 120 -y 36 \
+    "AGENT_TUI_HOME=$WORK/home $BIN --config $WORK/config.toml $WORK/project"
   until tmux -L "$SOCK" capture-pane -p -t s 2>/dev/null | grep -q "› "; do sleep 0.05; done
   sleep 5
-  mem "$(pgrep -f "^$BIN $WORK/project" | head -n 1)"
+  mem "$(pgrep -f "^$BIN --config $WORK/config.toml $WORK/project" | head -n 1)"
 done | median | sed 's/^/idle TUI (kB): /'
 tmux -L "$SOCK" kill-server 2>/dev/null || true
 for run in 1 2 3; do
   rm -rf "$WORK/home" "$WORK/port"
-  AGENT_TUI_HOME=$WORK/home "$BIN" serve --bind 127.0.0.1:0 --port-file "$WORK/port" \
-    --root "$WORK/project" >/dev/null 2>&1 &
+  AGENT_TUI_HOME=$WORK/home "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 \
+    --port-file "$WORK/port" --root "$WORK/project" >/dev/null 2>&1 &
   SERVE=$!
   until [ -s "$WORK/port" ]; do sleep 0.05; done
   sleep 3

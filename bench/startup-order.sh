@@ -20,6 +20,34 @@ trap 'tmux -L $SOCK kill-server 2>/dev/null || true; sleep 1; rm -rf "$WORK"' EX
 # A small git project with a change, as most roots are: the tree's git
 # marks and the ignore rules run too.
 mkdir -p "$WORK/home" "$WORK/project/src"
+# A model on loopback, as configured providers are (its models listed: the
+# TUI shows it online), and a team's serve setup: users and workspaces.
+MPORT=$((20000 + RANDOM % 20000))
+python3 bench/fake_openai.py "$MPORT" 20 &
+MODEL=$!
+trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $MODEL 2>/dev/null || true; sleep 1; rm -rf "$WORK"' EXIT
+cat >"$WORK/config.toml" <<TOML
+provider = "local"
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:$MPORT/v1"
+model = "bench"
+api_key_env = "ORDER_KEY"
+TOML
+TEAM_TOKEN=order-team-token-0123456789abcdef
+cp "$WORK/config.toml" "$WORK/team.toml"
+cat >>"$WORK/team.toml" <<TOML
+[[server.users]]
+name = "order"
+role = "admin"
+token_sha256 = "$(printf %s "$TEAM_TOKEN" | sha256sum | cut -d' ' -f1)"
+[[server.workspaces]]
+id = "w"
+name = "Order"
+root = "$WORK/project"
+users = ["*"]
+TOML
+export ORDER_KEY=key
 printf 'fn main() {}\n' >"$WORK/project/src/main.rs"
 printf 'target/\n*.log\n' >"$WORK/project/.gitignore"
 git -C "$WORK/project" init -q
@@ -28,8 +56,9 @@ git -C "$WORK/project" -c user.name=o -c user.email=o@o commit -qm start
 printf 'fn main() { run() }\nfn run() {}\n' >"$WORK/project/src/main.rs"
 printf 'pub fn lib() {}\n' >"$WORK/project/src/lib.rs"
 tmux -L "$SOCK" new-session -d -s o -x 120 -y 36 \
-  "AGENT_TUI_HOME=$WORK/home valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.out \
-   --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no $BIN $WORK/project 2>$WORK/vg.log"
+  "AGENT_TUI_HOME=$WORK/home ORDER_KEY=key valgrind --tool=callgrind --callgrind-out-file=$WORK/cg.out \
+   --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no $BIN --config $WORK/config.toml \
+   $WORK/project 2>$WORK/vg.log"
 for _ in $(seq 1 120); do
   tmux -L "$SOCK" capture-pane -p -t o | grep -q "› " && break
   sleep 1
@@ -48,8 +77,8 @@ tmux -L "$SOCK" kill-server 2>/dev/null || true
 # an idle server's code together too).
 AGENT_TUI_HOME=$WORK/home2 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg-serve.out" \
   --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no \
-  "$BIN" serve --bind 127.0.0.1:0 --port-file "$WORK/port" --root "$WORK/project" \
-  >"$WORK/token" 2>"$WORK/vg-serve.log" &
+  "$BIN" --config "$WORK/config.toml" serve --bind 127.0.0.1:0 --port-file "$WORK/port" \
+  --root "$WORK/project" >"$WORK/token" 2>"$WORK/vg-serve.log" &
 VG=$!
 for _ in $(seq 1 120); do [ -s "$WORK/port" ] && [ -s "$WORK/token" ] && break; sleep 1; done
 sleep 3
@@ -66,6 +95,27 @@ callgrind_control -d "$VG" >/dev/null
 sleep 2
 kill "$VG" 2>/dev/null || true
 wait "$VG" 2>/dev/null || true
+# And a team's `serve`: users and workspaces from the config.
+rm -f "$WORK/port"
+AGENT_TUI_HOME=$WORK/home3 valgrind --tool=callgrind --callgrind-out-file="$WORK/cg-team.out" \
+  --dump-instr=no --compress-strings=no --compress-pos=no --demangle=no \
+  "$BIN" --config "$WORK/team.toml" serve --bind 127.0.0.1:0 --port-file "$WORK/port" \
+  >/dev/null 2>"$WORK/vg-team.log" &
+VG=$!
+for _ in $(seq 1 120); do [ -s "$WORK/port" ] && break; sleep 1; done
+sleep 3
+BASE=http://127.0.0.1:$(cat "$WORK/port")
+AUTH="Authorization: Bearer $TEAM_TOKEN"
+curl -s "$BASE/api/v1/health" >/dev/null
+curl -s -H "$AUTH" "$BASE/api/v1/agent/workspaces" >/dev/null
+S=$(curl -s -H "$AUTH" -H 'Content-Type: application/json' -d '{"workspace_id":"w"}' \
+  "$BASE/api/v1/agent/sessions" | sed -E 's/.*"session_id":"([^"]+)".*/\1/')
+curl -s -H "$AUTH" "$BASE/api/v1/agent/sessions/$S" >/dev/null
+sleep 3
+callgrind_control -d "$VG" >/dev/null
+sleep 2
+kill "$VG" 2>/dev/null || true
+wait "$VG" 2>/dev/null || true
 # Every function run (fn=) or called (cfn=), in first-seen order, that the
 # binary defines, each followed by the other names at its address: LLVM
 # merges identical functions into one under several names, and the section
@@ -73,7 +123,7 @@ wait "$VG" 2>/dev/null || true
 # without what changes from build to build: a crate's hash in a v0 name
 # (`Cs<hash>_` -> `Cs*_`) and the `.llvm.<n>` ThinLTO gives a local one.
 nm --defined-only "$BIN" | awk '$2 ~ /^[tTwW]$/ {print $1, $3}' >"$WORK/defined"
-grep -hE '^c?fn=' "$WORK"/cg.out.* "$WORK"/cg-serve.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
+grep -hE '^c?fn=' "$WORK"/cg.out.* "$WORK"/cg-serve.out.* "$WORK"/cg-team.out.* | sed -E 's/^c?fn=(\([0-9]+\) )?//' \
   | awk '!seen[$0]++' >"$WORK/ran"
 python3 - "$WORK/defined" "$WORK/ran" >build/startup.order <<'PY'
 import re, sys
