@@ -23,7 +23,8 @@ start=$(date +%s)
 (cd "$WORK/clone" && CARGO_TARGET_DIR="$WORK/target" cargo build --release --quiet)
 echo "cold release build: $(( $(date +%s) - start )) s"
 BIN=$WORK/target/release/agent-tui
-readelf -SW "$BIN" | awk '$2 == ".text.hot" {printf ".text.hot: %d KB\n", strtonum("0x" $6) / 1024}'
+hot=$(readelf -SW "$BIN" | awk '$2 == ".text.hot" {print $6}')
+echo ".text.hot: $(( 16#${hot:-0} / 1024 )) KB"
 # A configured provider on loopback (its models listed), as a user has one.
 MPORT=$((20000 + RANDOM % 20000))
 python3 bench/fake_openai.py "$MPORT" 20 &
