@@ -7,6 +7,7 @@ pub mod cli; // headless front ends: argument parsing and one module per subcomm
 pub mod config; // config file types, lookup order, validation, provider detection
 pub mod context; // the context window: token counts, tool-result caps, compaction planning
 pub mod eval; // `agent-tui eval`: suites, tasks run through the engine, metrics, reports
+pub mod index; // the code index: ranked search, tree-sitter symbols, a file graph, in the state home
 pub mod llm; // language model providers behind one trait, one adapter per wire protocol
 pub mod mcp; // MCP servers: started at the first job that offers them, tools mcp__s__t
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)

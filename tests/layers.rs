@@ -12,6 +12,7 @@ const LAYERS: &[&[&str]] = &[
     &["protocol"],
     &["config"],
     &["workspace"],
+    &["index"],
     &["store"],
     &["llm"],
     &["context"],

@@ -273,7 +273,9 @@ impl EngineBuilder {
         let tracker = state
             .as_ref()
             .map(|s| Arc::new(crate::checkpoint::ExecTracker::new(s, &workspace)));
+        let index = super::code_index(workspace.root(), &loaded.config.index);
         let ctx = EngineContext {
+            index,
             workspace,
             config: loaded.config,
             registry,

@@ -478,7 +478,7 @@ impl Core {
             let job = job_id.clone();
             let tool = name.clone();
             let ran = tokio::task::spawn_blocking(move || {
-                let mut tool_ctx = crate::tools::ToolContext::new(&ctx.workspace, &ctx.config);
+                let mut tool_ctx = ctx.tool_context();
                 tool_ctx.record = ctx.tracker.as_deref().map(|tracker| ExecRecord {
                     tracker,
                     session_id: None,

@@ -11,7 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::door::Engine;
 use crate::protocol::{EngineError, ExecChunk};
-use crate::tools::{ExecRecord, ToolContext};
+use crate::tools::ExecRecord;
 
 /// Chunks held for a slow reader before the command's pipes wait.
 const QUEUE: usize = 256;
@@ -59,7 +59,7 @@ impl Engine {
                 };
                 let _ = tee_tx.blocking_send(chunk);
             });
-            let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
+            let mut tool_ctx = ctx.tool_context();
             tool_ctx.cancel = Some(token);
             tool_ctx.tee = Some(tee);
             // What it changes is a checkpoint, as the model's commands are.

@@ -9,6 +9,7 @@ mod accounts;
 mod answer_edits;
 mod approval;
 mod builder;
+mod code_index;
 mod compaction;
 mod counting;
 mod doctor;
@@ -83,6 +84,34 @@ pub(crate) struct EngineContext {
     /// The root's file index, for checkpoints of what commands change
     /// (the model's and a front end's `exec`); with `state` only.
     pub tracker: Option<std::sync::Arc<crate::checkpoint::ExecTracker>>,
+    /// The root's code index in the state home (`None`: turned off, or no
+    /// state home).
+    pub index: Option<std::sync::Arc<crate::index::CodeIndex>>,
+}
+
+impl EngineContext {
+    /// What a tool run by this engine may use.
+    pub fn tool_context(&self) -> crate::tools::ToolContext<'_> {
+        let mut ctx = crate::tools::ToolContext::new(&self.workspace, &self.config);
+        ctx.index = self.index.as_deref();
+        ctx
+    }
+}
+
+/// The code index of `root` in the state home, unless it is turned off.
+pub(crate) fn code_index(
+    root: &std::path::Path,
+    config: &crate::config::IndexConfig,
+) -> Option<std::sync::Arc<crate::index::CodeIndex>> {
+    if !config.enabled {
+        return None;
+    }
+    let home = crate::store::StateDirs::locate(&process_env)?.home;
+    let dir = home.join("index").join(crate::store::root_key(root));
+    Some(std::sync::Arc::new(crate::index::CodeIndex::new(
+        dir,
+        config.clone(),
+    )))
 }
 
 /// Where `-v` logs go: the state home's `logs/` (`None`: no state home).

@@ -51,7 +51,7 @@ impl Engine {
     }
 
     /// Runs `read` on the blocking pool (files of the root).
-    async fn off_task<T: Send + 'static>(
+    pub(super) async fn off_task<T: Send + 'static>(
         &self,
         read: impl FnOnce(&EngineContext) -> Result<T, EngineError> + Send + 'static,
     ) -> Result<T, EngineError> {

@@ -12,7 +12,7 @@ use super::job::{Decision, Job, NO_USER_ANSWER, UserReply};
 use crate::llm::{ToolCall, ToolResult};
 use crate::protocol::{BatchedCall, EventBody, Tier};
 use crate::review::{EditRequest, ProposedEdit, build_bundle, validate_edits};
-use crate::tools::{CLARIFY_USER, ExecRecord, PROPOSE_EDITS, ToolContext, ToolError};
+use crate::tools::{CLARIFY_USER, ExecRecord, PROPOSE_EDITS, ToolError};
 
 impl Job<'_> {
     /// Runs one call and reports it; every failure becomes an error result
@@ -166,7 +166,7 @@ impl Job<'_> {
         let (session_id, job_id) = (self.spec.session_id.clone(), self.emit.job_id().to_string());
         let started = std::time::Instant::now();
         let ran = tokio::task::spawn_blocking(move || {
-            let mut tool_ctx = ToolContext::new(&ctx.workspace, &ctx.config);
+            let mut tool_ctx = ctx.tool_context();
             tool_ctx.cancel = Some(cancel);
             tool_ctx.record = tracker.as_deref().map(|tracker| ExecRecord {
                 tracker,

@@ -72,6 +72,8 @@ pub enum Command {
     Eval(EvalArgs),
     /// Call one tool directly and print its JSON result
     Tool(ToolArgs),
+    /// The code index: status (default), build, rebuild, clear
+    Index(IndexArgs),
     /// List or show the sessions of an agent root
     Sessions(SessionsArgs),
     /// Show the pending diff bundle, record hunk decisions, apply
@@ -223,6 +225,30 @@ pub struct ToolArgs {
     /// Print every registered tool (name, tier, modes, schema) as JSON
     #[arg(long, conflicts_with_all = ["name", "json"])]
     pub list: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    #[command(subcommand)]
+    pub action: Option<IndexAction>,
+    /// Agent root
+    #[arg(long, default_value = ".", value_name = "PATH", global = true)]
+    pub root: PathBuf,
+    /// JSON output
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Copy, Subcommand)]
+pub enum IndexAction {
+    /// What is stored, and whether the tree changed since (the default)
+    Status,
+    /// Build the index if it is missing or out of date
+    Build,
+    /// Build the index again from nothing
+    Rebuild,
+    /// Remove the stored index (the next search builds it again)
+    Clear,
 }
 
 /// Arguments shared by `sessions` and `checkpoints`.

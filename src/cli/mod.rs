@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod exec;
 mod history;
+mod index;
 mod keys;
 mod logging;
 mod mcp;
@@ -61,6 +62,7 @@ pub fn run(cli: Cli) -> Exit {
     };
     match command {
         Command::Tool(args) => tool::run_tool(&cli.global, args),
+        Command::Index(args) => index::run_index(&cli.global, &args),
         Command::Doctor(args) => doctor::run(&cli.global, &args),
         Command::Exec(args) => exec::run_exec(&cli.global, args),
         Command::Eval(args) => eval::run(&cli.global, &args),

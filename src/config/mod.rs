@@ -2,6 +2,7 @@
 //! documents) and the semantic checks that run after parsing.
 
 mod detect;
+mod index;
 mod load;
 mod routing;
 mod server;
@@ -11,6 +12,7 @@ mod tools;
 mod verify;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
+pub use index::IndexConfig;
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use routing::{RoutingConfig, RoutingMode};
 pub use server::{ServerConfig, ServerUser, ServerWorkspace};
@@ -52,6 +54,7 @@ pub struct Config {
     pub routing: RoutingConfig,
     pub server: ServerConfig,
     pub verify: VerifyConfig,
+    pub index: IndexConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -95,6 +98,7 @@ impl Default for Config {
             routing: RoutingConfig::default(),
             server: ServerConfig::default(),
             verify: VerifyConfig::default(),
+            index: IndexConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -400,6 +404,7 @@ impl Config {
         out.extend(self.storage.problems());
         out.extend(self.server.problems());
         out.extend(self.verify.problems());
+        out.extend(self.index.problems());
         for (name, server) in &self.mcp_servers {
             out.extend(server.problems(name));
         }

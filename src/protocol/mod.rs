@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod checkpoint;
 pub mod event;
+pub mod index;
 pub mod paths;
 pub mod review;
 pub mod server;
@@ -28,6 +29,7 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
+pub use index::{IndexBuilt, IndexState, IndexStatus};
 pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use server::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};

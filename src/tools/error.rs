@@ -61,6 +61,10 @@ pub enum ToolError {
          undone ({0}); fix that (a full disk, a damaged store) and run it again"
     )]
     NotUndoable(String),
+    /// The code index could not answer (turned off, no state home, a
+    /// build that failed).
+    #[error("{0}")]
+    Index(String),
     #[error("`{path}`: {source}")]
     Io {
         path: String,
@@ -83,6 +87,7 @@ impl ToolError {
             ToolError::NotUtf8 { .. } => "not_utf8",
             ToolError::OutOfRange { .. } => "out_of_range",
             ToolError::Io { .. } => "io_error",
+            ToolError::Index(_) => "index_unavailable",
             ToolError::NeedsJob(_) => "needs_job",
             ToolError::Internal(_) => "internal_error",
             ToolError::NotUndoable(_) => "not_undoable",

@@ -2,8 +2,12 @@
 //! argument schema, tier and modes, and one module per tool.
 
 mod clarify_user;
+mod code_search;
 pub mod confine;
 mod error;
+mod file_outline;
+mod find_references;
+mod find_symbol;
 mod git;
 mod inline_code;
 mod list_files;
@@ -13,13 +17,18 @@ mod propose_edits;
 mod read_file;
 mod reaper;
 mod registry;
+mod repo_map;
 mod run_command;
 mod runner;
 mod search_project;
 pub mod verify;
 
 pub use clarify_user::CLARIFY_USER;
+pub use code_search::CODE_SEARCH;
 pub use error::ToolError;
+pub use file_outline::FILE_OUTLINE;
+pub use find_references::FIND_REFERENCES;
+pub use find_symbol::FIND_SYMBOL;
 pub use git::{GIT_ADD, GIT_BRANCH, GIT_COMMIT, GIT_DIFF, GIT_LOG, GIT_PUSH, GIT_STATUS};
 pub use inline_code::inline_code;
 pub use list_files::LIST_FILES;
@@ -27,6 +36,7 @@ pub use list_scopes::LIST_SCOPES;
 pub use propose_edits::PROPOSE_EDITS;
 pub use read_file::READ_FILE;
 pub use registry::{Registry, ToolSpec};
+pub use repo_map::REPO_MAP;
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
 pub use runner::{Tee, is_secret};
 
@@ -36,6 +46,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::checkpoint::ExecTracker;
 use crate::config::{Config, ExecConfig, Limits};
+use crate::index::{CodeIndex, View};
 use crate::workspace::{PathFilter, Resolved, Workspace, close_matches};
 
 /// What a tool may use while it runs.
@@ -52,6 +63,8 @@ pub struct ToolContext<'a> {
     pub record: Option<ExecRecord<'a>>,
     /// A command's output as it comes (the server's `exec`).
     pub tee: Option<runner::Tee>,
+    /// The root's code index (the index tools; `None`: no state home).
+    pub index: Option<&'a CodeIndex>,
 }
 
 /// A job's checkpoint recording for commands.
@@ -71,6 +84,7 @@ impl<'a> ToolContext<'a> {
             cancel: None,
             record: None,
             tee: None,
+            index: None,
         }
     }
 }
@@ -104,4 +118,32 @@ pub(crate) fn not_found(ctx: &ToolContext<'_>, missing: &Resolved) -> ToolError 
         suggestions: close_matches(ctx.workspace, &missing.rel, 3),
         scoped: ctx.workspace.scopes().len() > 1,
     }
+}
+
+/// The code index brought up to date with the tree, for an index tool.
+pub(crate) fn index_view(ctx: &ToolContext<'_>) -> Result<std::sync::Arc<View>, ToolError> {
+    let index = ctx.index.ok_or_else(|| {
+        ToolError::Index(
+            "the code index is not available here (no state home); use search_project".into(),
+        )
+    })?;
+    index
+        .view(ctx.workspace)
+        .map_err(|e| ToolError::Index(format!("{e}; use search_project")))
+}
+
+/// A path argument as the index names files: relative to the agent root.
+pub(crate) fn index_path(
+    ctx: &ToolContext<'_>,
+    field: &str,
+    path: &str,
+) -> Result<String, ToolError> {
+    let resolved = ctx.workspace.resolve(path)?;
+    if resolved.scope != 0 {
+        return Err(ToolError::invalid(
+            field,
+            "the code index covers the agent root only; use search_project or read_file for other scopes",
+        ));
+    }
+    Ok(resolved.rel)
 }

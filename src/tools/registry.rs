@@ -84,12 +84,20 @@ impl Registry {
     }
 
     /// The built-in tools plus those that depend on the agent root and the
-    /// configuration: the git tools inside a git work tree.
+    /// configuration: the code index's tools unless it is off, the git
+    /// tools inside a git work tree.
     pub fn for_root(
         root: &std::path::Path,
         config: &crate::config::Config,
     ) -> Result<Registry, String> {
         let mut registry = Registry::builtin()?;
+        if config.index.enabled {
+            registry.register(Box::new(super::code_search::CodeSearch))?;
+            registry.register(Box::new(super::find_symbol::FindSymbol))?;
+            registry.register(Box::new(super::find_references::FindReferences))?;
+            registry.register(Box::new(super::file_outline::FileOutline))?;
+            registry.register(Box::new(super::repo_map::RepoMap))?;
+        }
         super::git::register(&mut registry, root, config.git.allow_push)?;
         Ok(registry)
     }

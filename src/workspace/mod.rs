@@ -27,6 +27,7 @@ pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
 pub use tree_key::{tree_key, tree_stamp};
 pub use walk::{Entry, EntryKind, ListOutcome, PathFilter, each_file, list, list_all};
+pub(crate) use walk::{rel_of, walker};
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,45 @@
+//! The door's part of the code index (SPEC 18): its status, a build or
+//! rebuild, a clear, answered off the engine task.
+
+use super::door::Engine;
+use crate::index::{CodeIndex, IndexError};
+use crate::protocol::{EngineError, IndexBuilt, IndexStatus};
+
+fn index_of(ctx: &super::EngineContext) -> Result<&CodeIndex, EngineError> {
+    ctx.index.as_deref().ok_or_else(|| {
+        if ctx.config.index.enabled {
+            EngineError::unavailable(
+                "the code index needs a state home ($AGENT_TUI_HOME or a home directory)",
+            )
+        } else {
+            EngineError::unavailable(IndexError::Disabled.to_string())
+        }
+    })
+}
+
+fn failed(e: IndexError) -> EngineError {
+    match e {
+        IndexError::Disabled => EngineError::unavailable(e.to_string()),
+        IndexError::Io(_) => EngineError::failed(e.to_string()),
+    }
+}
+
+impl Engine {
+    /// What is stored for this root and whether the tree changed since.
+    pub async fn index_status(&self) -> Result<IndexStatus, EngineError> {
+        self.off_task(|ctx| Ok(index_of(ctx)?.status(&ctx.workspace)))
+            .await
+    }
+
+    /// Builds the index when it is missing or out of date (`force`: always).
+    pub async fn index_build(&self, force: bool) -> Result<IndexBuilt, EngineError> {
+        self.off_task(move |ctx| index_of(ctx)?.build(&ctx.workspace, force).map_err(failed))
+            .await
+    }
+
+    /// Removes the stored index; true if there was one.
+    pub async fn index_clear(&self) -> Result<bool, EngineError> {
+        self.off_task(|ctx| index_of(ctx)?.clear().map_err(failed))
+            .await
+    }
+}

@@ -1,0 +1,340 @@
+//! One generation on disk: a single file (`index.bin` in the root's index
+//! folder) written beside itself and renamed into place once complete and
+//! synced, so a reader sees the previous generation or this one, never a
+//! part. The documents' table is decoded on open, terms are looked up in an fst map, postings and symbols are
+//! decoded only when asked for, read from the open file.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use fst::{Map, MapBuilder};
+use serde::{Deserialize, Serialize};
+
+use super::build::Built;
+use super::model::{DocMeta, NFIELDS, Symbol};
+
+const MAGIC: &[u8; 8] = b"ATIDX\0v1";
+const END: &[u8; 8] = b"ATIDXEND";
+/// Bumped whenever what is written changes meaning: an older file is rebuilt.
+pub const FORMAT: u32 = 1;
+const SECTIONS: usize = 8;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Header {
+    pub format: u32,
+    pub generation: u64,
+    /// Milliseconds since the epoch.
+    pub built_ms: u64,
+    pub duration_ms: u64,
+    /// What the configuration said (excludes, size cap): another rebuilds.
+    pub fingerprint: String,
+    /// Per field, the mean number of terms of an indexed file.
+    pub avg_lens: [f32; NFIELDS],
+    pub indexed: u32,
+}
+
+/// Writes `built` as generation `header.generation` of `dir` (atomically).
+pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
+    std::fs::create_dir_all(dir)?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".index.bin.")
+        .tempfile_in(dir)?;
+    let mut out = BufWriter::with_capacity(1 << 20, tmp.as_file());
+    out.write_all(MAGIC)?;
+    section(&mut out, &encode(header)?)?;
+    section(&mut out, &encode(&built.docs)?)?;
+    let (terms, postings) = postings(built)?;
+    section(&mut out, &terms)?;
+    section(&mut out, &postings)?;
+    section(&mut out, &encode(&built.symbols)?)?;
+    let (names, lists) = references(built)?;
+    section(&mut out, &names)?;
+    section(&mut out, &lists)?;
+    section(&mut out, &encode(&built.edges)?)?;
+    out.write_all(END)?;
+    out.flush()?;
+    drop(out);
+    tmp.as_file().sync_all()?;
+    let size = tmp.as_file().metadata()?.len();
+    tmp.persist(dir.join("index.bin")).map_err(|e| e.error)?;
+    File::open(dir)?.sync_all()?;
+    Ok(size)
+}
+
+fn encode<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
+    bincode::serialize(value).map_err(io::Error::other)
+}
+
+fn section(out: &mut impl Write, bytes: &[u8]) -> io::Result<()> {
+    out.write_all(&(bytes.len() as u64).to_le_bytes())?;
+    out.write_all(bytes)
+}
+
+fn postings(built: &Built) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut terms = MapBuilder::memory();
+    let mut blob = Vec::new();
+    for (term, list) in &built.postings {
+        terms
+            .insert(term.as_bytes(), blob.len() as u64)
+            .map_err(io::Error::other)?;
+        varint(&mut blob, list.len() as u64);
+        let mut last = 0u32;
+        for (doc, tf) in list {
+            varint(&mut blob, u64::from(doc - last));
+            last = *doc;
+            let mask = tf
+                .iter()
+                .enumerate()
+                .fold(0u8, |m, (f, n)| if *n > 0 { m | 1 << f } else { m });
+            blob.push(mask);
+            for n in tf.iter().filter(|n| **n > 0) {
+                varint(&mut blob, u64::from(*n));
+            }
+        }
+    }
+    Ok((terms.into_inner().map_err(io::Error::other)?, blob))
+}
+
+fn references(built: &Built) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut names = MapBuilder::memory();
+    let mut blob = Vec::new();
+    for (name, docs) in &built.references {
+        names
+            .insert(name.as_bytes(), blob.len() as u64)
+            .map_err(io::Error::other)?;
+        varint(&mut blob, docs.len() as u64);
+        let mut last = 0u32;
+        for doc in docs {
+            varint(&mut blob, u64::from(doc - last));
+            last = *doc;
+        }
+    }
+    Ok((names.into_inner().map_err(io::Error::other)?, blob))
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn read_varint(bytes: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    let mut shift = 0;
+    loop {
+        let b = *bytes.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(v);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// A generation as read from disk: the file table and the term and name
+/// maps in memory, the rest read from the open file when asked for (a
+/// rename that replaces the file leaves this handle on the old one).
+pub struct Stored {
+    pub header: Header,
+    pub docs: Vec<DocMeta>,
+    pub bytes: u64,
+    file: File,
+    terms: Map<Vec<u8>>,
+    postings: Range<u64>,
+    symbols: Range<u64>,
+    symbol_table: OnceLock<Vec<Symbol>>,
+    ref_names: Map<Vec<u8>>,
+    ref_lists: Range<u64>,
+    edges: Range<u64>,
+    edge_list: OnceLock<Vec<(u32, u32, f32)>>,
+}
+
+/// Why a stored generation cannot be used (it is then built again).
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("no index has been built")]
+    Missing,
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("the index file is damaged ({0}); it will be built again")]
+    Damaged(&'static str),
+    #[error("the index was written by another version (format {0}); it will be built again")]
+    OtherFormat(u32),
+}
+
+fn read_range(file: &File, range: &Range<u64>) -> io::Result<Vec<u8>> {
+    let len = usize::try_from(range.end - range.start).map_err(io::Error::other)?;
+    let mut buf = vec![0u8; len];
+    file.read_exact_at(&mut buf, range.start)?;
+    Ok(buf)
+}
+
+pub fn read(dir: &Path) -> Result<Stored, ReadError> {
+    let file = match File::open(dir.join("index.bin")) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Err(ReadError::Missing),
+        Err(e) => return Err(e.into()),
+    };
+    let bytes = file.metadata()?.len();
+    let mut mark = [0u8; 8];
+    if bytes < 16 {
+        return Err(ReadError::Damaged("no header or end mark"));
+    }
+    file.read_exact_at(&mut mark, 0)?;
+    let mut end = [0u8; 8];
+    file.read_exact_at(&mut end, bytes - 8)?;
+    if &mark != MAGIC || &end != END {
+        return Err(ReadError::Damaged("no header or end mark"));
+    }
+    let mut ranges = Vec::with_capacity(SECTIONS);
+    let mut at = 8u64;
+    for _ in 0..SECTIONS {
+        let mut len = [0u8; 8];
+        if at + 8 > bytes - 8 {
+            return Err(ReadError::Damaged("a section's length"));
+        }
+        file.read_exact_at(&mut len, at)?;
+        let end = at
+            .checked_add(8)
+            .and_then(|a| a.checked_add(u64::from_le_bytes(len)))
+            .filter(|e| *e <= bytes - 8)
+            .ok_or(ReadError::Damaged("a section runs past the end"))?;
+        ranges.push(at + 8..end);
+        at = end;
+    }
+    if at != bytes - 8 {
+        return Err(ReadError::Damaged("bytes after the last section"));
+    }
+    let header: Header = bincode::deserialize(&read_range(&file, &ranges[0])?)
+        .map_err(|_| ReadError::Damaged("the header"))?;
+    if header.format != FORMAT {
+        return Err(ReadError::OtherFormat(header.format));
+    }
+    let docs: Vec<DocMeta> = bincode::deserialize(&read_range(&file, &ranges[1])?)
+        .map_err(|_| ReadError::Damaged("the file table"))?;
+    let terms =
+        Map::new(read_range(&file, &ranges[2])?).map_err(|_| ReadError::Damaged("the terms"))?;
+    let ref_names = Map::new(read_range(&file, &ranges[5])?)
+        .map_err(|_| ReadError::Damaged("the references"))?;
+    Ok(Stored {
+        header,
+        docs,
+        bytes,
+        file,
+        terms,
+        postings: ranges[3].clone(),
+        symbols: ranges[4].clone(),
+        symbol_table: OnceLock::new(),
+        ref_names,
+        ref_lists: ranges[6].clone(),
+        edges: ranges[7].clone(),
+        edge_list: OnceLock::new(),
+    })
+}
+
+/// The bytes of one list: from `offset` in `section` to the next key's
+/// offset in `map` (or the section's end).
+fn list_bytes(
+    file: &File,
+    map: &Map<Vec<u8>>,
+    key: &[u8],
+    section: &Range<u64>,
+) -> Option<Vec<u8>> {
+    use fst::{IntoStreamer, Streamer};
+    let offset = map.get(key)?;
+    let mut next = map.range().gt(key).into_stream();
+    let end = next.next().map_or(section.end - section.start, |(_, v)| v);
+    read_range(file, &(section.start + offset..section.start + end)).ok()
+}
+
+impl Stored {
+    /// The files holding `term`, each with its counts per field.
+    pub fn postings(&self, term: &str) -> Vec<(u32, [u32; NFIELDS])> {
+        let Some(bytes) = list_bytes(&self.file, &self.terms, term.as_bytes(), &self.postings)
+        else {
+            return Vec::new();
+        };
+        let bytes = bytes.as_slice();
+        let mut at = 0usize;
+        let mut out = Vec::new();
+        let Some(n) = read_varint(bytes, &mut at) else {
+            return out;
+        };
+        let mut doc = 0u32;
+        for _ in 0..n {
+            let (Some(delta), Some(&mask)) = (read_varint(bytes, &mut at), bytes.get(at)) else {
+                break;
+            };
+            at += 1;
+            doc = doc.saturating_add(u32::try_from(delta).unwrap_or(u32::MAX));
+            let mut tf = [0u32; NFIELDS];
+            for (f, slot) in tf.iter_mut().enumerate() {
+                if mask & (1 << f) != 0 {
+                    *slot = read_varint(bytes, &mut at)
+                        .and_then(|v| u32::try_from(v).ok())
+                        .unwrap_or(0);
+                }
+            }
+            out.push((doc, tf));
+        }
+        out
+    }
+
+    /// How many distinct terms the index holds.
+    pub fn term_count(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The files whose symbols refer to `name` (by the tags' references).
+    pub fn referrers(&self, name: &str) -> Vec<u32> {
+        let Some(bytes) = list_bytes(
+            &self.file,
+            &self.ref_names,
+            name.as_bytes(),
+            &self.ref_lists,
+        ) else {
+            return Vec::new();
+        };
+        let bytes = bytes.as_slice();
+        let mut at = 0usize;
+        let n = read_varint(bytes, &mut at).unwrap_or(0);
+        let mut doc = 0u32;
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let Some(d) = read_varint(bytes, &mut at) else {
+                break;
+            };
+            doc = doc.saturating_add(u32::try_from(d).unwrap_or(u32::MAX));
+            out.push(doc);
+        }
+        out
+    }
+
+    pub fn symbols(&self) -> &[Symbol] {
+        self.symbol_table.get_or_init(|| {
+            read_range(&self.file, &self.symbols)
+                .ok()
+                .and_then(|b| bincode::deserialize(&b).ok())
+                .unwrap_or_default()
+        })
+    }
+
+    pub fn edges(&self) -> &[(u32, u32, f32)] {
+        self.edge_list.get_or_init(|| {
+            read_range(&self.file, &self.edges)
+                .ok()
+                .and_then(|b| bincode::deserialize(&b).ok())
+                .unwrap_or_default()
+        })
+    }
+}

@@ -1,0 +1,380 @@
+//! The code index (SPEC 18): a local index of the agent root kept in the
+//! state home. Files are listed as every tool lists them, read on all
+//! cores into identifier-split terms (body, path, file name and defined
+//! names as fields), tree-sitter symbols and a file graph, and written as
+//! one generation that replaces the last only once complete. A query first
+//! brings it up to date by stat: changed files are read again into an
+//! overlay, many changes rebuild it.
+
+mod analyse;
+mod build;
+mod catalog;
+mod format;
+mod graph;
+mod model;
+mod outline;
+mod search;
+mod tags;
+mod tokens;
+mod view;
+
+pub use model::{DocMeta, Symbol};
+pub use outline::{Outline, OutlineNode, Reference, RepoMap, SymbolHit};
+pub use outline::{file_outline, find_references, find_symbol, repo_map};
+pub use search::{Mode, SearchHit, SearchRequest, Snippet, search};
+pub use view::View;
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use analyse::{Interner, analyse};
+use build::Progress;
+use catalog::{Excludes, Listed};
+use format::{FORMAT, Header, ReadError, Stored};
+use view::Overlay;
+
+use crate::config::IndexConfig;
+use crate::protocol::{IndexBuilt as BuildReport, IndexState as State, IndexStatus as Status};
+use crate::workspace::Workspace;
+
+/// Above this many changed files (or a twentieth of the tree) a query
+/// rebuilds the index instead of reading them into an overlay.
+const MAX_OVERLAY: usize = 256;
+
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the code index is turned off ([index] enabled = false)")]
+    Disabled,
+    #[error("code index: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// One root's index: where it lives, how it is configured, and (in a
+/// long-running process) the view last brought up to date.
+pub struct CodeIndex {
+    dir: PathBuf,
+    config: IndexConfig,
+    excludes: Excludes,
+    cached: Mutex<Option<Arc<View>>>,
+    progress: Arc<Progress>,
+}
+
+impl CodeIndex {
+    /// `dir`: this root's folder in the state home.
+    pub fn new(dir: PathBuf, config: IndexConfig) -> CodeIndex {
+        let excludes = Excludes::new(&config);
+        CodeIndex {
+            dir,
+            config,
+            excludes,
+            cached: Mutex::new(None),
+            progress: Arc::new(Progress::default()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.config.enabled
+    }
+
+    /// Files read of files listed while a build runs in this process.
+    pub fn progress(&self) -> (usize, usize) {
+        (
+            self.progress.done.load(Ordering::Relaxed),
+            self.progress.total.load(Ordering::Relaxed),
+        )
+    }
+
+    fn fingerprint(&self) -> String {
+        format!(
+            "{FORMAT}|{}|{:?}",
+            self.config.max_file_bytes, self.config.exclude
+        )
+    }
+
+    /// What is stored and whether the tree changed since (stats only).
+    pub fn status(&self, ws: &Workspace) -> Status {
+        let mut status = Status {
+            state: State::None,
+            files: 0,
+            symbols: 0,
+            fresh: false,
+            changed: 0,
+            generation: 0,
+            bytes_on_disk: 0,
+            built_at: None,
+            path: self.dir.join("index.bin").display().to_string(),
+            problem: None,
+        };
+        if self.building_elsewhere() {
+            status.state = State::Building;
+        }
+        match format::read(&self.dir) {
+            Ok(stored) => {
+                if status.state == State::None {
+                    status.state = State::Ready;
+                }
+                status.files = stored.docs.len();
+                status.symbols = stored.symbols().len();
+                status.generation = stored.header.generation;
+                status.bytes_on_disk = stored.bytes;
+                status.built_at = jiff::Timestamp::from_millisecond(stored.header.built_ms as i64)
+                    .ok()
+                    .map(|t| t.to_string());
+                let listed = catalog::list(ws, &self.excludes);
+                let plan = plan(&stored, &listed);
+                status.changed = plan.changed.len() + plan.masked.len();
+                status.fresh =
+                    status.changed == 0 && stored.header.fingerprint == self.fingerprint();
+            }
+            Err(ReadError::Missing) => {}
+            Err(e) => status.problem = Some(e.to_string()),
+        }
+        status
+    }
+
+    /// Builds a new generation (`force`), or only when the stored one is
+    /// missing, unreadable, of other settings or out of date.
+    pub fn build(&self, ws: &Workspace, force: bool) -> Result<BuildReport, IndexError> {
+        if !self.config.enabled {
+            return Err(IndexError::Disabled);
+        }
+        let _lock = self.lock()?;
+        let previous = format::read(&self.dir).ok();
+        let listed = catalog::list(ws, &self.excludes);
+        if !force
+            && let Some(stored) = &previous
+            && stored.header.fingerprint == self.fingerprint()
+        {
+            let plan = plan(stored, &listed);
+            if plan.changed.is_empty() && plan.masked.is_empty() {
+                return Ok(report(stored, &listed, false));
+            }
+        }
+        let generation = previous.map_or(0, |p| p.header.generation) + 1;
+        let stored = self.build_locked(ws, &listed, generation)?;
+        let report = report(&stored, &listed, true);
+        self.remember(View::new(
+            Some(Arc::new(stored)),
+            HashSet::new(),
+            Overlay::default(),
+        ));
+        Ok(report)
+    }
+
+    fn build_locked(
+        &self,
+        ws: &Workspace,
+        listed: &[Listed],
+        generation: u64,
+    ) -> Result<Stored, IndexError> {
+        let started = Instant::now();
+        self.progress.done.store(0, Ordering::Relaxed);
+        let built = build::build(ws, listed, self.config.max_file_bytes, &self.progress);
+        let indexed: Vec<&DocMeta> = built.docs.iter().filter(|d| d.indexed()).collect();
+        let mut sums = [0f64; model::NFIELDS];
+        for d in &indexed {
+            for (s, l) in sums.iter_mut().zip(d.lens) {
+                *s += f64::from(l);
+            }
+        }
+        let n = indexed.len().max(1) as f64;
+        let header = Header {
+            format: FORMAT,
+            generation,
+            built_ms: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64),
+            duration_ms: started.elapsed().as_millis() as u64,
+            fingerprint: self.fingerprint(),
+            avg_lens: sums.map(|s| (s / n) as f32),
+            indexed: indexed.len() as u32,
+        };
+        format::write(&self.dir, &header, &built)?;
+        format::read(&self.dir).map_err(|e| match e {
+            ReadError::Io(e) => IndexError::Io(e),
+            other => IndexError::Io(std::io::Error::other(other.to_string())),
+        })
+    }
+
+    /// Removes the stored index (the next query builds it again).
+    pub fn clear(&self) -> Result<bool, IndexError> {
+        let _lock = self.lock()?;
+        if let Ok(mut cached) = self.cached.lock() {
+            *cached = None;
+        }
+        match std::fs::remove_file(self.dir.join("index.bin")) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The index brought up to date with the tree by stat: unchanged, an
+    /// overlay of the files read again, or a new generation.
+    pub fn view(&self, ws: &Workspace) -> Result<Arc<View>, IndexError> {
+        if !self.config.enabled {
+            return Err(IndexError::Disabled);
+        }
+        let listed = catalog::list(ws, &self.excludes);
+        let cached = self.cached.lock().ok().and_then(|c| c.clone());
+        let stored = match cached.as_ref().and_then(|v| v.stored.clone()) {
+            Some(s) => Some(s),
+            None => format::read(&self.dir).ok().map(Arc::new),
+        };
+        let stored = stored.filter(|s| s.header.fingerprint == self.fingerprint());
+        let Some(stored) = stored else {
+            let _lock = self.lock()?;
+            // Another process may have built it while this one waited.
+            let stored = match format::read(&self.dir) {
+                Ok(s) if s.header.fingerprint == self.fingerprint() => s,
+                previous => {
+                    let generation = previous.map_or(0, |p| p.header.generation) + 1;
+                    self.build_locked(ws, &listed, generation)?
+                }
+            };
+            return self.view_of(ws, Arc::new(stored), &listed);
+        };
+        self.view_of(ws, stored, &listed)
+    }
+
+    fn view_of(
+        &self,
+        ws: &Workspace,
+        stored: Arc<Stored>,
+        listed: &[Listed],
+    ) -> Result<Arc<View>, IndexError> {
+        let plan = plan(&stored, listed);
+        if let Some(cached) = self.cached.lock().ok().and_then(|c| c.clone())
+            && cached
+                .stored
+                .as_ref()
+                .is_some_and(|s| Arc::ptr_eq(s, &stored))
+            && same_overlay(&cached, &plan)
+        {
+            return Ok(cached);
+        }
+        let limit = MAX_OVERLAY.max(stored.docs.len() / 20);
+        if plan.changed.len() > limit {
+            let _lock = self.lock()?;
+            let built = self.build_locked(ws, listed, stored.header.generation + 1)?;
+            let view = View::new(Some(Arc::new(built)), HashSet::new(), Overlay::default());
+            return Ok(self.remember(view));
+        }
+        let mut overlay = Overlay {
+            names: Interner::default(),
+            ..Overlay::default()
+        };
+        let base = stored.docs.len() as u32;
+        for (i, file) in plan.changed.iter().enumerate() {
+            let doc = analyse(ws, file, self.config.max_file_bytes, &mut overlay.names);
+            overlay.push(doc, base + i as u32);
+        }
+        Ok(self.remember(View::new(Some(stored), plan.masked, overlay)))
+    }
+
+    fn remember(&self, view: View) -> Arc<View> {
+        let view = Arc::new(view);
+        if let Ok(mut cached) = self.cached.lock() {
+            *cached = Some(view.clone());
+        }
+        view
+    }
+
+    /// The build lock of this root's index (several processes share it).
+    fn lock(&self) -> Result<File, IndexError> {
+        std::fs::create_dir_all(&self.dir)?;
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("build.lock"))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(std::io::Error::from)?;
+        Ok(file)
+    }
+
+    fn building_elsewhere(&self) -> bool {
+        let Ok(file) = File::options()
+            .write(true)
+            .open(self.dir.join("build.lock"))
+        else {
+            return false;
+        };
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+}
+
+/// What differs between a stored generation and the tree.
+struct Plan {
+    /// Files new or changed since: to be read again.
+    changed: Vec<Listed>,
+    /// Stored files changed or gone.
+    masked: HashSet<u32>,
+}
+
+fn plan(stored: &Stored, listed: &[Listed]) -> Plan {
+    let mut changed = Vec::new();
+    let mut masked = HashSet::new();
+    let (mut i, mut j) = (0, 0);
+    let docs = &stored.docs;
+    while i < docs.len() || j < listed.len() {
+        match (docs.get(i), listed.get(j)) {
+            (Some(d), Some(l)) if d.path == l.path => {
+                if d.stat != l.stat {
+                    masked.insert(i as u32);
+                    changed.push(l.clone());
+                }
+                i += 1;
+                j += 1;
+            }
+            (Some(d), Some(l)) if d.path < l.path => {
+                masked.insert(i as u32);
+                i += 1;
+            }
+            (Some(_), None) => {
+                masked.insert(i as u32);
+                i += 1;
+            }
+            (_, Some(l)) => {
+                changed.push(l.clone());
+                j += 1;
+            }
+            (None, None) => break,
+        }
+    }
+    Plan { changed, masked }
+}
+
+/// The cached view already holds exactly these changes.
+fn same_overlay(view: &View, plan: &Plan) -> bool {
+    view.masked == plan.masked
+        && view.overlay.docs.len() == plan.changed.len()
+        && view
+            .overlay
+            .docs
+            .iter()
+            .zip(&plan.changed)
+            .all(|(d, l)| d.path == l.path && d.stat == l.stat)
+}
+
+fn report(stored: &Stored, listed: &[Listed], built: bool) -> BuildReport {
+    BuildReport {
+        files: stored.docs.len(),
+        indexed: stored.header.indexed as usize,
+        symbols: stored.symbols().len(),
+        terms: stored.term_count(),
+        bytes_on_disk: stored.bytes,
+        source_bytes: listed.iter().map(|l| l.stat.size).sum(),
+        duration_ms: stored.header.duration_ms,
+        generation: stored.header.generation,
+        built,
+    }
+}

@@ -1,0 +1,448 @@
+//! `code_search`: files ranked for a query. `auto` scores identifier-split
+//! terms with BM25F (body, path, file name and defined names as fields, a
+//! query's adjacent words joined as well), scaled by the share of the
+//! query matched and by whether the file is non-test source; `symbol`
+//! ranks the files defining a name; `text` and `regex` rank the files that
+//! contain a literal or a pattern. Each file says why it ranks.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::View;
+use super::model::{BODY, DEFS, DocMeta, NAME, NFIELDS, PATH, Postings};
+use super::tokens::{QueryTerm, distinct_terms, query_terms, terms};
+use crate::workspace::{PathFilter, Workspace};
+
+/// Field weights and length normalisation (tuned on the deno tasks).
+const WEIGHT: [f32; NFIELDS] = [1.0, 2.0, 2.0, 4.0];
+const NORM: [f32; NFIELDS] = [0.3, 0.3, 0.3, 0.5];
+const K1: f32 = 1.2;
+/// Files that are not source, or are tests, count this much.
+const NON_SOURCE: f32 = 0.1;
+/// The share of the query a file matches, raised to this, scales its score.
+const COORDINATION: f32 = 0.5;
+const SNIPPET_LINE_CHARS: usize = 200;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Auto,
+    Text,
+    Regex,
+    Symbol,
+}
+
+pub struct SearchRequest<'a> {
+    pub query: &'a str,
+    pub mode: Mode,
+    pub filter: Option<&'a PathFilter>,
+    pub limit: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchHit {
+    pub path: String,
+    pub score: f64,
+    pub why: Vec<String>,
+    pub snippets: Vec<Snippet>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Snippet {
+    pub start_line: u32,
+    pub end_line: u32,
+    pub text: String,
+}
+
+/// The ranked files (at most `limit`) and whether more matched.
+pub fn search(
+    ws: &Workspace,
+    view: &View,
+    req: &SearchRequest<'_>,
+) -> Result<(Vec<SearchHit>, bool), regex::Error> {
+    let mode = match req.mode {
+        Mode::Auto if distinct_terms(req.query).is_empty() => Mode::Text,
+        m => m,
+    };
+    let mut hits = match mode {
+        Mode::Auto => ranked(ws, view, req),
+        Mode::Symbol => super::outline::symbol_files(ws, view, req),
+        Mode::Text | Mode::Regex => {
+            let pattern = if mode == Mode::Text {
+                let insensitive = !req.query.chars().any(char::is_uppercase);
+                format!(
+                    "{}{}",
+                    if insensitive { "(?i)" } else { "" },
+                    regex::escape(req.query)
+                )
+            } else {
+                req.query.to_string()
+            };
+            let re = regex::RegexBuilder::new(&pattern)
+                .size_limit(1 << 22)
+                .build()?;
+            grep(ws, view, req, &re, mode == Mode::Text)
+        }
+    };
+    let truncated = hits.len() > req.limit;
+    hits.truncate(req.limit);
+    Ok((hits, truncated))
+}
+
+/// The prior of a file: non-test source counts fully.
+pub fn prior(doc: &DocMeta) -> f32 {
+    if doc.source { 1.0 } else { NON_SOURCE }
+}
+
+struct Scored {
+    score: f32,
+    matched: u32,
+}
+
+fn ranked(ws: &Workspace, view: &View, req: &SearchRequest<'_>) -> Vec<SearchHit> {
+    let query = query_terms(req.query);
+    let n = view.indexed() as f32;
+    let avg = view.avg_lens();
+    let mut allowed: HashMap<u32, bool> = HashMap::new();
+    let mut scores: HashMap<u32, Scored> = HashMap::new();
+    let mut lists: Vec<(&QueryTerm, Postings)> = Vec::new();
+    for term in &query {
+        let postings = view.postings(&term.text);
+        if postings.is_empty() {
+            continue;
+        }
+        let df = postings.len() as f32;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (doc, tf) in &postings {
+            let ok = *allowed
+                .entry(*doc)
+                .or_insert_with(|| req.filter.is_none_or(|f| f.matches(&view.doc(*doc).path)));
+            if !ok {
+                continue;
+            }
+            let meta = view.doc(*doc);
+            let mut s = 0.0;
+            for f in 0..NFIELDS {
+                if tf[f] > 0 {
+                    let norm = 1.0 - NORM[f] + NORM[f] * meta.lens[f] as f32 / avg[f];
+                    s += WEIGHT[f] * tf[f] as f32 / norm;
+                }
+            }
+            let entry = scores.entry(*doc).or_insert(Scored {
+                score: 0.0,
+                matched: 0,
+            });
+            entry.score += idf * s * (K1 + 1.0) / (s + K1);
+            entry.matched += 1;
+        }
+        lists.push((term, postings));
+    }
+    let total = query.len().max(1) as f32;
+    let mut order: Vec<(u32, f32)> = scores
+        .into_iter()
+        .map(|(doc, s)| {
+            let coord = (s.matched as f32 / total).powf(COORDINATION);
+            (doc, s.score * coord * prior(view.doc(doc)))
+        })
+        .collect();
+    sort(view, &mut order);
+    order.truncate(req.limit + 1);
+    order
+        .into_iter()
+        .map(|(doc, score)| {
+            let why = why_ranked(view, doc, &lists, query.len());
+            let words: Vec<&str> = lists.iter().map(|(t, _)| t.text.as_str()).collect();
+            SearchHit {
+                path: view.doc(doc).path.clone(),
+                score: round(score),
+                why,
+                snippets: term_snippets(ws, view, doc, &words),
+            }
+        })
+        .collect()
+}
+
+/// Highest score first, then by path.
+pub fn sort(view: &View, order: &mut [(u32, f32)]) {
+    order.sort_by(|a, b| {
+        b.1.total_cmp(&a.1)
+            .then_with(|| view.doc(a.0).path.cmp(&view.doc(b.0).path))
+    });
+}
+
+pub fn round(score: f32) -> f64 {
+    (f64::from(score) * 1000.0).round() / 1000.0
+}
+
+fn why_ranked(
+    view: &View,
+    doc: u32,
+    lists: &[(&QueryTerm, Postings)],
+    asked: usize,
+) -> Vec<String> {
+    let mut path = Vec::new();
+    let mut defined = Vec::new();
+    let mut body: Vec<(u32, &str)> = Vec::new();
+    for (term, postings) in lists {
+        let Ok(at) = postings.binary_search_by_key(&doc, |p| p.0) else {
+            continue;
+        };
+        let tf = postings[at].1;
+        if tf[PATH] > 0 || tf[NAME] > 0 {
+            path.push(term.text.as_str());
+        }
+        if tf[DEFS] > 0 {
+            defined.push(term.text.as_str());
+        }
+        if tf[BODY] > 0 {
+            body.push((tf[BODY], term.text.as_str()));
+        }
+    }
+    let mut why = Vec::new();
+    if !path.is_empty() {
+        why.push(format!("path: {}", path.join(", ")));
+    }
+    if !defined.is_empty() {
+        let names: Vec<&str> = view
+            .symbols_of(doc)
+            .iter()
+            .filter(|s| {
+                let parts = distinct_terms(&s.name);
+                defined.iter().any(|d| parts.iter().any(|p| p == d))
+            })
+            .map(|s| s.name.as_str())
+            .take(4)
+            .collect();
+        if names.is_empty() {
+            why.push(format!("defines names with: {}", defined.join(", ")));
+        } else {
+            why.push(format!("defines: {}", names.join(", ")));
+        }
+    }
+    if !body.is_empty() {
+        body.sort_by_key(|b| std::cmp::Reverse(b.0));
+        let text: Vec<String> = body
+            .iter()
+            .take(5)
+            .map(|(n, t)| format!("{t} ×{n}"))
+            .collect();
+        why.push(format!("text: {}", text.join(", ")));
+    }
+    let matched = lists
+        .iter()
+        .filter(|(_, p)| p.binary_search_by_key(&doc, |e| e.0).is_ok())
+        .count();
+    why.push(format!("matches {matched} of {asked} query terms"));
+    let meta = view.doc(doc);
+    if !meta.source {
+        why.push(if meta.test {
+            "a test file (ranked lower)".into()
+        } else {
+            "not source code (ranked lower)".into()
+        });
+    }
+    why
+}
+
+/// Lines of file `doc` with the most of `words` (definitions first), up to
+/// two windows of three lines.
+pub fn term_snippets(ws: &Workspace, view: &View, doc: u32, words: &[&str]) -> Vec<Snippet> {
+    let Some(text) = read_text(ws, &view.doc(doc).path) else {
+        return Vec::new();
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    let starts: Vec<u32> = view.symbols_of(doc).iter().map(|s| s.start_line).collect();
+    let mut scored: Vec<(f32, usize)> = lines
+        .iter()
+        .enumerate()
+        .filter_map(|(i, line)| {
+            let mut found = 0;
+            let mut seen: Vec<String> = Vec::new();
+            terms(line, &mut |t| {
+                if words.contains(&t) && !seen.iter().any(|s| s == t) {
+                    seen.push(t.to_string());
+                    found += 1;
+                }
+            });
+            let bonus = if starts.contains(&(i as u32 + 1)) {
+                0.5
+            } else {
+                0.0
+            };
+            (found > 0).then_some((found as f32 + bonus, i))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut out: Vec<Snippet> = Vec::new();
+    for (_, i) in scored {
+        if out.len() == 2 {
+            break;
+        }
+        let line = i as u32 + 1;
+        if out
+            .iter()
+            .any(|s| line + 1 >= s.start_line && line <= s.end_line + 1)
+        {
+            continue;
+        }
+        out.push(window(&lines, i, 1));
+    }
+    out.sort_by_key(|s| s.start_line);
+    out
+}
+
+/// Lines `i - around ..= i + around` (0-based `i`) as a snippet.
+pub fn window(lines: &[&str], i: usize, around: usize) -> Snippet {
+    let first = i.saturating_sub(around);
+    let last = (i + around).min(lines.len().saturating_sub(1));
+    let text = lines[first..=last]
+        .iter()
+        .map(|l| clip(l))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Snippet {
+        start_line: first as u32 + 1,
+        end_line: last as u32 + 1,
+        text,
+    }
+}
+
+pub fn clip(line: &str) -> String {
+    if line.chars().count() <= SNIPPET_LINE_CHARS {
+        return line.to_string();
+    }
+    let mut out: String = line.chars().take(SNIPPET_LINE_CHARS).collect();
+    out.push('…');
+    out
+}
+
+/// A file's text (lossy), read beneath the root; `None` if unreadable.
+pub fn read_text(ws: &Workspace, rel: &str) -> Option<String> {
+    let bytes = ws.scope_dir(0).read_opt(Path::new(rel)).ok()??;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Files containing `re`, ranked by how often (damped), where and what
+/// kind of file.
+fn grep(
+    ws: &Workspace,
+    view: &View,
+    req: &SearchRequest<'_>,
+    re: &regex::Regex,
+    literal: bool,
+) -> Vec<SearchHit> {
+    let candidates = literal_candidates(view, req.query, literal);
+    let mut found: Vec<(u32, f32, usize, Vec<usize>, bool)> = Vec::new();
+    let ids: Vec<u32> = match candidates {
+        Some(c) => c,
+        None => view.ids().collect(),
+    };
+    for doc in ids {
+        let meta = view.doc(doc);
+        if !meta.indexed() || req.filter.is_some_and(|f| !f.matches(&meta.path)) {
+            continue;
+        }
+        let Some(text) = read_text(ws, &meta.path) else {
+            continue;
+        };
+        let mut count = 0usize;
+        let mut lines = Vec::new();
+        let mut line_no = 0usize;
+        let mut last_end = 0usize;
+        for m in re.find_iter(&text) {
+            if m.start() == m.end() && count > 10_000 {
+                break;
+            }
+            line_no += text[last_end..m.start()].matches('\n').count();
+            last_end = m.start();
+            count += 1;
+            if lines.len() < 2 && !lines.contains(&line_no) {
+                lines.push(line_no);
+            }
+        }
+        if count == 0 {
+            continue;
+        }
+        let in_path = re.is_match(&meta.path);
+        let score = prior(meta)
+            * (1.0 + (count as f32).ln())
+            * (1.0 + 0.1 * meta.rank.max(0.01).ln().max(0.0))
+            * if in_path { 2.0 } else { 1.0 };
+        found.push((doc, score, count, lines, in_path));
+    }
+    let mut order: Vec<(u32, f32)> = found.iter().map(|f| (f.0, f.1)).collect();
+    sort(view, &mut order);
+    order.truncate(req.limit + 1);
+    order
+        .into_iter()
+        .filter_map(|(doc, score)| {
+            let (_, _, count, lines, in_path) = found.iter().find(|f| f.0 == doc)?;
+            let meta = view.doc(doc);
+            let text = read_text(ws, &meta.path)?;
+            let all: Vec<&str> = text.lines().collect();
+            let snippets = lines.iter().map(|&l| window(&all, l, 1)).collect();
+            let mut why = vec![format!(
+                "{} {} time{}",
+                if literal { "contains it" } else { "matches" },
+                count,
+                if *count == 1 { "" } else { "s" }
+            )];
+            if *in_path {
+                why.push("its path matches too".into());
+            }
+            if !meta.source {
+                why.push("not non-test source (ranked lower)".into());
+            }
+            Some(SearchHit {
+                path: meta.path.clone(),
+                score: round(score),
+                why,
+                snippets,
+            })
+        })
+        .collect()
+}
+
+/// Files that can hold the literal `query`: those holding every term of
+/// its words that are whole within it (a word at either end may be part
+/// of a longer one). `None`: no such word, every file is a candidate.
+fn literal_candidates(view: &View, query: &str, literal: bool) -> Option<Vec<u32>> {
+    if !literal {
+        return None;
+    }
+    let bytes = query.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let mut inner = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if !word(bytes[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < bytes.len() && word(bytes[i]) {
+            i += 1;
+        }
+        if start > 0 && i < bytes.len() {
+            inner.push_str(&query[start..i]);
+            inner.push(' ');
+        }
+    }
+    let needed = distinct_terms(&inner);
+    if needed.is_empty() {
+        return None;
+    }
+    let mut set: Option<Vec<u32>> = None;
+    for term in needed {
+        let docs: std::collections::HashSet<u32> =
+            view.postings(&term).into_iter().map(|p| p.0).collect();
+        set = Some(match set {
+            None => docs.into_iter().collect(),
+            Some(prev) => prev.into_iter().filter(|d| docs.contains(d)).collect(),
+        });
+    }
+    let mut out = set.unwrap_or_default();
+    out.sort_unstable();
+    Some(out)
+}

@@ -1,0 +1,60 @@
+//! `find_references {name, path_glob?, limit?}`: lines that use a name as
+//! a whole word, in the files the code index says refer to it or hold it.
+//! Approximate: by name, not by type.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, index_view, parse_args};
+use crate::workspace::PathFilter;
+
+pub const FIND_REFERENCES: &str = "find_references";
+
+pub struct FindReferences;
+
+#[derive(Deserialize)]
+struct Args {
+    name: String,
+    path_glob: Option<String>,
+    limit: Option<usize>,
+}
+
+impl Tool for FindReferences {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::read(
+            FIND_REFERENCES,
+            "Find where a name is used (calls, types, imports): each line with its path, line, text \
+                and the symbol it is in, source files first. Matches the name as a whole word, so it \
+                is approximate (another thing of the same name is found too); definitions are left out.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "minLength": 1, "description": "The identifier, e.g. \"read_file\" or \"FileSystem\"."},
+                    "path_glob": {"type": "string", "description": "Only paths matching this glob."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Lines to return (default 50, capped by the configuration)."}
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
+        let args: Args = parse_args(args)?;
+        let filter = args
+            .path_glob
+            .as_deref()
+            .map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("path_glob", e.to_string())))
+            .transpose()?;
+        let view = index_view(ctx)?;
+        let limit = bounded(args.limit, 50, ctx.limits.max_search_results_cap.max(200));
+        let (references, truncated) = crate::index::find_references(
+            ctx.workspace,
+            &view,
+            args.name.trim(),
+            filter.as_ref(),
+            limit,
+        );
+        Ok(json!({"references": references, "approximate": true, "truncated": truncated}))
+    }
+}

@@ -1,0 +1,58 @@
+//! `repo_map {focus_paths?, focus_symbols?, max_tokens?}`: the project's
+//! most relevant definitions as signature lines, within a token budget,
+//! ranked by the code index's file graph (personalized for the focus).
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolError, ToolSpec, index_path, index_view, parse_args};
+
+pub const REPO_MAP: &str = "repo_map";
+
+pub struct RepoMap;
+
+#[derive(Deserialize)]
+struct Args {
+    #[serde(default)]
+    focus_paths: Vec<String>,
+    #[serde(default)]
+    focus_symbols: Vec<String>,
+    max_tokens: Option<usize>,
+}
+
+impl Tool for RepoMap {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec::read(
+            REPO_MAP,
+            "A map of the project: the most used files' top-level definitions as `line│ signature`, \
+                most central first, within max_tokens. Give focus_paths or focus_symbols to map \
+                what is around them instead (the focus files themselves are left out).",
+            json!({
+                "type": "object",
+                "properties": {
+                    "focus_paths": {"type": "array", "items": {"type": "string"}, "description": "Files to map around (relative to the agent root)."},
+                    "focus_symbols": {"type": "array", "items": {"type": "string"}, "description": "Names to map around."},
+                    "max_tokens": {"type": "integer", "minimum": 64, "maximum": 16384, "description": "Budget of the map in tokens (default 1024)."}
+                },
+                "additionalProperties": false
+            }),
+        )
+    }
+
+    fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
+        let args: Args = parse_args(args)?;
+        let paths = args
+            .focus_paths
+            .iter()
+            .map(|p| index_path(ctx, "focus_paths", p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let view = index_view(ctx)?;
+        let map = crate::index::repo_map(
+            &view,
+            &paths,
+            &args.focus_symbols,
+            args.max_tokens.unwrap_or(1024),
+        );
+        Ok(json!(map))
+    }
+}
