@@ -65,6 +65,23 @@ pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
     Ok(size)
 }
 
+/// Removes what a build killed midway left beside the index (called with
+/// the build lock held, so no other build is writing them).
+pub fn remove_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".index.bin.")
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 fn encode<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
     bincode::serialize(value).map_err(io::Error::other)
 }
@@ -157,6 +174,7 @@ pub struct Stored {
     ref_lists: Range<u64>,
     edges: Range<u64>,
     edge_list: OnceLock<Vec<(u32, u32, f32)>>,
+    neighbours: OnceLock<Vec<Vec<(u32, f32)>>>,
 }
 
 /// Why a stored generation cannot be used (it is then built again).
@@ -239,6 +257,7 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         ref_lists: ranges[6].clone(),
         edges: ranges[7].clone(),
         edge_list: OnceLock::new(),
+        neighbours: OnceLock::new(),
     })
 }
 
@@ -336,5 +355,35 @@ impl Stored {
                 .and_then(|b| bincode::deserialize(&b).ok())
                 .unwrap_or_default()
         })
+    }
+
+    /// Each file's neighbours in the graph, either way, each edge's weight
+    /// a share of the weight leaving its source.
+    pub fn neighbours(&self, doc: u32) -> &[(u32, f32)] {
+        let all = self.neighbours.get_or_init(|| {
+            let edges = self.edges();
+            let mut out_weight = vec![0f32; self.docs.len()];
+            for &(a, _, w) in edges {
+                if let Some(o) = out_weight.get_mut(a as usize) {
+                    *o += w;
+                }
+            }
+            let mut all: Vec<Vec<(u32, f32)>> = vec![Vec::new(); self.docs.len()];
+            for &(a, b, w) in edges {
+                let share = w / out_weight
+                    .get(a as usize)
+                    .copied()
+                    .unwrap_or(1.0)
+                    .max(f32::MIN_POSITIVE);
+                if let Some(list) = all.get_mut(a as usize) {
+                    list.push((b, share));
+                }
+                if let Some(list) = all.get_mut(b as usize) {
+                    list.push((a, share));
+                }
+            }
+            all
+        });
+        all.get(doc as usize).map_or(&[], Vec::as_slice)
     }
 }

@@ -147,6 +147,7 @@ impl CodeIndex {
             return Err(IndexError::Disabled);
         }
         let _lock = self.lock()?;
+        format::remove_leftovers(&self.dir);
         let previous = format::read(&self.dir).ok();
         let listed = catalog::list(ws, &self.excludes);
         if !force
@@ -176,6 +177,7 @@ impl CodeIndex {
         generation: u64,
     ) -> Result<Stored, IndexError> {
         let started = Instant::now();
+        format::remove_leftovers(&self.dir);
         self.progress.done.store(0, Ordering::Relaxed);
         let built = build::build(ws, listed, self.config.max_file_bytes, &self.progress);
         let indexed: Vec<&DocMeta> = built.docs.iter().filter(|d| d.indexed()).collect();

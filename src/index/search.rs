@@ -21,6 +21,13 @@ const NORM: [f32; NFIELDS] = [0.3, 0.3, 0.3, 0.5];
 const K1: f32 = 1.2;
 /// Files that are not source, or are tests, count this much.
 const NON_SOURCE: f32 = 0.1;
+/// Type declaration files (`.d.ts`) count this much more.
+const DECLARATIONS: f32 = 0.5;
+/// The best few files lend this share of their score to the files they
+/// are linked with in the file graph (a step of PageRank personalized to
+/// the query's best answers).
+const GRAPH_SHARE: f32 = 0.3;
+const GRAPH_SEEDS: usize = 5;
 /// The share of the query a file matches, raised to this, scales its score.
 const COORDINATION: f32 = 0.5;
 const SNIPPET_LINE_CHARS: usize = 200;
@@ -90,9 +97,18 @@ pub fn search(
     Ok((hits, truncated))
 }
 
-/// The prior of a file: non-test source counts fully.
+/// The prior of a file: non-test source counts fully, type declarations
+/// half, the rest a tenth.
 pub fn prior(doc: &DocMeta) -> f32 {
-    if doc.source { 1.0 } else { NON_SOURCE }
+    let declarations = [".d.ts", ".d.cts", ".d.mts"];
+    match (
+        doc.source,
+        declarations.iter().any(|d| doc.path.ends_with(d)),
+    ) {
+        (true, false) => 1.0,
+        (true, true) => DECLARATIONS,
+        (false, _) => NON_SOURCE,
+    }
 }
 
 struct Scored {
@@ -147,11 +163,15 @@ fn ranked(ws: &Workspace, view: &View, req: &SearchRequest<'_>) -> Vec<SearchHit
         })
         .collect();
     sort(view, &mut order);
+    let lent = lend_along_graph(view, &mut order, req.filter);
     order.truncate(req.limit + 1);
     order
         .into_iter()
         .map(|(doc, score)| {
-            let why = why_ranked(view, doc, &lists, query.len());
+            let mut why = why_ranked(view, doc, &lists, query.len());
+            if let Some(from) = lent.get(&doc) {
+                why.push(format!("linked with {from}"));
+            }
             let words: Vec<&str> = lists.iter().map(|(t, _)| t.text.as_str()).collect();
             SearchHit {
                 path: view.doc(doc).path.clone(),
@@ -161,6 +181,52 @@ fn ranked(ws: &Workspace, view: &View, req: &SearchRequest<'_>) -> Vec<SearchHit
             }
         })
         .collect()
+}
+
+/// The best `GRAPH_SEEDS` files lend part of their score to their
+/// neighbours in the file graph; `order` is sorted again. Returns, for each
+/// file that gained most from one of them, that file's path.
+fn lend_along_graph(
+    view: &View,
+    order: &mut Vec<(u32, f32)>,
+    filter: Option<&PathFilter>,
+) -> HashMap<u32, String> {
+    let mut gained: HashMap<u32, (f32, u32)> = HashMap::new();
+    for &(seed, score) in order.iter().take(GRAPH_SEEDS) {
+        for (doc, share) in view.neighbours(seed) {
+            let meta = view.doc(doc);
+            if !meta.indexed() || filter.is_some_and(|f| !f.matches(&meta.path)) {
+                continue;
+            }
+            let gain = GRAPH_SHARE * score * share * prior(meta);
+            let entry = gained.entry(doc).or_insert((0.0, seed));
+            if gain > 0.0 {
+                entry.0 += gain;
+                entry.1 = seed;
+            }
+        }
+    }
+    if gained.is_empty() {
+        return HashMap::new();
+    }
+    let mut at: HashMap<u32, usize> = order
+        .iter()
+        .enumerate()
+        .map(|(i, (d, _))| (*d, i))
+        .collect();
+    let mut from = HashMap::new();
+    for (doc, (gain, seed)) in gained {
+        match at.get(&doc) {
+            Some(&i) => order[i].1 += gain,
+            None => {
+                at.insert(doc, order.len());
+                order.push((doc, gain));
+            }
+        }
+        from.insert(doc, view.doc(seed).path.clone());
+    }
+    sort(view, order);
+    from
 }
 
 /// Highest score first, then by path.
@@ -204,16 +270,16 @@ fn why_ranked(
         why.push(format!("path: {}", path.join(", ")));
     }
     if !defined.is_empty() {
-        let names: Vec<&str> = view
-            .symbols_of(doc)
-            .iter()
-            .filter(|s| {
-                let parts = distinct_terms(&s.name);
-                defined.iter().any(|d| parts.iter().any(|p| p == d))
-            })
-            .map(|s| s.name.as_str())
-            .take(4)
-            .collect();
+        let mut names: Vec<&str> = Vec::new();
+        for s in view.symbols_of(doc) {
+            let parts = distinct_terms(&s.name);
+            if names.len() < 4
+                && !names.contains(&s.name.as_str())
+                && defined.iter().any(|d| parts.iter().any(|p| p == d))
+            {
+                names.push(&s.name);
+            }
+        }
         if names.is_empty() {
             why.push(format!("defines names with: {}", defined.join(", ")));
         } else {

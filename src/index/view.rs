@@ -202,6 +202,20 @@ impl View {
         }
     }
 
+    /// A live file's neighbours in the stored graph (either way), with the
+    /// share of its source's weight each edge carries.
+    pub fn neighbours(&self, id: u32) -> Vec<(u32, f32)> {
+        match &self.stored {
+            Some(s) if id < self.base_len() => s
+                .neighbours(id)
+                .iter()
+                .filter(|(d, _)| !self.masked.contains(d))
+                .copied()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Number of ids (live or not): the size a per-file vector needs.
     pub fn id_space(&self) -> usize {
         self.base_len() as usize + self.overlay.docs.len()

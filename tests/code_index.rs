@@ -1,0 +1,662 @@
+//! The code index from outside (SPEC 18): `agent-tui index` and the index
+//! tools through the real binary, on real files: shapes, every language's
+//! symbols, freshness from a cold process, hostile files, a build killed
+//! midway, and the index turned off.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use serde_json::Value;
+use support::{Env, code, json_of, stderr, write_files};
+
+fn index(env: &Env, root: &Path, action: &str) -> Output {
+    env.cmd()
+        .args(["index", action, "--json", "--root"])
+        .arg(root)
+        .output()
+        .unwrap()
+}
+
+fn project() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(
+        dir.path(),
+        &[
+            (
+                "src/permissions.rs",
+                "/// Checks access.\npub struct PermissionChecker {\n    allowed: Vec<String>,\n}\n\nimpl PermissionChecker {\n    pub fn check_read(&self, path: &str) -> bool {\n        self.allowed.iter().any(|a| path.starts_with(a))\n    }\n}\n\npub fn deny_all() -> PermissionChecker {\n    PermissionChecker { allowed: vec![] }\n}\n",
+            ),
+            (
+                "src/main.rs",
+                "mod permissions;\nfn main() {\n    let checker = permissions::deny_all();\n    if checker.check_read(\"/etc\") {\n        println!(\"permission denied\");\n    }\n}\n",
+            ),
+            (
+                "py/tool.py",
+                "class Fetcher:\n    def fetch_url(self, url):\n        return url\n\ndef main():\n    Fetcher().fetch_url('x')\n",
+            ),
+            (
+                "web/app.ts",
+                "export interface Options { verbose: boolean }\nexport function renderPage(opts: Options): string {\n  return String(opts.verbose);\n}\n",
+            ),
+            (
+                "web/view.tsx",
+                "export function Button(props: { label: string }) {\n  return <button>{props.label}</button>;\n}\n",
+            ),
+            (
+                "web/util.js",
+                "function debounceCalls(fn) {\n  return fn;\n}\nclass EventBus { emit() {} }\n",
+            ),
+            (
+                "go/server.go",
+                "package main\n\nfunc StartServer(port int) error {\n\treturn nil\n}\n",
+            ),
+            (
+                "java/App.java",
+                "public class App {\n    public void runApp() {}\n}\n",
+            ),
+            (
+                "c/hash.c",
+                "int hash_bytes(const char *p, int n) {\n    return n;\n}\n",
+            ),
+            (
+                "cpp/tree.cpp",
+                "class RedBlackTree {\n public:\n  void insertNode(int k);\n};\nvoid RedBlackTree::insertNode(int k) {}\n",
+            ),
+            (
+                "docs/permissions.md",
+                "# Permissions\n\nHow permission checks work.\n",
+            ),
+            (".gitignore", "ignored/\n"),
+            ("ignored/secret.rs", "pub fn hidden_function() {}\n"),
+        ],
+    );
+    dir
+}
+
+fn results(v: &Value) -> Vec<String> {
+    v["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results: {v}"))
+        .iter()
+        .map(|r| r["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn build_status_clear_and_nothing_in_the_project() {
+    let env = Env::new();
+    let root = project();
+    let before = support::walk(root.path());
+    let out = index(&env, root.path(), "status");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["state"], "none");
+
+    let out = index(&env, root.path(), "build");
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let built = json_of(&out);
+    assert_eq!(built["built"], true);
+    assert_eq!(built["generation"], 1);
+    assert!(built["symbols"].as_u64().unwrap() >= 15, "{built}");
+    assert!(built["bytes_on_disk"].as_u64().unwrap() > 0);
+    for key in ["files", "indexed", "terms", "source_bytes", "duration_ms"] {
+        assert!(built[key].is_u64(), "{key} in {built}");
+    }
+    // Up to date: kept. Rebuild: a new generation.
+    assert_eq!(json_of(&index(&env, root.path(), "build"))["built"], false);
+    assert_eq!(
+        json_of(&index(&env, root.path(), "rebuild"))["generation"],
+        2
+    );
+
+    let status = json_of(&index(&env, root.path(), "status"));
+    assert_eq!(status["state"], "ready");
+    assert_eq!(status["fresh"], true);
+    assert_eq!(status["generation"], 2);
+    assert!(
+        status["path"]
+            .as_str()
+            .unwrap()
+            .starts_with(env.home.path().to_str().unwrap())
+    );
+    assert_eq!(
+        support::walk(root.path()),
+        before,
+        "the index wrote into the project"
+    );
+
+    std::fs::write(root.path().join("src/new.rs"), "pub fn fresh_one() {}\n").unwrap();
+    let status = json_of(&index(&env, root.path(), "status"));
+    assert_eq!(
+        (status["fresh"].clone(), status["changed"].clone()),
+        (false.into(), 1.into())
+    );
+
+    assert_eq!(json_of(&index(&env, root.path(), "clear"))["cleared"], true);
+    assert_eq!(
+        json_of(&index(&env, root.path(), "status"))["state"],
+        "none"
+    );
+    // Human output names what it did.
+    let out = env
+        .cmd()
+        .args(["index", "build", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert!(
+        support::stdout(&out).starts_with("indexed "),
+        "{}",
+        support::stdout(&out)
+    );
+}
+
+#[test]
+fn code_search_ranks_explains_and_filters() {
+    let env = Env::new();
+    let root = project();
+    let (c, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "permissions checker read access"}"#,
+    );
+    assert_eq!(c, 0, "{v}");
+    let paths = results(&v);
+    assert_eq!(paths[0], "src/permissions.rs", "{v}");
+    assert!(!paths.contains(&"ignored/secret.rs".to_string()));
+    let first = &v["results"][0];
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+    let why = first["why"].as_array().unwrap();
+    assert!(
+        why.iter()
+            .any(|w| w.as_str().unwrap().starts_with("path: ")),
+        "{why:?}"
+    );
+    assert!(
+        why.iter()
+            .any(|w| w.as_str().unwrap().contains("PermissionChecker")),
+        "{why:?}"
+    );
+    let snippet = &first["snippets"][0];
+    assert!(snippet["start_line"].as_u64().unwrap() >= 1);
+    assert!(
+        snippet["text"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("permission")
+    );
+    assert_eq!(v["index"]["fresh"], true);
+    assert!(v["index"]["files"].as_u64().unwrap() >= 10);
+    assert_eq!(v["truncated"], false);
+    // The markdown file mentions it too, but ranks below the source.
+    let md = paths
+        .iter()
+        .position(|p| p == "docs/permissions.md")
+        .unwrap();
+    assert!(md > 0);
+
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "permission", "path_glob": "*.md"}"#,
+    );
+    assert_eq!(results(&v), ["docs/permissions.md"]);
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "permission", "limit": 1}"#,
+    );
+    assert_eq!(
+        (results(&v).len(), v["truncated"].clone()),
+        (1, true.into())
+    );
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "starts_with(a)", "mode": "text"}"#,
+    );
+    assert_eq!(results(&v), ["src/permissions.rs"], "{v}");
+    assert_eq!(v["results"][0]["snippets"][0]["start_line"], 7);
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "fn \\w+_all", "mode": "regex"}"#,
+    );
+    assert_eq!(results(&v), ["src/permissions.rs"], "{v}");
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "renderPage", "mode": "symbol"}"#,
+    );
+    assert_eq!(results(&v)[0], "web/app.ts", "{v}");
+    assert!(
+        v["results"][0]["why"][0]
+            .as_str()
+            .unwrap()
+            .contains("function renderPage")
+    );
+
+    let (c, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "(", "mode": "regex"}"#,
+    );
+    assert_eq!(
+        (c, v["error"]["code"].as_str()),
+        (1, Some("invalid_arguments")),
+        "{v}"
+    );
+    let (c, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "x", "mode": "fuzzy"}"#,
+    );
+    assert_eq!(
+        (c, v["error"]["code"].as_str()),
+        (1, Some("invalid_arguments")),
+        "{v}"
+    );
+}
+
+#[test]
+fn symbols_of_every_language() {
+    let env = Env::new();
+    let root = project();
+    for (name, kind, path) in [
+        ("PermissionChecker", "class", "src/permissions.rs"),
+        ("check_read", "method", "src/permissions.rs"),
+        ("fetch_url", "function", "py/tool.py"),
+        ("Options", "interface", "web/app.ts"),
+        ("Button", "function", "web/view.tsx"),
+        ("EventBus", "class", "web/util.js"),
+        ("StartServer", "function", "go/server.go"),
+        ("runApp", "method", "java/App.java"),
+        ("hash_bytes", "function", "c/hash.c"),
+        ("RedBlackTree", "class", "cpp/tree.cpp"),
+    ] {
+        let (c, v) = env.tool(
+            root.path(),
+            "find_symbol",
+            &format!(r#"{{"name": "{name}", "exact": true}}"#),
+        );
+        assert_eq!(c, 0, "{v}");
+        let s = &v["symbols"][0];
+        assert_eq!(
+            (s["name"].as_str(), s["path"].as_str()),
+            (Some(name), Some(path)),
+            "{v}"
+        );
+        assert_eq!(s["kind"], kind, "{name}: {v}");
+        for key in ["start_line", "end_line", "signature", "container"] {
+            assert!(s.get(key).is_some(), "{key} missing: {s}");
+        }
+    }
+    let (_, v) = env.tool(root.path(), "find_symbol", r#"{"name": "check_read"}"#);
+    assert_eq!(v["symbols"][0]["container"], "PermissionChecker");
+    assert_eq!(
+        v["symbols"][0]["signature"],
+        "pub fn check_read(&self, path: &str) -> bool {"
+    );
+    assert_eq!(
+        (
+            v["symbols"][0]["start_line"].clone(),
+            v["symbols"][0]["end_line"].clone()
+        ),
+        (7.into(), 9.into())
+    );
+    // Not exact: case and parts of names match, the exact one first.
+    let (_, v) = env.tool(
+        root.path(),
+        "find_symbol",
+        r#"{"name": "permissionchecker"}"#,
+    );
+    assert_eq!(v["symbols"][0]["name"], "PermissionChecker");
+    let (_, v) = env.tool(
+        root.path(),
+        "find_symbol",
+        r#"{"name": "Checker", "kind": "impl"}"#,
+    );
+    assert_eq!(v["symbols"].as_array().unwrap().len(), 1, "{v}");
+    // .gitignored files are not indexed.
+    let (_, v) = env.tool(root.path(), "find_symbol", r#"{"name": "hidden_function"}"#);
+    assert_eq!(v["symbols"], Value::Array(vec![]));
+
+    let (_, v) = env.tool(
+        root.path(),
+        "file_outline",
+        r#"{"path": "src/permissions.rs"}"#,
+    );
+    assert_eq!(v["path"], "src/permissions.rs");
+    let top: Vec<&str> = v["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        top,
+        ["PermissionChecker", "PermissionChecker", "deny_all"],
+        "{v}"
+    );
+    assert_eq!(v["symbols"][1]["kind"], "impl");
+    assert_eq!(v["symbols"][1]["children"][0]["name"], "check_read");
+    let (_, v) = env.tool(
+        root.path(),
+        "file_outline",
+        r#"{"path": "docs/permissions.md"}"#,
+    );
+    assert_eq!(v["symbols"], Value::Array(vec![]));
+    assert!(v["note"].is_string());
+    let (c, v) = env.tool(root.path(), "file_outline", r#"{"path": "src/nope.rs"}"#);
+    assert_eq!(
+        (c, v["error"]["code"].as_str()),
+        (1, Some("not_found")),
+        "{v}"
+    );
+    let (c, v) = env.tool(
+        root.path(),
+        "file_outline",
+        r#"{"path": "../../etc/passwd"}"#,
+    );
+    assert_eq!(c, 1, "{v}");
+    assert_eq!(v["error"]["code"], "outside_root");
+
+    let (_, v) = env.tool(root.path(), "find_references", r#"{"name": "check_read"}"#);
+    assert_eq!(v["approximate"], true);
+    let refs = v["references"].as_array().unwrap();
+    assert_eq!(refs.len(), 1, "{v}");
+    assert_eq!(
+        (refs[0]["path"].as_str(), refs[0]["line"].as_u64()),
+        (Some("src/main.rs"), Some(4))
+    );
+    assert_eq!(refs[0]["in_symbol"], "main");
+    assert!(
+        refs[0]["snippet"]
+            .as_str()
+            .unwrap()
+            .contains("checker.check_read")
+    );
+
+    let (_, v) = env.tool(root.path(), "repo_map", r#"{"max_tokens": 64}"#);
+    assert!(v["tokens"].as_u64().unwrap() <= 64, "{v}");
+    assert!(v["files"].as_u64().unwrap() >= 1);
+    let map = v["map"].as_str().unwrap();
+    assert!(map.contains("│ "), "{map}");
+    let (_, v) = env.tool(
+        root.path(),
+        "repo_map",
+        r#"{"focus_paths": ["src/main.rs"], "max_tokens": 256}"#,
+    );
+    let map = v["map"].as_str().unwrap();
+    assert!(map.starts_with("src/permissions.rs:\n"), "{map}");
+    assert!(!map.contains("src/main.rs:"), "{map}");
+}
+
+#[test]
+fn a_cold_process_sees_what_changed_without_a_watcher() {
+    let env = Env::new();
+    let root = project();
+    assert_eq!(code(&index(&env, root.path(), "build")), 0);
+    let find = |name: &str| {
+        let (_, v) = env.tool(
+            root.path(),
+            "find_symbol",
+            &format!(r#"{{"name": "{name}", "exact": true}}"#),
+        );
+        v["symbols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["path"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    std::fs::write(
+        root.path().join("src/late.rs"),
+        "pub fn arrived_late() {}\n",
+    )
+    .unwrap();
+    assert_eq!(find("arrived_late"), ["src/late.rs"]);
+    // Changed in place: the old name goes, the new one comes.
+    std::fs::write(
+        root.path().join("src/late.rs"),
+        "pub fn renamed_later() {}\n",
+    )
+    .unwrap();
+    assert_eq!(find("arrived_late"), Vec::<String>::new());
+    assert_eq!(find("renamed_later"), ["src/late.rs"]);
+    std::fs::remove_file(root.path().join("src/permissions.rs")).unwrap();
+    assert_eq!(find("deny_all"), Vec::<String>::new());
+    let (_, v) = env.tool(
+        root.path(),
+        "code_search",
+        r#"{"query": "permission checker"}"#,
+    );
+    assert!(
+        !results(&v).contains(&"src/permissions.rs".to_string()),
+        "{v}"
+    );
+    // The stored generation still names it; status says what changed.
+    let status = json_of(&index(&env, root.path(), "status"));
+    assert_eq!(status["changed"], 2, "{status}");
+}
+
+#[test]
+fn hostile_files_do_not_break_it() {
+    let env = Env::new();
+    let root = project();
+    let config = env.home.path().join("config.toml");
+    std::fs::write(
+        &config,
+        "[index]\nmax_file_bytes = 200000\nexclude = [\"vendor/**\"]\n",
+    )
+    .unwrap();
+    let r = root.path();
+    // One line of 300 kB (over the cap), a minified file under it, a
+    // binary, invalid UTF-8, a link loop and a link out of the root.
+    std::fs::write(
+        r.join("huge.min.js"),
+        format!("var a={};", "x".repeat(300_000)),
+    )
+    .unwrap();
+    std::fs::write(
+        r.join("small.min.js"),
+        format!("function minifiedThing(){{{}}}", "a;".repeat(50_000)),
+    )
+    .unwrap();
+    std::fs::write(r.join("blob.bin"), [0u8, 1, 2, 0, 159, 146, 150]).unwrap();
+    std::fs::write(
+        r.join("latin1.rs"),
+        b"pub fn caf\xe9_maker() {}\npub fn plain_after() {}\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("loop", r.join("loop")).unwrap();
+    std::os::unix::fs::symlink("/etc", r.join("etc_link")).unwrap();
+    std::fs::create_dir_all(r.join("vendor")).unwrap();
+    std::fs::write(r.join("vendor/dep.rs"), "pub fn vendored_fn() {}\n").unwrap();
+    let tool = |name: &str, args: &str| {
+        let out = env
+            .cmd()
+            .arg("--config")
+            .arg(&config)
+            .args(["tool", name, args, "--root"])
+            .arg(r)
+            .output()
+            .unwrap();
+        (code(&out), json_of(&out))
+    };
+    let (c, v) = tool("find_symbol", r#"{"name": "plain_after"}"#);
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["symbols"][0]["path"], "latin1.rs");
+    let (_, v) = tool("find_symbol", r#"{"name": "vendored_fn"}"#);
+    assert_eq!(v["symbols"], Value::Array(vec![]), "excluded: {v}");
+    let (_, v) = tool("code_search", r#"{"query": "minifiedThing"}"#);
+    assert_eq!(results(&v), ["small.min.js"]);
+    let (_, v) = tool("code_search", r#"{"query": "passwd root"}"#);
+    assert!(
+        results(&v).iter().all(|p| !p.starts_with("etc_link")),
+        "{v}"
+    );
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&config)
+        .args(["index", "status", "--json", "--root"])
+        .arg(r)
+        .output()
+        .unwrap();
+    let status = json_of(&out);
+    assert_eq!(status["fresh"], true, "{status}");
+
+    let bad = env.home.path().join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[index]\nmax_file_bytes = 0\nexclude = [\"src/[a\"]\n",
+    )
+    .unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&bad)
+        .args(["index", "status", "--root"])
+        .arg(r)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("index.max_file_bytes"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("src/[a"), "{}", stderr(&out));
+}
+
+#[test]
+fn turned_off_it_offers_no_tools_and_says_so() {
+    let env = Env::new();
+    let root = project();
+    let config = env.home.path().join("off.toml");
+    std::fs::write(&config, "[index]\nenabled = false\n").unwrap();
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&config)
+        .args(["tool", "--list", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    let names: Vec<String> = json_of(&out)["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"search_project".to_string()));
+    for gone in [
+        "code_search",
+        "find_symbol",
+        "find_references",
+        "file_outline",
+        "repo_map",
+    ] {
+        assert!(!names.contains(&gone.to_string()), "{gone} offered");
+    }
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&config)
+        .args(["index", "build", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(stderr(&out).contains("enabled = false"), "{}", stderr(&out));
+    // On by default: every index tool in every mode.
+    let tools = env.tool_list(root.path());
+    for name in [
+        "code_search",
+        "find_symbol",
+        "find_references",
+        "file_outline",
+        "repo_map",
+    ] {
+        let t = tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(t["modes"].as_array().unwrap().len(), 3, "{t}");
+    }
+}
+
+#[test]
+fn a_build_killed_midway_leaves_the_last_generation_or_none() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    for d in 0..40 {
+        for f in 0..60 {
+            let text = format!(
+                "pub struct Thing{d}x{f} {{ value: u32 }}\nimpl Thing{d}x{f} {{\n    pub fn compute_{d}_{f}(&self) -> u32 {{ self.value * {f} }}\n}}\n{}",
+                "// filler line for the tokenizer\n".repeat(40)
+            );
+            let path = root.path().join(format!("m{d}/f{f}.rs"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+    let mut generation = 0;
+    for (round, delay) in [30u64, 80, 150, 300, 5, 600].into_iter().enumerate() {
+        let mut child = env
+            .cmd()
+            .args(["index", "rebuild", "--root"])
+            .arg(root.path())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay));
+        let _ = child.kill();
+        let finished = child.wait().unwrap().success();
+        let status = json_of(&index(&env, root.path(), "status"));
+        assert!(status.get("problem").is_none(), "round {round}: {status}");
+        let now = status["generation"].as_u64().unwrap();
+        if finished {
+            generation += 1;
+        }
+        assert!(
+            now == generation || (now == generation + 1),
+            "round {round}: {now} vs {generation}"
+        );
+        generation = now;
+        assert!(
+            status["state"] == "ready" || (status["state"] == "none" && now == 0),
+            "{status}"
+        );
+    }
+    // The next query works and is right.
+    let (c, v) = env.tool(
+        root.path(),
+        "find_symbol",
+        r#"{"name": "compute_39_59", "exact": true}"#,
+    );
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(v["symbols"][0]["path"], "m39/f59.rs");
+    // What a killed build left beside the index goes at the next build.
+    assert_eq!(code(&index(&env, root.path(), "build")), 0);
+    let dir = Path::new(
+        json_of(&index(&env, root.path(), "status"))["path"]
+            .as_str()
+            .unwrap(),
+    )
+    .parent()
+    .unwrap()
+    .to_path_buf();
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        left.iter().all(|n| n == "index.bin" || n == "build.lock"),
+        "{left:?}"
+    );
+}
