@@ -757,9 +757,11 @@ fn the_first_request_of_every_mode_fits_a_2k_window() {
             assert_eq!(r.code, 0, "{protocol} {mode}: {}", r.stderr);
             let body = &server.requests()[0].body;
             let tokens = counter.count(&request_text(body));
+            // 44 % of the window (40 % before the code index: code_search
+            // and its lookups named cost ~80 tokens and save whole reads).
             assert!(
-                tokens <= 820,
-                "{protocol} {mode}: {tokens} tokens, over 40 % of 2,048: {}",
+                tokens <= 900,
+                "{protocol} {mode}: {tokens} tokens, over 44 % of 2,048: {}",
                 request_text(body)
             );
             if mode == "agent" {

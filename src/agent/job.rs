@@ -268,10 +268,27 @@ impl<'a> Job<'a> {
         if self.spec.kind == JobKind::Compact {
             return self.compact_on_request().await;
         }
-        let (system, tools) = self.prepare().await;
+        let (mut system, mut tools) = self.prepare().await;
         let max_requests = self.spec.max_tool_calls + self.ctx.config.agent.max_schema_retries + 3;
         for _ in 0..max_requests {
-            if let Some(outcome) = self.turn(&system, &tools).await {
+            let was_lean = self.lean();
+            let outcome = self.turn(&system, &tools).await;
+            // The window turned out small (the server said so): the lean
+            // request from here on, and the request once more.
+            if !was_lean
+                && self.lean()
+                && matches!(
+                    &outcome,
+                    Some(Outcome::Failed {
+                        code: JobFailure::ContextOverflow,
+                        ..
+                    })
+                )
+            {
+                (system, tools, _) = self.request_form().await;
+                continue;
+            }
+            if let Some(outcome) = outcome {
                 return outcome;
             }
         }
@@ -284,6 +301,18 @@ impl<'a> Job<'a> {
     /// The system prompt and the tools (MCP servers started), counted; the
     /// instruction joins the conversation.
     async fn prepare(&mut self) -> (String, Vec<ToolDef>) {
+        let (system, tools, listing) = self.request_form().await;
+        self.add(Message::User(self.spec.prompt.clone()));
+        self.instruction_at = Some(self.conv.len() - 1);
+        if self.lean() {
+            self.attach_named(&listing).await;
+        }
+        (system, tools)
+    }
+
+    /// The system prompt and the tools for the job's window (lean in a
+    /// small one, with the project's outline), counted.
+    async fn request_form(&mut self) -> (String, Vec<ToolDef>, super::lean_context::Listing) {
         let mut tools = self.offered_tools();
         tools.extend(self.start_mcp().await);
         // A small window gets the lean request (the same tools, in brief),
@@ -305,12 +334,7 @@ impl<'a> Job<'a> {
             system: u64::from(self.conv.counter().count(&self.texts.0)),
             tools: u64::from(self.conv.counter().count(&self.texts.1)),
         };
-        self.add(Message::User(self.spec.prompt.clone()));
-        self.instruction_at = Some(self.conv.len() - 1);
-        if lean {
-            self.attach_named(&listing).await;
-        }
-        (system, tools)
+        (system, tools, listing)
     }
 
     /// One model request and what follows from it; `Some` when the job ends.

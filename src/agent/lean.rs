@@ -19,10 +19,14 @@ const CORE: &[&str] = &[
     "list_files",
     "read_file",
     "search_project",
+    "code_search",
     "clarify_user",
     "propose_edits",
     "run_command",
 ];
+
+/// The code index's lookups beside `code_search`, named on one line.
+const INDEX_LOOKUPS: &[&str] = &["find_symbol", "find_references", "file_outline", "repo_map"];
 
 /// Windows smaller than this get the lean request.
 pub const LEAN_WINDOW: u32 = 8192;
@@ -38,6 +42,7 @@ fn brief(name: &str) -> Option<&'static str> {
         "list_files" => "List project files (under prefix).",
         "read_file" => "Read a file (or lines start_line..end_line).",
         "search_project" => "Search files for text (regex: true for a regex).",
+        "code_search" => "Find the files for a question or a name, best first.",
         "list_scopes" => "List the folders beside the project the tools reach.",
         "clarify_user" => "Ask the user one short question.",
         "propose_edits" => {
@@ -56,6 +61,7 @@ fn rarely_needed(tool: &str) -> &'static [&'static str] {
         "list_files" => &["limit", "glob"],
         "read_file" => &["max_bytes"],
         "search_project" => &["limit", "case_sensitive", "glob"],
+        "code_search" => &["limit", "mode", "path_glob"],
         "run_command" => &["timeout_secs", "cwd"],
         "propose_edits" => &["rationale"],
         _ => &[],
@@ -147,12 +153,32 @@ pub fn lean_tools(tools: Vec<ToolDef>) -> (Vec<ToolDef>, String) {
     let mut listed = format!(
         "More tools: call {MORE_TOOLS} with {{\"tool\": <name>, \"arguments\": {{...}}}}.\n"
     );
-    for t in &more {
+    // The code index's lookups share one line, as do the git tools (their
+    // names say what they do).
+    let index = |n: &str| INDEX_LOOKUPS.contains(&n);
+    let git = |n: &str| n.starts_with("git_");
+    for (member, line) in [
+        (
+            &index as &dyn Fn(&str) -> bool,
+            "definitions, uses, outlines, a map",
+        ),
+        (&git, "git, as named"),
+    ] {
+        let names: Vec<&str> = more
+            .iter()
+            .map(|t| t.name.as_str())
+            .filter(|n| member(n))
+            .collect();
+        if !names.is_empty() {
+            listed.push_str(&format!("- {}: {line}\n", names.join(", ")));
+        }
+    }
+    for t in more.iter().filter(|t| !index(&t.name) && !git(&t.name)) {
         listed.push_str(&format!("- {}: {}\n", t.name, summary(&t.description)));
     }
     offered.push(ToolDef {
         name: MORE_TOOLS.to_string(),
-        description: "Call one of the more tools the prompt lists.".to_string(),
+        description: "Call a tool the prompt lists.".to_string(),
         parameters: serde_json::json!({"type": "object", "properties": {
             "tool": {"type": "string"}, "arguments": {"type": "object"}}, "required": ["tool"]}),
     });

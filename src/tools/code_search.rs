@@ -25,17 +25,15 @@ impl Tool for CodeSearch {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             CODE_SEARCH,
-            "Find the files that matter for a question, best first, from the project's code index: \
-                words (\"where are permissions checked\"), an identifier, a literal or a regex. Each \
-                result has its path, score, why it ranks and its best lines. Use it before reading \
-                files one by one.",
+            "Files ranked for a question in words, an identifier, literal text or a regex, each \
+                with why it ranks and its best lines. Use it before reading files one by one.",
             json!({
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "minLength": 1, "description": "What to look for: words, an identifier, literal text or a regex."},
-                    "mode": {"type": "string", "enum": ["auto", "text", "regex", "symbol"], "description": "auto (default): ranked by words and identifiers; text: files containing the literal; regex: files matching the pattern; symbol: files defining a name like it."},
-                    "path_glob": {"type": "string", "description": "Only paths matching this glob: \"*.rs\" matches file names at any depth, \"src/**\" whole paths."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Files to return (default 10, capped by the configuration)."}
+                    "query": {"type": "string", "minLength": 1, "description": "Words, an identifier, text or a regex."},
+                    "mode": {"type": "string", "enum": ["auto", "text", "regex", "symbol"], "description": "auto (default); text: a literal; regex; symbol: files defining a name like it."},
+                    "path_glob": {"type": "string", "description": "Only paths matching this glob."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Files to return (default 10)."}
                 },
                 "required": ["query"],
                 "additionalProperties": false

@@ -20,12 +20,11 @@ impl Tool for FileOutline {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             FILE_OUTLINE,
-            "Outline one file: its classes, functions, methods and types, nested, each with its \
-                line range and signature, so you can read only the part you need.",
+            "A file's definitions, nested, with line ranges and signatures.",
             json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "minLength": 1, "description": "File path relative to the agent root."}
+                    "path": {"type": "string", "minLength": 1, "description": "Relative to the agent root."}
                 },
                 "required": ["path"],
                 "additionalProperties": false

@@ -23,15 +23,14 @@ impl Tool for FindReferences {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             FIND_REFERENCES,
-            "Find where a name is used (calls, types, imports): each line with its path, line, text \
-                and the symbol it is in, source files first. Matches the name as a whole word, so it \
-                is approximate (another thing of the same name is found too); definitions are left out.",
+            "Lines that use a name as a whole word, each with the symbol it is in, source first; \
+                approximate (by name, not type); definitions left out.",
             json!({
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "description": "The identifier, e.g. \"read_file\" or \"FileSystem\"."},
+                    "name": {"type": "string", "minLength": 1, "description": "The identifier."},
                     "path_glob": {"type": "string", "description": "Only paths matching this glob."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Lines to return (default 50, capped by the configuration)."}
+                    "limit": {"type": "integer", "minimum": 1, "description": "Default 50."}
                 },
                 "required": ["name"],
                 "additionalProperties": false

@@ -23,16 +23,15 @@ impl Tool for FindSymbol {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             FIND_SYMBOL,
-            "Find where functions, methods, classes, types and modules are defined, by name: the \
-                exact name first, then case-insensitive, prefix, substring and fuzzy matches. Each \
-                has its kind, path, line range, signature and container.",
+            "Where functions, methods, classes, types and modules are defined, by name: exact \
+                first, then case-insensitive, prefix, substring and fuzzy matches.",
             json!({
                 "type": "object",
                 "properties": {
-                    "name": {"type": "string", "minLength": 1, "description": "The name, or part of it."},
-                    "kind": {"type": "string", "description": "Only this kind: function, method, class, interface, module, type, macro, constant …"},
-                    "exact": {"type": "boolean", "description": "Only this exact name (case-sensitive). Default false."},
-                    "limit": {"type": "integer", "minimum": 1, "description": "Definitions to return (default 20, capped by the configuration)."}
+                    "name": {"type": "string", "minLength": 1, "description": "The name or part of it."},
+                    "kind": {"type": "string", "description": "Only this kind: function, method, class, interface, type …"},
+                    "exact": {"type": "boolean", "description": "Only this exact name."},
+                    "limit": {"type": "integer", "minimum": 1, "description": "Default 20."}
                 },
                 "required": ["name"],
                 "additionalProperties": false

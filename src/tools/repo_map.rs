@@ -24,15 +24,14 @@ impl Tool for RepoMap {
     fn spec(&self) -> ToolSpec {
         ToolSpec::read(
             REPO_MAP,
-            "A map of the project: the most used files' top-level definitions as `line│ signature`, \
-                most central first, within max_tokens. Give focus_paths or focus_symbols to map \
-                what is around them instead (the focus files themselves are left out).",
+            "The project's most central definitions as `line│ signature`, within max_tokens; \
+                with focus_paths or focus_symbols, those around them (the focus files left out).",
             json!({
                 "type": "object",
                 "properties": {
-                    "focus_paths": {"type": "array", "items": {"type": "string"}, "description": "Files to map around (relative to the agent root)."},
+                    "focus_paths": {"type": "array", "items": {"type": "string"}, "description": "Files to map around."},
                     "focus_symbols": {"type": "array", "items": {"type": "string"}, "description": "Names to map around."},
-                    "max_tokens": {"type": "integer", "minimum": 64, "maximum": 16384, "description": "Budget of the map in tokens (default 1024)."}
+                    "max_tokens": {"type": "integer", "minimum": 64, "maximum": 16384, "description": "Default 1024."}
                 },
                 "additionalProperties": false
             }),
