@@ -660,3 +660,218 @@ fn a_build_killed_midway_leaves_the_last_generation_or_none() {
         "{left:?}"
     );
 }
+
+/// A tree with what can trip a prefilter: cases, a Kelvin sign and a long
+/// s (they match `k` and `s` when case is ignored), accents, CRLF, a NUL
+/// after the first 8 KiB, files over the index's size cap, an excluded
+/// folder, a nested .gitignore.
+fn search_tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files: Vec<(String, String)> = vec![
+        ("src/lib.rs".into(), "pub fn ReadFileSync(path: &str) -> Vec<u8> {\n    std::fs::read(path).unwrap_or_default()\n}\n// TODO: fix the Kelvin case\n".into()),
+        ("src/kelvin.txt".into(), "temperature 300\u{212A} and the \u{17F}tar\n".into()),
+        ("src/accents.md".into(), "Café, naïve, ÉCOLE, straße\n".into()),
+        ("src/crlf.txt".into(), "line one\r\nline two\r\nfoo_bar baz\r\n".into()),
+        ("web/app.ts".into(), "export function renderPage(opts: Options): string {\n  return `<div>${opts.title}</div>`;\n}\n".into()),
+        ("web/.gitignore".into(), "generated.js\n".into()),
+        ("web/generated.js".into(), "const renderPage = 1;\n".into()),
+        ("vendor/dep.go".into(), "package dep\nfunc ReadFileSync() {}\n".into()),
+        ("big/huge.txt".into(), format!("{}needle in a haystack\n", "hay ".repeat(3000))),
+    ];
+    for i in 0..30 {
+        files.push((
+            format!("gen/m{i}.py"),
+            format!(
+                "def handler_{i}(request):\n    return Response(status={})\n# note {}\n",
+                200 + i,
+                "x".repeat(i)
+            ),
+        ));
+    }
+    let refs: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(p, t)| (p.as_str(), t.as_str()))
+        .collect();
+    write_files(dir.path(), &refs);
+    let mut late_nul = "searchable text before a NUL\n".repeat(400).into_bytes();
+    late_nul.push(0);
+    late_nul.extend_from_slice(b"after the NUL: renderPage\n");
+    std::fs::write(dir.path().join("src/late_nul.dat"), late_nul).unwrap();
+    dir
+}
+
+/// A tiny deterministic generator (xorshift), so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn patterns(root: &Path, count: usize) -> Vec<(String, bool, Option<bool>)> {
+    let texts: Vec<String> = support::walk(root)
+        .into_iter()
+        .filter_map(|p| std::fs::read(&p).ok())
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .collect();
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut out = Vec::new();
+    while out.len() < count {
+        let text = &texts[rng.below(texts.len())];
+        let chars: Vec<char> = text.chars().collect();
+        let start = rng.below(chars.len().max(1));
+        let len = 1 + rng.below(12);
+        let mut piece: String = chars.iter().skip(start).take(len).collect();
+        if piece.trim().is_empty() {
+            continue;
+        }
+        if rng.below(3) == 0 {
+            piece = piece
+                .chars()
+                .map(|c| {
+                    if rng.below(2) == 0 {
+                        c.to_ascii_uppercase()
+                    } else {
+                        c.to_ascii_lowercase()
+                    }
+                })
+                .collect();
+        }
+        let case = [None, Some(true), Some(false)][rng.below(3)];
+        match rng.below(4) {
+            0 | 1 => out.push((piece, false, case)),
+            2 => out.push((regex::escape(&piece), true, case)),
+            _ => {
+                let escaped = regex::escape(&piece);
+                let decorated = match rng.below(5) {
+                    0 => format!("{escaped}\\w*"),
+                    1 => format!("(?:{escaped})+x?"),
+                    2 => format!("{escaped}|zzqq"),
+                    3 => format!("^.*{escaped}"),
+                    _ => format!("[a-z]{escaped}.?"),
+                };
+                out.push((decorated, true, case));
+            }
+        }
+    }
+    out.push(("k".into(), false, Some(false)));
+    out.push(("STAR".into(), false, None));
+    out.push(("star".into(), false, Some(false)));
+    out.push(("300k".into(), false, Some(false)));
+    out.push(("café".into(), false, Some(false)));
+    out.push(("needle".into(), false, None));
+    out.push(("renderPage".into(), false, None));
+    out
+}
+
+#[test]
+fn search_project_finds_the_same_with_and_without_the_index() {
+    let root = search_tree();
+    let with = Env::new();
+    let without = Env::new();
+    let cap = with.home.path().join("index.toml");
+    std::fs::write(
+        &cap,
+        "[index]\nmax_file_bytes = 4096\nexclude = [\"vendor/**\"]\n",
+    )
+    .unwrap();
+    let off = without.home.path().join("off.toml");
+    std::fs::write(&off, "[index]\nenabled = false\n").unwrap();
+    let out = with
+        .cmd()
+        .arg("--config")
+        .arg(&cap)
+        .args(["index", "build", "--json", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    // Changed after the build: read again, never skipped.
+    std::fs::write(
+        root.path().join("gen/m3.py"),
+        "def handler_3(request):\n    return renamed_after_build\n",
+    )
+    .unwrap();
+    let search = |env: &Env, config: &Path, args: &str| {
+        let out = env
+            .cmd()
+            .arg("--config")
+            .arg(config)
+            .args(["tool", "search_project", args, "--root"])
+            .arg(root.path())
+            .output()
+            .unwrap();
+        support::stdout(&out)
+    };
+    let mut matched = 0;
+    for (query, regex, case) in patterns(root.path(), 300) {
+        let mut args = serde_json::json!({"query": query, "regex": regex, "limit": 50});
+        if let Some(c) = case {
+            args["case_sensitive"] = c.into();
+        }
+        let args = args.to_string();
+        let a = search(&with, &cap, &args);
+        let b = search(&without, &off, &args);
+        assert_eq!(a, b, "{args}");
+        if a.contains("\"file_path\"") {
+            matched += 1;
+        }
+    }
+    assert!(matched > 150, "only {matched} patterns matched anything");
+}
+
+#[test]
+fn with_an_index_search_project_opens_only_the_files_that_can_match() {
+    if !support::strace::available() {
+        return;
+    }
+    let root = search_tree();
+    let env = Env::new();
+    let opened = |env: &Env| {
+        let log = env.home.path().join("strace.log");
+        let out = support::strace::command(
+            env,
+            &[
+                "-f",
+                "-e",
+                "trace=openat,openat2",
+                "-o",
+                log.to_str().unwrap(),
+            ],
+        )
+        .args([
+            "tool",
+            "search_project",
+            r#"{"query": "handler_17"}"#,
+            "--root",
+        ])
+        .arg(root.path())
+        .output()
+        .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        assert!(support::stdout(&out).contains("gen/m17.py"));
+        let log = std::fs::read_to_string(&log).unwrap();
+        log.lines()
+            .filter(|l| l.contains("gen/m") && l.contains(".py\""))
+            .count()
+    };
+    let before = opened(&env);
+    assert!(
+        before >= 30,
+        "without an index every file is read: {before}"
+    );
+    assert_eq!(code(&index(&env, root.path(), "build")), 0);
+    let after = opened(&env);
+    assert!(
+        after <= 2,
+        "with one, only the files that can match: {after}"
+    );
+}

@@ -250,7 +250,17 @@ mod tests {
         let (offered, listed) = lean_tools(tools);
         let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["read_file", MORE_TOOLS]);
-        assert!(listed.contains("- git_log: Show commits\n"), "{listed}");
+        assert!(listed.contains("- git_log: git, as named\n"), "{listed}");
+        let tools = vec![ToolDef {
+            name: "mcp__fs__read".into(),
+            description: "Read a file: whole. More.".into(),
+            parameters: json!({}),
+        }];
+        let (_, listed) = lean_tools(tools);
+        assert!(
+            listed.contains("- mcp__fs__read: Read a file\n"),
+            "{listed}"
+        );
         assert_eq!(
             summary("The git status of the project: branch (null when)"),
             "The git status of the project"

@@ -9,6 +9,7 @@ use super::catalog::Listed;
 use super::model::{BODY, DEFS, DocMeta, DocState, NAME, NFIELDS, PATH, is_source, is_test};
 use super::tags::{self, Definition, Lang};
 use super::tokens::terms;
+use super::trigrams::{self, Trigram};
 use crate::workspace::Workspace;
 
 /// Term ids of one reader (a build's worker, or a running process's
@@ -42,6 +43,8 @@ pub struct Analysed {
     pub terms: HashMap<u32, [u32; NFIELDS]>,
     pub definitions: Vec<Definition>,
     pub references: HashMap<String, u32>,
+    /// Its distinct trigrams, sorted.
+    pub trigrams: Vec<Trigram>,
 }
 
 /// Lines this long on average mark minified or generated text: its terms
@@ -62,10 +65,12 @@ pub fn analyse(ws: &Workspace, listed: &Listed, max_bytes: u64, names: &mut Inte
             rank: 1.0,
             first_symbol: 0,
             symbol_count: 0,
+            folds_to_ascii: false,
         },
         terms: HashMap::new(),
         definitions: Vec::new(),
         references: HashMap::new(),
+        trigrams: Vec::new(),
     };
     let bytes = match read(ws, path, max_bytes) {
         Ok(Some(bytes)) => bytes,
@@ -88,6 +93,7 @@ pub fn analyse(ws: &Workspace, listed: &Listed, max_bytes: u64, names: &mut Inte
             out.meta.lens[field] += 1;
         });
     };
+    (out.trigrams, out.meta.folds_to_ascii) = trigrams::of_file(&bytes);
     let text = String::from_utf8_lossy(&bytes);
     count(BODY, &text, &mut out);
     count(PATH, path, &mut out);

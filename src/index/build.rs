@@ -12,6 +12,7 @@ use super::catalog::Listed;
 use super::graph;
 use super::model::{DocMeta, NFIELDS, Postings, Symbol};
 use super::tags::Definition;
+use super::trigrams::Trigram;
 use crate::workspace::Workspace;
 
 /// A built index, in memory.
@@ -23,6 +24,8 @@ pub struct Built {
     /// Names referred to, in byte order, each with the files that do.
     pub references: Vec<(String, Vec<u32>)>,
     pub edges: Vec<(u32, u32, f32)>,
+    /// Trigrams, sorted, each with the files holding it.
+    pub trigrams: Vec<(Trigram, Vec<u32>)>,
 }
 
 /// Progress of a build: files read of files listed.
@@ -94,6 +97,7 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
     let mut symbols = Vec::new();
     let mut references: HashMap<String, Vec<u32>> = HashMap::new();
     let mut counts: Vec<HashMap<String, u32>> = Vec::with_capacity(count);
+    let mut trigrams: HashMap<Trigram, Vec<u32>> = HashMap::new();
     for (i, slot) in by_doc.into_iter().enumerate() {
         let Some((w, doc)) = slot else { continue };
         let id = u32::try_from(i).unwrap_or(u32::MAX);
@@ -114,6 +118,9 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
             references.entry(name.clone()).or_default().push(id);
         }
         counts.push(doc.references);
+        for t in doc.trigrams {
+            trigrams.entry(t).or_default().push(id);
+        }
         docs.push(meta);
     }
     let edges = graph::edges(&docs, &symbols, &counts);
@@ -123,12 +130,15 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
     }
     let mut references: Vec<(String, Vec<u32>)> = references.into_iter().collect();
     references.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut trigrams: Vec<(Trigram, Vec<u32>)> = trigrams.into_iter().collect();
+    trigrams.sort_unstable_by_key(|t| t.0);
     Built {
         docs,
         postings: terms.into_iter().zip(lists).collect(),
         symbols,
         references,
         edges,
+        trigrams,
     }
 }
 

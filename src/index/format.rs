@@ -16,12 +16,13 @@ use serde::{Deserialize, Serialize};
 
 use super::build::Built;
 use super::model::{DocMeta, NFIELDS, Symbol};
+use super::trigrams::{self, Trigram};
 
 const MAGIC: &[u8; 8] = b"ATIDX\0v1";
 const END: &[u8; 8] = b"ATIDXEND";
 /// Bumped whenever what is written changes meaning: an older file is rebuilt.
-pub const FORMAT: u32 = 1;
-const SECTIONS: usize = 8;
+pub const FORMAT: u32 = 2;
+const SECTIONS: usize = 10;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Header {
@@ -51,10 +52,23 @@ pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
     section(&mut out, &terms)?;
     section(&mut out, &postings)?;
     section(&mut out, &encode(&built.symbols)?)?;
-    let (names, lists) = references(built)?;
+    let (names, lists) = doc_lists(
+        built
+            .references
+            .iter()
+            .map(|(name, docs)| (name.as_bytes().to_vec(), docs)),
+    )?;
     section(&mut out, &names)?;
     section(&mut out, &lists)?;
     section(&mut out, &encode(&built.edges)?)?;
+    let (keys, lists) = doc_lists(
+        built
+            .trigrams
+            .iter()
+            .map(|(t, docs)| (trigrams::bytes_of(*t).to_vec(), docs)),
+    )?;
+    section(&mut out, &keys)?;
+    section(&mut out, &lists)?;
     out.write_all(END)?;
     out.flush()?;
     drop(out);
@@ -116,12 +130,15 @@ fn postings(built: &Built) -> io::Result<(Vec<u8>, Vec<u8>)> {
     Ok((terms.into_inner().map_err(io::Error::other)?, blob))
 }
 
-fn references(built: &Built) -> io::Result<(Vec<u8>, Vec<u8>)> {
-    let mut names = MapBuilder::memory();
+/// Keys (in byte order) each with a list of files, as an fst map of
+/// offsets and the lists (a count, then the files as deltas).
+fn doc_lists<'a>(
+    lists: impl Iterator<Item = (Vec<u8>, &'a Vec<u32>)>,
+) -> io::Result<(Vec<u8>, Vec<u8>)> {
+    let mut keys = MapBuilder::memory();
     let mut blob = Vec::new();
-    for (name, docs) in &built.references {
-        names
-            .insert(name.as_bytes(), blob.len() as u64)
+    for (key, docs) in lists {
+        keys.insert(&key, blob.len() as u64)
             .map_err(io::Error::other)?;
         varint(&mut blob, docs.len() as u64);
         let mut last = 0u32;
@@ -130,7 +147,7 @@ fn references(built: &Built) -> io::Result<(Vec<u8>, Vec<u8>)> {
             last = *doc;
         }
     }
-    Ok((names.into_inner().map_err(io::Error::other)?, blob))
+    Ok((keys.into_inner().map_err(io::Error::other)?, blob))
 }
 
 fn varint(out: &mut Vec<u8>, mut v: u64) {
@@ -174,6 +191,9 @@ pub struct Stored {
     ref_lists: Range<u64>,
     edges: Range<u64>,
     edge_list: OnceLock<Vec<(u32, u32, f32)>>,
+    trigram_keys: OnceLock<Option<Map<Vec<u8>>>>,
+    trigram_section: Range<u64>,
+    trigram_lists: Range<u64>,
     neighbours: OnceLock<Vec<Vec<(u32, f32)>>>,
 }
 
@@ -257,8 +277,30 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         ref_lists: ranges[6].clone(),
         edges: ranges[7].clone(),
         edge_list: OnceLock::new(),
+        trigram_keys: OnceLock::new(),
+        trigram_section: ranges[8].clone(),
+        trigram_lists: ranges[9].clone(),
         neighbours: OnceLock::new(),
     })
+}
+
+/// A list of files as `doc_lists` wrote it.
+fn decode_docs(bytes: Option<Vec<u8>>) -> Vec<u32> {
+    let Some(bytes) = bytes else {
+        return Vec::new();
+    };
+    let mut at = 0usize;
+    let n = read_varint(&bytes, &mut at).unwrap_or(0);
+    let mut doc = 0u32;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let Some(d) = read_varint(&bytes, &mut at) else {
+            break;
+        };
+        doc = doc.saturating_add(u32::try_from(d).unwrap_or(u32::MAX));
+        out.push(doc);
+    }
+    out
 }
 
 /// The bytes of one list: from `offset` in `section` to the next key's
@@ -316,27 +358,31 @@ impl Stored {
 
     /// The files whose symbols refer to `name` (by the tags' references).
     pub fn referrers(&self, name: &str) -> Vec<u32> {
-        let Some(bytes) = list_bytes(
+        decode_docs(list_bytes(
             &self.file,
             &self.ref_names,
             name.as_bytes(),
             &self.ref_lists,
-        ) else {
+        ))
+    }
+
+    /// The files holding trigram `t` (read on first use: its map is the
+    /// largest part of the file and only `search_project` needs it).
+    pub fn trigram_docs(&self, t: Trigram) -> Vec<u32> {
+        let keys = self.trigram_keys.get_or_init(|| {
+            read_range(&self.file, &self.trigram_section)
+                .ok()
+                .and_then(|b| Map::new(b).ok())
+        });
+        let Some(keys) = keys else {
             return Vec::new();
         };
-        let bytes = bytes.as_slice();
-        let mut at = 0usize;
-        let n = read_varint(bytes, &mut at).unwrap_or(0);
-        let mut doc = 0u32;
-        let mut out = Vec::new();
-        for _ in 0..n {
-            let Some(d) = read_varint(bytes, &mut at) else {
-                break;
-            };
-            doc = doc.saturating_add(u32::try_from(d).unwrap_or(u32::MAX));
-            out.push(doc);
-        }
-        out
+        decode_docs(list_bytes(
+            &self.file,
+            keys,
+            &trigrams::bytes_of(t),
+            &self.trigram_lists,
+        ))
     }
 
     pub fn symbols(&self) -> &[Symbol] {

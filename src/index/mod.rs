@@ -16,6 +16,7 @@ mod outline;
 mod search;
 mod tags;
 mod tokens;
+mod trigrams;
 mod view;
 
 pub use model::{DocMeta, Symbol};
@@ -242,9 +243,29 @@ impl CodeIndex {
                     self.build_locked(ws, &listed, generation)?
                 }
             };
-            return self.view_of(ws, Arc::new(stored), &listed);
+            return self
+                .view_of(ws, Arc::new(stored), &listed, true)
+                .and_then(built);
         };
-        self.view_of(ws, stored, &listed)
+        self.view_of(ws, stored, &listed, true).and_then(built)
+    }
+
+    /// The stored index brought up to date by stat when one is stored and
+    /// few files changed; never builds (`search_project`'s prefilter).
+    pub fn view_if_built(&self, ws: &Workspace) -> Option<Arc<View>> {
+        if !self.config.enabled {
+            return None;
+        }
+        let cached = self.cached.lock().ok().and_then(|c| c.clone());
+        let stored = match cached.as_ref().and_then(|v| v.stored.clone()) {
+            Some(s) => s,
+            None => Arc::new(format::read(&self.dir).ok()?),
+        };
+        if stored.header.fingerprint != self.fingerprint() {
+            return None;
+        }
+        let listed = catalog::list(ws, &self.excludes);
+        self.view_of(ws, stored, &listed, false).ok().flatten()
     }
 
     fn view_of(
@@ -252,7 +273,8 @@ impl CodeIndex {
         ws: &Workspace,
         stored: Arc<Stored>,
         listed: &[Listed],
-    ) -> Result<Arc<View>, IndexError> {
+        may_build: bool,
+    ) -> Result<Option<Arc<View>>, IndexError> {
         let plan = plan(&stored, listed);
         if let Some(cached) = self.cached.lock().ok().and_then(|c| c.clone())
             && cached
@@ -261,14 +283,17 @@ impl CodeIndex {
                 .is_some_and(|s| Arc::ptr_eq(s, &stored))
             && same_overlay(&cached, &plan)
         {
-            return Ok(cached);
+            return Ok(Some(cached));
         }
         let limit = MAX_OVERLAY.max(stored.docs.len() / 20);
         if plan.changed.len() > limit {
+            if !may_build {
+                return Ok(None);
+            }
             let _lock = self.lock()?;
             let built = self.build_locked(ws, listed, stored.header.generation + 1)?;
             let view = View::new(Some(Arc::new(built)), HashSet::new(), Overlay::default());
-            return Ok(self.remember(view));
+            return Ok(Some(self.remember(view)));
         }
         let mut overlay = Overlay {
             names: Interner::default(),
@@ -279,7 +304,11 @@ impl CodeIndex {
             let doc = analyse(ws, file, self.config.max_file_bytes, &mut overlay.names);
             overlay.push(doc, base + i as u32);
         }
-        Ok(self.remember(View::new(Some(stored), plan.masked, overlay)))
+        Ok(Some(self.remember(View::new(
+            Some(stored),
+            plan.masked,
+            overlay,
+        ))))
     }
 
     fn remember(&self, view: View) -> Arc<View> {
@@ -312,6 +341,15 @@ impl CodeIndex {
         };
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
     }
+}
+
+/// A view `view_of` was allowed to build for.
+fn built(view: Option<Arc<View>>) -> Result<Arc<View>, IndexError> {
+    view.ok_or_else(|| {
+        IndexError::Io(std::io::Error::other(
+            "the index could not be brought up to date",
+        ))
+    })
 }
 
 /// What differs between a stored generation and the tree.

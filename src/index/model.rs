@@ -52,6 +52,9 @@ pub struct DocMeta {
     /// Its symbols: `first..first + count` of the symbol table.
     pub first_symbol: u32,
     pub symbol_count: u32,
+    /// It holds a character that folds to an ASCII letter (always searched
+    /// when case is ignored).
+    pub folds_to_ascii: bool,
 }
 
 impl DocMeta {

@@ -60,7 +60,15 @@ impl Tool for SearchProject {
             ),
             context_lines: CONTEXT_LINES,
             max_snippet_lines: limits.max_search_snippet_lines,
+            skip: None,
         };
+        // A stored code index names the root's files that cannot match
+        // (never building one for this: a search reads what it must).
+        let skips = ctx
+            .index
+            .and_then(|index| index.view_if_built(ctx.workspace))
+            .and_then(|view| view.search_skips(&args.query, args.regex));
+        let skip = |rel: &str| skips.as_ref().is_some_and(|s| s.contains(rel));
         // Every scope, the agent root's hits first, within one limit.
         let mut hits = Vec::new();
         let mut truncated = false;
@@ -75,6 +83,7 @@ impl Tool for SearchProject {
                 &start,
                 &SearchOptions {
                     limit: left,
+                    skip: (start.scope == 0).then_some(&skip as &(dyn Fn(&str) -> bool + Sync)),
                     ..options
                 },
             )

@@ -31,6 +31,9 @@ pub struct SearchOptions<'a> {
     pub context_lines: usize,
     /// Lines in one snippet at most.
     pub max_snippet_lines: usize,
+    /// Files (by path relative to the root) known not to match: the code
+    /// index's trigrams tell, and they are not opened.
+    pub skip: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,7 +92,10 @@ pub fn search(
                 let Some(rel) = rel_of(start, entry.path()) else {
                     return WalkState::Continue;
                 };
-                if opts.filter.is_some_and(|f| !f.matches(&rel)) || best.sorts_after_all(&rel) {
+                if opts.filter.is_some_and(|f| !f.matches(&rel))
+                    || best.sorts_after_all(&rel)
+                    || opts.skip.is_some_and(|skip| skip(&rel))
+                {
                     return WalkState::Continue;
                 }
                 let Ok(file) = handle.open_file(ws.beneath(entry.path())) else {
