@@ -653,3 +653,69 @@ fn an_apply_may_name_hunks_applied_before_with_new_ones() {
         "{greet}{main}"
     );
 }
+
+/// The code index over HTTP (SPEC 18): its status, a search as the tool's
+/// shape, and each refusal with its status.
+#[test]
+fn the_index_status_and_code_search_over_http() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/code/search",
+                json!({"workspace_id": "default", "query": "greet hello"}),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["results"][0]["path"], "src/greet.rs", "{body}");
+        assert!(body["results"][0]["why"].is_array());
+        assert!(body["results"][0]["snippets"][0]["start_line"].is_u64());
+        assert_eq!(body["index"]["fresh"], true);
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/code/search",
+                json!({"workspace_id": "default", "query": "greet", "mode": "symbol", "limit": 1}),
+            )
+            .await;
+        assert_eq!(
+            (status.as_u16(), body["results"][0]["path"].as_str()),
+            (200, Some("src/greet.rs")),
+            "{body}"
+        );
+        let (status, body) = c.get("/api/v1/agent/index?workspace_id=default").await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["state"], "ready");
+        assert_eq!(body["files"], 3, "{body}");
+        assert_eq!(body["fresh"], true);
+        // A regex that does not compile: well-formed but unusable.
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/code/search",
+                json!({"workspace_id": "default", "query": "(", "mode": "regex"}),
+            )
+            .await;
+        assert_eq!(status, 422, "{body}");
+        // A mode that is not one, an unknown field: the schema says no.
+        for bad in [
+            json!({"workspace_id": "default", "query": "x", "mode": "fuzzy"}),
+            json!({"workspace_id": "default", "query": "x", "glob": "*.rs"}),
+        ] {
+            let (status, body) = c.post("/api/v1/agent/code/search", bad.clone()).await;
+            assert_eq!(status, 400, "{bad}: {body}");
+        }
+        let (status, _) = c
+            .post(
+                "/api/v1/agent/code/search",
+                json!({"workspace_id": "elsewhere", "query": "x"}),
+            )
+            .await;
+        assert_eq!(status, 404);
+        let (status, _) = c.get("/api/v1/agent/index?workspace_id=elsewhere").await;
+        assert_eq!(status, 404);
+    });
+}

@@ -1121,3 +1121,69 @@ fn ctrl_o_names_the_session_of_the_review_it_leaves() {
     );
     assert!(s.contains(&note), "{note}\n{s}");
 }
+
+#[test]
+fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let mut body = String::from("//! Permissions.\n");
+    for i in 0..40 {
+        body.push_str(&format!("pub fn filler_{i}() {{}}\n"));
+    }
+    body.push_str(
+        "pub fn check_write_access(path: &str) -> bool {\n    path.starts_with(\"/tmp\")\n}\n",
+    );
+    std::fs::create_dir_all(root.path().join("src")).unwrap();
+    std::fs::write(root.path().join("src/perms.rs"), &body).unwrap();
+    std::fs::write(root.path().join("src/main.rs"), "fn main() {}\n").unwrap();
+    std::fs::write(root.path().join("README.md"), "# demo\n").unwrap();
+    let server = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, root.path(), "ctrl-p");
+    // Built in the background at start; the status bar says so.
+    tmux.wait_for("index 3 files");
+
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Find a file or a symbol");
+    tmux.keys(&["-l", "chkwrite"]);
+    let s = tmux.wait_for("check_write_access");
+    assert!(s.contains("src/perms.rs:42"), "{s}");
+    tmux.keys(&["Enter"]);
+    // The preview opens at the symbol: its line is on screen, the first
+    // lines of the file are not.
+    let s = tmux.wait_for("pub fn check_write_access(path: &str) -> bool {");
+    assert!(!s.contains("filler_0()"), "{s}");
+    tmux.keys(&["Escape"]);
+
+    // A file by a fuzzy name.
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Find a file or a symbol");
+    tmux.keys(&["-l", "readme"]);
+    tmux.wait_for("> readme");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // Only the answer for the whole text: one row.
+    while tmux.screen().contains("src/main.rs") {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    tmux.wait_for("file      README.md");
+    tmux.keys(&["Escape"]);
+
+    // `@` completes a symbol's name to where it is defined.
+    tmux.keys(&["-l", "look at @check_write"]);
+    tmux.keys(&["Tab"]);
+    tmux.wait_for("look at @src/perms.rs:42");
+
+    // An edit made outside is found by the next search, as the model's
+    // tools find it.
+    tmux.keys(&["C-u"]);
+    std::fs::write(
+        root.path().join("src/late.rs"),
+        "pub fn arrived_while_open() {}\n",
+    )
+    .unwrap();
+    tmux.keys(&["C-p"]);
+    tmux.wait_for("Find a file or a symbol");
+    tmux.keys(&["-l", "arrivedwhile"]);
+    tmux.wait_for("src/late.rs:1");
+}

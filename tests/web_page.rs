@@ -568,3 +568,35 @@ fn markdown_quotes_tables_rules_and_nested_lists() {
         no_errors_then_close(&driver, b).await;
     });
 }
+
+/// The code search box: ranked files with why and their best lines, from
+/// the workspace's index; a regex that does not compile... is text here.
+#[test]
+fn the_code_search_box_lists_ranked_files_with_why() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(vec![sse(openai::text(&["ok"]))]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        let input = b.find(Locator::Css("[data-testid=code-query]")).await.unwrap();
+        input.send_keys("greet hello").await.unwrap();
+        input.send_keys(&Key::Enter.to_string()).await.unwrap();
+        let first = until(&b, 30, "results", "const r = document.querySelector('[data-testid=code-result]'); return r && r.dataset.path").await;
+        assert_eq!(first.as_str().unwrap(), "src/greet.rs");
+        let text = until(&b, 5, "why and lines", "const r = document.querySelector('[data-testid=code-result]'); return r && r.textContent").await;
+        let text = text.as_str().unwrap();
+        assert!(text.contains("defines: greet"), "{text}");
+        assert!(text.contains("println!(\"hello\")"), "{text}");
+        let status = until(&b, 5, "status", "return document.getElementById('code-status').textContent").await;
+        assert!(status.as_str().unwrap().contains("indexed"), "{status}");
+        no_errors_then_close(&driver, b).await;
+    });
+}

@@ -3,7 +3,7 @@
 
 use super::door::Engine;
 use crate::index::{CodeIndex, IndexError};
-use crate::protocol::{EngineError, IndexBuilt, IndexStatus};
+use crate::protocol::{EngineError, Found, IndexBuilt, IndexStatus};
 
 fn index_of(ctx: &super::EngineContext) -> Result<&CodeIndex, EngineError> {
     ctx.index.as_deref().ok_or_else(|| {
@@ -41,5 +41,36 @@ impl Engine {
     pub async fn index_clear(&self) -> Result<bool, EngineError> {
         self.off_task(|ctx| index_of(ctx)?.clear().map_err(failed))
             .await
+    }
+}
+
+impl Engine {
+    /// Files read of files listed while this engine builds its index.
+    pub fn index_progress(&self) -> Option<(usize, usize)> {
+        let (done, total) = self.inner.ctx.index.as_ref()?.progress();
+        (total > 0 && done < total).then_some((done, total))
+    }
+
+    /// Files and symbols by a fuzzy name (`Ctrl+P`, `@` completion).
+    /// `fresh`: the index brought up to date with the tree first (a dialog
+    /// opening); else as this engine last saw it (each key typed after).
+    pub async fn find(
+        &self,
+        typed: String,
+        limit: usize,
+        fresh: bool,
+    ) -> Result<Vec<Found>, EngineError> {
+        self.off_task(move |ctx| {
+            let index = index_of(ctx)?;
+            let view = if fresh {
+                index.view(&ctx.workspace)
+            } else {
+                index.quick_view(&ctx.workspace)
+            }
+            .map_err(failed)?;
+            let paths: Vec<String> = view.ids().map(|i| view.doc(i).path.clone()).collect();
+            Ok(crate::index::lookup(&view, &paths, &typed, limit))
+        })
+        .await
     }
 }

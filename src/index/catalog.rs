@@ -37,6 +37,16 @@ impl Excludes {
     }
 }
 
+/// The stat the index compares (size, times, inode).
+pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
+    Stat {
+        size: meta.len(),
+        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+        ino: meta.ino(),
+    }
+}
+
 /// The agent root's files, sorted by path, each with its stat. Reads no
 /// file; a file that vanishes mid-walk is simply not listed.
 pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
@@ -71,14 +81,7 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
                 let Ok(meta) = entry.metadata() else {
                     return WalkState::Continue;
                 };
-                let stat = Stat {
-                    size: meta.len(),
-                    mtime_ns: i128::from(meta.mtime()) * 1_000_000_000
-                        + i128::from(meta.mtime_nsec()),
-                    ctime_ns: i128::from(meta.ctime()) * 1_000_000_000
-                        + i128::from(meta.ctime_nsec()),
-                    ino: meta.ino(),
-                };
+                let stat = stat_of(&meta);
                 if let Ok(mut found) = found.lock() {
                     found.push(Listed { path: rel, stat });
                 }

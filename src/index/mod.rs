@@ -11,6 +11,7 @@ mod build;
 mod catalog;
 mod format;
 mod graph;
+mod lookup;
 mod model;
 mod outline;
 mod search;
@@ -19,6 +20,7 @@ mod tokens;
 mod trigrams;
 mod view;
 
+pub use lookup::lookup;
 pub use model::{DocMeta, Symbol};
 pub use outline::{Outline, OutlineNode, Reference, RepoMap, SymbolHit};
 pub use outline::{file_outline, find_references, find_symbol, repo_map};
@@ -250,22 +252,50 @@ impl CodeIndex {
         self.view_of(ws, stored, &listed, true).and_then(built)
     }
 
-    /// The stored index brought up to date by stat when one is stored and
-    /// few files changed; never builds (`search_project`'s prefilter).
-    pub fn view_if_built(&self, ws: &Workspace) -> Option<Arc<View>> {
+    /// The view this process holds, as it is (a person's lookups as they
+    /// type: no stat of the tree each key); the first brings it up to date.
+    pub fn quick_view(&self, ws: &Workspace) -> Result<Arc<View>, IndexError> {
+        match self.cached.lock().ok().and_then(|c| c.clone()) {
+            Some(view) => Ok(view),
+            None => self.view(ws),
+        }
+    }
+
+    /// What a `search_project` for `query` may skip, from the stored index
+    /// as it is (`None`: none stored, or the query needs no trigram). The
+    /// search's own walk checks each file's stat against it, so nothing
+    /// changed since is skipped; it never builds an index.
+    pub fn search_skips(&self, query: &str, regex: bool) -> Option<Skips> {
         if !self.config.enabled {
             return None;
         }
         let cached = self.cached.lock().ok().and_then(|c| c.clone());
-        let stored = match cached.as_ref().and_then(|v| v.stored.clone()) {
+        let stored = match cached.and_then(|v| v.stored.clone()) {
             Some(s) => s,
             None => Arc::new(format::read(&self.dir).ok()?),
         };
         if stored.header.fingerprint != self.fingerprint() {
             return None;
         }
-        let listed = catalog::list(ws, &self.excludes);
-        self.view_of(ws, stored, &listed, false).ok().flatten()
+        let need = trigrams::required(query, regex)?;
+        let mut lists: Vec<Vec<u32>> = need.iter().map(|t| stored.trigram_docs(*t)).collect();
+        lists.sort_by_key(Vec::len);
+        let mut have: HashSet<u32> = lists.first()?.iter().copied().collect();
+        for list in &lists[1..] {
+            if have.is_empty() {
+                break;
+            }
+            let next: HashSet<u32> = list.iter().copied().collect();
+            have.retain(|d| next.contains(d));
+        }
+        let files = stored
+            .docs
+            .iter()
+            .enumerate()
+            .filter(|(i, d)| d.indexed() && !d.folds_to_ascii && !have.contains(&(*i as u32)))
+            .map(|(_, d)| (d.path.clone(), d.stat))
+            .collect();
+        Some(Skips(files))
     }
 
     fn view_of(
@@ -340,6 +370,18 @@ impl CodeIndex {
             return false;
         };
         rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+    }
+}
+
+/// The files a search may skip, each with the stat it had when indexed.
+pub struct Skips(std::collections::HashMap<String, model::Stat>);
+
+impl Skips {
+    /// `rel` lacked a trigram every match holds, and is unchanged since.
+    pub fn skips(&self, rel: &str, meta: &std::fs::Metadata) -> bool {
+        self.0
+            .get(rel)
+            .is_some_and(|s| *s == catalog::stat_of(meta))
     }
 }
 

@@ -10,7 +10,6 @@ use super::analyse::{Analysed, Interner};
 use super::build::push_symbols;
 use super::format::Stored;
 use super::model::{DocMeta, NFIELDS, Symbol};
-use super::trigrams;
 
 /// Files read since the stored generation.
 #[derive(Default)]
@@ -215,40 +214,6 @@ impl View {
                 .collect(),
             _ => Vec::new(),
         }
-    }
-
-    /// The stored files a `search_project` for `query` may skip: indexed,
-    /// unchanged since, without a character that folds to ASCII, and
-    /// lacking one of the trigrams every match holds. `None`: the query
-    /// needs no trigram, nothing is skipped.
-    pub fn search_skips(&self, query: &str, regex: bool) -> Option<HashSet<String>> {
-        let need = trigrams::required(query, regex)?;
-        let stored = self.stored.as_ref()?;
-        let mut lists: Vec<Vec<u32>> = need.iter().map(|t| stored.trigram_docs(*t)).collect();
-        lists.sort_by_key(Vec::len);
-        let mut have: HashSet<u32> = lists.first()?.iter().copied().collect();
-        for list in &lists[1..] {
-            if have.is_empty() {
-                break;
-            }
-            let next: HashSet<u32> = list.iter().copied().collect();
-            have.retain(|d| next.contains(d));
-        }
-        Some(
-            stored
-                .docs
-                .iter()
-                .enumerate()
-                .filter(|(i, d)| {
-                    let i = *i as u32;
-                    d.indexed()
-                        && !d.folds_to_ascii
-                        && !self.masked.contains(&i)
-                        && !have.contains(&i)
-                })
-                .map(|(_, d)| d.path.clone())
-                .collect(),
-        )
     }
 
     /// Number of ids (live or not): the size a per-file vector needs.

@@ -48,3 +48,16 @@ pub struct IndexBuilt {
     /// False: the stored index was up to date and was kept.
     pub built: bool,
 }
+
+/// A file or a symbol found by a fuzzy name (`Ctrl+P`, `@` completion).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Found {
+    pub path: String,
+    /// The symbol's name; `None` for a file.
+    pub symbol: Option<String>,
+    /// `file`, or the symbol's kind (function, class, method …).
+    pub kind: String,
+    /// 1-based; the symbol's first line (`None` for a file).
+    pub line: Option<u32>,
+    pub container: Option<String>,
+}

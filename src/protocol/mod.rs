@@ -29,7 +29,7 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
-pub use index::{IndexBuilt, IndexState, IndexStatus};
+pub use index::{Found, IndexBuilt, IndexState, IndexStatus};
 pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use server::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};

@@ -15,7 +15,11 @@ use super::state::{AppState, User, Workspace};
 use crate::protocol::{Command, EngineError, Reply, Role};
 
 /// Runs read tool `name` on `ws`: its JSON result, or its error as 400/404.
-async fn tool(ws: &Workspace, name: &str, arguments: Value) -> Result<Json<Value>, ApiError> {
+pub(super) async fn tool(
+    ws: &Workspace,
+    name: &str,
+    arguments: Value,
+) -> Result<Json<Value>, ApiError> {
     let reply = ws
         .engine
         .command(Command::CallTool {
@@ -51,6 +55,7 @@ fn refusal(code: &str, message: String) -> ApiError {
             ApiError::not_found(message)
         }
         "outside_root" | "forbidden_path" | "read_only_scope" => ApiError::forbidden(message),
+        "index_unavailable" => ApiError::unavailable(message),
         "io_error" | "internal_error" | "needs_job" => ApiError::new(
             axum::http::StatusCode::INTERNAL_SERVER_ERROR,
             "unavailable",
@@ -79,7 +84,7 @@ fn tool_error(e: EngineError) -> ApiError {
 }
 
 /// Only the arguments that were given.
-fn args(pairs: Vec<(&str, Option<Value>)>) -> Value {
+pub(super) fn args(pairs: Vec<(&str, Option<Value>)>) -> Value {
     let map: Map<String, Value> = pairs
         .into_iter()
         .filter_map(|(k, v)| v.map(|v| (k.to_string(), v)))

@@ -6,6 +6,7 @@
 
 mod body;
 mod checkpoints;
+mod code;
 pub mod drain;
 mod error;
 mod exec;
@@ -73,6 +74,8 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(mcp::tools))
         .routes(routes!(mcp::call))
         .routes(routes!(fs::audit))
+        .routes(routes!(code::index))
+        .routes(routes!(code::search))
         .routes(routes!(usage::usage))
         .split_for_parts();
     let doc = Arc::new(openapi::finish(doc));

@@ -5,7 +5,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, glob_filter, parse_args};
-use crate::workspace::{SearchOptions, search};
+use crate::workspace::{SearchOptions, SkipFile, search};
 
 /// Lines shown before and after each match.
 const CONTEXT_LINES: usize = 2;
@@ -66,9 +66,10 @@ impl Tool for SearchProject {
         // (never building one for this: a search reads what it must).
         let skips = ctx
             .index
-            .and_then(|index| index.view_if_built(ctx.workspace))
-            .and_then(|view| view.search_skips(&args.query, args.regex));
-        let skip = |rel: &str| skips.as_ref().is_some_and(|s| s.contains(rel));
+            .and_then(|index| index.search_skips(&args.query, args.regex));
+        let skip = |rel: &str, meta: &std::fs::Metadata| {
+            skips.as_ref().is_some_and(|s| s.skips(rel, meta))
+        };
         // Every scope, the agent root's hits first, within one limit.
         let mut hits = Vec::new();
         let mut truncated = false;
@@ -83,7 +84,7 @@ impl Tool for SearchProject {
                 &start,
                 &SearchOptions {
                     limit: left,
-                    skip: (start.scope == 0).then_some(&skip as &(dyn Fn(&str) -> bool + Sync)),
+                    skip: (start.scope == 0).then_some(&skip as &SkipFile<'_>),
                     ..options
                 },
             )

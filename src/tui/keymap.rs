@@ -46,6 +46,7 @@ pub enum Action {
     PageDown,
     Help,
     OpenRoot,
+    Find,
     Quit,
 }
 
@@ -93,6 +94,7 @@ impl Action {
             Action::PageDown => "page_down",
             Action::Help => "help",
             Action::OpenRoot => "open_root",
+            Action::Find => "find",
             Action::Quit => "quit",
         }
     }
@@ -235,6 +237,7 @@ pub const BINDINGS: &[Binding] = &[
     bind(Context::Global, KeyCode::Char('r'), CTRL, "Ctrl+R", Action::OpenReview, "review the pending diff"),
     bind(Context::Global, KeyCode::Char('z'), CTRL, "Ctrl+Z", Action::Rollback, "roll back the latest checkpoint"),
     bind(Context::Global, KeyCode::Char('o'), CTRL, "Ctrl+O", Action::OpenRoot, "open another folder as the agent root"),
+    bind(Context::Global, KeyCode::Char('p'), CTRL, "Ctrl+P", Action::Find, "find a file or a symbol by name; Enter opens it"),
     bind(Context::Global, KeyCode::Esc, NONE, "Esc", Action::Cancel, "cancel the job / close a dialog"),
     bind(Context::Global, KeyCode::F(1), NONE, "F1 / ?", Action::Help, "this help"),
     bind(Context::Global, KeyCode::Char('c'), CTRL, "Ctrl+C ×2", Action::Quit, "quit"),

@@ -22,6 +22,7 @@ pub fn start(engine: &Engine, load: Load, tx: &UnboundedSender<UiEvent>) {
     tokio::spawn(async move {
         let done = match load {
             Load::OpenRoot(path) => return open_root(engine, path, tx).await,
+            Load::Index => return index(engine, tx).await,
             Load::HunkColours { job_id, hunks } => {
                 let colours = blocking(move || highlight::highlight_hunks(hunks)).await;
                 Loaded::HunkColours {
@@ -45,6 +46,30 @@ pub fn start(engine: &Engine, load: Load, tx: &UnboundedSender<UiEvent>) {
         };
         let _ = tx.send(UiEvent::Loaded(done));
     });
+}
+
+/// Builds the code index if it is missing or stale, saying how far it got
+/// every quarter second, then what it holds.
+async fn index(engine: Engine, tx: UnboundedSender<UiEvent>) {
+    let builder = engine.clone();
+    let mut build = tokio::spawn(async move { builder.index_build(false).await });
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    let result = loop {
+        tokio::select! {
+            done = &mut build => break done,
+            _ = tick.tick() => {
+                if let Some((done, total)) = engine.index_progress() {
+                    let _ = tx.send(UiEvent::Loaded(Loaded::IndexProgress { done, total }));
+                }
+            }
+        }
+    };
+    let files = match result {
+        Ok(Ok(built)) => Ok(built.files),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let _ = tx.send(UiEvent::Loaded(Loaded::Index(files)));
 }
 
 /// Does the app's loads here and now (tests and benches; the event loop
@@ -115,6 +140,26 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
         },
         Load::RecentRoots => Loaded::RecentRoots(engine.recent_roots().await.unwrap_or_default()),
         Load::GonePins(pins) => Loaded::GonePins(gone_pins(engine, pins).await),
+        Load::Index => Loaded::Index(
+            engine
+                .index_build(false)
+                .await
+                .map(|b| b.files)
+                .map_err(|e| e.to_string()),
+        ),
+        Load::Find { typed, purpose } => Loaded::Found {
+            // A dialog opening, or a completion: the tree as it is now.
+            found: engine
+                .find(
+                    typed.clone(),
+                    crate::tui::app::FIND_ROWS,
+                    typed.is_empty() || purpose == crate::tui::app::FindFor::Completion,
+                )
+                .await
+                .unwrap_or_default(),
+            typed,
+            purpose,
+        },
         // Done by `start` itself.
         Load::OpenRoot(_)
         | Load::HunkColours { .. }

@@ -48,6 +48,11 @@ pub fn app_from(engine: &Engine, start: TuiStart) -> App {
     });
     app.loads.push(Load::LatestCheckpoint);
     app.loads.push(Load::Paths);
+    // The code index, built in the background if missing or stale (the
+    // status bar says how far it got); its tools work meanwhile too.
+    if engine.config().index.enabled {
+        app.loads.push(Load::Index);
+    }
     match start.resume {
         Resume::New => {}
         Resume::Session(id) => {

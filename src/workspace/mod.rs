@@ -22,7 +22,7 @@ pub use live::LiveTree;
 pub use sandbox::{MAX_COMPONENT_BYTES, MAX_PATH_BYTES, Resolved, SandboxError};
 pub use scope::{Access, Scope, ScopeError, ScopeSpec, expand_home};
 pub use scratch::{CopyKind, Scratch};
-pub use search::{SearchHit, SearchOptions, SearchOutcome, search};
+pub use search::{SearchHit, SearchOptions, SearchOutcome, SkipFile, search};
 pub use suggest::close_matches;
 pub use text::{DecodeError, ReadRange, TextSlice, read_text_range, sha256_hex};
 pub use tree_key::{tree_key, tree_stamp};

@@ -17,6 +17,10 @@ use super::walk::{PathFilter, rel_of, walker};
 /// Longest line kept in a snippet; longer ones (minified code) are cut.
 const MAX_SNIPPET_LINE_CHARS: usize = 400;
 
+/// Whether a file (its path relative to the root, its stat) can be left
+/// unread: it is known not to match.
+pub type SkipFile<'a> = dyn Fn(&str, &std::fs::Metadata) -> bool + Sync + 'a;
+
 #[derive(Clone, Copy)]
 pub struct SearchOptions<'a> {
     pub query: &'a str,
@@ -31,9 +35,9 @@ pub struct SearchOptions<'a> {
     pub context_lines: usize,
     /// Lines in one snippet at most.
     pub max_snippet_lines: usize,
-    /// Files (by path relative to the root) known not to match: the code
-    /// index's trigrams tell, and they are not opened.
-    pub skip: Option<&'a (dyn Fn(&str) -> bool + Sync)>,
+    /// Files (by path relative to the root, with their stat) known not
+    /// to match: the code index's trigrams tell, and they are not opened.
+    pub skip: Option<&'a SkipFile<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +98,9 @@ pub fn search(
                 };
                 if opts.filter.is_some_and(|f| !f.matches(&rel))
                     || best.sorts_after_all(&rel)
-                    || opts.skip.is_some_and(|skip| skip(&rel))
+                    || opts
+                        .skip
+                        .is_some_and(|skip| entry.metadata().is_ok_and(|meta| skip(&rel, &meta)))
                 {
                     return WalkState::Continue;
                 }

@@ -35,6 +35,7 @@ impl App {
             Overlay::EditHunk { .. } => Some(self.editor_key(key)),
             Overlay::Approval { .. } => Some(self.approval_key(key)),
             Overlay::OpenRoot { .. } => Some(self.open_root_key(key)),
+            Overlay::Find { .. } => Some(self.find_key(key)),
             Overlay::None
             | Overlay::Preview { .. }
             | Overlay::Checkpoints { .. }

@@ -59,6 +59,15 @@ impl App {
                 *cursor = None;
                 *status = super::RootDialog::Editing;
             }
+            Overlay::Find { input, cursor, .. } => {
+                input.push_str(text.trim_end_matches(['\n', '\r']));
+                *cursor = 0;
+                let typed = input.clone();
+                self.loads.push(super::Load::Find {
+                    typed,
+                    purpose: super::FindFor::Dialog,
+                });
+            }
             Overlay::EditHunk { editor, .. } => {
                 editor.0.insert_str(text);
             }
@@ -75,7 +84,9 @@ impl App {
     }
 
     /// Completes a trailing `@partial` in the input with the best matching
-    /// path: a path starting with it, else one whose file name does.
+    /// path: a path starting with it, else one whose file name does; else
+    /// the code index is asked for a symbol so named (`@readFile` becomes
+    /// `@src/fs.rs:42` when its answer comes).
     pub(super) fn complete_path(&mut self) -> bool {
         let line = self.input.lines().last().cloned().unwrap_or_default();
         let Some(token) = line
@@ -102,6 +113,17 @@ impl App {
                 .min_by_key(|p| p.len())
         };
         let Some(found) = by_path.or_else(by_name).map(str::to_string) else {
+            let symbol_like = !partial.is_empty()
+                && partial
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+            if symbol_like && self.index != super::IndexGauge::Off {
+                self.loads.push(super::Load::Find {
+                    typed: partial.to_string(),
+                    purpose: super::FindFor::Completion,
+                });
+                return true;
+            }
             return false;
         };
         if found == partial {

@@ -149,6 +149,7 @@ impl App {
                 };
             }
             Action::OpenRoot => self.open_root_dialog(),
+            Action::Find => self.open_find(),
             Action::Newline => self.input.insert_newline(),
             Action::OpenReview => self.open_review(),
             Action::Open => self.open_selected(),

@@ -55,6 +55,19 @@ pub enum Loaded {
     RootFailed(String),
     /// Pins whose files are gone (asked by `Load::GonePins`).
     GonePins(Vec<String>),
+    /// The code index's state (after a build, if one was needed).
+    Index(Result<usize, String>),
+    /// A build of the code index: files read of files listed.
+    IndexProgress {
+        done: usize,
+        total: usize,
+    },
+    /// Files and symbols named like `typed`.
+    Found {
+        typed: String,
+        purpose: super::FindFor,
+        found: Vec<crate::protocol::Found>,
+    },
     /// The engine's reply to a command the app sent.
     Replied {
         command: Box<Command>,
@@ -105,6 +118,13 @@ impl App {
             Loaded::RootFailed(why) => self.root_open_failed(why),
             Loaded::GonePins(gone) => self.unpin_gone(&gone),
             Loaded::Replied { command, result } => self.replied(&command, result),
+            Loaded::Index(status) => self.index_loaded(status),
+            Loaded::IndexProgress { done, total } => self.index_progress(done, total),
+            Loaded::Found {
+                typed,
+                purpose,
+                found,
+            } => self.found_loaded(&typed, purpose, found),
         }
     }
 

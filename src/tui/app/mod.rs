@@ -6,6 +6,7 @@
 
 mod dialogs;
 mod events;
+mod find;
 mod input;
 mod keys;
 mod loads;
@@ -20,6 +21,7 @@ mod scroll;
 use crate::protocol::words::counted;
 use ratatui_textarea::TextArea;
 
+pub use find::{FIND_ROWS, FindFor, IndexGauge};
 pub use loads::{Loaded, latest_of};
 pub use open_root::RootDialog;
 pub use resume::Resumed;
@@ -115,6 +117,12 @@ pub enum Overlay {
         /// The file's line number of the text's first line.
         first_line: usize,
         editor: Box<Editor>,
+    },
+    /// `Ctrl+P`: a file or a symbol by a fuzzy name.
+    Find {
+        input: String,
+        found: Vec<crate::protocol::Found>,
+        cursor: usize,
     },
     /// `Ctrl+O`: another folder to open as the agent root.
     OpenRoot {
@@ -265,6 +273,13 @@ pub enum Load {
     OpenRoot(String),
     /// Which of these pins (a resumed session's) name files now gone.
     GonePins(Vec<String>),
+    /// The code index: built if missing or stale, its progress meanwhile.
+    Index,
+    /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
+    Find {
+        typed: String,
+        purpose: FindFor,
+    },
 }
 
 /// One line of the checkpoints list.
@@ -369,6 +384,8 @@ pub struct App {
     pub keymap: crate::tui::KeyMap,
     /// Every file of the root (loaded off the UI task), for `@path` completion.
     pub paths: crate::protocol::PathList,
+    /// The code index, as the status bar shows it.
+    pub index: IndexGauge,
     /// Work asked of the event loop (loads off the UI task), oldest first.
     pub loads: Vec<Load>,
     preview_generation: u64,
@@ -443,6 +460,7 @@ impl App {
             mcp: Vec::new(),
             pinned: Vec::new(),
             paths: crate::protocol::PathList::new(),
+            index: IndexGauge::Unknown,
             keymap: crate::tui::KeyMap::default(),
             details: Details::Folded,
             loads: Vec::new(),

@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 
 mod approval;
 mod chat;
+mod find;
 mod overlays;
 mod review;
 mod review_rows;
@@ -196,6 +197,13 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut spans = vec![mode, provider];
     spans.extend(job_spans(app));
     spans.extend(mcp_spans(app));
+    if let Some(label) = app.index.label() {
+        let colour = match app.index {
+            crate::tui::app::IndexGauge::Failed(_) => Color::Red,
+            _ => Color::DarkGray,
+        };
+        spans.push(Span::styled(format!(" {label} "), Style::new().fg(colour)));
+    }
     let room = (area.width as usize).saturating_sub(spans.iter().map(Span::width).sum());
     spans.push(hint_span(app, room));
     frame.render_widget(Paragraph::new(Line::from(spans)), area);

@@ -62,6 +62,11 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             error.as_deref(),
             app.pinned.contains(path),
         ),
+        Overlay::Find {
+            input,
+            found,
+            cursor,
+        } => super::find::draw_find(frame, area, input, found, *cursor),
         Overlay::OpenRoot {
             input,
             choices,

@@ -1,0 +1,63 @@
+//! The `Ctrl+P` dialog: what was typed, then files and symbols by a fuzzy
+//! name (a symbol with its kind, file and line), the chosen one reversed.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+
+use crate::protocol::Found;
+
+pub(super) fn draw_find(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    input: &str,
+    found: &[Found],
+    cursor: usize,
+) {
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut text = vec![
+        Line::from(vec![
+            Span::styled("> ", Style::new().fg(Color::Cyan)),
+            Span::raw(input.to_string()),
+        ]),
+        Line::from(""),
+    ];
+    if found.is_empty() {
+        text.push(Line::from(Span::styled(
+            if input.is_empty() {
+                "type part of a file or symbol name"
+            } else {
+                "nothing found"
+            },
+            dim,
+        )));
+    }
+    let rows = usize::from(area.height.saturating_sub(8)).clamp(3, 20);
+    let first = cursor.saturating_sub(rows - 1);
+    for (i, f) in found.iter().enumerate().skip(first).take(rows) {
+        let spans = match (&f.symbol, f.line) {
+            (Some(name), Some(line)) => vec![
+                Span::styled(format!("  {:<9} ", f.kind), dim),
+                Span::raw(match &f.container {
+                    Some(c) => format!("{c}::{name}"),
+                    None => name.clone(),
+                }),
+                Span::styled(format!("  {}:{line}", f.path), dim),
+            ],
+            _ => vec![Span::styled("  file      ", dim), Span::raw(f.path.clone())],
+        };
+        let line = Line::from(spans);
+        text.push(if i == cursor {
+            line.style(Style::new().add_modifier(Modifier::REVERSED))
+        } else {
+            line
+        });
+    }
+    text.push(Line::from(""));
+    text.push(Line::from(Span::styled(
+        "Enter: open in the preview · ↑/↓: choose · Esc: close",
+        dim,
+    )));
+    super::overlays::dialog(frame, area, "Find a file or a symbol", text);
+}
