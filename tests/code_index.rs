@@ -875,3 +875,115 @@ fn with_an_index_search_project_opens_only_the_files_that_can_match() {
         "with one, only the files that can match: {after}"
     );
 }
+
+/// A model2vec-format model small enough to write here: a WordPiece
+/// vocabulary where `remove`/`delete` share a meaning, as do
+/// `entry`/`item`/`record` and `parse`/`config`.
+fn tiny_model(dir: &Path) {
+    let words: &[(&str, [f32; 4])] = &[
+        ("[UNK]", [0.0, 0.0, 0.0, 0.0]),
+        ("[PAD]", [0.0, 0.0, 0.0, 0.0]),
+        ("remove", [1.0, 0.0, 0.0, 0.0]),
+        ("delete", [1.0, 0.0, 0.0, 0.0]),
+        ("entry", [0.0, 1.0, 0.0, 0.0]),
+        ("item", [0.0, 1.0, 0.0, 0.0]),
+        ("record", [0.0, 1.0, 0.0, 0.0]),
+        ("parse", [0.0, 0.0, 1.0, 0.0]),
+        ("config", [0.0, 0.0, 1.0, 0.0]),
+        ("render", [0.0, 0.0, 0.0, 1.0]),
+        ("page", [0.0, 0.0, 0.0, 1.0]),
+    ];
+    let vocab: serde_json::Map<String, Value> = words
+        .iter()
+        .enumerate()
+        .map(|(i, (w, _))| (w.to_string(), Value::from(i)))
+        .collect();
+    let tokenizer = serde_json::json!({
+        "version": "1.0", "truncation": null, "padding": null, "added_tokens": [],
+        "normalizer": {"type": "BertNormalizer", "clean_text": true, "handle_chinese_chars": true, "strip_accents": null, "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "post_processor": null, "decoder": null,
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab}
+    });
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).unwrap();
+    std::fs::write(dir.join("config.json"), r#"{"normalize": true}"#).unwrap();
+    let data: Vec<u8> = words
+        .iter()
+        .flat_map(|(_, v)| v.iter().flat_map(|x| x.to_le_bytes()))
+        .collect();
+    let mut header = serde_json::json!({"embeddings": {"dtype": "F32", "shape": [words.len(), 4], "data_offsets": [0, data.len()]}}).to_string();
+    while !header.len().is_multiple_of(8) {
+        header.push(' ');
+    }
+    let mut file = (header.len() as u64).to_le_bytes().to_vec();
+    file.extend_from_slice(header.as_bytes());
+    file.extend_from_slice(&data);
+    std::fs::write(dir.join("model.safetensors"), file).unwrap();
+}
+
+#[test]
+fn a_local_embedding_model_finds_by_meaning_and_nothing_is_fetched() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    write_files(
+        root.path(),
+        &[
+            (
+                "src/store.rs",
+                "pub fn delete_item(id: u32) {\n    // drops the stored record\n}\n",
+            ),
+            ("src/config.rs", "pub fn parse_config(text: &str) {}\n"),
+            ("src/page.rs", "pub fn render_page() {}\n"),
+        ],
+    );
+    let model = env.home.path().join("tiny-model");
+    tiny_model(&model);
+    let with = env.home.path().join("with.toml");
+    std::fs::write(
+        &with,
+        format!("[index]\nembedding_model = \"{}\"\n", model.display()),
+    )
+    .unwrap();
+    let search = |config: &Path, query: &str| {
+        let out = env
+            .cmd()
+            .arg("--config")
+            .arg(config)
+            .args([
+                "tool",
+                "code_search",
+                &serde_json::json!({"query": query}).to_string(),
+                "--root",
+            ])
+            .arg(root.path())
+            .output()
+            .unwrap();
+        (code(&out), json_of(&out))
+    };
+    // Off by default: no word of the query is in any file.
+    let plain = env.home.path().join("plain.toml");
+    std::fs::write(&plain, "").unwrap();
+    let (c, v) = search(&plain, "remove entry");
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(results(&v), Vec::<String>::new(), "{v}");
+    // With the model: by meaning, and said so.
+    let (c, v) = search(&with, "remove entry");
+    assert_eq!(c, 0, "{v}");
+    assert_eq!(results(&v)[0], "src/store.rs", "{v}");
+    let why = v["results"][0]["why"].to_string();
+    assert!(why.contains("close in meaning"), "{why}");
+    // The words still lead where they match.
+    let (_, v) = search(&with, "render page");
+    assert_eq!(results(&v)[0], "src/page.rs", "{v}");
+    // A model folder that is not there: a clear error, nothing fetched.
+    let gone = env.home.path().join("gone.toml");
+    std::fs::write(&gone, "[index]\nembedding_model = \"/nonexistent/model\"\n").unwrap();
+    let (c, v) = search(&gone, "remove entry");
+    assert_eq!(c, 1, "{v}");
+    let message = v["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("embedding_model") && message.contains("/nonexistent/model"),
+        "{message}"
+    );
+}

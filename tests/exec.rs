@@ -142,6 +142,14 @@ fn openai_multi_turn_job_in_every_mode() {
         if mode == "agent" {
             expected.extend(["propose_edits", "run_command"]);
         }
+        // The code index's, in every mode.
+        expected.extend([
+            "code_search",
+            "find_symbol",
+            "find_references",
+            "file_outline",
+            "repo_map",
+        ]);
         assert_eq!(
             tool_names(first),
             expected,

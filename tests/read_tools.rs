@@ -575,7 +575,7 @@ fn search_limits_order_and_truncation() {
 #[test]
 fn tool_list_describes_every_tool() {
     let env = Env::new();
-    // Outside a git work tree: the built-in tools only.
+    // Outside a git work tree: the built-in tools and the code index's.
     let plain = tempfile::tempdir().unwrap();
     let tools = env.tool_list(plain.path());
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -588,7 +588,12 @@ fn tool_list_describes_every_tool() {
             "list_scopes",
             "clarify_user",
             "propose_edits",
-            "run_command"
+            "run_command",
+            "code_search",
+            "find_symbol",
+            "find_references",
+            "file_outline",
+            "repo_map"
         ]
     );
     for t in &tools {

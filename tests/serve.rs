@@ -1243,6 +1243,8 @@ fn openapi_describes_every_endpoint() {
             ("post", "/api/v1/agent/mcp/call"),
             ("get", "/api/v1/agent/audit"),
             ("get", "/api/v1/agent/usage"),
+            ("get", "/api/v1/agent/index"),
+            ("post", "/api/v1/agent/code/search"),
         ];
         let paths = doc["paths"].as_object().unwrap();
         for (method, path) in want {

@@ -20,7 +20,7 @@ fn index_of(ctx: &super::EngineContext) -> Result<&CodeIndex, EngineError> {
 fn failed(e: IndexError) -> EngineError {
     match e {
         IndexError::Disabled => EngineError::unavailable(e.to_string()),
-        IndexError::Io(_) => EngineError::failed(e.to_string()),
+        IndexError::Io(_) | IndexError::Embedding(_) => EngineError::failed(e.to_string()),
     }
 }
 

@@ -285,6 +285,7 @@ impl Job<'_> {
                 )
             }
         };
+        self.window_stated |= overflow.limit.is_some();
         let tokens = tokens.max(crate::config::MIN_CONTEXT_WINDOW / 2);
         self.window = ContextWindow {
             tokens,

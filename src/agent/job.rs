@@ -189,6 +189,9 @@ pub(super) struct Job<'a> {
     /// The system prompt and the tool definitions as counted in `extra`.
     pub texts: (String, String),
     /// The server setting named by the last overflow error.
+    /// The server stated its window in an overflow (not only refused a
+    /// request of some size).
+    pub window_stated: bool,
     pub overflowed: Option<&'static str>,
     /// The server's tokenizer was asked this job (its streams gave no usage).
     pub server_counted: bool,
@@ -249,6 +252,7 @@ impl<'a> Job<'a> {
             extra: Extra::default(),
             texts: (String::new(), String::new()),
             overflowed: None,
+            window_stated: false,
             server_counted: false,
             probed: Duration::ZERO,
             turn_calls: Vec::new(),
@@ -273,10 +277,11 @@ impl<'a> Job<'a> {
         for _ in 0..max_requests {
             let was_lean = self.lean();
             let outcome = self.turn(&system, &tools).await;
-            // The window turned out small (the server said so): the lean
-            // request from here on, and the request once more.
+            // The window turned out small (the server said how small): the
+            // lean request from here on, and the request once more.
             if !was_lean
                 && self.lean()
+                && self.window_stated
                 && matches!(
                     &outcome,
                     Some(Outcome::Failed {

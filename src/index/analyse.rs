@@ -6,6 +6,7 @@ use std::io::Read;
 use std::path::Path;
 
 use super::catalog::Listed;
+use super::embed::Embedder;
 use super::model::{BODY, DEFS, DocMeta, DocState, NAME, NFIELDS, PATH, is_source, is_test};
 use super::tags::{self, Definition, Lang};
 use super::tokens::terms;
@@ -45,13 +46,29 @@ pub struct Analysed {
     pub references: HashMap<String, u32>,
     /// Its distinct trigrams, sorted.
     pub trigrams: Vec<Trigram>,
+    /// Its embedding (with a model configured).
+    pub vector: Option<Vec<f32>>,
 }
 
 /// Lines this long on average mark minified or generated text: its terms
 /// are read, its syntax is not parsed.
 const MINIFIED_AVG_LINE: usize = 1000;
 
-pub fn analyse(ws: &Workspace, listed: &Listed, max_bytes: u64, names: &mut Interner) -> Analysed {
+/// What a build or an overlay reads files with.
+#[derive(Clone, Copy)]
+pub struct Reading<'a> {
+    pub max_bytes: u64,
+    /// The embedding model, when one is configured.
+    pub embedder: Option<&'a Embedder>,
+}
+
+pub fn analyse(
+    ws: &Workspace,
+    listed: &Listed,
+    how: Reading<'_>,
+    names: &mut Interner,
+) -> Analysed {
+    let max_bytes = how.max_bytes;
     let path = listed.path.as_str();
     let mut out = Analysed {
         meta: DocMeta {
@@ -71,6 +88,7 @@ pub fn analyse(ws: &Workspace, listed: &Listed, max_bytes: u64, names: &mut Inte
         definitions: Vec::new(),
         references: HashMap::new(),
         trigrams: Vec::new(),
+        vector: None,
     };
     let bytes = match read(ws, path, max_bytes) {
         Ok(Some(bytes)) => bytes,
@@ -110,6 +128,10 @@ pub fn analyse(ws: &Workspace, listed: &Listed, max_bytes: u64, names: &mut Inte
         }
         out.definitions = found.definitions;
         out.references = found.references;
+    }
+    if let Some(model) = how.embedder {
+        let names: Vec<&str> = out.definitions.iter().map(|d| d.name.as_str()).collect();
+        out.vector = Some(model.embed(&super::embed::file_text(path, &names, &text)));
     }
     out
 }

@@ -7,8 +7,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::analyse::{Analysed, Interner, analyse};
+use super::analyse::{Analysed, Interner, Reading, analyse};
 use super::catalog::Listed;
+use super::embed::Embedder;
 use super::graph;
 use super::model::{DocMeta, NFIELDS, Postings, Symbol};
 use super::tags::Definition;
@@ -26,6 +27,9 @@ pub struct Built {
     pub edges: Vec<(u32, u32, f32)>,
     /// Trigrams, sorted, each with the files holding it.
     pub trigrams: Vec<(Trigram, Vec<u32>)>,
+    /// The embedding's width and every file's vector in file order (zeros
+    /// for a file not indexed); `(0, [])` without a model.
+    pub vectors: (usize, Vec<f32>),
 }
 
 /// Progress of a build: files read of files listed.
@@ -40,7 +44,7 @@ struct Worker {
     docs: Vec<(usize, Analysed)>,
 }
 
-pub fn build(ws: &Workspace, listed: &[Listed], max_bytes: u64, progress: &Progress) -> Built {
+pub fn build(ws: &Workspace, listed: &[Listed], how: Reading<'_>, progress: &Progress) -> Built {
     progress.total.store(listed.len(), Ordering::Relaxed);
     let next = AtomicUsize::new(0);
     let workers = Mutex::new(Vec::new());
@@ -55,7 +59,7 @@ pub fn build(ws: &Workspace, listed: &[Listed], max_bytes: u64, progress: &Progr
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = listed.get(i) else { break };
-                    let doc = analyse(ws, file, max_bytes, &mut worker.names);
+                    let doc = analyse(ws, file, how, &mut worker.names);
                     worker.docs.push((i, doc));
                     progress.done.fetch_add(1, Ordering::Relaxed);
                 }
@@ -65,10 +69,11 @@ pub fn build(ws: &Workspace, listed: &[Listed], max_bytes: u64, progress: &Progr
             });
         }
     });
-    assemble(listed.len(), workers.into_inner().unwrap_or_default())
+    let dim = how.embedder.map_or(0, Embedder::dim);
+    assemble(listed.len(), workers.into_inner().unwrap_or_default(), dim)
 }
 
-fn assemble(count: usize, workers: Vec<Worker>) -> Built {
+fn assemble(count: usize, workers: Vec<Worker>, dim: usize) -> Built {
     // Every worker's term ids mapped onto one sorted vocabulary.
     let mut vocabulary: BTreeMap<&str, u32> = BTreeMap::new();
     for w in &workers {
@@ -98,6 +103,7 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
     let mut references: HashMap<String, Vec<u32>> = HashMap::new();
     let mut counts: Vec<HashMap<String, u32>> = Vec::with_capacity(count);
     let mut trigrams: HashMap<Trigram, Vec<u32>> = HashMap::new();
+    let mut vectors: Vec<f32> = Vec::with_capacity(count * dim);
     for (i, slot) in by_doc.into_iter().enumerate() {
         let Some((w, doc)) = slot else { continue };
         let id = u32::try_from(i).unwrap_or(u32::MAX);
@@ -121,6 +127,12 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
         for t in doc.trigrams {
             trigrams.entry(t).or_default().push(id);
         }
+        if dim > 0 {
+            match doc.vector {
+                Some(v) if v.len() == dim => vectors.extend(v),
+                _ => vectors.extend(std::iter::repeat_n(0.0, dim)),
+            }
+        }
         docs.push(meta);
     }
     let edges = graph::edges(&docs, &symbols, &counts);
@@ -139,6 +151,7 @@ fn assemble(count: usize, workers: Vec<Worker>) -> Built {
         references,
         edges,
         trigrams,
+        vectors: (dim, vectors),
     }
 }
 

@@ -21,8 +21,8 @@ use super::trigrams::{self, Trigram};
 const MAGIC: &[u8; 8] = b"ATIDX\0v1";
 const END: &[u8; 8] = b"ATIDXEND";
 /// Bumped whenever what is written changes meaning: an older file is rebuilt.
-pub const FORMAT: u32 = 2;
-const SECTIONS: usize = 10;
+pub const FORMAT: u32 = 3;
+const SECTIONS: usize = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Header {
@@ -69,6 +69,13 @@ pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
     )?;
     section(&mut out, &keys)?;
     section(&mut out, &lists)?;
+    let (dim, vectors) = &built.vectors;
+    let mut bytes = Vec::with_capacity(4 + vectors.len() * 4);
+    bytes.extend_from_slice(&(*dim as u32).to_le_bytes());
+    for v in vectors {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    section(&mut out, &bytes)?;
     out.write_all(END)?;
     out.flush()?;
     drop(out);
@@ -192,6 +199,8 @@ pub struct Stored {
     edges: Range<u64>,
     edge_list: OnceLock<Vec<(u32, u32, f32)>>,
     trigram_keys: OnceLock<Option<Map<Vec<u8>>>>,
+    vector_section: Range<u64>,
+    vectors: OnceLock<(usize, Vec<f32>)>,
     trigram_section: Range<u64>,
     trigram_lists: Range<u64>,
     neighbours: OnceLock<Vec<Vec<(u32, f32)>>>,
@@ -280,6 +289,8 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         trigram_keys: OnceLock::new(),
         trigram_section: ranges[8].clone(),
         trigram_lists: ranges[9].clone(),
+        vector_section: ranges[10].clone(),
+        vectors: OnceLock::new(),
         neighbours: OnceLock::new(),
     })
 }
@@ -431,5 +442,31 @@ impl Stored {
             all
         });
         all.get(doc as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The embedding's width and every file's vector (`(0, [])`: built
+    /// without a model), read on first use.
+    pub fn vectors(&self) -> (usize, &[f32]) {
+        let (dim, all) = self.vectors.get_or_init(|| {
+            let Ok(bytes) = read_range(&self.file, &self.vector_section) else {
+                return (0, Vec::new());
+            };
+            let Some(dim) = bytes
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .map(u32::from_le_bytes)
+            else {
+                return (0, Vec::new());
+            };
+            let all: Vec<f32> = bytes[4..]
+                .chunks_exact(4)
+                .filter_map(|c| c.try_into().ok().map(f32::from_le_bytes))
+                .collect();
+            if dim == 0 || all.len() != dim as usize * self.docs.len() {
+                return (0, Vec::new());
+            }
+            (dim as usize, all)
+        });
+        (*dim, all)
     }
 }

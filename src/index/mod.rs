@@ -9,6 +9,7 @@
 mod analyse;
 mod build;
 mod catalog;
+mod embed;
 mod format;
 mod graph;
 mod lookup;
@@ -20,6 +21,7 @@ mod tokens;
 mod trigrams;
 mod view;
 
+pub use embed::Embedder;
 pub use lookup::lookup;
 pub use model::{DocMeta, Symbol};
 pub use outline::{Outline, OutlineNode, Reference, RepoMap, SymbolHit};
@@ -54,6 +56,10 @@ pub enum IndexError {
     Disabled,
     #[error("code index: {0}")]
     Io(#[from] std::io::Error),
+    #[error(
+        "the embedding model of [index] embedding_model could not be read ({0}); fix it, or set it to \"\" to search without it"
+    )]
+    Embedding(String),
 }
 
 /// One root's index: where it lives, how it is configured, and (in a
@@ -64,6 +70,8 @@ pub struct CodeIndex {
     excludes: Excludes,
     cached: Mutex<Option<Arc<View>>>,
     progress: Arc<Progress>,
+    /// The embedding model, loaded at first use (`None`: none configured).
+    embedder: std::sync::OnceLock<Option<Result<Arc<Embedder>, String>>>,
 }
 
 impl CodeIndex {
@@ -76,6 +84,7 @@ impl CodeIndex {
             excludes,
             cached: Mutex::new(None),
             progress: Arc::new(Progress::default()),
+            embedder: std::sync::OnceLock::new(),
         }
     }
 
@@ -96,10 +105,27 @@ impl CodeIndex {
     }
 
     fn fingerprint(&self) -> String {
+        let model = match self.embedder() {
+            Ok(Some(m)) => m.fingerprint.clone(),
+            _ => String::new(),
+        };
         format!(
-            "{FORMAT}|{}|{:?}",
+            "{FORMAT}|{}|{:?}|{model}",
             self.config.max_file_bytes, self.config.exclude
         )
+    }
+
+    /// The configured embedding model (loaded once), `None` without one.
+    pub fn embedder(&self) -> Result<Option<Arc<Embedder>>, IndexError> {
+        let slot = self.embedder.get_or_init(|| {
+            let dir = self.config.embedding_model.trim();
+            (!dir.is_empty()).then(|| Embedder::load(Path::new(dir)).map(Arc::new))
+        });
+        match slot {
+            None => Ok(None),
+            Some(Ok(m)) => Ok(Some(m.clone())),
+            Some(Err(e)) => Err(IndexError::Embedding(e.clone())),
+        }
     }
 
     /// What is stored and whether the tree changed since (stats only).
@@ -182,7 +208,12 @@ impl CodeIndex {
         let started = Instant::now();
         format::remove_leftovers(&self.dir);
         self.progress.done.store(0, Ordering::Relaxed);
-        let built = build::build(ws, listed, self.config.max_file_bytes, &self.progress);
+        let embedder = self.embedder()?;
+        let how = analyse::Reading {
+            max_bytes: self.config.max_file_bytes,
+            embedder: embedder.as_deref(),
+        };
+        let built = build::build(ws, listed, how, &self.progress);
         let indexed: Vec<&DocMeta> = built.docs.iter().filter(|d| d.indexed()).collect();
         let mut sums = [0f64; model::NFIELDS];
         for d in &indexed {
@@ -330,8 +361,13 @@ impl CodeIndex {
             ..Overlay::default()
         };
         let base = stored.docs.len() as u32;
+        let embedder = self.embedder()?;
+        let how = analyse::Reading {
+            max_bytes: self.config.max_file_bytes,
+            embedder: embedder.as_deref(),
+        };
         for (i, file) in plan.changed.iter().enumerate() {
-            let doc = analyse(ws, file, self.config.max_file_bytes, &mut overlay.names);
+            let doc = analyse(ws, file, how, &mut overlay.names);
             overlay.push(doc, base + i as u32);
         }
         Ok(Some(self.remember(View::new(

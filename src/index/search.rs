@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::View;
+use super::embed::{self, Embedder};
 use super::model::{BODY, DEFS, DocMeta, NAME, NFIELDS, PATH, Postings};
 use super::tokens::{QueryTerm, distinct_terms, query_terms, terms};
 use crate::workspace::{PathFilter, Workspace};
@@ -45,6 +46,8 @@ pub struct SearchRequest<'a> {
     pub mode: Mode,
     pub filter: Option<&'a PathFilter>,
     pub limit: usize,
+    /// With a model, `auto` also ranks by meaning and fuses the two.
+    pub embedder: Option<&'a Embedder>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -164,6 +167,15 @@ fn ranked(ws: &Workspace, view: &View, req: &SearchRequest<'_>) -> Vec<SearchHit
         .collect();
     sort(view, &mut order);
     let lent = lend_along_graph(view, &mut order, req.filter);
+    let mut meaning: HashMap<u32, f32> = HashMap::new();
+    if let Some(model) = req.embedder {
+        let nearest = nearest(view, model, req);
+        meaning = nearest.iter().copied().collect();
+        if !nearest.is_empty() {
+            order.truncate(embed::NEAREST);
+            order = embed::fuse(&order, &nearest);
+        }
+    }
     order.truncate(req.limit + 1);
     order
         .into_iter()
@@ -171,6 +183,9 @@ fn ranked(ws: &Workspace, view: &View, req: &SearchRequest<'_>) -> Vec<SearchHit
             let mut why = why_ranked(view, doc, &lists, query.len());
             if let Some(from) = lent.get(&doc) {
                 why.push(format!("linked with {from}"));
+            }
+            if let Some(c) = meaning.get(&doc) {
+                why.push(format!("close in meaning (cosine {c:.2})"));
             }
             let words: Vec<&str> = lists.iter().map(|(t, _)| t.text.as_str()).collect();
             SearchHit {
@@ -227,6 +242,23 @@ fn lend_along_graph(
     }
     sort(view, order);
     from
+}
+
+/// The files closest to the query in meaning (file, cosine), best first.
+fn nearest(view: &View, model: &Embedder, req: &SearchRequest<'_>) -> Vec<(u32, f32)> {
+    let query = model.embed(req.query);
+    let mut near: Vec<(u32, f32)> = view
+        .ids()
+        .filter(|d| {
+            let meta = view.doc(*d);
+            meta.indexed() && req.filter.is_none_or(|f| f.matches(&meta.path))
+        })
+        .filter_map(|d| view.vector(d).map(|v| (d, embed::cosine(&query, v))))
+        .filter(|(_, c)| *c > 0.0)
+        .collect();
+    near.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    near.truncate(embed::NEAREST);
+    near
 }
 
 /// Highest score first, then by path.

@@ -19,6 +19,7 @@ pub struct Overlay {
     pub terms: Vec<HashMap<u32, [u32; NFIELDS]>>,
     pub symbols: Vec<Vec<Symbol>>,
     pub references: Vec<HashMap<String, u32>>,
+    pub vectors: Vec<Option<Vec<f32>>>,
 }
 
 impl Overlay {
@@ -29,6 +30,7 @@ impl Overlay {
         self.terms.push(doc.terms);
         self.symbols.push(symbols);
         self.references.push(doc.references);
+        self.vectors.push(doc.vector);
     }
 }
 
@@ -213,6 +215,19 @@ impl View {
                 .copied()
                 .collect(),
             _ => Vec::new(),
+        }
+    }
+
+    /// A live file's embedding (with a model configured).
+    pub fn vector(&self, id: u32) -> Option<&[f32]> {
+        let base = self.base_len();
+        match &self.stored {
+            Some(s) if id < base => {
+                let (dim, all) = s.vectors();
+                let at = id as usize * dim;
+                (dim > 0).then(|| all.get(at..at + dim)).flatten()
+            }
+            _ => self.overlay.vectors.get((id - base) as usize)?.as_deref(),
         }
     }
 

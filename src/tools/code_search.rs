@@ -61,7 +61,9 @@ impl Tool for CodeSearch {
             .map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("path_glob", e.to_string())))
             .transpose()?;
         let view = index_view(ctx)?;
+        let embedder = ctx.index.and_then(|i| i.embedder().ok().flatten());
         let request = SearchRequest {
+            embedder: embedder.as_deref(),
             query: &args.query,
             mode,
             filter: filter.as_ref(),
