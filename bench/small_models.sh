@@ -7,7 +7,11 @@
 #   smollm2  SmolLM2-135M-Instruct, the one ../shared/real-llm/setup.sh builds
 # Needs the server of ../shared/real-llm/setup.sh (llama-cpp-python) and
 # the installed agent-tui. Nothing else may use the two cores meanwhile.
-# Usage: bench/small_models.sh MODEL [OUT_DIR] [PORT]
+# Each model file is checked against its sha256 pinned in
+# bench/small_models.sha256 before a run. INDEX=off runs without the code
+# index's tools ([index] enabled = false), to compare files read before
+# the first edit and task success.
+# Usage: [INDEX=off] bench/small_models.sh MODEL [OUT_DIR] [PORT]
 set -euo pipefail
 MODEL=${1:?usage: small_models.sh qwen05|qwen15|smollm2 [OUT_DIR] [PORT]}
 OUT=${2:-/tmp/small-models-$MODEL}
@@ -40,6 +44,12 @@ case "$MODEL" in
   smollm2) GGUF="$DIR/model.gguf" ;;
   *) echo "unknown model $MODEL" >&2; exit 2 ;;
 esac
+SHA=$(grep "^$MODEL " "$ROOT/bench/small_models.sha256" | cut -d' ' -f2 || true)
+if [ -z "$SHA" ]; then
+  echo "no sha256 pinned for $MODEL in bench/small_models.sha256 (this file's: $(sha256sum "$GGUF" | cut -d' ' -f1))" >&2
+  exit 1
+fi
+echo "$SHA  $GGUF" | sha256sum -c --quiet || { echo "$GGUF is not the pinned model" >&2; exit 1; }
 
 mkdir -p "$OUT"
 "$PY" -m llama_cpp.server --model "$GGUF" --model_alias "$MODEL" --host 127.0.0.1 \
@@ -62,6 +72,9 @@ context_window = 2048
 mode = "local"
 local = "local"
 EOF
+if [ "${INDEX:-on}" = off ]; then
+  printf '\n[index]\nenabled = false\n' >> "$OUT/config.toml"
+fi
 start=$(date +%s)
 SMALL_MODEL_KEY=unused agent-tui eval "$ROOT/evals/core" --config "$OUT/config.toml" \
   --routing local --jobs 1 --task-timeout 90 --out "$OUT/eval" > "$OUT/eval.log" 2>&1 || true
@@ -74,6 +87,9 @@ lat = sorted(t["latency_ms"] for t in tasks)
 p = lambda q: lat[min(len(lat) - 1, int(len(lat) * q))] / 1000
 print(f"successes: {len(ok)} of {len(tasks)} {ok}")
 print(f"tool calls: {sum(t['tool_calls'] for t in tasks)} in {sum(1 for t in tasks if t['tool_calls'])} tasks")
+edits = [t for t in tasks if t["hunks_proposed"]]
+print(f"read_file calls before the first edit: {sum(t['reads_before_edit'] for t in edits)} in the {len(edits)} tasks that proposed one, "
+      f"{sum(t['reads_before_edit'] for t in tasks)} in all")
 print(f"hunks proposed: {sum(t['hunks_proposed'] for t in tasks)} in {[t['name'] for t in tasks if t['hunks_proposed']]}")
 print(f"p50 / p95 latency: {p(0.5):.1f} / {p(0.95):.1f} s")
 print(f"tokens in / out: {sum(t['input_tokens'] for t in tasks)} / {sum(t['output_tokens'] for t in tasks)}")

@@ -40,10 +40,16 @@ fn reference(req: &RecordedRequest) -> Reply {
         return sse(openai::text(&["It prints ", "hello."]));
     }
     if instruction.contains("Rename hello") {
-        return if after_tool {
-            sse(openai::text(&["Renamed."]))
-        } else {
-            propose(vec![edit("a.txt", "hi\n"), edit("vendor/lib.txt", "hi\n")])
+        // Reads a.txt, then proposes, then answers.
+        let results = messages.iter().filter(|m| m["role"] == "tool").count();
+        return match results {
+            0 => sse(openai::tool_calls(&[(
+                "r1",
+                "read_file",
+                r#"{"file_path": "a.txt"}"#,
+            )])),
+            1 => propose(vec![edit("a.txt", "hi\n"), edit("vendor/lib.txt", "hi\n")]),
+            _ => sse(openai::text(&["Renamed."])),
         };
     }
     if instruction.contains("Mark b.txt") {
@@ -183,6 +189,7 @@ fn a_suite_runs_in_parallel_and_reports_every_metric() {
             "name",
             "output_tokens",
             "provider",
+            "reads_before_edit",
             "repairs",
             "success",
             "tool_calls",
@@ -201,6 +208,9 @@ fn a_suite_runs_in_parallel_and_reports_every_metric() {
         ),
         (Some(2), Some(1))
     );
+    // One file read before the first edit; none in a task with no edit.
+    assert_eq!(rename["reads_before_edit"], 1, "{rename}");
+    assert_eq!(task("ask")["reads_before_edit"], 0);
     assert_eq!(task("conflict")["conflicts"], 1);
     assert_eq!(task("clarify")["clarifications"], 1);
     assert_eq!(task("ask")["provider"], "m");

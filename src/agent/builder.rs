@@ -273,7 +273,8 @@ impl EngineBuilder {
         let tracker = state
             .as_ref()
             .map(|s| Arc::new(crate::checkpoint::ExecTracker::new(s, &workspace)));
-        let index = super::code_index(workspace.root(), &loaded.config.index);
+        let lasting = matches!(self.front_end, FrontEnd::Lasting);
+        let index = super::code_index(workspace.root(), &loaded.config.index, lasting);
         let ctx = EngineContext {
             index,
             workspace,

@@ -98,20 +98,24 @@ impl EngineContext {
     }
 }
 
-/// The code index of `root` in the state home, unless it is turned off.
+/// The code index of `root` in the state home, unless it is turned off;
+/// `follow`: kept current by inotify (a TUI, a server).
 pub(crate) fn code_index(
     root: &std::path::Path,
     config: &crate::config::IndexConfig,
+    follow: bool,
 ) -> Option<std::sync::Arc<crate::index::CodeIndex>> {
     if !config.enabled {
         return None;
     }
     let home = crate::store::StateDirs::locate(&process_env)?.home;
     let dir = home.join("index").join(crate::store::root_key(root));
-    Some(std::sync::Arc::new(crate::index::CodeIndex::new(
-        dir,
-        config.clone(),
-    )))
+    let index = crate::index::CodeIndex::new(dir, config.clone());
+    Some(std::sync::Arc::new(if follow {
+        index.followed()
+    } else {
+        index
+    }))
 }
 
 /// Where `-v` logs go: the state home's `logs/` (`None`: no state home).

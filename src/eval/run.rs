@@ -39,6 +39,9 @@ pub struct TaskResult {
     pub hunks_accepted: u64,
     pub conflicts: u64,
     pub tool_calls: u64,
+    /// The model's `read_file` calls before its first proposed edit (all
+    /// of them in a task that proposes none).
+    pub reads_before_edit: u64,
     pub clarifications: u64,
     pub latency_ms: u64,
     pub input_tokens: u64,
@@ -221,14 +224,24 @@ async fn drive(
     // The review a repair job was asked to remake (applied if it proposes
     // nothing new).
     let mut repairing: Option<String> = None;
+    let mut edited = false;
     loop {
         let event = counted(&mut events, tally).await?;
         let job_id = event.job_id.clone();
         match event.body.clone() {
             // The model's calls (not the files agent-tui read for it).
             EventBody::ToolCallRequested {
-                attached: false, ..
-            } => r.tool_calls += 1,
+                attached: false,
+                name,
+                ..
+            } => {
+                r.tool_calls += 1;
+                match name.as_str() {
+                    "read_file" if !edited => r.reads_before_edit += 1,
+                    "propose_edits" => edited = true,
+                    _ => {}
+                }
+            }
             EventBody::ClarificationRequested { .. } => {
                 r.clarifications += 1;
                 send(engine, answer_with(job_id, answers.next().cloned())).await?;

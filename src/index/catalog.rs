@@ -37,6 +37,52 @@ impl Excludes {
     }
 }
 
+/// The catalog from a tree kept current by inotify (a TUI's or a
+/// server's): what `list` would find, without walking the tree again.
+/// That scan keeps hidden files and links too, and the scopes nested in the
+/// root: they are left out here as `list` leaves them out.
+pub fn from_live(
+    tree: &crate::workspace::TreeStat,
+    ws: &Workspace,
+    excludes: &Excludes,
+) -> Vec<Listed> {
+    let nested: Vec<String> = ws
+        .nested_in(0)
+        .iter()
+        .filter_map(|p| p.strip_prefix(ws.root()).ok())
+        .filter_map(|p| p.to_str())
+        .map(|p| format!("{p}/"))
+        .collect();
+    tree.iter()
+        .filter(|(_, s)| s.mode & 0o170000 == 0o100000)
+        .filter(|(path, _)| !path.split('/').any(|part| part.starts_with('.')))
+        .filter(|(path, _)| !nested.iter().any(|n| path.starts_with(n.as_str())))
+        .filter(|(path, _)| !excluded(excludes, path))
+        .map(|(path, s)| Listed {
+            path: path.clone(),
+            stat: Stat {
+                size: s.len,
+                mtime_ns: s.mtime_ns,
+                ctime_ns: s.ctime_ns,
+                ino: s.ino,
+            },
+        })
+        .collect()
+}
+
+/// `path` or a folder above it is excluded (a walk skips an excluded
+/// folder whole).
+fn excluded(excludes: &Excludes, path: &str) -> bool {
+    let mut at = 0;
+    while let Some(slash) = path[at..].find('/') {
+        if excludes.hides(&path[..at + slash]) {
+            return true;
+        }
+        at += slash + 1;
+    }
+    excludes.hides(path)
+}
+
 /// The stat the index compares (size, times, inode).
 pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
     Stat {
@@ -91,4 +137,45 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
     let mut out = found.into_inner().unwrap_or_default();
     out.sort_by(|a, b| a.path.cmp(&b.path));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_inotify_tree_lists_what_a_walk_lists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for (path, text) in [
+            ("src/a.rs", "a"),
+            ("src/.hidden.rs", "h"),
+            (".github/ci.yml", "c"),
+            ("vendor/dep.rs", "v"),
+            ("vendor_not/x.rs", "x"),
+            ("target/out.rs", "t"),
+            (".gitignore", "target/\n"),
+            ("docs/guide.md", "g"),
+        ] {
+            let p = root.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        std::os::unix::fs::symlink("a.rs", root.join("src/link.rs")).unwrap();
+        let ws = Workspace::open(root).unwrap();
+        let config = IndexConfig {
+            exclude: vec!["vendor".into(), "*.md".into()],
+            ..IndexConfig::default()
+        };
+        let excludes = Excludes::new(&config);
+        let walked = list(&ws, &excludes);
+        let paths: Vec<&str> = walked.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(paths, ["src/a.rs", "vendor_not/x.rs"]);
+        let mut live = crate::workspace::LiveTree::new(ws.root());
+        assert_eq!(from_live(live.refresh(), &ws, &excludes), walked);
+        std::fs::write(root.join("src/b.rs"), "b").unwrap();
+        let walked = list(&ws, &excludes);
+        assert_eq!(walked.len(), 3);
+        assert_eq!(from_live(live.refresh(), &ws, &excludes), walked);
+    }
 }

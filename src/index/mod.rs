@@ -70,6 +70,9 @@ pub struct CodeIndex {
     excludes: Excludes,
     cached: Mutex<Option<Arc<View>>>,
     progress: Arc<Progress>,
+    /// A long-running process's view of the tree, kept current by inotify
+    /// (`None`: a command that ends; it walks the tree each time).
+    live: Option<Mutex<Option<crate::workspace::LiveTree>>>,
     /// The embedding model, loaded at first use (`None`: none configured).
     embedder: std::sync::OnceLock<Option<Result<Arc<Embedder>, String>>>,
 }
@@ -85,7 +88,28 @@ impl CodeIndex {
             cached: Mutex::new(None),
             progress: Arc::new(Progress::default()),
             embedder: std::sync::OnceLock::new(),
+            live: None,
         }
+    }
+
+    /// Follows the tree by inotify instead of walking it before each
+    /// query (a TUI, a server: processes that live on).
+    pub fn followed(mut self) -> CodeIndex {
+        self.live = Some(Mutex::new(None));
+        self
+    }
+
+    /// The catalog as the tree is now: from the inotify-kept tree when the
+    /// index is followed, else by a walk.
+    fn listed(&self, ws: &Workspace) -> Vec<Listed> {
+        let Some(live) = &self.live else {
+            return catalog::list(ws, &self.excludes);
+        };
+        let Ok(mut live) = live.lock() else {
+            return catalog::list(ws, &self.excludes);
+        };
+        let tree = live.get_or_insert_with(|| crate::workspace::LiveTree::new(ws.root()));
+        catalog::from_live(tree.refresh(), ws, &self.excludes)
     }
 
     pub fn dir(&self) -> &Path {
@@ -157,7 +181,7 @@ impl CodeIndex {
                 status.built_at = jiff::Timestamp::from_millisecond(stored.header.built_ms as i64)
                     .ok()
                     .map(|t| t.to_string());
-                let listed = catalog::list(ws, &self.excludes);
+                let listed = self.listed(ws);
                 let plan = plan(&stored, &listed);
                 status.changed = plan.changed.len() + plan.masked.len();
                 status.fresh =
@@ -178,7 +202,7 @@ impl CodeIndex {
         let _lock = self.lock()?;
         format::remove_leftovers(&self.dir);
         let previous = format::read(&self.dir).ok();
-        let listed = catalog::list(ws, &self.excludes);
+        let listed = self.listed(ws);
         if !force
             && let Some(stored) = &previous
             && stored.header.fingerprint == self.fingerprint()
@@ -259,7 +283,7 @@ impl CodeIndex {
         if !self.config.enabled {
             return Err(IndexError::Disabled);
         }
-        let listed = catalog::list(ws, &self.excludes);
+        let listed = self.listed(ws);
         let cached = self.cached.lock().ok().and_then(|c| c.clone());
         let stored = match cached.as_ref().and_then(|v| v.stored.clone()) {
             Some(s) => Some(s),
