@@ -8,7 +8,8 @@
 # Needs the server of ../shared/real-llm/setup.sh (llama-cpp-python) and
 # the installed agent-tui. Nothing else may use the two cores meanwhile.
 # Each model file is checked against its sha256 pinned in
-# bench/small_models.sha256 before a run. INDEX=off runs without the code
+# bench/small_models.sha256 before a run (a model with none pinned there:
+# the script prints its file's hash and stops). INDEX=off runs without the code
 # index's tools ([index] enabled = false), to compare files read before
 # the first edit and task success.
 # Usage: [INDEX=off] bench/small_models.sh MODEL [OUT_DIR] [PORT]

@@ -987,3 +987,39 @@ fn a_local_embedding_model_finds_by_meaning_and_nothing_is_fetched() {
         "{message}"
     );
 }
+
+#[test]
+fn a_build_apart_says_how_far_it_got() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    for d in 0..30 {
+        for f in 0..80 {
+            let path = root.path().join(format!("m{d}/f{f}.rs"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(
+                path,
+                format!("pub fn work_{d}_{f}() {{}}\n{}", "// filler\n".repeat(200)),
+            )
+            .unwrap();
+        }
+    }
+    let out = env
+        .cmd()
+        .args(["index", "build", "--json", "--progress", "--root"])
+        .arg(root.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(json_of(&out)["files"], 2400);
+    let lines: Vec<Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|_| panic!("not progress: {l}")))
+        .collect();
+    assert!(!lines.is_empty(), "no progress said");
+    assert!(
+        lines
+            .iter()
+            .all(|l| l["total"] == 2400 && l["done"].as_u64().unwrap() < 2400),
+        "{lines:?}"
+    );
+}

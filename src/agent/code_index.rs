@@ -51,26 +51,89 @@ impl Engine {
         (total > 0 && done < total).then_some((done, total))
     }
 
-    /// Files and symbols by a fuzzy name (`Ctrl+P`, `@` completion).
-    /// `fresh`: the index brought up to date with the tree first (a dialog
-    /// opening); else as this engine last saw it (each key typed after).
-    pub async fn find(
-        &self,
-        typed: String,
-        limit: usize,
-        fresh: bool,
-    ) -> Result<Vec<Found>, EngineError> {
+    /// Files and symbols by a fuzzy name (`Ctrl+P`, `@` completion), the
+    /// index up to date with the tree (cheap where it is followed by
+    /// inotify, as in a TUI).
+    pub async fn find(&self, typed: String, limit: usize) -> Result<Vec<Found>, EngineError> {
         self.off_task(move |ctx| {
             let index = index_of(ctx)?;
-            let view = if fresh {
-                index.view(&ctx.workspace)
-            } else {
-                index.quick_view(&ctx.workspace)
-            }
-            .map_err(failed)?;
+            let view = index.view(&ctx.workspace).map_err(failed)?;
             let paths: Vec<String> = view.ids().map(|i| view.doc(i).path.clone()).collect();
             Ok(crate::index::lookup(&view, &paths, &typed, limit))
         })
         .await
+    }
+}
+
+/// A build's progress as `index build --progress` prints it (a JSON line
+/// on stderr every quarter second).
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct BuildProgress {
+    pub done: usize,
+    pub total: usize,
+}
+
+impl Engine {
+    /// Builds the index (if missing or stale; `force`: always) in a process
+    /// of its own, `agent-tui index build`, so this one never holds what a
+    /// build reads and parses (a TUI's memory stays that of an idle TUI);
+    /// `progress` hears how far it got.
+    pub async fn index_build_apart(
+        &self,
+        force: bool,
+        progress: impl Fn(usize, usize) + Send,
+    ) -> Result<IndexBuilt, EngineError> {
+        use tokio::io::AsyncBufReadExt;
+        let ctx = self.inner.ctx.clone();
+        index_of(&ctx)?;
+        let exe = std::env::current_exe()
+            .map_err(|e| EngineError::failed(format!("the index cannot be built apart: {e}")))?;
+        let mut command = tokio::process::Command::new(exe);
+        command
+            .args([
+                "index",
+                if force { "rebuild" } else { "build" },
+                "--json",
+                "--progress",
+            ])
+            .arg("--root")
+            .arg(ctx.workspace.root());
+        if let Some(path) = self.config_path() {
+            command.arg("--config").arg(path);
+        }
+        command
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| EngineError::failed(format!("the index build could not start: {e}")))?;
+        let mut said = Vec::new();
+        if let Some(stderr) = child.stderr.take() {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                match serde_json::from_str::<BuildProgress>(&line) {
+                    Ok(p) => progress(p.done, p.total),
+                    Err(_) => said.push(line),
+                }
+            }
+        }
+        let out = child
+            .wait_with_output()
+            .await
+            .map_err(|e| EngineError::failed(format!("the index build: {e}")))?;
+        match serde_json::from_slice::<IndexBuilt>(&out.stdout) {
+            Ok(built) if out.status.success() => Ok(built),
+            _ => {
+                let why = said.join("\n");
+                let why = why.trim().trim_start_matches("agent-tui: ");
+                Err(if why.contains("turned off") {
+                    EngineError::unavailable(why.to_string())
+                } else {
+                    EngineError::failed(format!("the index build failed ({}): {why}", out.status))
+                })
+            }
+        }
     }
 }

@@ -66,6 +66,13 @@ pub(super) struct Inner {
 }
 
 impl Engine {
+    /// The config file this engine read, if it read one.
+    pub(super) fn config_path(&self) -> Option<&std::path::Path> {
+        self.inner.template.config.path.as_deref()
+    }
+}
+
+impl Engine {
     /// Starts the engine task for `ctx` on the current runtime.
     pub(super) fn start(
         ctx: Arc<EngineContext>,

@@ -51,6 +51,7 @@ pub use accounts::{Accounts, Notice, new_token, token_sha256};
 pub use builder::{
     BuildError, EngineBuilder, FrontEnd, Providers, Recording, check_providers, process_env,
 };
+pub use code_index::BuildProgress;
 pub use door::{Engine, PendingReply};
 pub use exec::{ExecStream, command_allowed};
 pub use files::{complete_folder, expand_home};

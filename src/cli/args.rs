@@ -237,6 +237,9 @@ pub struct IndexArgs {
     /// JSON output
     #[arg(long, global = true)]
     pub json: bool,
+    /// While building: `{"done": N, "total": M}` on stderr every quarter second
+    #[arg(long, global = true, hide = true)]
+    pub progress: bool,
 }
 
 #[derive(Debug, Clone, Copy, Subcommand)]

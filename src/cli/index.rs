@@ -14,6 +14,7 @@ pub fn run_index(global: &GlobalArgs, args: &IndexArgs) -> Exit {
     };
     let action = args.action.unwrap_or(IndexAction::Status);
     let json = args.json;
+    let progress = args.progress;
     run(rt, engine, |engine| async move {
         match action {
             IndexAction::Status => match engine.index_status().await {
@@ -22,7 +23,13 @@ pub fn run_index(global: &GlobalArgs, args: &IndexArgs) -> Exit {
             },
             IndexAction::Build | IndexAction::Rebuild => {
                 let force = matches!(action, IndexAction::Rebuild);
-                match engine.index_build(force).await {
+                let build = engine.index_build(force);
+                let built = if progress {
+                    with_progress(&engine, build).await
+                } else {
+                    build.await
+                };
+                match built {
                     Ok(built) => print(json, &built, &built_line(&built)),
                     Err(e) => engine_error(e),
                 }
@@ -41,6 +48,28 @@ pub fn run_index(global: &GlobalArgs, args: &IndexArgs) -> Exit {
             },
         }
     })
+}
+
+/// Waits for `build`, printing how far it got on stderr meanwhile.
+async fn with_progress<T>(
+    engine: &crate::agent::Engine,
+    build: impl std::future::Future<Output = T>,
+) -> T {
+    tokio::pin!(build);
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    loop {
+        tokio::select! {
+            done = &mut build => return done,
+            _ = tick.tick() => {
+                if let Some((done, total)) = engine.index_progress() {
+                    let line = crate::agent::BuildProgress { done, total };
+                    if let Ok(text) = serde_json::to_string(&line) {
+                        eprintln!("{text}");
+                    }
+                }
+            }
+        }
+    }
 }
 
 fn print(json: bool, value: &impl serde::Serialize, text: &str) -> Exit {

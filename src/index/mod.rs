@@ -307,15 +307,6 @@ impl CodeIndex {
         self.view_of(ws, stored, &listed, true).and_then(built)
     }
 
-    /// The view this process holds, as it is (a person's lookups as they
-    /// type: no stat of the tree each key); the first brings it up to date.
-    pub fn quick_view(&self, ws: &Workspace) -> Result<Arc<View>, IndexError> {
-        match self.cached.lock().ok().and_then(|c| c.clone()) {
-            Some(view) => Ok(view),
-            None => self.view(ws),
-        }
-    }
-
     /// What a `search_project` for `query` may skip, from the stored index
     /// as it is (`None`: none stored, or the query needs no trigram). The
     /// search's own walk checks each file's stat against it, so nothing

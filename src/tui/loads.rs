@@ -48,27 +48,17 @@ pub fn start(engine: &Engine, load: Load, tx: &UnboundedSender<UiEvent>) {
     });
 }
 
-/// Builds the code index if it is missing or stale, saying how far it got
-/// every quarter second, then what it holds.
+/// Builds the code index if it is missing or stale, in a process of its
+/// own (this one's memory stays an idle TUI's), saying how far it got,
+/// then what it holds.
 async fn index(engine: Engine, tx: UnboundedSender<UiEvent>) {
-    let builder = engine.clone();
-    let mut build = tokio::spawn(async move { builder.index_build(false).await });
-    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
-    let result = loop {
-        tokio::select! {
-            done = &mut build => break done,
-            _ = tick.tick() => {
-                if let Some((done, total)) = engine.index_progress() {
-                    let _ = tx.send(UiEvent::Loaded(Loaded::IndexProgress { done, total }));
-                }
-            }
-        }
-    };
-    let files = match result {
-        Ok(Ok(built)) => Ok(built.files),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
+    let progress = tx.clone();
+    let built = engine
+        .index_build_apart(false, move |done, total| {
+            let _ = progress.send(UiEvent::Loaded(Loaded::IndexProgress { done, total }));
+        })
+        .await;
+    let files = built.map(|b| b.files).map_err(|e| e.to_string());
     let _ = tx.send(UiEvent::Loaded(Loaded::Index(files)));
 }
 
@@ -148,13 +138,8 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
                 .map_err(|e| e.to_string()),
         ),
         Load::Find { typed, purpose } => Loaded::Found {
-            // A dialog opening, or a completion: the tree as it is now.
             found: engine
-                .find(
-                    typed.clone(),
-                    crate::tui::app::FIND_ROWS,
-                    typed.is_empty() || purpose == crate::tui::app::FindFor::Completion,
-                )
+                .find(typed.clone(), crate::tui::app::FIND_ROWS)
                 .await
                 .unwrap_or_default(),
             typed,
