@@ -11,8 +11,11 @@ use std::collections::HashSet;
 use std::path::Path;
 use std::process::Command;
 
-/// Below this share of its names found, the list is stale.
-const LEAST: f64 = 0.90;
+/// Below this share of its names found, the list is stale. The list is
+/// made from a release build and checked against this test's debug one,
+/// which inlines differently: a list just regenerated finds 85 % of its
+/// names here (with the code index's crates; 90 % and more before).
+const LEAST: f64 = 0.80;
 
 /// A symbol as the list writes it: crate hashes (`Cs<hash>_`) as `Cs*_`,
 /// no `.llvm.<n>` suffix.
