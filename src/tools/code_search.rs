@@ -5,9 +5,10 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, index_view, parse_args};
+use super::{
+    Tool, ToolContext, ToolError, ToolSpec, bounded, index_view, named_glob_filter, parse_args,
+};
 use crate::index::{Mode, SearchRequest, search};
-use crate::workspace::PathFilter;
 
 pub const CODE_SEARCH: &str = "code_search";
 
@@ -55,11 +56,7 @@ impl Tool for CodeSearch {
                 ));
             }
         };
-        let filter = args
-            .path_glob
-            .as_deref()
-            .map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("path_glob", e.to_string())))
-            .transpose()?;
+        let filter = named_glob_filter("path_glob", args.path_glob.as_deref())?;
         let view = index_view(ctx)?;
         let embedder = ctx.index.and_then(|i| i.embedder().ok().flatten());
         let request = SearchRequest {

@@ -5,8 +5,9 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, index_view, parse_args};
-use crate::workspace::PathFilter;
+use super::{
+    Tool, ToolContext, ToolError, ToolSpec, bounded, index_view, named_glob_filter, parse_args,
+};
 
 pub const FIND_REFERENCES: &str = "find_references";
 
@@ -40,11 +41,7 @@ impl Tool for FindReferences {
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
         let args: Args = parse_args(args)?;
-        let filter = args
-            .path_glob
-            .as_deref()
-            .map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("path_glob", e.to_string())))
-            .transpose()?;
+        let filter = named_glob_filter("path_glob", args.path_glob.as_deref())?;
         let view = index_view(ctx)?;
         let limit = bounded(args.limit, 50, ctx.limits.max_search_results_cap.max(200));
         let (references, truncated) = crate::index::find_references(

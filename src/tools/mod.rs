@@ -107,7 +107,15 @@ pub(crate) fn bounded(requested: Option<usize>, default: usize, cap: usize) -> u
 
 /// The optional `glob` argument, compiled.
 pub(crate) fn glob_filter(glob: Option<&str>) -> Result<Option<PathFilter>, ToolError> {
-    glob.map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid("glob", e.to_string())))
+    named_glob_filter("glob", glob)
+}
+
+/// A glob argument called `field`, compiled.
+pub(crate) fn named_glob_filter(
+    field: &str,
+    glob: Option<&str>,
+) -> Result<Option<PathFilter>, ToolError> {
+    glob.map(|g| PathFilter::new(g).map_err(|e| ToolError::invalid(field, e.to_string())))
         .transpose()
 }
 
