@@ -284,13 +284,7 @@ impl CodeIndex {
             return Err(IndexError::Disabled);
         }
         let listed = self.listed(ws);
-        let cached = self.cached.lock().ok().and_then(|c| c.clone());
-        let stored = match cached.as_ref().and_then(|v| v.stored.clone()) {
-            Some(s) => Some(s),
-            None => format::read(&self.dir).ok().map(Arc::new),
-        };
-        let stored = stored.filter(|s| s.header.fingerprint == self.fingerprint());
-        let Some(stored) = stored else {
+        let Some(stored) = self.current_stored() else {
             let _lock = self.lock()?;
             // Another process may have built it while this one waited.
             let stored = match format::read(&self.dir) {
@@ -315,14 +309,7 @@ impl CodeIndex {
         if !self.config.enabled {
             return None;
         }
-        let cached = self.cached.lock().ok().and_then(|c| c.clone());
-        let stored = match cached.and_then(|v| v.stored.clone()) {
-            Some(s) => s,
-            None => Arc::new(format::read(&self.dir).ok()?),
-        };
-        if stored.header.fingerprint != self.fingerprint() {
-            return None;
-        }
+        let stored = self.current_stored()?;
         let need = trigrams::required(query, regex)?;
         let mut lists: Vec<Vec<u32>> = need.iter().map(|t| stored.trigram_docs(*t)).collect();
         lists.sort_by_key(Vec::len);
@@ -342,6 +329,17 @@ impl CodeIndex {
             .map(|(_, d)| (d.path.clone(), d.stat))
             .collect();
         Some(Skips(files))
+    }
+
+    /// The generation this process holds, else the one on disk, if it was
+    /// built with the settings in force.
+    fn current_stored(&self) -> Option<Arc<Stored>> {
+        let cached = self.cached.lock().ok().and_then(|c| c.clone());
+        let stored = match cached.and_then(|v| v.stored.clone()) {
+            Some(s) => s,
+            None => Arc::new(format::read(&self.dir).ok()?),
+        };
+        (stored.header.fingerprint == self.fingerprint()).then_some(stored)
     }
 
     fn view_of(
