@@ -467,6 +467,11 @@ fn hostile_files_do_not_break_it() {
         format!("function minifiedThing(){{{}}}", "a;".repeat(50_000)),
     )
     .unwrap();
+    std::fs::write(
+        r.join("far.min.js"),
+        format!("{}function farAwayName(){{}}", "b;".repeat(5_000)),
+    )
+    .unwrap();
     std::fs::write(r.join("blob.bin"), [0u8, 1, 2, 0, 159, 146, 150]).unwrap();
     std::fs::write(
         r.join("latin1.rs"),
@@ -495,6 +500,10 @@ fn hostile_files_do_not_break_it() {
     assert_eq!(v["symbols"], Value::Array(vec![]), "excluded: {v}");
     let (_, v) = tool("code_search", r#"{"query": "minifiedThing"}"#);
     assert_eq!(results(&v), ["small.min.js"]);
+    // A long line's snippet shows where the word is.
+    let (_, v) = tool("code_search", r#"{"query": "farAwayName"}"#);
+    let text = v["results"][0]["snippets"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with('…') && text.contains("farAwayName"), "{v}");
     let (_, v) = tool("code_search", r#"{"query": "passwd root"}"#);
     assert!(
         results(&v).iter().all(|p| !p.starts_with("etc_link")),
@@ -659,6 +668,96 @@ fn a_build_killed_midway_leaves_the_last_generation_or_none() {
         left.iter().all(|n| n == "index.bin" || n == "build.lock"),
         "{left:?}"
     );
+}
+
+#[test]
+fn a_50_mb_line_and_files_deleted_during_the_build() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    let r = root.path();
+    for d in 0..20 {
+        for f in 0..100 {
+            let path = r.join(format!("m{d}/f{f}.rs"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let text = format!(
+                "pub fn gone_{d}_{f}() -> u32 {{ {f} }}\n{}",
+                "// words for the tokenizer to split apart\n".repeat(60)
+            );
+            std::fs::write(path, text).unwrap();
+        }
+    }
+    // One line of 50 MB, as a minified bundle (over the default cap: listed,
+    // never read whole) and a small file that stays.
+    let line: String = (0..2_000_000)
+        .map(|i| format!("var v{i}=f{i}(a);"))
+        .take_while({
+            let mut n = 0usize;
+            move |s: &String| {
+                n += s.len();
+                n <= 50_000_000
+            }
+        })
+        .collect();
+    std::fs::write(r.join("bundle.min.js"), &line).unwrap();
+    std::fs::write(r.join("keep.rs"), "pub fn stays_here() {}\n").unwrap();
+    drop(line);
+    let mut child = env
+        .cmd()
+        .args(["index", "build", "--json", "--root"])
+        .arg(r)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Half of the folders go while the build walks and reads them.
+    std::thread::sleep(Duration::from_millis(40));
+    for d in (0..20).step_by(2) {
+        std::fs::remove_dir_all(r.join(format!("m{d}"))).unwrap();
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the build ended before the deletions"
+    );
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let built = json_of(&out);
+    assert!(built["files"].as_u64().unwrap() >= 1002, "{built}");
+    // No answer points into a deleted file, from this process or the next.
+    for name in ["gone_0_7", "gone_18_99", "gone_1_7"] {
+        let (c, v) = env.tool(
+            r,
+            "find_symbol",
+            &format!(r#"{{"name": "{name}", "exact": true}}"#),
+        );
+        assert_eq!(c, 0, "{v}");
+        let deleted = name == "gone_0_7" || name == "gone_18_99";
+        assert_eq!(
+            v["symbols"].as_array().unwrap().is_empty(),
+            deleted,
+            "{name}: {v}"
+        );
+    }
+    let (_, v) = env.tool(
+        r,
+        "code_search",
+        r#"{"query": "gone tokenizer", "limit": 50}"#,
+    );
+    let paths = results(&v);
+    assert!(!paths.is_empty(), "{v}");
+    for p in &paths {
+        let d: u32 = p[1..p.find('/').unwrap()].parse().unwrap();
+        assert!(d % 2 == 1, "a deleted file was found: {p}");
+    }
+    // The bundle is listed, not read (over `max_file_bytes`).
+    let (_, v) = env.tool(r, "code_search", r#"{"query": "v1234 f1234"}"#);
+    assert_eq!(results(&v), Vec::<String>::new(), "{v}");
+    let (_, v) = env.tool(r, "find_symbol", r#"{"name": "stays_here"}"#);
+    assert_eq!(v["symbols"][0]["path"], "keep.rs", "{v}");
+    // The next build after the deletions is correct and fresh.
+    assert_eq!(code(&index(&env, r, "rebuild")), 0);
+    let status = json_of(&index(&env, r, "status"));
+    assert_eq!(status["fresh"], true, "{status}");
+    assert_eq!(status["files"], 1002, "{status}");
 }
 
 /// A tree with what can trip a prefilter: cases, a Kelvin sign and a long

@@ -384,10 +384,50 @@ pub fn term_snippets(ws: &Workspace, view: &View, doc: u32, words: &[&str]) -> V
         {
             continue;
         }
-        out.push(window(&lines, i, 1));
+        let mut snippet = window(&lines, i, 1);
+        if let Some(at) = first_word_at(lines[i], words) {
+            // A long line (minified code) shows where the word is, not its start.
+            let centre = i + 1 - snippet.start_line as usize;
+            let mut texts: Vec<String> = snippet.text.split('\n').map(str::to_string).collect();
+            if let Some(t) = texts.get_mut(centre) {
+                *t = clip_at(lines[i], at);
+            }
+            snippet.text = texts.join("\n");
+        }
+        out.push(snippet);
     }
     out.sort_by_key(|s| s.start_line);
     out
+}
+
+/// Byte offset of the first of `words` (ASCII case ignored) in `line`, when the
+/// line is too long to show whole.
+fn first_word_at(line: &str, words: &[&str]) -> Option<usize> {
+    if line.len() <= SNIPPET_LINE_CHARS {
+        return None;
+    }
+    let bytes = line.as_bytes();
+    words
+        .iter()
+        .filter(|w| !w.is_empty())
+        .filter_map(|w| {
+            bytes
+                .windows(w.len())
+                .position(|b| b.eq_ignore_ascii_case(w.as_bytes()))
+        })
+        .min()
+}
+
+/// `line` clipped to a window that starts a little before byte `at`.
+pub fn clip_at(line: &str, at: usize) -> String {
+    let mut start = at.saturating_sub(SNIPPET_LINE_CHARS / 4);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    if start == 0 {
+        return clip(line);
+    }
+    format!("…{}", clip(&line[start..]))
 }
 
 /// Lines `i - around ..= i + around` (0-based `i`) as a snippet.
