@@ -1,6 +1,7 @@
 //! The catalog: every regular file of the root the index may read (the
-//! walk every tool shares: `.gitignore`/`.ignore`, no hidden files, no
-//! links followed, never `.git/`), less `[index] exclude`, with its stat.
+//! walk every tool shares: `.gitignore`/`.ignore`, no hidden files but the
+//! CI folders of `SHOWN`, no links followed, never `.git/`), less
+//! `[index] exclude`, with its stat.
 
 use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
@@ -10,6 +11,24 @@ use ignore::WalkState;
 use super::model::Stat;
 use crate::config::IndexConfig;
 use crate::workspace::{PathFilter, Workspace, rel_of, walker};
+
+/// Hidden folders at the root that hold a project's own code and hold no
+/// secrets (CI definitions): indexed like the rest. Other hidden names
+/// (`.env`, `.npmrc`, `.cargo/`, caches) stay out.
+const SHOWN: [&str; 5] = [
+    ".github",
+    ".gitlab",
+    ".circleci",
+    ".buildkite",
+    ".devcontainer",
+];
+
+/// `rel` is not hidden, or is under one of `SHOWN` with no other hidden part.
+fn visible(rel: &str) -> bool {
+    rel.split('/')
+        .enumerate()
+        .all(|(i, part)| !part.starts_with('.') || (i == 0 && SHOWN.contains(&part)))
+}
 
 /// One catalogued file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,7 +74,7 @@ pub fn from_live(
         .collect();
     tree.iter()
         .filter(|(_, s)| s.mode & 0o170000 == 0o100000)
-        .filter(|(path, _)| !path.split('/').any(|part| part.starts_with('.')))
+        .filter(|(path, _)| visible(path))
         .filter(|(path, _)| !nested.iter().any(|n| path.starts_with(n.as_str())))
         .filter(|(path, _)| !excluded(excludes, path))
         .map(|(path, s)| Listed {
@@ -101,7 +120,7 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
     };
     let found = Mutex::new(Vec::new());
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    walker(ws.root(), &start.abs, false, ws.nested_in(0))
+    walker(ws.root(), &start.abs, true, ws.nested_in(0))
         .threads(threads)
         .build_parallel()
         .run(|| {
@@ -114,7 +133,7 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
                 let Some(rel) = rel_of(start, entry.path()) else {
                     return WalkState::Continue;
                 };
-                if !rel.is_empty() && excludes.hides(&rel) {
+                if !rel.is_empty() && (excludes.hides(&rel) || !visible(&rel)) {
                     return if entry.file_type().is_some_and(|t| t.is_dir()) {
                         WalkState::Skip
                     } else {
@@ -151,6 +170,10 @@ mod tests {
             ("src/a.rs", "a"),
             ("src/.hidden.rs", "h"),
             (".github/ci.yml", "c"),
+            (".github/.hidden/x.yml", "c"),
+            (".env", "SECRET=1"),
+            (".cargo/credentials.toml", "token = 1"),
+            ("src/.cache/c.rs", "c"),
             ("vendor/dep.rs", "v"),
             ("vendor_not/x.rs", "x"),
             ("target/out.rs", "t"),
@@ -170,12 +193,12 @@ mod tests {
         let excludes = Excludes::new(&config);
         let walked = list(&ws, &excludes);
         let paths: Vec<&str> = walked.iter().map(|l| l.path.as_str()).collect();
-        assert_eq!(paths, ["src/a.rs", "vendor_not/x.rs"]);
+        assert_eq!(paths, [".github/ci.yml", "src/a.rs", "vendor_not/x.rs"]);
         let mut live = crate::workspace::LiveTree::new(ws.root());
         assert_eq!(from_live(live.refresh(), &ws, &excludes), walked);
         std::fs::write(root.join("src/b.rs"), "b").unwrap();
         let walked = list(&ws, &excludes);
-        assert_eq!(walked.len(), 3);
+        assert_eq!(walked.len(), 4);
         assert_eq!(from_live(live.refresh(), &ws, &excludes), walked);
     }
 }

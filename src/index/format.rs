@@ -21,7 +21,7 @@ use super::trigrams::{self, Trigram};
 const MAGIC: &[u8; 8] = b"ATIDX\0v1";
 const END: &[u8; 8] = b"ATIDXEND";
 /// Bumped whenever what is written changes meaning: an older file is rebuilt.
-pub const FORMAT: u32 = 3;
+pub const FORMAT: u32 = 4;
 const SECTIONS: usize = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -1,11 +1,61 @@
 //! Identifier-split terms: runs of `[A-Za-z0-9_]` cut at `_`, at camelCase
 //! and at digits, lower-cased, with the whole word's parts joined kept too
 //! (`fooBarBaz` gives foo, bar, baz, foobarbaz); parts under two characters
-//! are dropped. A query adds each pair of adjacent words joined
+//! are dropped; each term is reduced to its English stem (`ranges` and
+//! `range` are one term). A query adds each pair of adjacent words joined
 //! (`file system` also asks for `filesystem`).
 
-/// Calls `emit` with every term of `text`, in order, repeats included.
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Stems already worked out on this thread (a tree repeats its words).
+const STEM_CACHE: usize = 1 << 17;
+
+thread_local! {
+    static STEMS: RefCell<(Stemmer, HashMap<Box<str>, Box<str>>)> =
+        RefCell::new((Stemmer::create(Algorithm::English), HashMap::new()));
+}
+
+/// Calls `emit` with the stem of `term` (a lower-case term). Short terms
+/// and terms with digits are kept as they are.
+fn stemmed(term: &str, emit: &mut dyn FnMut(&str)) {
+    if term.len() <= 3 || term.bytes().any(|b| b.is_ascii_digit()) {
+        emit(term);
+        return;
+    }
+    let stem = STEMS.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let (stemmer, cache) = &mut *cell;
+        if let Some(stem) = cache.get(term) {
+            return stem.clone();
+        }
+        let stem: Box<str> = stemmer.stem(term).into();
+        if cache.len() >= STEM_CACHE {
+            cache.clear();
+        }
+        cache.insert(term.into(), stem.clone());
+        stem
+    });
+    emit(&stem);
+}
+
+/// The stem of one lower-case term.
+pub fn stem(term: &str) -> String {
+    let mut out = String::new();
+    stemmed(term, &mut |s| out.push_str(s));
+    out
+}
+
+/// Calls `emit` with every term of `text` (stemmed), in order, repeats
+/// included.
 pub fn terms(text: &str, emit: &mut dyn FnMut(&str)) {
+    words(text, &mut |w| stemmed(w, emit));
+}
+
+/// Calls `emit` with every term of `text` as written (lower-cased).
+fn words(text: &str, emit: &mut dyn FnMut(&str)) {
     let bytes = text.as_bytes();
     let mut parts: Vec<(usize, usize)> = Vec::new();
     let mut joined = String::new();
@@ -54,23 +104,29 @@ pub fn distinct_terms(text: &str) -> Vec<String> {
 /// A query's terms: its own, each once, then the adjacent words joined.
 /// The second value says which of them are the query's own.
 pub fn query_terms(query: &str) -> Vec<QueryTerm> {
-    let mut out: Vec<QueryTerm> = distinct_terms(query)
-        .into_iter()
-        .map(|text| QueryTerm {
-            text,
-            compound: false,
-        })
-        .collect();
+    let mut out: Vec<QueryTerm> = Vec::new();
+    words(query, &mut |w| {
+        let text = stem(w);
+        if !out.iter().any(|t| t.text == text) {
+            out.push(QueryTerm {
+                text,
+                word: w.to_string(),
+                compound: false,
+            });
+        }
+    });
     let words: Vec<String> = query
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
         .map(str::to_ascii_lowercase)
         .collect();
     for pair in words.windows(2) {
-        let joined = format!("{}{}", pair[0], pair[1]);
+        let word = format!("{}{}", pair[0], pair[1]);
+        let joined = stem(&word);
         if !out.iter().any(|t| t.text == joined) {
             out.push(QueryTerm {
                 text: joined,
+                word,
                 compound: true,
             });
         }
@@ -80,7 +136,10 @@ pub fn query_terms(query: &str) -> Vec<QueryTerm> {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryTerm {
+    /// The term as indexed (stemmed).
     pub text: String,
+    /// As the query wrote it (lower-cased), to show.
+    pub word: String,
     /// Two adjacent words of the query joined, not a word of it.
     pub compound: bool,
 }
@@ -160,12 +219,23 @@ mod tests {
     }
 
     #[test]
+    fn words_of_one_stem_are_one_term() {
+        assert_eq!(all("ranges range"), ["rang", "rang"]);
+        assert_eq!(
+            all("validateHeaders validation"),
+            all("validate_header validate")
+        );
+        assert_eq!(all("uv2 sessions"), ["uv", "uv2", "session"]);
+        assert_eq!(stem("deserialization"), stem("deserialize"));
+    }
+
+    #[test]
     fn queries_join_adjacent_words() {
         let q = query_terms("file system watcher");
         let texts: Vec<&str> = q.iter().map(|t| t.text.as_str()).collect();
         assert_eq!(
             texts,
-            ["file", "system", "watcher", "filesystem", "systemwatcher"]
+            ["file", "system", "watcher", "filesystem", "systemwatch"]
         );
         assert!(q[3].compound && !q[0].compound);
     }
