@@ -1225,6 +1225,7 @@ fn openapi_describes_every_endpoint() {
             ("get", "/api/v1/agent/jobs/{id}/events"),
             ("get", "/api/v1/agent/jobs/{id}/stream"),
             ("post", "/api/v1/agent/jobs/{id}/clarify"),
+            ("post", "/api/v1/agent/jobs/{id}/steer"),
             ("post", "/api/v1/agent/jobs/{id}/approvals/{approval_id}"),
             ("post", "/api/v1/agent/jobs/{id}/cancel"),
             ("post", "/api/v1/agent/apply"),

@@ -237,12 +237,24 @@ async function newSession() {
 }
 
 // Sends the instruction; if it cannot start, it goes back in the box.
-async function send(ev) {
+async function send(ev, queue = false) {
   ev.preventDefault();
   const box = $("instruction");
   const text = box.value.trim();
   if (!text) return;
   if (!state.session && !(await newSession())) return;
+  const busy = running()[0];
+  if (busy && !queue) {
+    // A job runs: the text steers it (the model reads it at its next step).
+    box.value = "";
+    try {
+      await api("POST", `/api/v1/agent/jobs/${busy.jobId}/steer`, { text });
+    } catch (e) {
+      failed("not steered", e);
+      if (!box.value) box.value = text;
+    }
+    return;
+  }
   const epoch = state.epoch;
   const mine = logItem(el("div", { class: "you" }, text));
   box.value = "";
@@ -264,9 +276,10 @@ function running() {
   return [...state.views.values()].filter((v) => !v.done);
 }
 
-// Stop shows while a job of the open session runs.
+// Stop and Queue show while a job of the open session runs.
 function updateStop() {
   $("stop").hidden = running().length === 0;
+  $("queue").hidden = running().length === 0;
 }
 
 // Cancels the running jobs of the open session (Stop, or Esc).
@@ -431,6 +444,7 @@ function start() {
     if (ev.key === "Enter" && !ev.shiftKey && !ev.isComposing) send(ev);
   });
   $("stop").addEventListener("click", cancelJobs);
+  $("queue").addEventListener("click", (ev) => send(ev, true));
   $("apply").addEventListener("click", applyReview);
   $("verify").addEventListener("click", () => verifyReview(false));
   document.addEventListener("keydown", keys);

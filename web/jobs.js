@@ -56,6 +56,9 @@ class JobView {
   on(e) {
     const d = e.data || {};
     switch (e.type) {
+      case "job.queued":
+        this.status.textContent = "queued: it starts when the running job ends";
+        break;
       case "job.started":
         this.status.textContent = `running on ${d.provider || "the model"}…`;
         break;
@@ -110,6 +113,10 @@ class JobView {
         break;
       case "clarification.requested":
         this.ask(d, "clarification");
+        break;
+      case "user.steer":
+        // What the user added while it ran; the model read it here.
+        this.notes.append(el("div", { class: "you steer", "data-testid": "steer" }, `↳ ${d.text}`));
         break;
       case "approval.resolved":
       case "clarification.received":

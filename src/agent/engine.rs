@@ -376,6 +376,7 @@ impl Core {
                 session_id: key.to_string(),
             })),
             Command::Answer { job_id, text } => q.answer(self.answer(&job_id, text)),
+            Command::Steer { job_id, text } => q.answer(self.steer(&job_id, text)),
             Command::Approve {
                 job_id,
                 tool_call_id,

@@ -66,6 +66,7 @@ pub(super) fn log_command(id: crate::protocol::RequestId, command: &crate::proto
         Command::CreateSession => "create_session",
         Command::Compact { .. } => "compact",
         Command::Answer { .. } => "answer",
+        Command::Steer { .. } => "steer",
         Command::Approve { .. } => "approve",
         Command::Cancel { .. } => "cancel",
         Command::Decide { .. } => "decide",

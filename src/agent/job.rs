@@ -30,6 +30,8 @@ pub(super) const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
 #[derive(Debug, Clone)]
 pub enum UserReply {
     Answer(String),
+    /// More words for the model, taken at the next step boundary.
+    Steer(String),
     Approval {
         tool_call_id: String,
         approved: bool,
@@ -213,6 +215,9 @@ pub(super) struct Job<'a> {
     pub repeats: Repeats,
     /// The model was asked to go on after a turn with nothing in it.
     pub nudged: bool,
+    /// Steers that came while the job waited for the user: given with the
+    /// next request.
+    pub steers: Vec<String>,
 }
 
 impl<'a> Job<'a> {
@@ -261,6 +266,7 @@ impl<'a> Job<'a> {
             mcp_restarts: BTreeMap::new(),
             repeats: Repeats::default(),
             nudged: false,
+            steers: Vec::new(),
         }
     }
 
@@ -344,6 +350,7 @@ impl<'a> Job<'a> {
 
     /// One model request and what follows from it; `Some` when the job ends.
     async fn turn(&mut self, system: &str, tools: &[ToolDef]) -> Option<Outcome> {
+        self.take_steers();
         let budget = self.spec.max_tool_calls;
         // Once the budget is spent, one last request without tools (or,
         // hybrid and no edit yet, the remote model takes over).
@@ -402,9 +409,41 @@ impl<'a> Job<'a> {
                 ));
             }
             self.propose_from_answer(&turn.text).await;
+            if self.steer_pending() {
+                // The user added to the task while the model answered: the
+                // answer stays and the model goes on with the steer.
+                self.add(Message::Assistant {
+                    text: turn.text,
+                    tool_calls: Vec::new(),
+                });
+                return None;
+            }
             return Some(self.answer(turn.text, false));
         }
         self.run_calls(turn).await
+    }
+
+    /// Whether steers wait (collected from the front end's replies; a stale
+    /// answer or approval is dropped, as the waits drop it).
+    fn steer_pending(&mut self) -> bool {
+        while let Ok(reply) = self.answers.try_recv() {
+            if let UserReply::Steer(text) = reply {
+                self.steers.push(text);
+            }
+        }
+        !self.steers.is_empty()
+    }
+
+    /// The steers sent since the last request join the conversation, each
+    /// a `user.steer`.
+    fn take_steers(&mut self) {
+        if !self.steer_pending() {
+            return;
+        }
+        for text in std::mem::take(&mut self.steers) {
+            self.emit.emit(EventBody::UserSteer { text: text.clone() });
+            self.add(Message::User(text));
+        }
     }
 
     /// The calls of a model turn, each run and its result added; `Some`

@@ -9,7 +9,7 @@ use super::emit::{Emitter, JobMsg};
 use super::engine::{Core, Internal, LOOSE};
 use super::feedback::review_feedback;
 use super::job::{self, JobKind, JobSpec, UserReply};
-use super::live::{Asked, Held, Running};
+use super::live::{Asked, Held, QueuedJob, Running};
 use super::session_state::Record;
 use crate::context::TokenCounter;
 use crate::llm::Message;
@@ -40,11 +40,12 @@ impl Core {
             session_id,
         };
         self.jobs.insert(job_id.clone(), key.to_string());
+        let limit = self.ctx.config.sessions.max_jobs_per_session;
         let Some(live) = self.live(key) else {
             return Err(EngineError::failed("the session is gone"));
         };
         let jobs = live.state.jobs.len();
-        if jobs >= self.ctx.config.sessions.max_jobs_per_session {
+        if jobs >= limit {
             let error = format!(
                 "this session already holds {jobs} jobs (sessions.max_jobs_per_session); \
                  start a new session"
@@ -56,12 +57,75 @@ impl Core {
             self.publish(key, &job_id, failed);
             return Ok(reply);
         }
+        if kind == JobKind::Instruction && !live.running.is_empty() {
+            // One job at a time in a session: this one waits its turn.
+            live.queue.push_back(QueuedJob {
+                job_id: job_id.clone(),
+                prompt: prompt.clone(),
+                mode,
+                max_tool_calls,
+            });
+            self.publish(key, &job_id, EventBody::JobQueued { prompt, mode });
+            return Ok(reply);
+        }
         if kind == JobKind::Instruction {
             self.tell_review_outcomes(key, &job_id);
         }
         self.spawn_job(key, job_id, kind, prompt, mode, max_tool_calls);
         self.touch(key);
         Ok(reply)
+    }
+
+    /// The session's next queued job, once nothing runs in it. A review
+    /// the job before it left stays open beside it: nothing is written
+    /// unreviewed, and the later apply checks the files again.
+    pub(super) fn start_queued(&mut self, key: &str) {
+        let Some(live) = self.sessions.get_mut(key) else {
+            return;
+        };
+        if !live.running.is_empty() {
+            return;
+        }
+        let Some(next) = live.queue.pop_front() else {
+            return;
+        };
+        self.tell_review_outcomes(key, &next.job_id);
+        self.spawn_job(
+            key,
+            next.job_id,
+            JobKind::Instruction,
+            next.prompt,
+            next.mode,
+            next.max_tool_calls,
+        );
+        self.touch(key);
+    }
+
+    /// Takes a queued job out of its queue (`job.cancelled`); false if it
+    /// is not queued.
+    fn unqueue(&mut self, job_id: &str) -> bool {
+        let key = self.jobs.get(job_id).cloned().unwrap_or_default();
+        let Some(live) = self.sessions.get_mut(&key) else {
+            return false;
+        };
+        let Some(at) = live.queue.iter().position(|q| q.job_id == job_id) else {
+            return false;
+        };
+        live.queue.remove(at);
+        self.publish(&key, job_id, EventBody::JobCancelled {});
+        true
+    }
+
+    /// Whether job `job_id` waits in its session's queue.
+    fn queued(&self, job_id: &str) -> bool {
+        let key = self
+            .jobs
+            .get(job_id)
+            .map(String::as_str)
+            .unwrap_or_default();
+        self.sessions
+            .get(key)
+            .is_some_and(|l| l.queue.iter().any(|q| q.job_id == job_id))
     }
 
     /// The job's task (and the watch that ends it with `job.failed` if it
@@ -264,6 +328,32 @@ impl Core {
         Ok(Reply::Done)
     }
 
+    /// Words for a running job's model, given at its next step boundary.
+    pub(super) fn steer(&mut self, job_id: &str, text: String) -> Result<Reply, EngineError> {
+        if text.trim().is_empty() {
+            return Err(EngineError::invalid("a steer needs some text"));
+        }
+        if self.queued(job_id) {
+            return Err(conflict(format!(
+                "job {job_id} is queued and has not started: cancel it and send it again \
+                 with the words added"
+            )));
+        }
+        let live = match self.waiting_job(job_id) {
+            Ok(live) => live,
+            Err(EngineError::Conflict { .. }) => {
+                return Err(conflict(format!(
+                    "job {job_id} has ended: send this as a new instruction instead"
+                )));
+            }
+            Err(e) => return Err(e),
+        };
+        if let Some(job) = live.running.get(job_id) {
+            let _ = job.answers.send(UserReply::Steer(text));
+        }
+        Ok(Reply::Done)
+    }
+
     /// Allows or denies the call a job asked about; the first answer wins.
     pub(super) fn approve(
         &mut self,
@@ -298,6 +388,9 @@ impl Core {
 
     /// Stops a running job.
     pub(super) fn cancel(&mut self, job_id: &str) -> Result<Reply, EngineError> {
+        if self.unqueue(job_id) {
+            return Ok(Reply::Done);
+        }
         let live = self.waiting_job(job_id)?;
         if let Some(job) = live.running.get(job_id) {
             job.cancel.cancel();

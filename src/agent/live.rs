@@ -21,6 +21,15 @@ pub(super) const LEASE_MS: i64 = 10_000;
 /// A lease this close to its end is taken again before a command runs.
 const LEASE_MARGIN_MS: i64 = 3_000;
 
+/// A job waiting for the session's running job to end.
+#[derive(Debug, Clone)]
+pub(super) struct QueuedJob {
+    pub job_id: String,
+    pub prompt: String,
+    pub mode: crate::protocol::Mode,
+    pub max_tool_calls: Option<u32>,
+}
+
 /// A running job's handles.
 pub(super) struct Running {
     pub cancel: CancellationToken,
@@ -57,6 +66,8 @@ pub(super) struct Live {
     /// another process changed it.
     pub seq: i64,
     pub running: HashMap<String, Running>,
+    /// Jobs sent while one ran, in order: the next starts when it ends.
+    pub queue: std::collections::VecDeque<QueuedJob>,
     /// The conversation as each running job found it, to go back to if
     /// the job ends before the model ever answered it.
     pub started_from: HashMap<String, Vec<Message>>,
@@ -80,6 +91,7 @@ impl Live {
             held,
             seq,
             running: HashMap::new(),
+            queue: std::collections::VecDeque::new(),
             started_from: HashMap::new(),
             answered: HashSet::new(),
             asked: HashMap::new(),
@@ -130,10 +142,24 @@ fn gone(owner: &str) -> bool {
     {
         return false;
     }
-    matches!(
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
-        Err(nix::errno::Errno::ESRCH)
-    )
+    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
+        Err(nix::errno::Errno::ESRCH) => true,
+        // Killed, but not yet reaped (its parent died with it, and the
+        // process that inherits it is slow to reap): gone all the same.
+        Ok(()) => zombie(pid),
+        Err(_) => false,
+    }
+}
+
+/// Whether process `pid` has ended and only waits to be reaped.
+fn zombie(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let (_, rest) = stat.rsplit_once(')')?;
+            Some(rest.trim_start().starts_with(['Z', 'X']))
+        })
+        .unwrap_or(false)
 }
 
 /// The message of a session driven elsewhere.

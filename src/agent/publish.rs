@@ -91,6 +91,9 @@ impl Core {
             session_id,
             event: Arc::new(event),
         }));
+        if terminal {
+            self.start_queued(key);
+        }
     }
 
     /// Applies `record` to session `key` and records it.

@@ -88,6 +88,8 @@ pub struct JobRecord {
     pub last_cursor: u64,
     /// Its events that were recorded.
     pub events: usize,
+    /// The mode it was queued in, while it waits (`job.queued`).
+    pub queued_mode: Option<crate::protocol::Mode>,
 }
 
 /// A session: its jobs, the conversation the next request sends, and what
@@ -127,6 +129,15 @@ impl SessionState {
             created_at: created_at.to_string(),
             ..SessionState::default()
         }
+    }
+
+    /// The jobs still waiting their turn, oldest first, with their mode.
+    pub fn queued(&self) -> Vec<(&JobRecord, crate::protocol::Mode)> {
+        self.jobs
+            .iter()
+            .filter(|j| j.status == Some(JobStatus::Queued))
+            .filter_map(|j| j.queued_mode.map(|m| (j, m)))
+            .collect()
     }
 
     pub fn job(&self, id: &str) -> Option<&JobRecord> {
@@ -227,6 +238,13 @@ impl SessionState {
             job.status = Some(status);
         }
         match &event.body {
+            EventBody::JobQueued { prompt, mode } => {
+                job.prompt.clone_from(prompt);
+                job.queued_mode = Some(*mode);
+                return IndexUpdate::JobQueued {
+                    prompt: prompt.clone(),
+                };
+            }
             EventBody::JobStarted { prompt, .. } => {
                 job.prompt.clone_from(prompt);
                 return IndexUpdate::JobStarted {
@@ -260,6 +278,7 @@ impl SessionState {
                 return review_index(bundle);
             }
             EventBody::LlmDelta { .. }
+            | EventBody::UserSteer { .. }
             | EventBody::LlmReasoning { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }

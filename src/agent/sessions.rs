@@ -58,6 +58,7 @@ impl Core {
             | Command::Verify { job_id }
             | Command::VerifyFeedback { job_id, .. } => self.job_ready(job_id),
             Command::Answer { job_id, .. }
+            | Command::Steer { job_id, .. }
             | Command::Approve { job_id, .. }
             | Command::Cancel { job_id }
             | Command::CancelVerify { job_id } => {
@@ -171,6 +172,8 @@ impl Core {
             Ok(loaded) => {
                 let id = loaded.id.clone();
                 self.install(loaded);
+                // What was queued before goes first.
+                self.start_queued(&id);
                 // They run in the session found (`Latest` is this one now).
                 for (_, q) in mine {
                     self.run_loaded(q, &id);
@@ -201,6 +204,21 @@ impl Core {
         live.seq = loaded.seq;
         for job in &live.state.jobs {
             self.jobs.insert(job.job_id.clone(), loaded.id.clone());
+        }
+        if live.queue.is_empty() {
+            // Queued before this process (a crash, another terminal): kept,
+            // in order; they start once nothing runs.
+            live.queue = live
+                .state
+                .queued()
+                .into_iter()
+                .map(|(job, mode)| super::live::QueuedJob {
+                    job_id: job.job_id.clone(),
+                    prompt: job.prompt.clone(),
+                    mode,
+                    max_tool_calls: None,
+                })
+                .collect();
         }
         self.note_driven(&loaded.id);
     }

@@ -286,6 +286,7 @@ impl Job<'_> {
         let answer = loop {
             match self.answers.recv().await {
                 Some(UserReply::Answer(text)) => break text,
+                Some(UserReply::Steer(text)) => self.steers.push(text),
                 Some(UserReply::Approval { .. }) => continue,
                 None => break NO_USER_ANSWER.to_string(),
             }
@@ -407,6 +408,7 @@ impl Job<'_> {
                         user,
                     };
                 }
+                Some(UserReply::Steer(text)) => self.steers.push(text),
                 Some(_) => continue,
                 None => {
                     return Decision {

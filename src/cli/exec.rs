@@ -238,6 +238,8 @@ async fn react(
         EventBody::JobFailed { .. } => Some(Exit::Failed),
         EventBody::JobCancelled {} => Some(Exit::Interrupted),
         EventBody::JobStarted { .. }
+        | EventBody::JobQueued { .. }
+        | EventBody::UserSteer { .. }
         | EventBody::LlmDelta { .. }
         | EventBody::LlmReasoning { .. }
         | EventBody::ProviderFallback { .. }

@@ -234,6 +234,11 @@ impl Printer {
                 self.flush();
                 eprintln!("· thinking…");
             }
+            EventBody::UserSteer { text } => {
+                self.end_line();
+                self.flush();
+                eprintln!("↳ {text}");
+            }
             EventBody::ToolCallRequested { .. }
             | EventBody::ToolCallCompleted { ok: false, .. }
             | EventBody::ClarificationRequested { .. }
@@ -258,6 +263,7 @@ impl Printer {
             | EventBody::McpServers { .. } => self.notice(body),
             EventBody::DiffGenerated { bundle } => self.to_review = Some(review_size(bundle)),
             EventBody::JobStarted { .. }
+            | EventBody::JobQueued { .. }
             | EventBody::ToolCallCompleted { ok: true, .. }
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }

@@ -13,8 +13,11 @@ use rust_stemmers::{Algorithm, Stemmer};
 /// Stems already worked out on this thread (a tree repeats its words).
 const STEM_CACHE: usize = 1 << 17;
 
+/// A thread's stemmer and the stems it worked out.
+type Stems = (Stemmer, HashMap<Box<str>, Box<str>>);
+
 thread_local! {
-    static STEMS: RefCell<(Stemmer, HashMap<Box<str>, Box<str>>)> =
+    static STEMS: RefCell<Stems> =
         RefCell::new((Stemmer::create(Algorithm::English), HashMap::new()));
 }
 

@@ -46,6 +46,9 @@ pub enum Command {
     Compact { session: SessionRef, job_id: String },
     /// Answer a `clarification.requested` of this job.
     Answer { job_id: String, text: String },
+    /// Add to what a running job was asked: the model gets `text` at its
+    /// next step boundary (`user.steer`), before it answers if it was about to.
+    Steer { job_id: String, text: String },
     /// Allow (once) or deny the call an `approval.requested` asked about.
     /// `reason` says who decided when it was not the user (a headless run).
     Approve {

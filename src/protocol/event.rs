@@ -53,6 +53,10 @@ pub struct Event {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data")]
 pub enum EventBody {
+    /// The job waits for the session's running job to end (SPEC 19); it
+    /// starts with `job.started` then. Sent again when its text is changed.
+    #[serde(rename = "job.queued")]
+    JobQueued { prompt: String, mode: Mode },
     #[serde(rename = "job.started")]
     JobStarted {
         prompt: String,
@@ -131,6 +135,10 @@ pub enum EventBody {
         tool_call_id: String,
         answer: String,
     },
+    /// The user added to the running job's task; the model got `text` at
+    /// this step boundary.
+    #[serde(rename = "user.steer")]
+    UserSteer { text: String },
     #[serde(rename = "edits.proposed")]
     EditsProposed { edits: Vec<ProposedEdit> },
     #[serde(rename = "diff.generated")]
@@ -291,6 +299,7 @@ impl EventBody {
     /// The status a job is in once this event has been emitted, if it changes it.
     pub fn status(&self) -> Option<JobStatus> {
         match self {
+            EventBody::JobQueued { .. } => Some(JobStatus::Queued),
             EventBody::JobStarted { .. } | EventBody::ClarificationReceived { .. } => {
                 Some(JobStatus::Running)
             }
@@ -303,6 +312,7 @@ impl EventBody {
             EventBody::JobFailed { .. } => Some(JobStatus::Failed),
             EventBody::JobCancelled {} => Some(JobStatus::Cancelled),
             EventBody::LlmDelta { .. }
+            | EventBody::UserSteer { .. }
             | EventBody::LlmReasoning { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
@@ -330,6 +340,7 @@ impl EventBody {
     /// Its `type` as the JSON says it.
     pub fn kind(&self) -> &'static str {
         match self {
+            EventBody::JobQueued { .. } => "job.queued",
             EventBody::JobStarted { .. } => "job.started",
             EventBody::LlmDelta { .. } => "llm.delta",
             EventBody::LlmReasoning { .. } => "llm.reasoning",
@@ -339,6 +350,7 @@ impl EventBody {
             EventBody::ApprovalResolved { .. } => "approval.resolved",
             EventBody::ClarificationRequested { .. } => "clarification.requested",
             EventBody::ClarificationReceived { .. } => "clarification.received",
+            EventBody::UserSteer { .. } => "user.steer",
             EventBody::EditsProposed { .. } => "edits.proposed",
             EventBody::DiffGenerated { .. } => "diff.generated",
             EventBody::ReviewUpdated { .. } => "review.updated",

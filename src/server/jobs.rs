@@ -259,6 +259,45 @@ pub async fn clarify(
     .await
 }
 
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct Steer {
+    /// Added to the running job's task; the model reads it at its next step
+    /// (event `user.steer`).
+    #[schema(min_length = 1, max_length = 100000)]
+    text: String,
+}
+
+#[utoipa::path(post, path = "/api/v1/agent/jobs/{id}/steer", tag = "jobs", request_body = Steer, params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), ("Idempotency-Key" = Option<String>, Header, description = "retries steer once", min_length = 1, max_length = 255)), responses((status = 200, description = "given to the job: the model reads it at its next step"), (status = 400, description = "no text", body = super::error::ErrorBody), (status = 409, description = "the job has ended (start a run instead)", body = super::error::ErrorBody), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
+pub async fn steer(
+    State(app): State<AppState>,
+    Extension(user): Extension<User>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let work = async {
+        let ask: Steer = body.parse()?;
+        let (ws, owner) = job(&app, &user, &id).await?;
+        let steer = Command::Steer {
+            job_id: id.clone(),
+            text: ask.text,
+        };
+        ws.audit(place(&owner, &id), "steer", &id, &user);
+        super::relay::command(&app, ws, &user, &id, steer).await?;
+        Ok((StatusCode::OK, json!({ "job_id": id, "status": "steered" })))
+    };
+    idem::once(
+        &app,
+        &user,
+        &headers,
+        &format!("POST /jobs/{id}/steer"),
+        &body.0,
+        work,
+    )
+    .await
+}
+
 /// The question job `job_id` waits on: the last one asked and not answered
 /// (from its events, as stored or committed before any client saw them).
 async fn pending_question(ws: &Workspace, job_id: &str) -> Result<Option<String>, ApiError> {

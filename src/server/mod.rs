@@ -57,6 +57,7 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(jobs::events))
         .routes(routes!(stream::stream))
         .routes(routes!(jobs::clarify))
+        .routes(routes!(jobs::steer))
         .routes(routes!(jobs::approve))
         .routes(routes!(jobs::cancel))
         .routes(routes!(review::apply))

@@ -29,6 +29,8 @@ pub enum IndexUpdate {
     None,
     /// A job started: its row, and the session's last prompt.
     JobStarted { prompt: String },
+    /// A job waits its turn: its row (status `queued`).
+    JobQueued { prompt: String },
     /// A job's status changed (`running`, `completed` ...).
     JobStatus(&'static str),
     /// A job's review changed: whether it still waits, the bundle as JSON,

@@ -449,10 +449,25 @@ async fn apply_index(
 ) -> Result<(), sqlx::Error> {
     match index {
         IndexUpdate::None => {}
-        IndexUpdate::JobStarted { prompt } => {
+        IndexUpdate::JobQueued { prompt } => {
             sqlx::query(
                 "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
-                 VALUES ($1, $2, $3, 'running', $4, $4) ON CONFLICT (session_id, job_id) DO NOTHING",
+                 VALUES ($1, $2, $3, 'queued', $4, $4) ON CONFLICT (session_id, job_id) DO NOTHING",
+            )
+            .bind(session_id)
+            .bind(job_id)
+            .bind(prompt)
+            .bind(ts)
+            .execute(&mut *conn)
+            .await?;
+        }
+        IndexUpdate::JobStarted { prompt } => {
+            // A queued job's row is there already: it runs now.
+            sqlx::query(
+                "INSERT INTO jobs (session_id, job_id, prompt, status, started_at, updated_at)
+                 VALUES ($1, $2, $3, 'running', $4, $4) ON CONFLICT (session_id, job_id)
+                 DO UPDATE SET status = 'running', started_at = excluded.started_at,
+                 updated_at = excluded.updated_at WHERE jobs.status = 'queued'",
             )
             .bind(session_id)
             .bind(job_id)

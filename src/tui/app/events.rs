@@ -28,6 +28,9 @@ impl App {
 
     /// Applies an engine event.
     pub fn on_event(&mut self, event: &Event) {
+        if self.queue_event(event) {
+            return;
+        }
         self.follow_status(event);
         let streamed = self.streaming;
         if !matches!(
@@ -89,7 +92,9 @@ impl App {
             EventBody::JobCancelled {} => self.transcript.push(Entry::Notice("Cancelled.".into())),
             EventBody::UsageUpdated { .. } => self.usage_updated(body),
             EventBody::ContextCompacted { .. } => self.compacted(job, body),
+            EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
             EventBody::ClarificationReceived { .. }
+            | EventBody::JobQueued { .. }
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }
             | EventBody::RollbackStarted { .. } => {}

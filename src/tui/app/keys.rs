@@ -71,6 +71,8 @@ impl App {
     fn act(&mut self, action: Action) -> Vec<Command> {
         match action {
             Action::Send => self.send(),
+            Action::Queue => self.queue(),
+            Action::Unqueue => self.unqueue(),
             Action::Cancel => self.cancel(),
             Action::Confirm => {
                 self.confirm();
@@ -160,6 +162,8 @@ impl App {
             Action::Help => self.overlay = Overlay::Help { scroll: 0 },
             // Those that send commands are `act`'s.
             Action::Send
+            | Action::Queue
+            | Action::Unqueue
             | Action::Cancel
             | Action::Confirm
             | Action::Down
@@ -464,7 +468,7 @@ impl App {
         vec![Command::VerifyFeedback { job_id, new_job_id }]
     }
 
-    fn send(&mut self) -> Vec<Command> {
+    pub(super) fn send(&mut self) -> Vec<Command> {
         let text = self.input.lines().join("\n");
         let trimmed = text.trim();
         if trimmed.is_empty() {
@@ -483,11 +487,25 @@ impl App {
             return Vec::new();
         }
         if self.job_running() {
-            self.transcript.push(Entry::Notice(
-                "A job is running; wait for it or press Esc to cancel it.".into(),
-            ));
-            self.set_input(&text);
-            return Vec::new();
+            let Some(job_id) = self
+                .job
+                .as_ref()
+                .filter(|j| j.purpose == JobPurpose::Instruction)
+                .map(|j| j.id.clone())
+            else {
+                self.transcript.push(Entry::Notice(
+                    "The conversation is being compacted; send this when it is done.".into(),
+                ));
+                self.set_input(&text);
+                return Vec::new();
+            };
+            // Steers the running job: the chat shows it once the model has it.
+            self.history.push(text.clone());
+            self.status_note = Some("Steering: the model reads it at its next step.".into());
+            return vec![Command::Steer {
+                job_id,
+                text: super::pinned::with_pinned(trimmed, &self.pinned),
+            }];
         }
         if trimmed == "/compact" {
             let job_id = self.new_job(JobPurpose::Compact);
@@ -510,6 +528,7 @@ impl App {
         // The model reads the pins from the prompt (a resumed session too).
         let text = super::pinned::with_pinned(&text, &self.pinned);
         let job_id = self.new_job(JobPurpose::Instruction);
+        self.sent_last = Some(job_id.clone());
         vec![Command::StartJob {
             session: self.session_ref(),
             job_id,

@@ -14,6 +14,7 @@ mod notices;
 mod open_root;
 mod pending;
 mod pinned;
+mod queue;
 mod resume;
 mod review;
 mod scroll;
@@ -45,6 +46,8 @@ pub enum Focus {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
     User(String),
+    /// What the user added to a running job (the model had it at its next step).
+    Steer(String),
     /// The files an instruction pinned, dim under it.
     Pinned(Vec<String>),
     /// Rendered as markdown.
@@ -345,6 +348,10 @@ pub struct App {
     history: Vec<String>,
     history_pos: Option<usize>,
     pub job: Option<JobView>,
+    /// Messages waiting for the running job to end, oldest first.
+    pub queued: Vec<queue::QueuedMessage>,
+    /// The job the last Enter started (the engine may queue it instead).
+    sent_last: Option<String>,
     pub provider_label: String,
     /// `auto` found the server's template drops tools: they go in the
     /// prompt (said in the status bar).
@@ -439,6 +446,8 @@ impl App {
             history: Vec::new(),
             history_pos: None,
             job: None,
+            queued: Vec::new(),
+            sent_last: None,
             provider_label,
             tools_in_prompt: false,
             provider_state: if provider_ok {
@@ -498,7 +507,7 @@ impl App {
     ) -> Result<(String, String), String> {
         let entry = index.and_then(|i| self.transcript.get(i));
         let (text, whose) = match entry {
-            Some(Entry::User(t)) => (t.clone(), "your message"),
+            Some(Entry::User(t) | Entry::Steer(t)) => (t.clone(), "your message"),
             Some(Entry::Assistant(a)) => (a.text().to_string(), "the answer"),
             _ => return Err("no message on screen to copy".into()),
         };

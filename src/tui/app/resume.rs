@@ -43,6 +43,15 @@ impl App {
             self.replay(step);
         }
         self.job = job;
+        self.queued = t
+            .jobs
+            .iter()
+            .filter(|j| j.status == Some(crate::protocol::JobStatus::Queued))
+            .map(|j| super::queue::QueuedMessage {
+                job_id: j.job_id.clone(),
+                text: j.prompt.clone(),
+            })
+            .collect();
         if let Some(last) = t.jobs.iter().rev().find(|j| j.prompt != COMPACT) {
             self.pinned = split_pinned(&last.prompt).1;
             if !self.pinned.is_empty() {
@@ -159,6 +168,7 @@ impl App {
                 self.transcript.push(Entry::Error(error.clone()));
             }
             EventBody::JobCancelled {} => self.transcript.push(note("Cancelled.".into())),
+            EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
             EventBody::JobCompleted {
                 answer,
                 budget_exhausted,
@@ -172,8 +182,9 @@ impl App {
                     self.transcript.push(note(BUDGET_SPENT.into()));
                 }
             }
-            // Live state (dialogs, the review, usage) or text not stored.
+            // Live state (dialogs, the review, usage, the queue) or text not stored.
             EventBody::CheckpointCreated { .. }
+            | EventBody::JobQueued { .. }
             | EventBody::JobStarted { .. }
             | EventBody::LlmDelta { .. }
             | EventBody::LlmReasoning { .. }
@@ -212,6 +223,17 @@ fn timeline<'a>(t: &'a Transcript, events: &'a [Event]) -> Vec<Step<'a>> {
     for job in &t.jobs {
         let mut mine = of_job.remove(job.job_id.as_str()).unwrap_or_default();
         mine.sort_by_key(|e| e.cursor);
+        let started = mine
+            .iter()
+            .any(|e| matches!(e.body, EventBody::JobStarted { .. }));
+        if !started
+            && mine
+                .iter()
+                .any(|e| matches!(e.body, EventBody::JobQueued { .. }))
+        {
+            // Queued and never started: in the queue, or taken back.
+            continue;
+        }
         if let Some(start) = mine
             .iter()
             .find(|e| matches!(e.body, EventBody::JobStarted { .. }))

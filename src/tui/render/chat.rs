@@ -6,7 +6,7 @@
 use std::cell::Ref;
 
 use ratatui::Frame;
-use ratatui::layout::Rect;
+use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -72,6 +72,11 @@ fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>>
             "you › ",
             t,
             Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD),
+        ),
+        Entry::Steer(t) => plain(
+            "you ↳ ",
+            t,
+            Style::new().fg(Color::Cyan).add_modifier(Modifier::ITALIC),
         ),
         Entry::Pinned(paths) => plain(
             "      ",
@@ -288,5 +293,30 @@ pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let block = pane(format!(" {mode} › {pins}"), app.focus == Focus::Input);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    frame.render_widget(&app.input, inner);
+    let rows = queue_rows(app).min(inner.height.saturating_sub(1));
+    let [queue, text] =
+        Layout::vertical([Constraint::Length(rows), Constraint::Min(1)]).areas(inner);
+    let style = Style::new().fg(Color::DarkGray);
+    let hidden = app.queued.len().saturating_sub(usize::from(rows));
+    for (i, (row, q)) in (queue.y..queue.bottom())
+        .zip(app.queued.iter().skip(hidden))
+        .enumerate()
+    {
+        let first = q.text.lines().next().unwrap_or_default();
+        let more = if i == 0 && hidden > 0 {
+            format!(" (+{hidden} before)")
+        } else {
+            String::new()
+        };
+        let line = format!("queued {} › {first}{more}", hidden + i + 1);
+        frame
+            .buffer_mut()
+            .set_stringn(queue.x, row, line, usize::from(queue.width), style);
+    }
+    frame.render_widget(&app.input, text);
+}
+
+/// Rows above the input for the queued messages (at most three).
+pub(super) fn queue_rows(app: &App) -> u16 {
+    app.queued.len().min(3) as u16
 }

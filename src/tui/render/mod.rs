@@ -65,7 +65,8 @@ fn panes(app: &App, body: Rect) -> [Rect; 3] {
     let tree_width = (body.width / 3).clamp(20, 40);
     let [tree, right] =
         Layout::horizontal([Constraint::Length(tree_width), Constraint::Min(20)]).areas(body);
-    let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8);
+    let queued = chat::queue_rows(app);
+    let input_height = (app.input.lines().len() as u16 + 2).clamp(3, 8) + queued;
     let [chat, input] =
         Layout::vertical([Constraint::Min(3), Constraint::Length(input_height)]).areas(right);
     [tree, chat, input]

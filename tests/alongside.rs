@@ -1,0 +1,289 @@
+//! Working alongside the agent (SPEC 19), through the real binary: a steer
+//! typed while a job runs reaches the model's next request, in a real
+//! terminal (tmux) and over real HTTP, and shows as `user.steer`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+
+use serde_json::json;
+use support::Env;
+use support::jobs::{KEY, config, project, sse};
+use support::llm_server::{LlmServer, Reply, openai};
+use support::serve::{Client, error_code, rt, serve};
+use support::tmux::Tmux;
+
+/// An answer streamed slowly (about 3 s), so a person can type meanwhile.
+fn slow_answer() -> Reply {
+    let words: Vec<String> = (0..12).map(|i| format!("step{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 250,
+    }
+}
+
+fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = root.display(),
+    );
+    Tmux::start(name, &command, (120, 36))
+}
+
+/// The model's messages in recorded request `i`, as one string.
+fn messages(server: &LlmServer, i: usize) -> String {
+    server.requests()[i].body["messages"].to_string()
+}
+
+#[test]
+fn a_steer_typed_while_a_job_runs_reaches_its_next_request() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        slow_answer(),
+        sse(openai::text(&["Also covered the README."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, dir.path(), "steer");
+    tmux.wait_for("F1 help");
+    tmux.keys(&["-l", "summarize the project"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("step1");
+    // Typed while the answer streams: Enter steers, nothing is refused.
+    tmux.keys(&["-l", "also mention the README"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Also covered the README.");
+    assert!(screen.contains("you ↳ also mention the README"), "{screen}");
+    assert!(!screen.contains("A job is running"), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the steer asked the model once more");
+    let second = messages(&server, 1);
+    assert!(second.contains("also mention the README"), "{second}");
+    // The first answer is kept before it.
+    assert!(second.contains("step11"), "{second}");
+    assert!(!messages(&server, 0).contains("README"));
+}
+
+#[test]
+fn a_steer_over_http_reaches_the_running_job_and_is_an_event() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        slow_answer(),
+        sse(openai::text(&["Checked the tests as well."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, job) = c.session_and_run("look around", "ask").await;
+        // Streamed text is not stored: its start is.
+        c.wait_event(&job, 20, |e| e["type"] == "job.started").await;
+        let path = format!("/api/v1/agent/jobs/{job}/steer");
+        let (status, body) = c.post(&path, json!({"text": ""})).await;
+        assert_eq!(status, 400, "{body}");
+        let (status, body) = c.post(&path, json!({"txt": "typo"})).await;
+        assert_eq!(status, 400, "{body}");
+        let (status, body) = c.post(&path, json!({"text": "and check the tests"})).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["status"], "steered", "{body}");
+        let steer = c.wait_event(&job, 20, |e| e["type"] == "user.steer").await;
+        assert_eq!(steer["data"]["text"], "and check the tests", "{steer}");
+        let done = c
+            .wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
+        assert_eq!(
+            done["data"]["answer"], "Checked the tests as well.",
+            "{done}"
+        );
+        // A job that ended takes no steer: a conflict that says what to do.
+        let (status, body) = c.post(&path, json!({"text": "too late"})).await;
+        assert_eq!(status, 409, "{body}");
+        assert_eq!(error_code(&body), "conflict", "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("new instruction"),
+            "{body}"
+        );
+        let (status, body) = c
+            .post("/api/v1/agent/jobs/job_nope/steer", json!({"text": "x"}))
+            .await;
+        assert_eq!(status, 404, "{body}");
+    });
+    let second = messages(&server, 1);
+    assert!(second.contains("and check the tests"), "{second}");
+    assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn a_message_queued_while_a_job_runs_runs_next_and_can_be_taken_back() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        slow_answer(),
+        sse(openai::text(&["Second one done."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, dir.path(), "queue");
+    tmux.wait_for("F1 help");
+    tmux.keys(&["-l", "first task"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("step1");
+    tmux.keys(&["-l", "second task"]);
+    tmux.keys(&["C-q"]);
+    tmux.wait_for("queued 1 › second task");
+    tmux.keys(&["-l", "third task"]);
+    tmux.keys(&["C-q"]);
+    tmux.wait_for("queued 2 › third task");
+    // Taken back before it starts: in the input again, out of the queue.
+    tmux.keys(&["M-Up"]);
+    let screen = tmux.wait_for("Taken back from the queue");
+    assert!(!screen.contains("queued 2 ›"), "{screen}");
+    assert!(screen.contains("third task"), "{screen}");
+    tmux.keys(&["C-u"]);
+    let screen = tmux.wait_for("Second one done.");
+    assert!(screen.contains("you › second task"), "{screen}");
+    assert!(!screen.contains("queued 1 ›"), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the taken-back message never ran");
+    let first = messages(&server, 0);
+    assert!(!first.contains("second task"), "{first}");
+    let second = messages(&server, 1);
+    assert!(
+        second.contains("first task") && second.contains("step11"),
+        "{second}"
+    );
+    assert!(
+        second.contains("second task") && !second.contains("third task"),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_queued_message_outlives_a_crash_and_runs_when_the_session_goes_on() {
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..60).map(|i| format!("slow{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![
+        Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 200,
+        },
+        sse(openai::text(&["Queued one done."])),
+        sse(openai::text(&["New one done."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, dir.path(), "queue-crash");
+    tmux.wait_for("F1 help");
+    tmux.keys(&["-l", "long task"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("slow1");
+    tmux.keys(&["-l", "after the crash"]);
+    tmux.keys(&["C-q"]);
+    tmux.wait_for("queued 1 › after the crash");
+    // Recorded before it is shown: the process dies without a word.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // The pane's shell may have agent-tui as its child, or be it.
+    let pane = tmux.pane("#{pane_pid}").trim().to_string();
+    let children = std::process::Command::new("pgrep")
+        .args(["-P", &pane])
+        .output()
+        .unwrap();
+    let children = String::from_utf8_lossy(&children.stdout).to_string();
+    for pid in children.split_whitespace().chain([pane.as_str()]) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    drop(tmux);
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root} --continue",
+        h = home.display(),
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = dir.path().display(),
+    );
+    let tmux = Tmux::start("queue-crash-2", &command, (120, 36));
+    let screen = tmux.wait_for("queued 1 › after the crash");
+    assert!(screen.contains("long task"), "{screen}");
+    // The session goes on: what was queued runs first, then the new one.
+    tmux.keys(&["-l", "a new one"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("New one done.");
+    assert!(screen.contains("Queued one done."), "{screen}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3, "{}", requests.len());
+    assert!(messages(&server, 1).contains("after the crash"));
+    let third = messages(&server, 2);
+    assert!(
+        third.contains("a new one") && third.contains("Queued one done."),
+        "{third}"
+    );
+}
+
+#[test]
+fn over_http_a_run_for_a_busy_session_waits_its_turn() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        slow_answer(),
+        sse(openai::text(&["The queued run answered."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (session, first) = c.session_and_run("the first run", "ask").await;
+        c.wait_event(&first, 20, |e| e["type"] == "job.started").await;
+        let run = |instruction: &str| {
+            json!({"session_id": session, "instruction": instruction, "mode": "ask"})
+        };
+        let (status, body) = c.post("/api/v1/agent/run", run("the second run")).await;
+        assert_eq!(status, 202, "{body}");
+        assert_eq!(body["status"], "queued", "{body}");
+        let second = body["job_id"].as_str().unwrap().to_string();
+        let queued = c
+            .wait_event(&second, 20, |e| e["type"] == "job.queued")
+            .await;
+        assert_eq!(queued["data"]["prompt"], "the second run", "{queued}");
+        let (_, snap) = c.get(&format!("/api/v1/agent/jobs/{second}")).await;
+        assert_eq!(snap["status"], "queued", "{snap}");
+        // A third, cancelled while it waits: it never reaches the model.
+        let (_, body) = c.post("/api/v1/agent/run", run("the third run")).await;
+        let third = body["job_id"].as_str().unwrap().to_string();
+        c.wait_event(&third, 20, |e| e["type"] == "job.queued").await;
+        let (status, body) = c
+            .post(&format!("/api/v1/agent/jobs/{third}/cancel"), json!({}))
+            .await;
+        assert!(status.is_success(), "{status} {body}");
+        c.wait_event(&third, 20, |e| e["type"] == "job.cancelled")
+            .await;
+        let done = c
+            .wait_event(&second, 20, |e| e["type"] == "job.completed")
+            .await;
+        assert_eq!(done["data"]["answer"], "The queued run answered.", "{done}");
+        let (_, first_snap) = c.get(&format!("/api/v1/agent/jobs/{first}")).await;
+        assert_eq!(first_snap["status"], "completed", "{first_snap}");
+    });
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let second = messages(&server, 1);
+    assert!(
+        second.contains("the first run") && second.contains("step11"),
+        "{second}"
+    );
+    assert!(
+        second.contains("the second run") && !second.contains("the third run"),
+        "{second}"
+    );
+}
