@@ -287,3 +287,255 @@ fn over_http_a_run_for_a_busy_session_waits_its_turn() {
         "{second}"
     );
 }
+
+/// Bytes the pane's program wrote, as tmux's `pipe-pane` saved them.
+fn raw(path: &Path) -> String {
+    String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned()
+}
+
+#[test]
+fn a_wait_rings_the_terminal_only_when_it_is_not_focused_and_runs_the_command() {
+    let env = Env::new();
+    let dir = project();
+    let asks = |q: &str| {
+        sse(openai::tool_calls(&[(
+            "c1",
+            "clarify_user",
+            &json!({ "question": q }).to_string(),
+        )]))
+    };
+    let server = LlmServer::start(vec![
+        asks("Which greeting, while you watch?"),
+        sse(openai::text(&["Hola it is."])),
+        asks("Which file, while you are away?"),
+        sse(openai::text(&["main.rs it is."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let told = env.home.path().join("told.jsonl");
+    support::serve::add_config(
+        &cfg,
+        &format!(
+            "[notify]\ncommand = [\"sh\", \"-c\", \"cat >> {}; echo >> {}\"]\n",
+            told.display(),
+            told.display()
+        ),
+    );
+    let tmux = start_tui(&env, &cfg, dir.path(), "notify");
+    let bytes = env.home.path().join("pane.raw");
+    let piped = tmux
+        .cmd()
+        .args(["pipe-pane", "-o", "-t", "e2e"])
+        .arg(format!("cat >> {}", bytes.display()))
+        .status()
+        .unwrap();
+    assert!(piped.success());
+    tmux.wait_for("F1 help");
+    // Focused (as a terminal is until it says otherwise): no bell.
+    tmux.keys(&["-l", "greet"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Which greeting, while you watch?");
+    tmux.keys(&["-l", "hola"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Hola it is.");
+    let before = raw(&bytes);
+    assert!(
+        before.contains("\x1b[?1004h"),
+        "focus reporting is asked for"
+    );
+    assert!(
+        !before.contains('\x07') && !before.contains("\x1b]9;"),
+        "{before:?}"
+    );
+    assert!(!told.exists());
+    // The terminal loses focus (the sequence focus reporting sends).
+    tmux.cmd()
+        .args(["send-keys", "-t", "e2e", "-H", "1b", "5b", "4f"])
+        .status()
+        .unwrap();
+    tmux.keys(&["-l", "which file"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Which file, while you are away?");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !told.exists() || !raw(&told).contains('\n') {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let after = raw(&bytes);
+    let rung = &after[before.len()..];
+    assert!(rung.contains('\x07'), "{rung:?}");
+    assert!(
+        rung.contains("\x1b]9;agent-tui: asks: Which file, while you are away?\x07"),
+        "{rung:?}"
+    );
+    assert!(
+        rung.contains("\x1b]777;notify;agent-tui;asks: Which file, while you are away?\x07"),
+        "{rung:?}"
+    );
+    let line = raw(&told);
+    let sent: serde_json::Value = serde_json::from_str(line.trim()).unwrap();
+    assert_eq!(sent["type"], "clarification", "{sent}");
+    assert_eq!(
+        sent["text"], "asks: Which file, while you are away?",
+        "{sent}"
+    );
+    assert_eq!(sent["root"], dir.path().display().to_string(), "{sent}");
+    assert!(
+        sent["session_id"].as_str().unwrap().starts_with("s_"),
+        "{sent}"
+    );
+    assert!(sent["job_id"].as_str().is_some(), "{sent}");
+    tmux.keys(&["-l", "main"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("main.rs it is.");
+}
+
+/// The tool names offered in recorded request `i`.
+fn tools_offered(server: &LlmServer, i: usize) -> Vec<String> {
+    server.requests()[i].body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A project with commands in this product's folder and in Claude Code's,
+/// and one in the user's config folder.
+fn with_commands(env: &Env, root: &Path) {
+    support::write_files(
+        root,
+        &[
+            (
+                ".agent-tui/commands/explain.md",
+                "---\ndescription: Explain a file briefly\nmode: ask\n---\nExplain $ARGUMENTS in two sentences.\n",
+            ),
+            (
+                ".claude/commands/review.md",
+                "Review $1 for bugs, then $2.\n",
+            ),
+            (
+                ".gemini/commands/fixup.toml",
+                "description = \"Fix it\"\nprompt = \"Fix {{args}} now.\"\n",
+            ),
+        ],
+    );
+    support::write_files(
+        &env.home.path().join("config/agent-tui/commands"),
+        &[
+            (
+                "explain.md",
+                "The user's own explain, shadowed by the project's.\n",
+            ),
+            ("standup.md", "Summarize what changed today.\n"),
+        ],
+    );
+}
+
+#[test]
+fn custom_commands_expand_in_the_tui_with_their_mode_and_unknown_ones_are_named() {
+    let env = Env::new();
+    let dir = project();
+    with_commands(&env, dir.path());
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["Explained."])),
+        sse(openai::text(&["Reviewed."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, dir.path(), "commands");
+    tmux.wait_for("F1 help");
+    tmux.keys(&["-l", "/"]);
+    let screen = tmux.wait_for("Explain a file briefly (ask mode)");
+    for name in ["/review", "/fixup", "/standup", "/compact"] {
+        assert!(screen.contains(name), "{name}: {screen}");
+    }
+    tmux.keys(&["-l", "expl"]);
+    tmux.keys(&["Tab"]);
+    tmux.keys(&["-l", "src/main.rs"]);
+    tmux.wait_for("/explain src/main.rs");
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Explained.");
+    let first = messages(&server, 0);
+    assert!(
+        first.contains("Explain src/main.rs in two sentences."),
+        "{first}"
+    );
+    // An ask command gets no write tool, whatever the session's mode.
+    let offered = tools_offered(&server, 0);
+    assert!(offered.iter().any(|t| t == "read_file"), "{offered:?}");
+    assert!(!offered.iter().any(|t| t == "propose_edits"), "{offered:?}");
+    tmux.keys(&["-l", "/review src/main.rs the tests"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Reviewed.");
+    let second = messages(&server, 1);
+    assert!(
+        second.contains("Review src/main.rs for bugs, then the."),
+        "{second}"
+    );
+    assert!(
+        tools_offered(&server, 1)
+            .iter()
+            .any(|t| t == "propose_edits")
+    );
+    tmux.keys(&["-l", "/reveiw x"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("did you mean /review?");
+    assert!(screen.contains("no command /reveiw"), "{screen}");
+    assert_eq!(server.requests().len(), 2, "nothing was sent for it");
+}
+
+#[test]
+fn custom_commands_expand_in_exec_and_in_a_server_run() {
+    let env = Env::new();
+    let dir = project();
+    with_commands(&env, dir.path());
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["Done."])),
+        sse(openai::text(&["Stood up."])),
+        sse(openai::text(&["Fixed."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let run = support::jobs::exec(&env, &cfg, dir.path(), &["/explain src/main.rs"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(messages(&server, 0).contains("Explain src/main.rs in two sentences."));
+    let run = support::jobs::exec(&env, &cfg, dir.path(), &["/standup"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(messages(&server, 1).contains("Summarize what changed today."));
+    let run = support::jobs::exec(&env, &cfg, dir.path(), &["/stand-up"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("did you mean /standup?"),
+        "{}",
+        run.stderr
+    );
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (session, job) = c.session_and_run("/fixup the parser", "ask").await;
+        let done = c
+            .wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
+        assert_eq!(done["data"]["answer"], "Fixed.", "{done}");
+        let (status, body) = c
+            .post(
+                "/api/v1/agent/run",
+                json!({"session_id": session, "instruction": "/fixpu x"}),
+            )
+            .await;
+        assert_eq!(status, 400, "{body}");
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("/fixup"),
+            "{body}"
+        );
+    });
+    assert!(messages(&server, 2).contains("Fix the parser now."));
+    assert_eq!(server.requests().len(), 3);
+}

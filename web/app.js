@@ -7,6 +7,7 @@ const $ = (id) => document.getElementById(id);
 const state = {
   token: sessionStorage.getItem("agent-tui-token") || "",
   workspace: "",
+  askedNotify: false,
   session: "",
   job: "",
   bundle: null,
@@ -239,6 +240,7 @@ async function newSession() {
 // Sends the instruction; if it cannot start, it goes back in the box.
 async function send(ev, queue = false) {
   ev.preventDefault();
+  askToNotify();
   const box = $("instruction");
   const text = box.value.trim();
   if (!text) return;

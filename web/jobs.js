@@ -2,6 +2,26 @@
 // resumed by Last-Event-ID). Loaded before app.js.
 "use strict";
 
+// ---- notifications (SPEC 19) ---------------------------------------------
+
+// The browser's notification for a moment the agent waits for the user,
+// only while the page is hidden and the user allowed it (asked once, when
+// they first send an instruction: never on load).
+function tell(text) {
+  if (!("Notification" in window) || Notification.permission !== "granted" || !document.hidden) return;
+  try {
+    new Notification("agent-tui", { body: String(text).slice(0, 200), tag: "agent-tui" });
+  } catch (_) { /* a browser that only notifies from a service worker */ }
+}
+
+// Asks for the permission once, from a user's gesture.
+function askToNotify() {
+  if ("Notification" in window && Notification.permission === "default" && !state.askedNotify) {
+    state.askedNotify = true;
+    Notification.requestPermission().catch(() => {});
+  }
+}
+
 // ---- a job's view -------------------------------------------------------
 
 class JobView {
@@ -110,9 +130,11 @@ class JobView {
         break;
       case "approval.requested":
         this.ask(d, "approval");
+        tell(`asks to run ${d.arguments && d.arguments.command ? d.arguments.command : d.name}`);
         break;
       case "clarification.requested":
         this.ask(d, "clarification");
+        tell(`asks: ${d.question}`);
         break;
       case "user.steer":
         // What the user added while it ran; the model read it here.
@@ -126,17 +148,20 @@ class JobView {
         this.text = d.answer || this.text;
         this.render();
         this.finish(d.status === "awaiting_review" ? "awaiting review" : "completed");
+        if (d.status === "awaiting_review") tell("edits wait for your review");
         if (d.status === "awaiting_review" && this.live()) loadReview(this.jobId);
         break;
       case "job.failed":
         // SPEC 6: data.error says what happened, data.code what kind.
         this.finish(`failed: ${d.error || d.message || "error"}${d.code ? ` (${d.code})` : ""}`);
+        tell(`failed: ${d.error || d.message || "error"}`);
         this.status.classList.add("failed");
         break;
       case "job.cancelled":
         this.finish("cancelled");
         break;
       case "verify.completed":
+        tell(`verify ${d.passed ? "passed" : "did not pass"}: ${d.command}`);
         if (state.job === this.jobId && !state.verifying) {
           state.verify = d;
           renderVerify();

@@ -362,6 +362,10 @@ impl Core {
                 max_tool_calls,
                 ..
             } => {
+                let (prompt, mode) = match self.custom_command(prompt, mode) {
+                    Ok(expanded) => expanded,
+                    Err(e) => return q.answer(Err(e)),
+                };
                 let kind = super::job::JobKind::Instruction;
                 let started = self.start_job(key, job_id, kind, prompt, mode, max_tool_calls);
                 q.answer(started);

@@ -76,6 +76,27 @@ impl Core {
         Ok(reply)
     }
 
+    /// A `/NAME ARGS` instruction expanded from its command file, in the
+    /// command's mode if it sets one (SPEC 19); other text as it is.
+    pub(super) fn custom_command(
+        &self,
+        prompt: String,
+        mode: Mode,
+    ) -> Result<(String, Mode), EngineError> {
+        if !prompt.trim_start().starts_with('/') {
+            return Ok((prompt, mode));
+        }
+        let user = super::commands::user_folder();
+        let commands = super::commands::list(&self.ctx.workspace, user.as_deref());
+        match super::commands::invocation(&commands, &prompt) {
+            super::commands::Invocation::Text(text) => Ok((text, mode)),
+            super::commands::Invocation::Expanded { prompt, mode: own } => {
+                Ok((prompt, own.unwrap_or(mode)))
+            }
+            super::commands::Invocation::Refused(why) => Err(EngineError::invalid(why)),
+        }
+    }
+
     /// The session's next queued job, once nothing runs in it. A review
     /// the job before it left stays open beside it: nothing is written
     /// unreviewed, and the later apply checks the files again.

@@ -10,6 +10,7 @@ mod answer_edits;
 mod approval;
 mod builder;
 mod code_index;
+mod commands;
 mod compaction;
 mod counting;
 mod doctor;

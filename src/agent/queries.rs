@@ -212,6 +212,35 @@ impl Engine {
         Some(state.store.location().to_string())
     }
 
+    /// The custom commands `/NAME` expands (the project's, then the
+    /// user's): name, description and where each was read from.
+    pub fn custom_commands(&self) -> Vec<crate::protocol::CustomCommandInfo> {
+        let user = super::commands::user_folder();
+        super::commands::list(&self.inner.ctx.workspace, user.as_deref())
+            .into_iter()
+            .map(|c| crate::protocol::CustomCommandInfo {
+                name: c.name,
+                description: c.description,
+                mode: c.mode,
+                source: c.source,
+            })
+            .collect()
+    }
+
+    /// Refuses an instruction naming a custom command there is none of
+    /// (`invalid`, with the closest names), as a job would be refused.
+    pub fn check_instruction(&self, prompt: &str) -> Result<(), EngineError> {
+        if !prompt.trim_start().starts_with('/') {
+            return Ok(());
+        }
+        let user = super::commands::user_folder();
+        let commands = super::commands::list(&self.inner.ctx.workspace, user.as_deref());
+        match super::commands::invocation(&commands, prompt) {
+            super::commands::Invocation::Refused(why) => Err(EngineError::invalid(why)),
+            _ => Ok(()),
+        }
+    }
+
     /// The roots opened lately, most recent first.
     pub async fn recent_roots(&self) -> Result<Vec<String>, EngineError> {
         self.stored(|root, _| root.store.recent_roots().map_err(store_error))

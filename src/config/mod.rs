@@ -4,6 +4,7 @@
 mod detect;
 mod index;
 mod load;
+mod notify;
 mod routing;
 mod server;
 mod sessions;
@@ -14,6 +15,7 @@ mod verify;
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use index::IndexConfig;
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
+pub use notify::{NotifyConfig, NotifyKind, NotifyWhen};
 pub use routing::{RoutingConfig, RoutingMode};
 pub use server::{ServerConfig, ServerUser, ServerWorkspace};
 pub use sessions::SessionLimits;
@@ -55,6 +57,7 @@ pub struct Config {
     pub server: ServerConfig,
     pub verify: VerifyConfig,
     pub index: IndexConfig,
+    pub notify: NotifyConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -99,6 +102,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             verify: VerifyConfig::default(),
             index: IndexConfig::default(),
+            notify: NotifyConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -405,6 +409,7 @@ impl Config {
         out.extend(self.server.problems());
         out.extend(self.verify.problems());
         out.extend(self.index.problems());
+        out.extend(self.notify.problems());
         for (name, server) in &self.mcp_servers {
             out.extend(server.problems(name));
         }

@@ -339,6 +339,17 @@ pub struct JobSummary {
     pub events: usize,
 }
 
+/// A custom command (`/NAME`, SPEC 19) as front ends list it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CustomCommandInfo {
+    pub name: String,
+    pub description: String,
+    /// The mode its jobs run in, when the file sets one.
+    pub mode: Option<Mode>,
+    /// Where it was read from.
+    pub source: String,
+}
+
 /// The review a session waits on: its job and bundle.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PendingReview {

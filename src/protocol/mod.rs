@@ -20,9 +20,9 @@ pub mod verify;
 pub mod words;
 
 pub use api::{
-    CheckpointView, Command, EngineError, EntryKind, EventsPage, ExecChunk, FileRow, FileText,
-    FolderEntry, JobSummary, PendingReview, Reply, RequestId, ScopeInfo, SessionRef, Transcript,
-    UserWrite,
+    CheckpointView, Command, CustomCommandInfo, EngineError, EntryKind, EventsPage, ExecChunk,
+    FileRow, FileText, FolderEntry, JobSummary, PendingReview, Reply, RequestId, ScopeInfo,
+    SessionRef, Transcript, UserWrite,
 };
 pub use audit::{AuditRecord, StoreCheck, Verification};
 pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};

@@ -76,6 +76,8 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
     }
     let owner = app.accounts.session_owner(&ask.session_id).await?;
     let (ws, _) = app.owned(owner, user, &format!("session {}", ask.session_id))?;
+    // `/NAME` names a command there is none of: refused before anything is kept.
+    ws.engine.check_instruction(&ask.instruction)?;
     super::usage::admit(app, user).await?;
     let job_id = crate::agent::new_job_id();
     let owner = Owner {

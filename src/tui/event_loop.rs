@@ -100,6 +100,8 @@ pub struct Loop<'a> {
     events: Option<Subscription>,
     tx: UnboundedSender<UiEvent>,
     frames: FrameClock,
+    /// As the terminal last reported (focus reporting); true until it says.
+    focused: bool,
 }
 
 /// Runs until the user quits (or SIGTERM); returns the engine in use.
@@ -131,6 +133,7 @@ pub async fn run(
         events,
         tx,
         frames: FrameClock::new(),
+        focused: true,
     };
     while lp.app.quit != Quit::Now {
         lp.send_work();
@@ -212,7 +215,9 @@ impl Loop<'_> {
                 self.terminal.backend_mut().resized(width, height);
                 self.app.screen = Some(ratatui::layout::Rect::new(0, 0, width, height));
             }
-            TermEvent::Key(_) | TermEvent::FocusGained | TermEvent::FocusLost => {}
+            TermEvent::FocusGained => self.focused = true,
+            TermEvent::FocusLost => self.focused = false,
+            TermEvent::Key(_) => {}
         }
         // Scrolling stops at the transcript's top.
         if self.app.scroll > 0
@@ -233,6 +238,13 @@ impl Loop<'_> {
             super::highlight::warm();
         }
         self.app.on_event(event);
+        super::notify::tell(
+            self.engine.config(),
+            event,
+            self.focused,
+            self.app.session.as_deref(),
+            &self.app.root,
+        );
         self.frames
             .want(if streamed { STREAM_FRAME } else { FRAME });
     }

@@ -10,6 +10,7 @@ mod highlight;
 mod keymap;
 mod loads;
 mod markdown;
+mod notify;
 mod overrides;
 mod render;
 mod reopen;

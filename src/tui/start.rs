@@ -47,6 +47,7 @@ pub fn app_from(engine: &Engine, start: TuiStart) -> App {
         depth: top.1,
     });
     app.loads.push(Load::LatestCheckpoint);
+    app.loads.push(Load::Commands);
     app.loads.push(Load::Paths);
     // The code index, built in the background if missing or stale (the
     // status bar says how far it got); its tools work meanwhile too.

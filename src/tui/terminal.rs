@@ -6,7 +6,9 @@
 
 use std::io::Stdout;
 
-use crossterm::event::{DisableMouseCapture, EnableMouseCapture};
+use crossterm::event::{
+    DisableFocusChange, DisableMouseCapture, EnableFocusChange, EnableMouseCapture,
+};
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
 use ratatui::layout::{Position, Size};
@@ -89,10 +91,11 @@ pub fn enter() -> Result<Term, String> {
         .map_err(|e| format!("cannot read the terminal's size: {e}"))?;
     let terminal = ratatui::Terminal::new(Screen { inner, size })
         .map_err(|e| format!("cannot take the terminal: {e}"))?;
-    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture);
+    // Focus reporting: notifications wait for the terminal to lose focus.
+    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture, EnableFocusChange);
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture, DisableFocusChange);
         ratatui::restore();
         previous(info);
         // A panic off the UI thread would leave the UI drawing on a cooked
@@ -104,6 +107,6 @@ pub fn enter() -> Result<Term, String> {
 
 /// Gives the terminal back (mouse capture off, cooked mode, main screen).
 pub fn leave() {
-    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture);
+    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture, DisableFocusChange);
     ratatui::restore();
 }

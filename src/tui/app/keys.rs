@@ -129,7 +129,7 @@ impl App {
             Action::CopyMessage => self.copy_request = Some(super::CopyRequest::Message),
             Action::CopyCode => self.copy_request = Some(super::CopyRequest::LastCode),
             Action::Complete => {
-                if !self.complete_path() {
+                if !self.complete_slash() && !self.complete_path() {
                     self.act_locally(Action::FocusNext);
                 }
             }

@@ -55,6 +55,8 @@ pub enum Loaded {
     RootFailed(String),
     /// Pins whose files are gone (asked by `Load::GonePins`).
     GonePins(Vec<String>),
+    /// The custom commands found at start.
+    Commands(Vec<crate::protocol::CustomCommandInfo>),
     /// The code index's state (after a build, if one was needed).
     Index(Result<usize, String>),
     /// A build of the code index: files read of files listed.
@@ -114,6 +116,7 @@ impl App {
             ))),
             Loaded::Paths(paths) => self.paths = paths,
             Loaded::RecentRoots(recent) => self.recent_roots_loaded(recent),
+            Loaded::Commands(commands) => self.commands = commands,
             Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
             Loaded::RootFailed(why) => self.root_open_failed(why),
             Loaded::GonePins(gone) => self.unpin_gone(&gone),
@@ -143,7 +146,17 @@ impl App {
                 if let Some(job) = self.job.as_mut().filter(|j| &j.id == job_id) {
                     job.status = crate::protocol::JobStatus::Failed;
                 }
+                self.queued.retain(|q| &q.job_id != job_id);
                 self.transcript.push(Entry::Error(e.to_string()));
+            }
+            (Command::Steer { text, .. }, Err(e)) => {
+                // The job ended meanwhile: the words come back to be sent.
+                if self.input.lines().join("").trim().is_empty() {
+                    let (text, _) = super::pinned::split_pinned(text);
+                    self.set_input(text);
+                }
+                self.transcript
+                    .push(Entry::Error(format!("Not steered: {e}")));
             }
             (Command::VerifyFeedback { new_job_id, .. }, Err(e)) => {
                 if let Some(job) = self.job.as_mut().filter(|j| &j.id == new_job_id) {

@@ -18,6 +18,7 @@ mod queue;
 mod resume;
 mod review;
 mod scroll;
+mod slash;
 
 use crate::protocol::words::counted;
 use ratatui_textarea::TextArea;
@@ -278,6 +279,8 @@ pub enum Load {
     GonePins(Vec<String>),
     /// The code index: built if missing or stale, its progress meanwhile.
     Index,
+    /// The custom commands `/` lists.
+    Commands,
     /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
     Find {
         typed: String,
@@ -352,6 +355,8 @@ pub struct App {
     pub queued: Vec<queue::QueuedMessage>,
     /// The job the last Enter started (the engine may queue it instead).
     sent_last: Option<String>,
+    /// The custom commands `/` lists (read at start).
+    pub commands: Vec<crate::protocol::CustomCommandInfo>,
     pub provider_label: String,
     /// `auto` found the server's template drops tools: they go in the
     /// prompt (said in the status bar).
@@ -448,6 +453,7 @@ impl App {
             job: None,
             queued: Vec::new(),
             sent_last: None,
+            commands: Vec::new(),
             provider_label,
             tools_in_prompt: false,
             provider_state: if provider_ok {

@@ -297,6 +297,18 @@ pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let [queue, text] =
         Layout::vertical([Constraint::Length(rows), Constraint::Min(1)]).areas(inner);
     let style = Style::new().fg(Color::DarkGray);
+    let slash = app.slash_matches();
+    if !slash.is_empty() {
+        let width = slash.iter().map(|(n, _)| n.len()).max().unwrap_or(0) + 2;
+        for (row, (name, what)) in (queue.y..queue.bottom()).zip(&slash) {
+            let line = format!("/{name:<width$}{what}");
+            frame
+                .buffer_mut()
+                .set_stringn(queue.x, row, line, usize::from(queue.width), style);
+        }
+        frame.render_widget(&app.input, text);
+        return;
+    }
     let hidden = app.queued.len().saturating_sub(usize::from(rows));
     for (i, (row, q)) in (queue.y..queue.bottom())
         .zip(app.queued.iter().skip(hidden))
@@ -316,7 +328,11 @@ pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
     frame.render_widget(&app.input, text);
 }
 
-/// Rows above the input for the queued messages (at most three).
+/// Rows above the input: the `/` popup's commands, else the queued
+/// messages (at most three).
 pub(super) fn queue_rows(app: &App) -> u16 {
-    app.queued.len().min(3) as u16
+    match app.slash_matches().len() {
+        0 => app.queued.len().min(3) as u16,
+        n => n as u16,
+    }
 }
