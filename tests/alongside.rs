@@ -539,3 +539,34 @@ fn custom_commands_expand_in_exec_and_in_a_server_run() {
     assert!(messages(&server, 2).contains("Fix the parser now."));
     assert_eq!(server.requests().len(), 3);
 }
+
+#[test]
+fn the_status_bar_shows_the_sessions_cost_when_prices_are_set() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["One."])),
+        sse(openai::text(&["Two."])),
+    ]);
+    let priced = "price_input_per_mtok = 2000.0\nprice_output_per_mtok = 8000.0";
+    let cfg = config(&env, "openai", &server.url(), priced);
+    let tmux = start_tui(&env, &cfg, dir.path(), "cost");
+    let screen = tmux.wait_for("F1 help");
+    assert!(screen.contains("$0.000000"), "{screen}");
+    tmux.keys(&["-l", "first"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("One.");
+    let usage = &server.requests()[0];
+    assert!(usage.body["stream_options"]["include_usage"] == true);
+    tmux.keys(&["-l", "second"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Two.");
+    // Each job: 11 tokens in at 2000 $/M, 7 out at 8000 $/M (the mock's usage).
+    tmux.wait_for("$0.156");
+    let unpriced = Env::new();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&unpriced, "openai", &server.url(), "");
+    let tmux = start_tui(&unpriced, &cfg, dir.path(), "no-cost");
+    let screen = tmux.wait_for("F1 help");
+    assert!(!screen.contains('$'), "{screen}");
+}

@@ -38,6 +38,7 @@ pub fn app_from(engine: &Engine, start: TuiStart) -> App {
         engine.config().agent.max_tool_calls_per_job,
     );
     app.theme = engine.config().ui.theme;
+    app.cost = super::app::Cost::priced(&engine.config().providers);
     app.keymap = start.keymap;
     if let Some(notice) = engine.provider_notice() {
         app.transcript.push(Entry::Notice(notice.to_string()));

@@ -383,11 +383,13 @@ impl App {
             usage,
             status,
             budget_exhausted,
+            provider,
             ..
         } = body
         else {
             return;
         };
+        self.cost.add(provider, *usage);
         if self.compacting(job) {
             self.transcript.push(Entry::Notice(answer.clone()));
         } else if streamed == Streaming::Answer

@@ -4,6 +4,7 @@
 //! terminal. Keys are in `keys.rs`, engine events in `events.rs`, finished
 //! loads in `loads.rs`.
 
+mod cost;
 mod dialogs;
 mod events;
 mod find;
@@ -23,6 +24,7 @@ mod slash;
 use crate::protocol::words::counted;
 use ratatui_textarea::TextArea;
 
+pub use cost::Cost;
 pub use find::{FIND_ROWS, FindFor, IndexGauge};
 pub use loads::{Loaded, latest_of};
 pub use open_root::RootDialog;
@@ -357,6 +359,8 @@ pub struct App {
     sent_last: Option<String>,
     /// The custom commands `/` lists (read at start).
     pub commands: Vec<crate::protocol::CustomCommandInfo>,
+    /// The session's cost, when prices are configured.
+    pub cost: cost::Cost,
     pub provider_label: String,
     /// `auto` found the server's template drops tools: they go in the
     /// prompt (said in the status bar).
@@ -454,6 +458,7 @@ impl App {
             queued: Vec::new(),
             sent_last: None,
             commands: Vec::new(),
+            cost: cost::Cost::default(),
             provider_label,
             tools_in_prompt: false,
             provider_state: if provider_ok {

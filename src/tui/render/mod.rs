@@ -235,6 +235,14 @@ fn job_spans(app: &App) -> Vec<Span<'static>> {
         app.tokens.input_tokens + app.tokens.output_tokens
     );
     let mut spans = vec![Span::raw(job), Span::raw(tokens)];
+    if let Some(usd) = app.cost.shown() {
+        let digits = match usd {
+            1.0.. => 2,
+            0.01..1.0 => 3,
+            _ => 6,
+        };
+        spans.push(Span::raw(format!(" ${usd:.digits$} ")));
+    }
     if let Some(gauge) = &app.context {
         let percent = gauge.percent();
         let colour = match percent {
