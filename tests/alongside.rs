@@ -570,3 +570,81 @@ fn the_status_bar_shows_the_sessions_cost_when_prices_are_set() {
     let screen = tmux.wait_for("F1 help");
     assert!(!screen.contains('$'), "{screen}");
 }
+
+#[test]
+fn memory_files_come_as_spec_19_says_and_memory_lists_them() {
+    let env = Env::new();
+    let dir = project();
+    support::write_files(
+        dir.path(),
+        &[
+            ("CLAUDE.md", "ROOT-RULE: answer in English.\n"),
+            ("web/AGENTS.md", "NESTED-RULE: web code uses tabs.\n"),
+            ("web/app.js", "console.log('hi');\n"),
+            ("docs/CLAUDE.md", "DOCS-RULE: short lines.\n"),
+            (
+                "docs/AGENTS.md",
+                "DOCS-AGENTS-RULE: wins over CLAUDE.md here.\n",
+            ),
+        ],
+    );
+    // No AGENTS.md at the root: its CLAUDE.md stands in.
+    let _ = std::fs::remove_file(dir.path().join("AGENTS.md"));
+    support::write_files(
+        &env.home.path().join("config/agent-tui"),
+        &[("AGENTS.md", "USER-RULE: call me Sam.\n")],
+    );
+    let server = LlmServer::start(vec![
+        sse(openai::tool_calls(&[(
+            "r1",
+            "read_file",
+            r#"{"file_path": "src/main.rs"}"#,
+        )])),
+        sse(openai::tool_calls(&[(
+            "r2",
+            "read_file",
+            r#"{"file_path": "web/app.js"}"#,
+        )])),
+        sse(openai::text(&["Read them."])),
+        sse(openai::tool_calls(&[(
+            "r3",
+            "read_file",
+            r#"{"file_path": "web/app.js"}"#,
+        )])),
+        sse(openai::text(&["Again."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let tmux = start_tui(&env, &cfg, dir.path(), "memory");
+    tmux.wait_for("F1 help");
+    tmux.keys(&["-l", "look at the code"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Read them.");
+    let body = |i: usize| server.requests()[i].body.to_string();
+    // The root's CLAUDE.md stands in for a missing AGENTS.md; the user's own file too.
+    assert!(body(0).contains("ROOT-RULE") && body(0).contains("USER-RULE"));
+    assert!(
+        body(0).contains("CLAUDE.md at the agent root"),
+        "{}",
+        body(0)
+    );
+    // The nested file only once a file under it was read.
+    assert!(!body(0).contains("NESTED-RULE") && !body(1).contains("NESTED-RULE"));
+    assert!(body(2).contains("NESTED-RULE"), "{}", body(2));
+    assert!(!body(2).contains("DOCS"), "docs/ was never touched");
+    // A later job does not get it a second time.
+    tmux.keys(&["-l", "once more"]);
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("Again.");
+    assert_eq!(body(4).matches("NESTED-RULE").count(), 1, "{}", body(4));
+    tmux.keys(&["-l", "/memory"]);
+    tmux.keys(&["Enter"]);
+    let screen = tmux.wait_for("Memory files the model is given:");
+    for line in [
+        "CLAUDE.md ·",
+        "agent-tui/AGENTS.md ·",
+        "docs/AGENTS.md · 14 tokens · with the first read or edit",
+        "web/AGENTS.md ·",
+    ] {
+        assert!(screen.contains(line), "{line}: {screen}");
+    }
+}

@@ -218,6 +218,8 @@ pub(super) struct Job<'a> {
     /// Steers that came while the job waited for the user: given with the
     /// next request.
     pub steers: Vec<String>,
+    /// Subfolders whose memory file the model was given (or that have none).
+    pub memory_given: Vec<String>,
 }
 
 impl<'a> Job<'a> {
@@ -267,6 +269,7 @@ impl<'a> Job<'a> {
             repeats: Repeats::default(),
             nudged: false,
             steers: Vec::new(),
+            memory_given: super::memory::given_in(&spec.history),
         }
     }
 

@@ -29,6 +29,7 @@ mod lean;
 mod lean_context;
 mod live;
 mod mcp_calls;
+mod memory;
 mod patch;
 mod prompt;
 mod publish;

@@ -80,6 +80,17 @@ pub fn system_prompt(workspace: &Workspace, mode: Mode) -> String {
         prompt.push('\n');
         prompt.push_str(&section);
     }
+    // The user's own file: in the full prompt only (a small window's lean
+    // prompt keeps its budget without it).
+    if let Some((from, text)) = super::memory::user_text(super::memory::user_file().as_deref()) {
+        prompt.push_str(&format!(
+            "\nThe user's own instructions, from {from} (the project's win where they differ):\n\n{text}\n"
+        ));
+    }
+    prompt.push_str(
+        "\nA subfolder may have instructions of its own: they come with the result of your first \
+         read or edit of a file under it (`instructions`); follow them for that folder.\n",
+    );
     prompt
 }
 
@@ -104,10 +115,16 @@ fn scopes_section(workspace: &Workspace) -> String {
     section
 }
 
-/// The AGENTS.md section (at most `max_bytes` of it), if the root has a
-/// readable one.
+/// The root's memory file section (AGENTS.md, else CLAUDE.md, else
+/// GEMINI.md; at most `max_bytes` of it), if the root has a readable one.
 fn agents_md(workspace: &Workspace, max_bytes: usize) -> Option<String> {
-    let resolved = workspace.resolve("AGENTS.md").ok()?;
+    super::memory::NAMES
+        .iter()
+        .find_map(|name| memory_section(workspace, name, max_bytes))
+}
+
+fn memory_section(workspace: &Workspace, name: &str, max_bytes: usize) -> Option<String> {
+    let resolved = workspace.resolve(name).ok()?;
     let range = ReadRange {
         start_line: 1,
         end_line: Some(usize::MAX),
@@ -119,14 +136,14 @@ fn agents_md(workspace: &Workspace, max_bytes: usize) -> Option<String> {
         return None;
     }
     let slice = read_text_range(file, range).ok()?;
-    let mut section = String::from(
-        "Project instructions from AGENTS.md at the agent root (follow them unless the user says otherwise):\n\n",
+    let mut section = format!(
+        "Project instructions from {name} at the agent root (follow them unless the user says otherwise):\n\n",
     );
     section.push_str(slice.content.trim_end());
     section.push('\n');
     if slice.end_line < slice.total_lines || slice.truncated {
         section.push_str(&format!(
-            "\n(AGENTS.md is longer than {} KiB: only its first {} of {} lines are shown; read the rest with read_file if needed.)\n",
+            "\n({name} is longer than {} KiB: only its first {} of {} lines are shown; read the rest with read_file if needed.)\n",
             max_bytes / 1024,
             slice.end_line,
             slice.total_lines

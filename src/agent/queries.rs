@@ -227,6 +227,62 @@ impl Engine {
             .collect()
     }
 
+    /// The memory files the model is given, and when (`/memory`).
+    pub async fn memory_files(&self) -> Result<Vec<crate::protocol::MemoryFile>, EngineError> {
+        self.off_task(|ctx| {
+            let ws = &ctx.workspace;
+            let counter = crate::context::TokenCounter::for_model(
+                ctx.provider.as_ref().map_or("", |p| p.model()),
+            );
+            let tokens = |text: &str| u64::from(counter.count(text));
+            let mut out = Vec::new();
+            let full = super::prompt::MAX_AGENTS_MD_BYTES;
+            if let Some((path, text)) = super::memory::folder_file(ws, "", full) {
+                let lean = super::prompt::LEAN_AGENTS_MD_BYTES;
+                out.push(crate::protocol::MemoryFile {
+                    tokens: tokens(&text),
+                    given: format!(
+                        "in every request (a small window's: its first {} KiB)",
+                        lean / 1024
+                    ),
+                    path,
+                });
+            }
+            if let Some((path, text)) =
+                super::memory::user_text(super::memory::user_file().as_deref())
+            {
+                out.push(crate::protocol::MemoryFile {
+                    path,
+                    tokens: tokens(&text),
+                    given: "in every request but a small window's (left out to keep its budget)"
+                        .into(),
+                });
+            }
+            let mut folders: Vec<String> = Vec::new();
+            crate::workspace::each_file(ws, MAX_FILES, &mut |path| {
+                if let Some((dir, name)) = path.rsplit_once('/')
+                    && super::memory::NAMES.contains(&name)
+                    && !folders.iter().any(|f| f == dir)
+                {
+                    folders.push(dir.to_string());
+                }
+            });
+            folders.sort();
+            for dir in folders {
+                let most = super::memory::NESTED_BYTES;
+                if let Some((path, text)) = super::memory::folder_file(ws, &dir, most) {
+                    out.push(crate::protocol::MemoryFile {
+                        path,
+                        tokens: tokens(&text),
+                        given: format!("with the first read or edit of a file under {dir}/"),
+                    });
+                }
+            }
+            Ok(out)
+        })
+        .await
+    }
+
     /// Refuses an instruction naming a custom command there is none of
     /// (`invalid`, with the closest names), as a job would be refused.
     pub fn check_instruction(&self, prompt: &str) -> Result<(), EngineError> {

@@ -20,7 +20,16 @@ impl Job<'_> {
     pub(super) async fn call_tool(&mut self, call: ToolCall) -> ToolResult {
         self.announce(&call);
         let started = Instant::now();
-        let outcome = self.execute(&call).await;
+        let mut outcome = self.execute(&call).await;
+        // A first read or edit under a folder with its own AGENTS.md brings it.
+        if let Ok(Value::Object(result)) = &mut outcome {
+            let paths = super::memory::touched(&call.arguments);
+            if let Some(found) =
+                super::memory::nested_for(&self.ctx.workspace, &paths, &mut self.memory_given)
+            {
+                result.insert("instructions".into(), found);
+            }
+        }
         self.reported(call, started, outcome)
     }
 

@@ -339,6 +339,17 @@ pub struct JobSummary {
     pub events: usize,
 }
 
+/// A memory file the model is given (`/memory`, SPEC 19).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MemoryFile {
+    /// Relative to the root, or the user's file's own path.
+    pub path: String,
+    /// Its size in tokens (estimated), as the model is given it.
+    pub tokens: u64,
+    /// When the model is given it.
+    pub given: String,
+}
+
 /// A custom command (`/NAME`, SPEC 19) as front ends list it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CustomCommandInfo {

@@ -21,8 +21,8 @@ pub mod words;
 
 pub use api::{
     CheckpointView, Command, CustomCommandInfo, EngineError, EntryKind, EventsPage, ExecChunk,
-    FileRow, FileText, FolderEntry, JobSummary, PendingReview, Reply, RequestId, ScopeInfo,
-    SessionRef, Transcript, UserWrite,
+    FileRow, FileText, FolderEntry, JobSummary, MemoryFile, PendingReview, Reply, RequestId,
+    ScopeInfo, SessionRef, Transcript, UserWrite,
 };
 pub use audit::{AuditRecord, StoreCheck, Verification};
 pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};

@@ -486,6 +486,10 @@ impl App {
             self.mode = mode;
             return Vec::new();
         }
+        if trimmed == "/memory" {
+            self.loads.push(super::Load::Memory);
+            return Vec::new();
+        }
         if self.job_running() {
             let Some(job_id) = self
                 .job

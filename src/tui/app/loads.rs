@@ -57,6 +57,8 @@ pub enum Loaded {
     GonePins(Vec<String>),
     /// The custom commands found at start.
     Commands(Vec<crate::protocol::CustomCommandInfo>),
+    /// The memory files (`/memory`), or why they could not be listed.
+    Memory(Result<Vec<crate::protocol::MemoryFile>, String>),
     /// The code index's state (after a build, if one was needed).
     Index(Result<usize, String>),
     /// A build of the code index: files read of files listed.
@@ -117,6 +119,9 @@ impl App {
             Loaded::Paths(paths) => self.paths = paths,
             Loaded::RecentRoots(recent) => self.recent_roots_loaded(recent),
             Loaded::Commands(commands) => self.commands = commands,
+            Loaded::Memory(files) => self
+                .transcript
+                .push(super::Entry::Notice(memory_note(files))),
             Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
             Loaded::RootFailed(why) => self.root_open_failed(why),
             Loaded::GonePins(gone) => self.unpin_gone(&gone),
@@ -268,5 +273,25 @@ pub fn latest_of(cp: &Checkpoint) -> LatestCheckpoint {
                     .map(move |h| (h.hunk_id.clone(), f.file_path.clone()))
             })
             .collect(),
+    }
+}
+
+/// `/memory`'s answer: each file, its tokens and when the model gets it.
+fn memory_note(files: Result<Vec<crate::protocol::MemoryFile>, String>) -> String {
+    match files {
+        Err(e) => format!("The memory files could not be listed: {e}"),
+        Ok(files) if files.is_empty() => "No memory files: the model is given no AGENTS.md \
+             (nor CLAUDE.md or GEMINI.md) of the project, and none of yours."
+            .into(),
+        Ok(files) => {
+            let mut out = String::from("Memory files the model is given:");
+            for f in files {
+                out.push_str(&format!(
+                    "\n  {} · {} tokens · {}",
+                    f.path, f.tokens, f.given
+                ));
+            }
+            out
+        }
     }
 }

@@ -283,6 +283,8 @@ pub enum Load {
     Index,
     /// The custom commands `/` lists.
     Commands,
+    /// The memory files the model is given (`/memory`).
+    Memory,
     /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
     Find {
         typed: String,

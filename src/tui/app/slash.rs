@@ -5,14 +5,18 @@
 use super::App;
 
 /// The TUI's own commands, which no prompt file can shadow.
-const BUILT_IN: [(&str, &str); 4] = [
+const BUILT_IN: [(&str, &str); 5] = [
     ("ask", "switch to Ask mode"),
     ("plan", "switch to Plan mode"),
     ("agent", "switch to Agent mode"),
     ("compact", "summarize the older turns now"),
+    (
+        "memory",
+        "the instruction files the model is given, and their tokens",
+    ),
 ];
 /// Most rows the popup shows.
-const ROWS: usize = 8;
+const ROWS: usize = 10;
 
 impl App {
     /// `(name, description)` of the commands the input's `/word` can be.
@@ -34,7 +38,8 @@ impl App {
                 .map_or(String::new(), |m| format!(" ({} mode)", m.as_str()));
             (c.name.clone(), format!("{}{mode}", c.description))
         });
-        own.chain(custom)
+        custom
+            .chain(own)
             .filter(|(n, _)| n.starts_with(typed))
             .take(ROWS)
             .collect()
