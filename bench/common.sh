@@ -49,5 +49,13 @@ start_tui() {
   tmux -L "$sock" new-session -d -s s -x 120 -y 36 \
     "AGENT_TUI_HOME=$WORK/state $BIN --config $WORK/config.toml $root"
   until tmux -L "$sock" capture-pane -p -t s | grep -q "› "; do sleep 0.01; done
-  pid=$(pgrep -n -x agent-tui)
+  # The pane's own process when the shell exec'd it, else its agent-tui
+  # child (never the index build the TUI starts beside it).
+  local pane
+  pane=$(tmux -L "$sock" display -p -t s '#{pane_pid}')
+  if [ "$(ps -o comm= -p "$pane")" = agent-tui ]; then
+    pid=$pane
+  else
+    pid=$(pgrep -x -P "$pane" agent-tui | head -n 1)
+  fi
 }

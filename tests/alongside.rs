@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::json;
 use support::Env;
-use support::jobs::{KEY, config, project, sse};
+use support::jobs::{config, project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::serve::{Client, error_code, rt, serve};
 use support::tmux::Tmux;
@@ -25,15 +25,7 @@ fn slow_answer() -> Reply {
 }
 
 fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
-    let home = env.home.path();
-    let command = format!(
-        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root}",
-        h = home.display(),
-        bin = env!("CARGO_BIN_EXE_agent-tui"),
-        cfg = cfg.display(),
-        root = root.display(),
-    );
-    Tmux::start(name, &command, (120, 36))
+    support::tmux::start_agent(env, cfg, root, name, "")
 }
 
 /// The model's messages in recorded request `i`, as one string.
@@ -205,15 +197,7 @@ fn a_queued_message_outlives_a_crash_and_runs_when_the_session_goes_on() {
             .status();
     }
     drop(tmux);
-    let home = env.home.path();
-    let command = format!(
-        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root} --continue",
-        h = home.display(),
-        bin = env!("CARGO_BIN_EXE_agent-tui"),
-        cfg = cfg.display(),
-        root = dir.path().display(),
-    );
-    let tmux = Tmux::start("queue-crash-2", &command, (120, 36));
+    let tmux = support::tmux::start_agent(&env, &cfg, dir.path(), "queue-crash-2", "--continue");
     let screen = tmux.wait_for("queued 1 › after the crash");
     assert!(screen.contains("long task"), "{screen}");
     // The session goes on: what was queued runs first, then the new one.

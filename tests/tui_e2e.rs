@@ -27,15 +27,7 @@ fn start_tui(env: &Env, cfg: &Path, root: &Path, name: &str) -> Tmux {
 
 /// `start_tui` with more arguments after the root (`--resume` ...).
 fn start_tui_with(env: &Env, cfg: &Path, root: &Path, name: &str, extra: &str) -> Tmux {
-    let home = env.home.path();
-    let command = format!(
-        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={KEY} {bin} --config {cfg} {root} {extra}",
-        h = home.display(),
-        bin = env!("CARGO_BIN_EXE_agent-tui"),
-        cfg = cfg.display(),
-        root = root.display(),
-    );
-    Tmux::start(name, &command, (120, 36))
+    support::tmux::start_agent(env, cfg, root, name, extra)
 }
 
 #[test]

@@ -183,6 +183,19 @@ async fn accept_all(
 
 /// What one event asks of exec: an answer, a denial (nobody can be asked
 /// here), the apply; or the end, as an exit.
+/// `--verify`'s result: applied when it passed, else the run fails.
+async fn verified(engine: &Engine, job_id: String, passed: bool) -> Option<Exit> {
+    if passed {
+        let _ = engine.command(Command::Apply { job_id }).await;
+        return None;
+    }
+    eprintln!(
+        "agent-tui: the verify did not pass, so nothing was applied; the review \
+         waits: agent-tui review (--verify --feedback asks the model to fix it)"
+    );
+    Some(Exit::Failed)
+}
+
 async fn react(
     engine: &Engine,
     job_id: &str,
@@ -216,16 +229,7 @@ async fn react(
             ..
         } if args.apply == ApplyPolicy::All => accept_all(engine, job, args.verify, refused).await,
         EventBody::VerifyCompleted(result) if args.verify => {
-            if result.passed {
-                let _ = engine.command(Command::Apply { job_id: job }).await;
-                None
-            } else {
-                eprintln!(
-                    "agent-tui: the verify did not pass, so nothing was applied; the review \
-                     waits: agent-tui review (--verify --feedback asks the model to fix it)"
-                );
-                Some(Exit::Failed)
-            }
+            verified(engine, job, result.passed).await
         }
         EventBody::JobCompleted { .. } | EventBody::ApplyCompleted { .. } => Some(Exit::Ok),
         EventBody::ApplyFailed { code, .. } => {

@@ -16,6 +16,7 @@ mod lookup;
 mod model;
 mod outline;
 mod search;
+mod snippets;
 mod tags;
 mod tokens;
 mod trigrams;

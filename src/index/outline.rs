@@ -8,7 +8,8 @@ use serde::Serialize;
 use super::View;
 use super::graph::pagerank;
 use super::model::Symbol;
-use super::search::{SearchHit, SearchRequest, clip, prior, read_text, round, sort, window};
+use super::search::{SearchHit, SearchRequest, prior, round, sort};
+use super::snippets::{clip, read_text, window};
 use super::tokens::distinct_terms;
 use crate::workspace::{PathFilter, Workspace};
 

@@ -102,3 +102,25 @@ impl Drop for Tmux {
         let _ = self.cmd().arg("kill-server").status();
     }
 }
+
+/// The test build of agent-tui in a fresh tmux server (120x36) on `root`,
+/// with a clean environment: only the test key, the state and config dirs
+/// of `env`, and `extra` arguments after the root (`--continue` ...).
+pub fn start_agent(
+    env: &super::Env,
+    cfg: &std::path::Path,
+    root: &std::path::Path,
+    name: &str,
+    extra: &str,
+) -> Tmux {
+    let home = env.home.path();
+    let command = format!(
+        "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={key} {bin} --config {cfg} {root} {extra}",
+        h = home.display(),
+        key = super::jobs::KEY,
+        bin = env!("CARGO_BIN_EXE_agent-tui"),
+        cfg = cfg.display(),
+        root = root.display(),
+    );
+    Tmux::start(name, &command, (120, 36))
+}

@@ -105,21 +105,6 @@ impl App {
         }
     }
 
-    /// The notes held while an answer streamed go into the chat; the
-    /// status bar stops showing the one it showed meanwhile (the chat
-    /// has it now, and the job's state is what the bar should say).
-    fn say_held_notes(&mut self) {
-        let shown = self.status_note.as_deref();
-        if self
-            .deferred
-            .iter()
-            .any(|e| matches!(e, Entry::Notice(t) | Entry::Error(t) if Some(t.as_str()) == shown))
-        {
-            self.status_note = None;
-        }
-        self.transcript.append(&mut self.deferred);
-    }
-
     /// A job failed: said, and an unreachable or degraded provider shown.
     fn job_failed(&mut self, error: &str, code: crate::protocol::JobFailure) {
         if code.unreachable() {

@@ -68,6 +68,21 @@ impl App {
             .is_some_and(|j| j.id == job && j.purpose == JobPurpose::Compact)
     }
 
+    /// The notes held while an answer streamed go into the chat; the
+    /// status bar stops showing the one it showed meanwhile (the chat
+    /// has it now, and the job's state is what the bar should say).
+    pub(super) fn say_held_notes(&mut self) {
+        let shown = self.status_note.as_deref();
+        if self
+            .deferred
+            .iter()
+            .any(|e| matches!(e, Entry::Notice(t) | Entry::Error(t) if Some(t.as_str()) == shown))
+        {
+            self.status_note = None;
+        }
+        self.transcript.append(&mut self.deferred);
+    }
+
     pub(super) fn usage_updated(&mut self, body: &EventBody) {
         let EventBody::UsageUpdated {
             context_tokens,
