@@ -14,28 +14,13 @@ TASKS=${1:-../shared/code-index/dev_tasks.json}
 TREE=${2:-/tmp/deno-dev}
 MIRROR=${MIRROR:-/work/.mirror/denoland+deno/repo}
 if [ ! -d "$TREE" ]; then
+  # The tree at the tasks' base, written by the window miner's own code.
   python3 - "$MIRROR" "$TASKS" "$TREE" <<'PY'
-import json, os, subprocess, sys
-G, tasks, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-B = json.load(open(tasks))["base"]
-ls = subprocess.run(["git", "--git-dir", G, "ls-tree", "-r", "-z", B], capture_output=True, check=True).stdout
-cat = subprocess.Popen(["git", "--git-dir", G, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-for rec in filter(None, ls.split(b"\0")):
-    meta, path = rec.split(b"\t", 1)
-    mode, kind, oid = meta.split()
-    if kind != b"blob":
-        continue
-    cat.stdin.write(oid + b"\n"); cat.stdin.flush()
-    head = cat.stdout.readline().split()
-    if head[1] == b"missing":
-        continue
-    data = cat.stdout.read(int(head[2])); cat.stdout.read(1)
-    p = os.path.join(OUT, path.decode())
-    os.makedirs(os.path.dirname(p), exist_ok=True)
-    if mode == b"120000":
-        os.symlink(data.decode(), p)
-    else:
-        open(p, "wb").write(data)
+import json, sys
+sys.path.insert(0, "bench")
+import code_index_window
+mirror, tasks, out = sys.argv[1:4]
+code_index_window.write_tree(mirror, json.load(open(tasks))["base"], out)
 PY
 fi
 cargo build --release --quiet
