@@ -600,3 +600,68 @@ fn the_code_search_box_lists_ranked_files_with_why() {
         no_errors_then_close(&driver, b).await;
     });
 }
+
+/// While a job runs, Enter in the instruction box steers it (the page
+/// shows the words where the model read them) and the Queue button runs
+/// the text after it (SPEC 19).
+#[test]
+fn enter_steers_a_running_job_and_queue_runs_the_text_after_it() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..80).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let model = LlmServer::start(vec![
+        Reply::Slow {
+            events: openai::text(&refs),
+            delay_ms: 40,
+        },
+        sse(openai::text(&["Steered answer."])),
+        sse(openai::text(&["Queued answer."])),
+    ]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        ask_mode(&b).await;
+        // Notifications: never asked on load; asked once, at the first send.
+        let asked = b
+            .execute(
+                "window.__asked = 0; if (window.Notification) { Notification.requestPermission = () => { window.__asked++; return Promise.resolve('default'); }; } return state.askedNotify;",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(asked, json!(false));
+        send_with_enter(&b, "talk").await;
+        until(&b, 20, "streaming", "return (document.querySelector('.job [data-testid=answer]') || {}).textContent").await;
+        until(&b, 5, "Queue shown", "const q = document.querySelector('[data-testid=queue]'); return q && !q.hidden").await;
+        send_with_enter(&b, "and mention the tests").await;
+        testid(&b, "instruction")
+            .await
+            .send_keys("then the README")
+            .await
+            .unwrap();
+        testid(&b, "queue").await.click().await.unwrap();
+        until(&b, 20, "steer shown", "const s = document.querySelector('[data-testid=steer]'); return s && s.textContent.includes('and mention the tests')").await;
+        until(&b, 30, "the queued run answered", "return [...document.querySelectorAll('.job [data-testid=answer]')].some(a => a.textContent.includes('Queued answer.'))").await;
+        until(&b, 5, "Queue hidden", "return document.querySelector('[data-testid=queue]').hidden").await;
+        let asked = b.execute("return window.__asked", vec![]).await.unwrap();
+        assert_eq!(asked, json!(1), "asked once for three sends");
+        no_errors_then_close(&driver, b).await;
+    });
+    let requests = model.requests();
+    assert_eq!(requests.len(), 3);
+    let second = requests[1].body["messages"].to_string();
+    assert!(second.contains("and mention the tests"), "{second}");
+    let third = requests[2].body["messages"].to_string();
+    assert!(
+        third.contains("then the README") && third.contains("Steered answer."),
+        "{third}"
+    );
+}
