@@ -85,6 +85,16 @@ async fn sign_in_by_form(b: &fantoccini::Client, token: &str) {
     .await;
 }
 
+/// An answer of `words` words streamed one every 40 ms.
+fn slow_answer(words: usize) -> Reply {
+    let words: Vec<String> = (0..words).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 40,
+    }
+}
+
 /// Picks Ask in the mode select.
 async fn ask_mode(b: &fantoccini::Client) {
     b.find(Locator::Css("[data-testid=mode] option[value=ask]"))
@@ -367,13 +377,7 @@ fn stop_and_esc_cancel_the_running_job() {
     }
     let env = Env::new();
     let dir = project();
-    let words: Vec<String> = (0..300).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
-    let slow = || Reply::Slow {
-        events: openai::text(&refs),
-        delay_ms: 40,
-    };
-    let model = LlmServer::start(vec![slow(), slow()]);
+    let model = LlmServer::start(vec![slow_answer(300), slow_answer(300)]);
     let cfg = config(&env, "openai", &model.url(), "");
     let srv = serve(&env, &cfg, dir.path());
     let token = srv.token.clone().unwrap();
@@ -611,13 +615,8 @@ fn enter_steers_a_running_job_and_queue_runs_the_text_after_it() {
     }
     let env = Env::new();
     let dir = project();
-    let words: Vec<String> = (0..80).map(|i| format!("w{i} ")).collect();
-    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
     let model = LlmServer::start(vec![
-        Reply::Slow {
-            events: openai::text(&refs),
-            delay_ms: 40,
-        },
+        slow_answer(80),
         sse(openai::text(&["Steered answer."])),
         sse(openai::text(&["Queued answer."])),
     ]);

@@ -240,6 +240,25 @@ pub fn expand(command: &CustomCommand, args: &str) -> String {
     out
 }
 
+/// The instruction a job runs for `prompt`, and its mode: a `/NAME ARGS`
+/// expanded from the root's and the user's commands (in the command's
+/// mode if it sets one), other text as it is; an unknown name refused.
+pub fn instruction(
+    ws: &Workspace,
+    prompt: String,
+    mode: Mode,
+) -> Result<(String, Mode), crate::protocol::EngineError> {
+    if !prompt.trim_start().starts_with('/') {
+        return Ok((prompt, mode));
+    }
+    let user = user_folder();
+    match invocation(&list(ws, user.as_deref()), &prompt) {
+        Invocation::Text(text) => Ok((text, mode)),
+        Invocation::Expanded { prompt, mode: own } => Ok((prompt, own.unwrap_or(mode))),
+        Invocation::Refused(why) => Err(crate::protocol::EngineError::invalid(why)),
+    }
+}
+
 /// What `prompt` asks for: plain text, a command expanded, or a refusal
 /// that names the commands closest to an unknown one.
 pub fn invocation(commands: &[CustomCommand], prompt: &str) -> Invocation {

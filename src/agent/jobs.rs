@@ -83,18 +83,7 @@ impl Core {
         prompt: String,
         mode: Mode,
     ) -> Result<(String, Mode), EngineError> {
-        if !prompt.trim_start().starts_with('/') {
-            return Ok((prompt, mode));
-        }
-        let user = super::commands::user_folder();
-        let commands = super::commands::list(&self.ctx.workspace, user.as_deref());
-        match super::commands::invocation(&commands, &prompt) {
-            super::commands::Invocation::Text(text) => Ok((text, mode)),
-            super::commands::Invocation::Expanded { prompt, mode: own } => {
-                Ok((prompt, own.unwrap_or(mode)))
-            }
-            super::commands::Invocation::Refused(why) => Err(EngineError::invalid(why)),
-        }
+        super::commands::instruction(&self.ctx.workspace, prompt, mode)
     }
 
     /// The session's next queued job, once nothing runs in it. A review

@@ -286,15 +286,9 @@ impl Engine {
     /// Refuses an instruction naming a custom command there is none of
     /// (`invalid`, with the closest names), as a job would be refused.
     pub fn check_instruction(&self, prompt: &str) -> Result<(), EngineError> {
-        if !prompt.trim_start().starts_with('/') {
-            return Ok(());
-        }
-        let user = super::commands::user_folder();
-        let commands = super::commands::list(&self.inner.ctx.workspace, user.as_deref());
-        match super::commands::invocation(&commands, prompt) {
-            super::commands::Invocation::Refused(why) => Err(EngineError::invalid(why)),
-            _ => Ok(()),
-        }
+        let mode = self.inner.ctx.config.ui.default_mode;
+        super::commands::instruction(&self.inner.ctx.workspace, prompt.to_string(), mode)
+            .map(|_| ())
     }
 
     /// The roots opened lately, most recent first.

@@ -550,11 +550,16 @@ impl App {
         }
     }
 
+    /// A job id not used before in this app.
+    pub(super) fn fresh_job_id(&mut self) -> String {
+        self.next_job += 1;
+        format!("job_tui_{}_{:x}", self.next_job - 1, fastrand::u32(..))
+    }
+
     /// A fresh job id, now the current job.
     fn new_job(&mut self, purpose: JobPurpose) -> String {
         self.scroll = 0;
-        let job_id = format!("job_tui_{}_{:x}", self.next_job, fastrand::u32(..));
-        self.next_job += 1;
+        let job_id = self.fresh_job_id();
         self.job = Some(JobView {
             id: job_id.clone(),
             purpose,

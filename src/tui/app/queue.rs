@@ -28,8 +28,7 @@ impl App {
         let prompt = super::pinned::with_pinned(trimmed, &self.pinned);
         self.history.push(text.clone());
         self.set_input("");
-        let job_id = format!("job_tui_{}_{:x}", self.next_job, fastrand::u32(..));
-        self.next_job += 1;
+        let job_id = self.fresh_job_id();
         self.queued.push(QueuedMessage {
             job_id: job_id.clone(),
             text: prompt.clone(),
