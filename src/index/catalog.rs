@@ -25,6 +25,9 @@ const SHOWN: [&str; 5] = [
 
 /// `rel` is not hidden, or is under one of `SHOWN` with no other hidden part.
 fn visible(rel: &str) -> bool {
+    if !rel.starts_with('.') && !rel.contains("/.") {
+        return true;
+    }
     rel.split('/')
         .enumerate()
         .all(|(i, part)| !part.starts_with('.') || (i == 0 && SHOWN.contains(&part)))
@@ -154,7 +157,7 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
             })
         });
     let mut out = found.into_inner().unwrap_or_default();
-    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     out
 }
 

@@ -1,8 +1,10 @@
 //! One generation on disk: a single file (`index.bin` in the root's index
 //! folder) written beside itself and renamed into place once complete and
 //! synced, so a reader sees the previous generation or this one, never a
-//! part. The documents' table is decoded on open, terms are looked up in an fst map, postings and symbols are
-//! decoded only when asked for, read from the open file.
+//! part. The documents' table is decoded on open, terms are looked up in an
+//! fst map, postings and each file's symbols are decoded only when asked
+//! for, read from the open file (a search decodes the symbols of the files
+//! it shows, not the whole table).
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
@@ -21,7 +23,7 @@ use super::trigrams::{self, Trigram};
 const MAGIC: &[u8; 8] = b"ATIDX\0v1";
 const END: &[u8; 8] = b"ATIDXEND";
 /// Bumped whenever what is written changes meaning: an older file is rebuilt.
-pub const FORMAT: u32 = 4;
+pub const FORMAT: u32 = 5;
 const SECTIONS: usize = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -51,7 +53,7 @@ pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
     let (terms, postings) = postings(built)?;
     section(&mut out, &terms)?;
     section(&mut out, &postings)?;
-    section(&mut out, &encode(&built.symbols)?)?;
+    section(&mut out, &symbol_blobs(built)?)?;
     let (names, lists) = doc_lists(
         built
             .references
@@ -101,6 +103,32 @@ pub fn remove_leftovers(dir: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// Each file's symbols as a blob of its own (containers counted from the
+/// file's first symbol), after a table of where each blob starts: one
+/// offset a file and one for the end, little-endian `u64`s.
+fn symbol_blobs(built: &Built) -> io::Result<Vec<u8>> {
+    let mut offsets = Vec::with_capacity((built.docs.len() + 1) * 8);
+    let mut blobs = Vec::new();
+    for d in &built.docs {
+        offsets.extend_from_slice(&(blobs.len() as u64).to_le_bytes());
+        let first = d.first_symbol as usize;
+        let own: Vec<Symbol> = built
+            .symbols
+            .get(first..first + d.symbol_count as usize)
+            .unwrap_or(&[])
+            .iter()
+            .map(|s| Symbol {
+                container: s.container.map(|c| c.saturating_sub(d.first_symbol)),
+                ..s.clone()
+            })
+            .collect();
+        blobs.extend_from_slice(&encode(&own)?);
+    }
+    offsets.extend_from_slice(&(blobs.len() as u64).to_le_bytes());
+    offsets.extend_from_slice(&blobs);
+    Ok(offsets)
 }
 
 fn encode<T: Serialize>(value: &T) -> io::Result<Vec<u8>> {
@@ -193,7 +221,8 @@ pub struct Stored {
     terms: Map<Vec<u8>>,
     postings: Range<u64>,
     symbols: Range<u64>,
-    symbol_table: OnceLock<Vec<Symbol>>,
+    /// Each file's symbols, decoded on first use.
+    doc_symbols: Vec<OnceLock<Vec<Symbol>>>,
     ref_names: Map<Vec<u8>>,
     ref_lists: Range<u64>,
     edges: Range<u64>,
@@ -273,6 +302,10 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         Map::new(read_range(&file, &ranges[2])?).map_err(|_| ReadError::Damaged("the terms"))?;
     let ref_names = Map::new(read_range(&file, &ranges[5])?)
         .map_err(|_| ReadError::Damaged("the references"))?;
+    let docs_len = docs.len();
+    if ranges[4].end - ranges[4].start < (docs_len as u64 + 1) * 8 {
+        return Err(ReadError::Damaged("the symbols"));
+    }
     Ok(Stored {
         header,
         docs,
@@ -281,7 +314,7 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         terms,
         postings: ranges[3].clone(),
         symbols: ranges[4].clone(),
-        symbol_table: OnceLock::new(),
+        doc_symbols: (0..docs_len).map(|_| OnceLock::new()).collect(),
         ref_names,
         ref_lists: ranges[6].clone(),
         edges: ranges[7].clone(),
@@ -396,13 +429,62 @@ impl Stored {
         ))
     }
 
-    pub fn symbols(&self) -> &[Symbol] {
-        self.symbol_table.get_or_init(|| {
-            read_range(&self.file, &self.symbols)
+    /// How many symbols the files hold.
+    pub fn symbol_count(&self) -> usize {
+        self.docs.iter().map(|d| d.symbol_count as usize).sum()
+    }
+
+    /// File `doc`'s symbols in line order (outer first), each container
+    /// an index into this list.
+    pub fn symbols_of(&self, doc: u32) -> &[Symbol] {
+        let Some(cell) = self.doc_symbols.get(doc as usize) else {
+            return &[];
+        };
+        cell.get_or_init(|| {
+            let mut bounds = [0u8; 16];
+            let at = self.symbols.start + u64::from(doc) * 8;
+            if self.file.read_exact_at(&mut bounds, at).is_err() {
+                return Vec::new();
+            }
+            let (a, b) = bounds.split_at(8);
+            let (Ok(a), Ok(b)) = (<[u8; 8]>::try_from(a), <[u8; 8]>::try_from(b)) else {
+                return Vec::new();
+            };
+            let blobs = self.symbols.start + (self.docs.len() as u64 + 1) * 8;
+            let range = blobs + u64::from_le_bytes(a)..blobs + u64::from_le_bytes(b);
+            if range.start > range.end || range.end > self.symbols.end {
+                return Vec::new();
+            }
+            read_range(&self.file, &range)
                 .ok()
                 .and_then(|b| bincode::deserialize(&b).ok())
                 .unwrap_or_default()
         })
+    }
+
+    /// Decodes every file's symbols from one read of the section (for
+    /// the lookups that go through them all).
+    pub fn load_symbols(&self) {
+        if self.doc_symbols.iter().all(|c| c.get().is_some()) {
+            return;
+        }
+        let Ok(section) = read_range(&self.file, &self.symbols) else {
+            return;
+        };
+        let n = self.docs.len();
+        let offset = |i: usize| -> Option<usize> {
+            let b = section.get(i * 8..i * 8 + 8)?;
+            usize::try_from(u64::from_le_bytes(b.try_into().ok()?)).ok()
+        };
+        let blobs = (n + 1) * 8;
+        for (i, cell) in self.doc_symbols.iter().enumerate() {
+            let own = offset(i)
+                .zip(offset(i + 1))
+                .and_then(|(a, b)| section.get(blobs + a..blobs + b))
+                .and_then(|b| bincode::deserialize(b).ok())
+                .unwrap_or_default();
+            let _ = cell.set(own);
+        }
     }
 
     pub fn edges(&self) -> &[(u32, u32, f32)] {

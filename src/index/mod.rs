@@ -176,7 +176,7 @@ impl CodeIndex {
                     status.state = State::Ready;
                 }
                 status.files = stored.docs.len();
-                status.symbols = stored.symbols().len();
+                status.symbols = stored.symbol_count();
                 status.generation = stored.header.generation;
                 status.bytes_on_disk = stored.bytes;
                 status.built_at = jiff::Timestamp::from_millisecond(stored.header.built_ms as i64)
@@ -501,7 +501,7 @@ fn report(stored: &Stored, listed: &[Listed], built: bool) -> BuildReport {
     BuildReport {
         files: stored.docs.len(),
         indexed: stored.header.indexed as usize,
-        symbols: stored.symbols().len(),
+        symbols: stored.symbol_count(),
         terms: stored.term_count(),
         bytes_on_disk: stored.bytes,
         source_bytes: listed.iter().map(|l| l.stat.size).sum(),

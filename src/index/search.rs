@@ -14,7 +14,7 @@ use super::View;
 use super::embed::{self, Embedder};
 use super::model::{BODY, DEFS, DocMeta, NAME, NFIELDS, PATH, Postings};
 use super::snippets::{read_text, term_snippets, window};
-use super::tokens::{QueryTerm, distinct_terms, query_terms};
+use super::tokens::{QueryTerm, distinct_terms, head, query_terms};
 use crate::workspace::{PathFilter, Workspace};
 
 /// Field weights and length normalisation (tuned on the deno tasks). Each
@@ -308,11 +308,17 @@ fn why_ranked(
     if !defined.is_empty() {
         let mut names: Vec<&str> = Vec::new();
         for s in view.symbols_of(doc) {
-            let parts = distinct_terms(&s.name);
-            if names.len() < 4
-                && !names.contains(&s.name.as_str())
-                && defined.iter().any(|d| parts.iter().any(|p| *p == d.0))
+            if names.len() == 4 {
+                break;
+            }
+            let lower = s.name.to_ascii_lowercase();
+            if names.contains(&s.name.as_str())
+                || !defined.iter().any(|d| lower.contains(head(d.0)))
             {
+                continue;
+            }
+            let parts = distinct_terms(&s.name);
+            if defined.iter().any(|d| parts.iter().any(|p| *p == d.0)) {
                 names.push(&s.name);
             }
         }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::View;
 use super::search::{SNIPPET_LINE_CHARS, Snippet};
-use super::tokens::terms;
+use super::tokens::{head, terms};
 use crate::workspace::Workspace;
 
 /// Lines of file `doc` with the most of `words` (definitions first), up to
@@ -17,39 +17,49 @@ pub fn term_snippets(ws: &Workspace, view: &View, doc: u32, words: &[&str]) -> V
     };
     let lines: Vec<&str> = text.lines().collect();
     let starts: Vec<u32> = view.symbols_of(doc).iter().map(|s| s.start_line).collect();
-    // A stem is a word's start but for its last letter (`happi`, `happy`):
-    // lines with none of those starts are not split into terms at all.
-    let heads: Vec<String> = words
+    // Lines with none of the words' heads are not split into terms at all;
+    // the text is lower-cased once (ASCII only, so offsets stay put).
+    let heads: Vec<&str> = words.iter().map(|w| head(w)).collect();
+    let lower = text.to_ascii_lowercase();
+    // Each line's count of heads found is a bound on its count of words:
+    // only the lines best by that bound are split into terms.
+    let mut found = vec![0u64; lines.len()];
+    let starts_at: Vec<usize> = lines
         .iter()
-        .map(|w| match w.len() {
-            0..=3 => w.to_string(),
-            n => w.get(..n - 1).unwrap_or(w).to_string(),
-        })
+        .map(|l| (l.as_ptr() as usize).saturating_sub(text.as_ptr() as usize))
         .collect();
-    let mut scored: Vec<(f32, usize)> = lines
+    for (bit, h) in heads.iter().filter(|h| !h.is_empty()).enumerate().take(64) {
+        for at in memchr::memmem::find_iter(lower.as_bytes(), h.as_bytes()) {
+            // `lines()` yields slices of `text`: the line holding `at`.
+            let line = starts_at.partition_point(|s| *s <= at).saturating_sub(1);
+            if let Some(mask) = found.get_mut(line) {
+                *mask |= 1 << bit;
+            }
+        }
+    }
+    let mut bounds: Vec<(f32, usize)> = found
         .iter()
         .enumerate()
-        .filter_map(|(i, line)| {
-            let lower = line.to_ascii_lowercase();
-            if !heads.iter().any(|h| lower.contains(h.as_str())) {
-                return None;
-            }
-            let mut found = 0;
-            let mut seen: Vec<String> = Vec::new();
-            terms(line, &mut |t| {
-                if words.contains(&t) && !seen.iter().any(|s| s == t) {
-                    seen.push(t.to_string());
-                    found += 1;
-                }
-            });
-            let bonus = if starts.contains(&(i as u32 + 1)) {
-                0.5
-            } else {
-                0.0
-            };
-            (found > 0).then_some((found as f32 + bonus, i))
-        })
+        .filter(|(_, m)| **m != 0)
+        .map(|(i, m)| (m.count_ones() as f32 + bonus(&starts, i), i))
         .collect();
+    bounds.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    bounds.truncate(SPLIT_AT_MOST);
+    let mut seen: Vec<&str> = Vec::new();
+    let mut scored: Vec<(f32, usize)> = Vec::new();
+    for (_, i) in bounds {
+        seen.clear();
+        terms(lines[i], &mut |t| {
+            if let Some(w) = words.iter().find(|w| **w == t)
+                && !seen.contains(w)
+            {
+                seen.push(w);
+            }
+        });
+        if !seen.is_empty() {
+            scored.push((seen.len() as f32 + bonus(&starts, i), i));
+        }
+    }
     scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
     let mut out: Vec<Snippet> = Vec::new();
     for (_, i) in scored {
@@ -77,6 +87,19 @@ pub fn term_snippets(ws: &Workspace, view: &View, doc: u32, words: &[&str]) -> V
     }
     out.sort_by_key(|s| s.start_line);
     out
+}
+
+/// How many lines, best by the words' heads they hold, are split into
+/// terms to pick a file's snippets.
+const SPLIT_AT_MOST: usize = 64;
+
+/// A definition's first line (0-based `i`) counts half a word more.
+fn bonus(starts: &[u32], i: usize) -> f32 {
+    if starts.contains(&(i as u32 + 1)) {
+        0.5
+    } else {
+        0.0
+    }
 }
 
 /// Byte offset of the first of `words` (ASCII case ignored) in `line`, when the

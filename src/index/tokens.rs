@@ -51,6 +51,15 @@ pub fn stem(term: &str) -> String {
     out
 }
 
+/// What every word with stem `stem` starts with (ASCII case ignored): the
+/// stem but for its last letter (`happi` of `happy`), or a short stem whole.
+pub fn head(stem: &str) -> &str {
+    match stem.len() {
+        0..=3 => stem,
+        n => stem.get(..n - 1).unwrap_or(stem),
+    }
+}
+
 /// Calls `emit` with every term of `text` (stemmed), in order, repeats
 /// included.
 pub fn terms(text: &str, emit: &mut dyn FnMut(&str)) {

@@ -141,13 +141,7 @@ impl View {
     pub fn symbols_of(&self, id: u32) -> &[Symbol] {
         let base = self.base_len();
         match &self.stored {
-            Some(s) if id < base => {
-                let d = &s.docs[id as usize];
-                let first = d.first_symbol as usize;
-                s.symbols()
-                    .get(first..first + d.symbol_count as usize)
-                    .unwrap_or(&[])
-            }
+            Some(s) if id < base => s.symbols_of(id),
             _ => self
                 .overlay
                 .symbols
@@ -158,16 +152,14 @@ impl View {
 
     /// The symbol `container` points at, for a symbol of file `id`.
     pub fn container_of(&self, id: u32, symbol: &Symbol) -> Option<&Symbol> {
-        let c = symbol.container? as usize;
-        let base = self.base_len();
-        match &self.stored {
-            Some(s) if id < base => s.symbols().get(c),
-            _ => self.overlay.symbols.get((id - base) as usize)?.get(c),
-        }
+        self.symbols_of(id).get(symbol.container? as usize)
     }
 
     /// Every live symbol with its file.
     pub fn all_symbols(&self) -> impl Iterator<Item = (u32, &Symbol)> + '_ {
+        if let Some(s) = &self.stored {
+            s.load_symbols();
+        }
         self.ids()
             .flat_map(move |id| self.symbols_of(id).iter().map(move |s| (id, s)))
     }

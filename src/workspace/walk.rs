@@ -110,8 +110,18 @@ pub(crate) fn walker(
 
 /// `rel` of a walked path under `start`.
 pub(crate) fn rel_of(start: &Resolved, path: &Path) -> Option<String> {
-    let tail = path.strip_prefix(&start.abs).ok()?;
-    let tail = tail.to_str()?;
+    // By bytes: the walk yields `start.abs` joined with names, and a
+    // component-wise `strip_prefix` is most of a large tree's walk.
+    use std::os::unix::ffi::OsStrExt;
+    let abs = start.abs.as_os_str().as_bytes();
+    let tail = path.as_os_str().as_bytes().strip_prefix(abs)?;
+    let tail = match tail {
+        [] => tail,
+        _ if abs.ends_with(b"/") => tail,
+        [b'/', rest @ ..] => rest,
+        _ => return None,
+    };
+    let tail = std::str::from_utf8(tail).ok()?;
     Some(match (start.rel.is_empty(), tail.is_empty()) {
         (true, _) => tail.to_string(),
         (false, true) => start.rel.clone(),
