@@ -100,6 +100,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
                 prompt: "stream".into(),
                 mode: Mode::Ask,
                 max_tool_calls: None,
+                choice: None,
             })
             .await
             .unwrap();

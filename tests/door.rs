@@ -55,6 +55,7 @@ fn start(session: SessionRef, job: &str, prompt: &str) -> Command {
         prompt: prompt.into(),
         mode: Mode::Agent,
         max_tool_calls: Some(2_000),
+        choice: None,
     }
 }
 

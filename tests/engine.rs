@@ -83,6 +83,7 @@ fn start(engine: &Driven, mode: Mode) {
         prompt: "go".into(),
         mode,
         max_tool_calls: None,
+        choice: None,
     });
 }
 

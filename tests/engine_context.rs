@@ -70,6 +70,7 @@ async fn job(engine: &mut Tui, id: &str, prompt: &str) -> Vec<Event> {
         prompt: prompt.into(),
         mode: Mode::Agent,
         max_tool_calls: None,
+        choice: None,
     };
     if let Reply::Started {
         session_id: Some(s),

@@ -14,29 +14,14 @@ use std::time::Duration;
 
 use fantoccini::Locator;
 use fantoccini::key::Key;
-use serde_json::{Value, json};
-use support::browser::{Driver, available, testid, until};
+use serde_json::json;
+use support::browser::{
+    Driver, available, no_errors_then_close, send_with_enter, sign_in, testid, until,
+};
 use support::jobs::{NO_RETRY, config, config_with, project, sse};
 use support::llm_server::{LlmServer, Reply, openai};
 use support::serve::{Client, edit_then_answer, rt, serve};
 use support::{Env, code, stderr, stdout};
-
-/// Browser console entries that are the page's own errors (a dropped or
-/// aborted connection is logged by Chromium itself as `net::ERR_…`).
-fn errors(entries: &[Value]) -> Vec<&Value> {
-    entries
-        .iter()
-        .filter(|e| e["level"] == "SEVERE")
-        .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
-        .collect()
-}
-
-/// The test's end: the page logged no error of its own; the browser goes.
-async fn no_errors_then_close(driver: &Driver, b: fantoccini::Client) {
-    let console = driver.console(&b).await;
-    assert!(errors(&console).is_empty(), "console errors: {console:?}");
-    b.close().await.unwrap();
-}
 
 /// A token stored for `name` with `role` (printed once by `serve token add`).
 fn stored_token(env: &Env, name: &str, role: &str) -> String {
@@ -47,18 +32,6 @@ fn stored_token(env: &Env, name: &str, role: &str) -> String {
         .unwrap();
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     stdout(&out).trim().to_string()
-}
-
-/// Signs in at `base` from the fragment and waits for the workspaces.
-async fn sign_in(b: &fantoccini::Client, base: &str, token: &str) {
-    b.goto(&format!("{base}/#token={token}")).await.unwrap();
-    until(
-        b,
-        20,
-        "workspaces listed",
-        "return document.querySelectorAll('[data-testid=workspace-select] option').length",
-    )
-    .await;
 }
 
 /// Signs in by pasting `token` into the form and pressing Sign in.
@@ -101,17 +74,6 @@ async fn ask_mode(b: &fantoccini::Client) {
         .await
         .unwrap()
         .click()
-        .await
-        .unwrap();
-}
-
-/// Types `text` into the instruction box and sends it with Enter (the
-/// focus stays in the box, as when a person types).
-async fn send_with_enter(b: &fantoccini::Client, text: &str) {
-    let enter = char::from(Key::Enter);
-    testid(b, "instruction")
-        .await
-        .send_keys(&format!("{text}{enter}"))
         .await
         .unwrap();
 }

@@ -261,7 +261,10 @@ async function send(ev, queue = false) {
   const mine = logItem(el("div", { class: "you" }, text));
   box.value = "";
   try {
-    const r = await api("POST", "/api/v1/agent/run", { session_id: state.session, instruction: text, mode: $("mode").value });
+    const body = { session_id: state.session, instruction: text, mode: $("mode").value };
+    const picked = $("model").value;
+    if (picked) Object.assign(body, JSON.parse(picked));
+    const r = await api("POST", "/api/v1/agent/run", body);
     if (epoch !== state.epoch) return;
     follow(r.job_id, new JobView(r.job_id));
     refreshSessions();
@@ -321,6 +324,37 @@ async function watchHealth() {
   setTimeout(watchHealth, off ? 2000 : 10000);
 }
 
+// The model picker: the workspace's providers, each with the models its
+// server lists (the default first; one without its key cannot be picked,
+// one that did not answer is marked). Kept when the same pick is offered.
+async function loadModels() {
+  const select = $("model");
+  const kept = select.value;
+  const workspace = state.workspace;
+  let providers = [];
+  try {
+    ({ providers } = await api("GET", `/api/v1/agent/models?workspace_id=${encodeURIComponent(workspace)}`));
+  } catch (e) {
+    providers = [];
+  }
+  if (workspace !== state.workspace) return;
+  const groups = providers.map((p) => {
+    const models = [p.model, ...p.models.filter((m) => m !== p.model)];
+    const note = p.reach.state === "no_key" ? ` (no key: set ${p.reach.var})`
+      : p.reach.state === "offline" ? " (offline)" : "";
+    return el("optgroup", { label: `${p.name}${note}` }, ...models.map((m) => {
+      const value = p.current && m === p.model ? "" : JSON.stringify({ provider: p.name, model: m });
+      const option = el("option", { value, "data-provider": p.name }, p.current && m === p.model ? `${m} (default)` : m);
+      if (p.reach.state === "no_key") option.disabled = true;
+      if (p.reach.state === "offline") option.title = p.reach.error;
+      return option;
+    }));
+  });
+  const hasDefault = providers.some((p) => p.current);
+  select.replaceChildren(...(hasDefault ? [] : [el("option", { value: "" }, "default model")]), ...groups);
+  select.value = [...select.options].some((o) => o.value === kept) ? kept : "";
+}
+
 // Signs out: the token, and everything of this user on the page, go.
 function signOut(message) {
   leaveSession();
@@ -357,6 +391,7 @@ async function signIn() {
     // Token in hand to workspaces listed (bench/web.sh reads it).
     document.body.dataset.readyMs = (performance.now() - t0).toFixed(1);
     await refreshSessions();
+    loadModels();
     $("instruction").focus();
   } catch (e) {
     if (epoch !== state.epoch) return;
@@ -438,6 +473,7 @@ function start() {
     leaveSession();
     state.workspace = $("workspace").value;
     refreshSessions();
+    loadModels();
   });
   $("new-session").addEventListener("click", newSession);
   $("signout").addEventListener("click", () => signOut());

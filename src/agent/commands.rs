@@ -3,12 +3,13 @@
 //! `.claude/commands/`, `.codex/prompts/`, `.opencode/command/`,
 //! `.gemini/commands/*.toml`) or the user's config folder; the project's
 //! wins. `$ARGUMENTS` (Gemini's `{{args}}`) is the argument text, `$1`…`$9`
-//! its words; front matter may set `description` and `mode`. Files are read
+//! its words; front matter may set `description`, `mode`, `provider` and
+//! `model` (Claude Code's `model:` works as it is). Files are read
 //! beneath the root only (a link out of it is not followed).
 
 use std::path::{Path, PathBuf};
 
-use crate::protocol::Mode;
+use crate::protocol::{Mode, ModelChoice};
 use crate::workspace::Workspace;
 
 /// Where commands are looked for under the root, in order of precedence.
@@ -35,6 +36,8 @@ pub struct CustomCommand {
     pub description: String,
     /// The mode its jobs run in (`None`: the session's).
     pub mode: Option<Mode>,
+    /// The provider and model its jobs run on (empty: the session's).
+    pub choice: ModelChoice,
     /// Where it was read from (`.claude/commands/explain.md`, `~/…`).
     pub source: String,
     template: String,
@@ -48,6 +51,7 @@ pub enum Invocation {
     Expanded {
         prompt: String,
         mode: Option<Mode>,
+        choice: ModelChoice,
     },
     /// No command of that name (the closest names, best first), or one
     /// that cannot be read (the reason).
@@ -164,10 +168,15 @@ fn parse(file: &str, text: &str, format: Format, source: &str) -> Option<CustomC
             .take(80)
             .collect()
     });
+    let choice = ModelChoice {
+        provider: field("provider").filter(|p| !p.is_empty()),
+        model: field("model").filter(|m| !m.is_empty()),
+    };
     Some(CustomCommand {
         name,
         description,
         mode,
+        choice,
         source: source.to_string(),
         template,
     })
@@ -240,21 +249,55 @@ pub fn expand(command: &CustomCommand, args: &str) -> String {
     out
 }
 
-/// The instruction a job runs for `prompt`, and its mode: a `/NAME ARGS`
-/// expanded from the root's and the user's commands (in the command's
-/// mode if it sets one), other text as it is; an unknown name refused.
+/// What a job runs: its instruction, mode and model choice.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Instruction {
+    pub prompt: String,
+    pub mode: Mode,
+    /// The job's own choice, with the command's front matter over it.
+    pub choice: ModelChoice,
+}
+
+/// The instruction a job runs for `prompt`: a `/NAME ARGS` expanded from
+/// the root's and the user's commands (in the command's mode, provider and
+/// model where it sets them), other text as it is; an unknown name refused.
 pub fn instruction(
     ws: &Workspace,
     prompt: String,
     mode: Mode,
-) -> Result<(String, Mode), crate::protocol::EngineError> {
+    choice: ModelChoice,
+) -> Result<Instruction, crate::protocol::EngineError> {
     if !prompt.trim_start().starts_with('/') {
-        return Ok((prompt, mode));
+        return Ok(Instruction {
+            prompt,
+            mode,
+            choice,
+        });
     }
     let user = user_folder();
     match invocation(&list(ws, user.as_deref()), &prompt) {
-        Invocation::Text(text) => Ok((text, mode)),
-        Invocation::Expanded { prompt, mode: own } => Ok((prompt, own.unwrap_or(mode))),
+        Invocation::Text(prompt) => Ok(Instruction {
+            prompt,
+            mode,
+            choice,
+        }),
+        Invocation::Expanded {
+            prompt,
+            mode: own,
+            choice: theirs,
+        } => Ok(Instruction {
+            prompt,
+            mode: own.unwrap_or(mode),
+            // A command naming a provider takes its model (or the
+            // provider's own); one naming only a model keeps the provider.
+            choice: match theirs.provider {
+                Some(_) => theirs,
+                None => ModelChoice {
+                    provider: choice.provider,
+                    model: theirs.model.or(choice.model),
+                },
+            },
+        }),
         Invocation::Refused(why) => Err(crate::protocol::EngineError::invalid(why)),
     }
 }
@@ -278,6 +321,7 @@ pub fn invocation(commands: &[CustomCommand], prompt: &str) -> Invocation {
         return Invocation::Expanded {
             prompt: expand(command, args),
             mode: command.mode,
+            choice: command.choice.clone(),
         };
     }
     let mut close: Vec<(f64, &str)> = commands
@@ -322,6 +366,7 @@ mod tests {
             name: "explain".into(),
             description: String::new(),
             mode: None,
+            choice: ModelChoice::default(),
             source: String::new(),
             template: template.into(),
         }
@@ -349,6 +394,13 @@ mod tests {
         assert_eq!(c.description, "Explain a file");
         assert_eq!(c.mode, Some(Mode::Ask));
         assert_eq!(c.template, "Explain $ARGUMENTS.\n");
+        assert!(c.choice.is_empty());
+        let m = "---\nmodel: haiku-small\nprovider: local\n---\nGo.\n";
+        let c = parse("quick.md", m, Format::Markdown, "x").unwrap();
+        assert_eq!(
+            (c.choice.provider.as_deref(), c.choice.model.as_deref()),
+            (Some("local"), Some("haiku-small"))
+        );
         let g = parse(
             "fix.toml",
             "description = \"Fix\"\nprompt = \"Fix {{args}}\"\n",
@@ -370,7 +422,8 @@ mod tests {
             invocation(&cs, "/explain a"),
             Invocation::Expanded {
                 prompt: "E a".into(),
-                mode: None
+                mode: None,
+                choice: ModelChoice::default(),
             }
         );
         match invocation(&cs, "/explian a") {

@@ -26,7 +26,7 @@ impl Job<'_> {
     /// the session knows it, and loads the conversation.
     pub(super) async fn open_context(&mut self) {
         let ctx = self.ctx.clone();
-        let Some(provider) = self.route.provider(&ctx) else {
+        let Some(provider) = self.route.provider(&ctx, self.spec) else {
             return;
         };
         self.window = match &self.spec.window {
@@ -43,7 +43,7 @@ impl Job<'_> {
                     },
                 };
                 let window = ContextWindow::resolve(configured, server, provider.model());
-                if asked {
+                if asked && self.spec.chosen.is_none() {
                     self.emit.send(JobMsg::Window(window.clone()));
                 }
                 window

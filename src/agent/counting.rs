@@ -74,7 +74,7 @@ impl Job<'_> {
             return;
         }
         let ctx = self.ctx.clone();
-        let Some(provider) = self.route.provider(&ctx) else {
+        let Some(provider) = self.route.provider(&ctx, self.spec) else {
             return;
         };
         let tools = if tools.is_empty() { "" } else { &self.texts.1 };
@@ -97,7 +97,7 @@ impl Job<'_> {
     /// when the run switched to tools in the prompt.
     pub(super) async fn check_tools(&mut self, system: &str, tools: &[ToolDef]) -> Option<String> {
         let ctx = self.ctx.clone();
-        let provider = self.route.provider(&ctx)?;
+        let provider = self.route.provider(&ctx, self.spec)?;
         if tools.is_empty() || !provider.supports_native_tools() || !provider.tool_check_pending() {
             return None;
         }
@@ -129,4 +129,13 @@ impl Job<'_> {
         provider.settle_tools(Some(reason.clone()));
         Some(reason)
     }
+}
+
+/// The tool definitions as the request carries them, for counting.
+pub(super) fn tool_text(tools: &[ToolDef]) -> String {
+    tools
+        .iter()
+        .map(|t| format!("{} {} {}", t.name, t.description, t.parameters))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -53,6 +53,8 @@ pub struct Engine {
 
 pub(super) struct Inner {
     pub ctx: Arc<EngineContext>,
+    /// The providers' models lists (`/model`), kept a while.
+    pub models: super::choice::Kept,
     commands: mpsc::Sender<Queued>,
     pub events: broadcast::Sender<Arc<Published>>,
     /// The recorded sessions the engine drives (`Core::driven`).
@@ -120,6 +122,7 @@ impl Engine {
         Ok(Engine {
             inner: Arc::new(Inner {
                 ctx,
+                models: Default::default(),
                 commands,
                 events,
                 driven,

@@ -355,25 +355,8 @@ impl Core {
         let q = self.answered_once_recorded(q);
         self.note_job_user(&q);
         match q.command.clone() {
-            Command::StartJob {
-                job_id,
-                prompt,
-                mode,
-                max_tool_calls,
-                ..
-            } => {
-                let (prompt, mode) = match self.custom_command(prompt, mode) {
-                    Ok(expanded) => expanded,
-                    Err(e) => return q.answer(Err(e)),
-                };
-                let kind = super::job::JobKind::Instruction;
-                let started = self.start_job(key, job_id, kind, prompt, mode, max_tool_calls);
-                q.answer(started);
-            }
-            Command::Compact { job_id, .. } => {
-                let mode = self.ctx.config.ui.default_mode;
-                let kind = super::job::JobKind::Compact;
-                let started = self.start_job(key, job_id, kind, "/compact".into(), mode, None);
+            Command::StartJob { .. } | Command::Compact { .. } => {
+                let started = self.start_asked(key, q.command.clone());
                 q.answer(started);
             }
             Command::CreateSession => q.answer(Ok(Reply::SessionCreated {

@@ -75,6 +75,8 @@ pub struct JobSpec {
     /// Records what commands change as checkpoints (`None`: no store).
     pub tracker: Option<Arc<crate::checkpoint::ExecTracker>>,
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
+    /// The job's own provider (`/model`; no fallback, nothing learned kept).
+    pub chosen: Option<Arc<dyn crate::llm::Provider>>,
 }
 
 pub(super) enum Outcome {
@@ -114,9 +116,8 @@ pub async fn run(
     mut answers: UnboundedReceiver<UserReply>,
 ) {
     // `job.started` was published by the engine as it spawned this task.
-    let model = ctx
-        .provider
-        .as_ref()
+    let model = Route::Single
+        .provider(&ctx, &spec)
         .map_or_else(String::new, |p| p.model().to_string());
     let mut job = Job::new(ctx, &spec, &mut emit, &mut answers, cancel.clone(), &model);
     // Dropping the loop's future on cancel closes the model stream at once;
@@ -132,7 +133,10 @@ pub async fn run(
         .map_or(String::new(), |p| p.name().to_string());
     let fallback_reason = job.route.reason();
     let factor = job.conv.factor();
-    if spec.factor.is_none_or(|f| (f - factor).abs() > 0.01) && factor != 1.0 {
+    if spec.factor.is_none_or(|f| (f - factor).abs() > 0.01)
+        && factor != 1.0
+        && spec.chosen.is_none()
+    {
         emit.send(JobMsg::Calibrated(factor));
     }
     emit.emit(match outcome {
@@ -240,7 +244,7 @@ impl<'a> Job<'a> {
             .unwrap_or_else(|| ContextWindow::resolve(None, None, ""));
         let cap = window.tool_output_cap(ctx.config.context.max_tool_output_tokens);
         Job {
-            route: Route::start(&ctx),
+            route: Route::start(&ctx, spec),
             ctx,
             spec,
             emit,
@@ -274,7 +278,7 @@ impl<'a> Job<'a> {
     }
 
     async fn drive(&mut self) -> Outcome {
-        if self.ctx.provider.is_none() {
+        if self.provider().is_none() {
             return Outcome::failed(SETUP_HINT, JobFailure::NoProvider);
         }
         self.open_context().await;
@@ -343,7 +347,7 @@ impl<'a> Job<'a> {
         } else {
             system_prompt(&self.ctx.workspace, self.spec.mode)
         };
-        self.texts = (system.clone(), tool_text(&tools));
+        self.texts = (system.clone(), super::counting::tool_text(&tools));
         self.extra = Extra {
             system: u64::from(self.conv.counter().count(&self.texts.0)),
             tools: u64::from(self.conv.counter().count(&self.texts.1)),
@@ -587,13 +591,4 @@ impl<'a> Job<'a> {
             )
         })
     }
-}
-
-/// The tool definitions as the request carries them, for counting.
-pub(super) fn tool_text(tools: &[ToolDef]) -> String {
-    tools
-        .iter()
-        .map(|t| format!("{} {} {}", t.name, t.description, t.parameters))
-        .collect::<Vec<_>>()
-        .join("\n")
 }

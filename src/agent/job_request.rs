@@ -68,7 +68,7 @@ impl Job<'_> {
             && !tools.is_empty()
         {
             let why = format!("it refused them: \"{why}\"");
-            let provider = self.route.provider(&self.ctx);
+            let provider = self.route.provider(&self.ctx, self.spec);
             if provider.is_some_and(|p| p.tools_refused(why.clone())) {
                 self.say_tools_in_prompt(why);
                 result = self
@@ -107,7 +107,7 @@ impl Job<'_> {
     /// The name of the provider the job is on.
     fn provider_name(&self) -> String {
         self.route
-            .provider(&self.ctx)
+            .provider(&self.ctx, self.spec)
             .map_or_else(String::new, |p| p.name().to_string())
     }
 
@@ -145,7 +145,7 @@ impl Job<'_> {
             max_delay: MAX_RETRY_DELAY,
         };
         let ctx = self.ctx.clone();
-        let Some(provider) = self.route.provider(&ctx) else {
+        let Some(provider) = self.route.provider(&ctx, self.spec) else {
             return Err(LlmError::Client(SETUP_HINT.to_string()));
         };
         let limit = self.local_deadline();

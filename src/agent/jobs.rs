@@ -9,11 +9,13 @@ use super::emit::{Emitter, JobMsg};
 use super::engine::{Core, Internal, LOOSE};
 use super::feedback::review_feedback;
 use super::job::{self, JobKind, JobSpec, UserReply};
-use super::live::{Asked, Held, QueuedJob, Running};
+use super::live::{Asked, Held, NewJob, Running};
 use super::session_state::Record;
 use crate::context::TokenCounter;
 use crate::llm::Message;
-use crate::protocol::{EngineError, EventBody, JobFailure, JobStatus, Mode, Reply};
+use crate::protocol::{
+    Command, EngineError, EventBody, JobFailure, JobStatus, Mode, ModelChoice, Reply,
+};
 
 /// Room a lost host's streamed text may have taken in its job's cursors.
 const LIVE_CURSORS: u64 = 1_000_000;
@@ -23,17 +25,17 @@ impl Core {
     pub(super) fn start_job(
         &mut self,
         key: &str,
-        job_id: String,
         kind: JobKind,
-        prompt: String,
-        mode: Mode,
-        max_tool_calls: Option<u32>,
+        job: NewJob,
     ) -> Result<Reply, EngineError> {
+        let job_id = job.job_id.clone();
         if self.jobs.contains_key(&job_id) {
             return Err(EngineError::invalid(format!(
                 "job id {job_id} is in use already"
             )));
         }
+        // A provider or model that cannot be had is refused before anything is kept.
+        let chosen = super::choice::provider_for(&self.ctx, &job.choice)?;
         let session_id = self.session_id(key);
         let reply = Reply::Started {
             job_id: job_id.clone(),
@@ -59,21 +61,62 @@ impl Core {
         }
         if kind == JobKind::Instruction && !live.running.is_empty() {
             // One job at a time in a session: this one waits its turn.
-            live.queue.push_back(QueuedJob {
-                job_id: job_id.clone(),
-                prompt: prompt.clone(),
-                mode,
-                max_tool_calls,
-            });
-            self.publish(key, &job_id, EventBody::JobQueued { prompt, mode });
+            let queued = EventBody::JobQueued {
+                prompt: job.prompt.clone(),
+                mode: job.mode,
+                choice: (!job.choice.is_empty()).then(|| job.choice.clone()),
+            };
+            live.queue.push_back(job);
+            self.publish(key, &job_id, queued);
             return Ok(reply);
         }
         if kind == JobKind::Instruction {
             self.tell_review_outcomes(key, &job_id);
         }
-        self.spawn_job(key, job_id, kind, prompt, mode, max_tool_calls);
+        self.spawn_job(key, kind, job, chosen);
         self.touch(key);
         Ok(reply)
+    }
+
+    /// A `StartJob` (a `/NAME` in it expanded) or a `Compact`, started in
+    /// session `key` or queued there.
+    pub(super) fn start_asked(
+        &mut self,
+        key: &str,
+        command: Command,
+    ) -> Result<Reply, EngineError> {
+        let (kind, job) = match command {
+            Command::StartJob {
+                job_id,
+                prompt,
+                mode,
+                max_tool_calls,
+                choice,
+                ..
+            } => {
+                let asked = self.custom_command(prompt, mode, choice.unwrap_or_default())?;
+                let job = NewJob {
+                    job_id,
+                    prompt: asked.prompt,
+                    mode: asked.mode,
+                    max_tool_calls,
+                    choice: asked.choice,
+                };
+                (JobKind::Instruction, job)
+            }
+            Command::Compact { job_id, .. } => {
+                let job = NewJob {
+                    job_id,
+                    prompt: "/compact".into(),
+                    mode: self.ctx.config.ui.default_mode,
+                    max_tool_calls: None,
+                    choice: ModelChoice::default(),
+                };
+                (JobKind::Compact, job)
+            }
+            _ => return Err(EngineError::invalid("not a command that starts a job")),
+        };
+        self.start_job(key, kind, job)
     }
 
     /// A `/NAME ARGS` instruction expanded from its command file, in the
@@ -82,8 +125,9 @@ impl Core {
         &self,
         prompt: String,
         mode: Mode,
-    ) -> Result<(String, Mode), EngineError> {
-        super::commands::instruction(&self.ctx.workspace, prompt, mode)
+        choice: crate::protocol::ModelChoice,
+    ) -> Result<super::commands::Instruction, EngineError> {
+        super::commands::instruction(&self.ctx.workspace, prompt, mode, choice)
     }
 
     /// The session's next queued job, once nothing runs in it. A review
@@ -100,14 +144,18 @@ impl Core {
             return;
         };
         self.tell_review_outcomes(key, &next.job_id);
-        self.spawn_job(
-            key,
-            next.job_id,
-            JobKind::Instruction,
-            next.prompt,
-            next.mode,
-            next.max_tool_calls,
-        );
+        // Built now: a key unset since it was queued fails this job only.
+        match super::choice::provider_for(&self.ctx, &next.choice) {
+            Ok(chosen) => self.spawn_job(key, JobKind::Instruction, next, chosen),
+            Err(e) => {
+                let failed = EventBody::JobFailed {
+                    error: e.to_string(),
+                    code: JobFailure::NoProvider,
+                };
+                self.publish(key, &next.job_id, failed);
+                return self.start_queued(key);
+            }
+        }
         self.touch(key);
     }
 
@@ -143,12 +191,17 @@ impl Core {
     fn spawn_job(
         &mut self,
         key: &str,
-        job_id: String,
         kind: JobKind,
-        prompt: String,
-        mode: Mode,
-        max_tool_calls: Option<u32>,
+        job: NewJob,
+        chosen: Option<std::sync::Arc<dyn crate::llm::Provider>>,
     ) {
+        let NewJob {
+            job_id,
+            prompt,
+            mode,
+            max_tool_calls,
+            ..
+        } = job;
         let cancel = CancellationToken::new();
         let (answer_tx, answer_rx) = mpsc::unbounded_channel();
         let (tracker, mcp, recorded) =
@@ -164,11 +217,13 @@ impl Core {
             mode,
             max_tool_calls: max_tool_calls.unwrap_or(ctx.config.agent.max_tool_calls_per_job),
             history: live.state.conversation.clone(),
-            window: live.state.window.clone(),
-            factor: live.state.factor,
+            // What the session learned is of the engine's provider.
+            window: live.state.window.clone().filter(|_| chosen.is_none()),
+            factor: live.state.factor.filter(|_| chosen.is_none()),
             session_id: recorded,
             tracker,
             mcp,
+            chosen,
         };
         live.started_from
             .insert(job_id.clone(), live.state.conversation.clone());
@@ -181,7 +236,8 @@ impl Core {
         );
         // The job's first event is published here, so the store has the
         // job before its id is answered (see `answered_once_recorded`).
-        let (provider, model) = ctx.provider.as_ref().map_or_else(Default::default, |p| {
+        let on = spec.chosen.as_deref().or(ctx.provider.as_deref());
+        let (provider, model) = on.map_or_else(Default::default, |p| {
             (p.name().to_string(), p.model().to_string())
         });
         let started = EventBody::JobStarted {
@@ -196,22 +252,7 @@ impl Core {
         let running = tokio::spawn(crate::store::no_blocking(job::run(
             ctx, spec, emitter, cancel, answer_rx,
         )));
-        // A bug in a job must still end it: the front end waits for that.
-        let (id, tx) = (job_id, self.internal_tx.clone());
-        tokio::spawn(async move {
-            if let Err(e) = running.await
-                && e.is_panic()
-            {
-                let error = "agent-tui hit an internal error while running this job (a bug; \
-                             please report it). The session is kept; you can continue it."
-                    .to_string();
-                let body = EventBody::JobFailed {
-                    error,
-                    code: JobFailure::InternalError,
-                };
-                let _ = tx.send(Internal::Job(id, JobMsg::Event(body)));
-            }
-        });
+        watch_for_panic(running, job_id, self.internal_tx.clone());
     }
 
     /// The id session `key` is known by outside (`None`: events outside
@@ -474,4 +515,27 @@ fn conflict(message: String) -> EngineError {
         message,
         conflicts: Vec::new(),
     }
+}
+
+/// A bug in a job must still end it (`job.failed`): the front end waits
+/// for its end.
+fn watch_for_panic(
+    running: tokio::task::JoinHandle<()>,
+    id: String,
+    tx: mpsc::UnboundedSender<Internal>,
+) {
+    tokio::spawn(async move {
+        if let Err(e) = running.await
+            && e.is_panic()
+        {
+            let error = "agent-tui hit an internal error while running this job (a bug; \
+                         please report it). The session is kept; you can continue it."
+                .to_string();
+            let body = EventBody::JobFailed {
+                error,
+                code: JobFailure::InternalError,
+            };
+            let _ = tx.send(Internal::Job(id, JobMsg::Event(body)));
+        }
+    });
 }

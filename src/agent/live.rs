@@ -21,13 +21,16 @@ pub(super) const LEASE_MS: i64 = 10_000;
 /// A lease this close to its end is taken again before a command runs.
 const LEASE_MARGIN_MS: i64 = 3_000;
 
-/// A job waiting for the session's running job to end.
+/// A job as asked for: started at once, or waiting in its session's queue
+/// for the running job to end.
 #[derive(Debug, Clone)]
-pub(super) struct QueuedJob {
+pub(super) struct NewJob {
     pub job_id: String,
     pub prompt: String,
     pub mode: crate::protocol::Mode,
     pub max_tool_calls: Option<u32>,
+    /// Its own provider and model (`/model`), built when it starts.
+    pub choice: crate::protocol::ModelChoice,
 }
 
 /// A running job's handles.
@@ -67,7 +70,7 @@ pub(super) struct Live {
     pub seq: i64,
     pub running: HashMap<String, Running>,
     /// Jobs sent while one ran, in order: the next starts when it ends.
-    pub queue: std::collections::VecDeque<QueuedJob>,
+    pub queue: std::collections::VecDeque<NewJob>,
     /// The conversation as each running job found it, to go back to if
     /// the job ends before the model ever answered it.
     pub started_from: HashMap<String, Vec<Message>>,

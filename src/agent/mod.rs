@@ -9,6 +9,7 @@ mod accounts;
 mod answer_edits;
 mod approval;
 mod builder;
+mod choice;
 mod code_index;
 mod commands;
 mod compaction;

@@ -284,11 +284,18 @@ impl Engine {
     }
 
     /// Refuses an instruction naming a custom command there is none of
-    /// (`invalid`, with the closest names), as a job would be refused.
-    pub fn check_instruction(&self, prompt: &str) -> Result<(), EngineError> {
-        let mode = self.inner.ctx.config.ui.default_mode;
-        super::commands::instruction(&self.inner.ctx.workspace, prompt.to_string(), mode)
-            .map(|_| ())
+    /// (`invalid`, with the closest names), or a provider or model it
+    /// could not run on, as a job would be refused.
+    pub fn check_instruction(
+        &self,
+        prompt: &str,
+        choice: &crate::protocol::ModelChoice,
+    ) -> Result<(), EngineError> {
+        let ctx = &self.inner.ctx;
+        let mode = ctx.config.ui.default_mode;
+        let asked =
+            super::commands::instruction(&ctx.workspace, prompt.to_string(), mode, choice.clone())?;
+        self.check_choice(&asked.choice)
     }
 
     /// The roots opened lately, most recent first.

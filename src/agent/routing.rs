@@ -8,7 +8,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use super::EngineContext;
-use super::job::{Job, Outcome};
+use super::job::{Job, JobSpec, Outcome};
 use crate::context::ContextWindow;
 use crate::llm::Provider;
 use crate::protocol::{EventBody, FallbackReason, JobFailure, Mode};
@@ -25,16 +25,26 @@ pub(super) enum Route {
 }
 
 impl Route {
-    pub(super) fn start(ctx: &EngineContext) -> Route {
-        if ctx.fallback.is_some() {
+    /// A job with a provider of its own (`/model`) has nothing to fall
+    /// back to.
+    pub(super) fn start(ctx: &EngineContext, spec: &JobSpec) -> Route {
+        if ctx.fallback.is_some() && spec.chosen.is_none() {
             Route::Local
         } else {
             Route::Single
         }
     }
 
-    /// The provider this route sends requests to.
-    pub(super) fn provider(self, ctx: &EngineContext) -> Option<&dyn Provider> {
+    /// The provider this route sends requests to: the job's own, else
+    /// the engine's.
+    pub(super) fn provider<'c>(
+        self,
+        ctx: &'c EngineContext,
+        spec: &'c JobSpec,
+    ) -> Option<&'c dyn Provider> {
+        if let Some(chosen) = spec.chosen.as_deref() {
+            return Some(chosen);
+        }
         match self {
             Route::Remote(_) => ctx.fallback.as_deref(),
             Route::Single | Route::Local => ctx.provider.as_deref(),
@@ -52,7 +62,7 @@ impl Route {
 impl Job<'_> {
     /// The provider the job's requests go to now.
     pub(super) fn provider(&self) -> Option<&dyn Provider> {
-        self.route.provider(&self.ctx)
+        self.route.provider(&self.ctx, self.spec)
     }
 
     /// Whether `reason` moves this job to the remote provider now.

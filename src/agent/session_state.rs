@@ -90,6 +90,8 @@ pub struct JobRecord {
     pub events: usize,
     /// The mode it was queued in, while it waits (`job.queued`).
     pub queued_mode: Option<crate::protocol::Mode>,
+    /// The provider and model it was queued with (`/model`).
+    pub queued_choice: Option<crate::protocol::ModelChoice>,
 }
 
 /// A session: its jobs, the conversation the next request sends, and what
@@ -238,13 +240,7 @@ impl SessionState {
             job.status = Some(status);
         }
         match &event.body {
-            EventBody::JobQueued { prompt, mode } => {
-                job.prompt.clone_from(prompt);
-                job.queued_mode = Some(*mode);
-                return IndexUpdate::JobQueued {
-                    prompt: prompt.clone(),
-                };
-            }
+            EventBody::JobQueued { .. } => return queued(job, &event.body),
             EventBody::JobStarted { prompt, .. } => {
                 job.prompt.clone_from(prompt);
                 return IndexUpdate::JobStarted {
@@ -335,6 +331,24 @@ pub fn read_session(
         &stored.created_at,
         &stored.records,
     ))
+}
+
+/// A `job.queued`: the job's text, and how it runs when its turn comes.
+fn queued(job: &mut JobRecord, body: &EventBody) -> IndexUpdate {
+    let EventBody::JobQueued {
+        prompt,
+        mode,
+        choice,
+    } = body
+    else {
+        return IndexUpdate::None;
+    };
+    job.prompt.clone_from(prompt);
+    job.queued_mode = Some(*mode);
+    job.queued_choice.clone_from(choice);
+    IndexUpdate::JobQueued {
+        prompt: prompt.clone(),
+    }
 }
 
 /// A job's review changed: its bundle kept, its status settled (a review

@@ -212,11 +212,12 @@ impl Core {
                 .state
                 .queued()
                 .into_iter()
-                .map(|(job, mode)| super::live::QueuedJob {
+                .map(|(job, mode)| super::live::NewJob {
                     job_id: job.job_id.clone(),
                     prompt: job.prompt.clone(),
                     mode,
                     max_tool_calls: None,
+                    choice: job.queued_choice.clone().unwrap_or_default(),
                 })
                 .collect();
         }

@@ -270,14 +270,14 @@ impl Core {
         };
         let prompt = feedback_prompt(&result);
         self.audit(key, job_id, "verify.feedback", &new_job_id, None, "sent");
-        self.start_job(
-            key,
-            new_job_id,
-            JobKind::Instruction,
+        let job = super::live::NewJob {
+            job_id: new_job_id,
             prompt,
-            Mode::Agent,
-            None,
-        )
+            mode: Mode::Agent,
+            max_tool_calls: None,
+            choice: crate::protocol::ModelChoice::default(),
+        };
+        self.start_job(key, JobKind::Instruction, job)
     }
 }
 

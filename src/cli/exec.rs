@@ -78,6 +78,8 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
         prompt,
         mode: args.mode,
         max_tool_calls: args.max_tool_calls,
+        // `--model` / `--provider` set the engine's own provider.
+        choice: None,
     };
     if let Err(e) = engine.command(start).await {
         return start_refused(e, &args);

@@ -363,6 +363,7 @@ async fn start(
         prompt: task.prompt.clone(),
         mode: task.mode,
         max_tool_calls: task.max_tool_calls,
+        choice: None,
     };
     let reply = engine
         .command(job)

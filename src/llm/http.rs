@@ -133,6 +133,25 @@ impl<T: WireAdapter> Provider for T {
         self.server_window()
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async move {
+            let url = self.models_url();
+            let key = self.endpoint().key.as_deref();
+            let body = models_body(self.authorize(self.endpoint().client.get(&url)), &url)
+                .await
+                .map_err(|e| e.redact(key))?;
+            let mut ids: Vec<String> = body["data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|m| m["id"].as_str().map(str::to_string))
+                .collect();
+            ids.sort();
+            ids.dedup();
+            Ok(ids)
+        })
+    }
+
     fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.server_count(text)
     }
@@ -164,6 +183,14 @@ pub const PROBE_TIMEOUT: Duration = Duration::from_secs(4);
 /// Sends a models-list request and summarizes the answer; a body that does
 /// not arrive in time or is not JSON is a failure too.
 pub async fn probe_models(request: reqwest::RequestBuilder, url: &str) -> Result<String, LlmError> {
+    let body = models_body(request, url).await?;
+    let count = body["data"].as_array().map_or(0, Vec::len);
+    let noun = if count == 1 { "model" } else { "models" };
+    Ok(format!("{url} answered ({count} {noun} listed)"))
+}
+
+/// A models list's JSON, within the probe's time.
+async fn models_body(request: reqwest::RequestBuilder, url: &str) -> Result<Value, LlmError> {
     let response = send(request.timeout(PROBE_TIMEOUT), url, PROBE_TIMEOUT).await?;
     let bytes = response
         .bytes()
@@ -173,9 +200,7 @@ pub async fn probe_models(request: reqwest::RequestBuilder, url: &str) -> Result
         url: url.to_string(),
         detail: format!("the models list is not JSON: {e}"),
     })?;
-    let count = body["data"].as_array().map_or(0, Vec::len);
-    let noun = if count == 1 { "model" } else { "models" };
-    Ok(format!("{url} answered ({count} {noun} listed)"))
+    Ok(body)
 }
 
 /// Maps a transport error of a request to `url`.

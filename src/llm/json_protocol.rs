@@ -104,6 +104,10 @@ impl Provider for ToolsWrapper {
         self.inner.discover_window()
     }
 
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        self.inner.list_models()
+    }
+
     fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.inner.count_tokens(text)
     }

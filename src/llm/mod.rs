@@ -216,6 +216,11 @@ pub trait Provider: Send + Sync {
     /// The context window the server says it serves, if it says
     /// (llama.cpp `/props`, Ollama `/api/show`, `/v1/models` fields).
     fn discover_window(&self) -> BoxFuture<'_, Option<ServerWindow>>;
+    /// The models the server lists (its models list's ids), sorted; a
+    /// provider with no such list gives none.
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async { Ok(Vec::new()) })
+    }
     /// How many tokens the server's tokenizer makes of `text`, if it can
     /// say (for servers whose streams report no usage).
     fn count_tokens<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {

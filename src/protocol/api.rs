@@ -37,6 +37,10 @@ pub enum Command {
         mode: Mode,
         /// Overrides `agent.max_tool_calls_per_job` for this job.
         max_tool_calls: Option<u32>,
+        /// Another provider or model for this job (`/model`); a custom
+        /// command's own front matter wins over it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<super::ModelChoice>,
     },
     /// A new, empty session, driven by this engine (the server's `POST
     /// …/sessions`); its first job names it.

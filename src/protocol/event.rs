@@ -56,7 +56,13 @@ pub enum EventBody {
     /// The job waits for the session's running job to end (SPEC 19); it
     /// starts with `job.started` then. Sent again when its text is changed.
     #[serde(rename = "job.queued")]
-    JobQueued { prompt: String, mode: Mode },
+    JobQueued {
+        prompt: String,
+        mode: Mode,
+        /// The provider and model it runs on, when not the engine's.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        choice: Option<super::ModelChoice>,
+    },
     #[serde(rename = "job.started")]
     JobStarted {
         prompt: String,

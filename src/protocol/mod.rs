@@ -12,6 +12,7 @@ pub mod audit;
 pub mod checkpoint;
 pub mod event;
 pub mod index;
+pub mod models;
 pub mod paths;
 pub mod review;
 pub mod server;
@@ -30,6 +31,7 @@ pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
 pub use index::{Found, IndexBuilt, IndexState, IndexStatus};
+pub use models::{ModelChoice, ProviderModels, Reach};
 pub use paths::PathList;
 pub use review::{DiffBundle, FileDiff, Hunk, HunkState, ProposedEdit};
 pub use server::{HostInfo, Idempotent, JobUsage, Owner, Role, TokenInfo, UsageRow};

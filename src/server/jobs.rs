@@ -36,6 +36,14 @@ struct Run {
     context_rows: Option<Value>,
     #[serde(default)]
     tool_config: Option<ToolConfig>,
+    /// A configured provider's name, for this job (default: the server's).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 200)]
+    provider: Option<String>,
+    /// A model of that provider (default: the one its config names).
+    #[serde(default)]
+    #[schema(min_length = 1, max_length = 200)]
+    model: Option<String>,
 }
 
 /// The modes of SPEC 4, as a run names them.
@@ -77,7 +85,11 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
     let owner = app.accounts.session_owner(&ask.session_id).await?;
     let (ws, _) = app.owned(owner, user, &format!("session {}", ask.session_id))?;
     // `/NAME` names a command there is none of: refused before anything is kept.
-    ws.engine.check_instruction(&ask.instruction)?;
+    let choice = crate::protocol::ModelChoice {
+        provider: ask.provider.clone(),
+        model: ask.model.clone(),
+    };
+    ws.engine.check_instruction(&ask.instruction, &choice)?;
     super::usage::admit(app, user).await?;
     let job_id = crate::agent::new_job_id();
     let owner = Owner {
@@ -101,6 +113,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         prompt: ask.instruction,
         mode,
         max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
+        choice: (!choice.is_empty()).then_some(choice),
     };
     let here = Place {
         session: Some(&ask.session_id),

@@ -17,6 +17,7 @@ mod id;
 mod idem;
 mod jobs;
 mod mcp;
+mod models;
 mod notices;
 mod openapi;
 mod outbox;
@@ -77,6 +78,7 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(fs::audit))
         .routes(routes!(code::index))
         .routes(routes!(code::search))
+        .routes(routes!(models::models))
         .routes(routes!(usage::usage))
         .split_for_parts();
     let doc = Arc::new(openapi::finish(doc));

@@ -31,9 +31,11 @@ pub struct KeyMap {
 }
 
 /// What the input understands besides instructions.
-const COMMANDS: [(&str, &str); 2] = [
+const COMMANDS: [(&str, &str); 4] = [
     ("/ask /plan /agent", "switch mode"),
     ("/compact", "summarize older turns now (frees context)"),
+    ("/model", "pick the provider and model of the next messages"),
+    ("/memory", "the instruction files the model is given"),
 ];
 
 /// A `[keys]` entry that cannot be used: which one, and why.

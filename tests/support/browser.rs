@@ -140,3 +140,43 @@ pub async fn testid(client: &Client, id: &str) -> fantoccini::elements::Element 
         .await
         .unwrap_or_else(|e| panic!("no [data-testid={id}]: {e}"))
 }
+
+/// Browser console entries that are the page's own errors (a dropped or
+/// aborted connection is logged by Chromium itself as `net::ERR_…`).
+pub fn errors(entries: &[Value]) -> Vec<&Value> {
+    entries
+        .iter()
+        .filter(|e| e["level"] == "SEVERE")
+        .filter(|e| !e["message"].as_str().unwrap_or("").contains("net::ERR_"))
+        .collect()
+}
+
+/// The test's end: the page logged no error of its own; the browser goes.
+pub async fn no_errors_then_close(driver: &Driver, b: Client) {
+    let console = driver.console(&b).await;
+    assert!(errors(&console).is_empty(), "console errors: {console:?}");
+    b.close().await.unwrap();
+}
+
+/// Signs in at `base` from the fragment and waits for the workspaces.
+pub async fn sign_in(b: &Client, base: &str, token: &str) {
+    b.goto(&format!("{base}/#token={token}")).await.unwrap();
+    until(
+        b,
+        20,
+        "workspaces listed",
+        "return document.querySelectorAll('[data-testid=workspace-select] option').length",
+    )
+    .await;
+}
+
+/// Types `text` into the instruction box and sends it with Enter (the
+/// focus stays in the box, as when a person types).
+pub async fn send_with_enter(b: &Client, text: &str) {
+    let enter = char::from(fantoccini::key::Key::Enter);
+    testid(b, "instruction")
+        .await
+        .send_keys(&format!("{text}{enter}"))
+        .await
+        .unwrap();
+}

@@ -36,6 +36,7 @@ impl App {
             Overlay::Approval { .. } => Some(self.approval_key(key)),
             Overlay::OpenRoot { .. } => Some(self.open_root_key(key)),
             Overlay::Find { .. } => Some(self.find_key(key)),
+            Overlay::Models { .. } => Some(self.models_key(key)),
             Overlay::None
             | Overlay::Preview { .. }
             | Overlay::Checkpoints { .. }

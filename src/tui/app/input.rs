@@ -71,6 +71,10 @@ impl App {
             Overlay::EditHunk { editor, .. } => {
                 editor.0.insert_str(text);
             }
+            Overlay::Models { input, cursor, .. } => {
+                input.push_str(text.trim_end_matches(['\n', '\r']));
+                *cursor = 0;
+            }
             Overlay::None => {
                 self.input.insert_str(text);
             }

@@ -490,6 +490,10 @@ impl App {
             self.loads.push(super::Load::Memory);
             return Vec::new();
         }
+        if trimmed == "/model" {
+            self.open_models();
+            return Vec::new();
+        }
         if self.job_running() {
             let Some(job_id) = self
                 .job
@@ -539,6 +543,7 @@ impl App {
             prompt: text,
             mode: self.mode,
             max_tool_calls: None,
+            choice: self.choice.clone(),
         }]
     }
 

@@ -59,6 +59,8 @@ pub enum Loaded {
     Commands(Vec<crate::protocol::CustomCommandInfo>),
     /// The memory files (`/memory`), or why they could not be listed.
     Memory(Result<Vec<crate::protocol::MemoryFile>, String>),
+    /// The configured providers and the models each one lists.
+    Models(Vec<crate::protocol::ProviderModels>),
     /// The code index's state (after a build, if one was needed).
     Index(Result<usize, String>),
     /// A build of the code index: files read of files listed.
@@ -122,6 +124,7 @@ impl App {
             Loaded::Memory(files) => self
                 .transcript
                 .push(super::Entry::Notice(memory_note(files))),
+            Loaded::Models(lists) => self.models_loaded(&lists),
             Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
             Loaded::RootFailed(why) => self.root_open_failed(why),
             Loaded::GonePins(gone) => self.unpin_gone(&gone),

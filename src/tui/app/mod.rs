@@ -11,6 +11,7 @@ mod find;
 mod input;
 mod keys;
 mod loads;
+pub mod models;
 mod notices;
 mod open_root;
 mod pending;
@@ -123,6 +124,14 @@ pub enum Overlay {
         /// The file's line number of the text's first line.
         first_line: usize,
         editor: Box<Editor>,
+    },
+    /// `/model`: the provider and model of the next messages.
+    Models {
+        /// Typed words narrow the rows.
+        input: String,
+        rows: Vec<models::ModelRow>,
+        cursor: usize,
+        loading: bool,
     },
     /// `Ctrl+P`: a file or a symbol by a fuzzy name.
     Find {
@@ -285,6 +294,8 @@ pub enum Load {
     Commands,
     /// The memory files the model is given (`/memory`).
     Memory,
+    /// The configured providers and their models (`/model`).
+    Models,
     /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
     Find {
         typed: String,
@@ -361,6 +372,8 @@ pub struct App {
     sent_last: Option<String>,
     /// The custom commands `/` lists (read at start).
     pub commands: Vec<crate::protocol::CustomCommandInfo>,
+    /// What `/model` picked for the next jobs (`None`: the engine's own).
+    pub choice: Option<crate::protocol::ModelChoice>,
     /// The session's cost, when prices are configured.
     pub cost: cost::Cost,
     pub provider_label: String,
@@ -460,6 +473,7 @@ impl App {
             queued: Vec::new(),
             sent_last: None,
             commands: Vec::new(),
+            choice: None,
             cost: cost::Cost::default(),
             provider_label,
             tools_in_prompt: false,

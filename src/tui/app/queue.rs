@@ -43,6 +43,7 @@ impl App {
             prompt,
             mode: self.mode,
             max_tool_calls: None,
+            choice: self.choice.clone(),
         }]
     }
 

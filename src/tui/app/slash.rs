@@ -5,11 +5,12 @@
 use super::App;
 
 /// The TUI's own commands, which no prompt file can shadow.
-const BUILT_IN: [(&str, &str); 5] = [
+const BUILT_IN: [(&str, &str); 6] = [
     ("ask", "switch to Ask mode"),
     ("plan", "switch to Plan mode"),
     ("agent", "switch to Agent mode"),
     ("compact", "summarize the older turns now"),
+    ("model", "pick the provider and model of the next messages"),
     (
         "memory",
         "the instruction files the model is given, and their tokens",

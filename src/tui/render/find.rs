@@ -1,5 +1,7 @@
-//! The `Ctrl+P` dialog: what was typed, then files and symbols by a fuzzy
-//! name (a symbol with its kind, file and line), the chosen one reversed.
+//! The typed-list dialogs: `Ctrl+P` (what was typed, then files and
+//! symbols by a fuzzy name, a symbol with its kind, file and line) and
+//! `/model` (providers and their models, the default and the unusable
+//! marked); the chosen row reversed.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -7,6 +9,7 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use crate::protocol::Found;
+use crate::tui::app::models::{ModelRow, shown};
 
 pub(super) fn draw_find(
     frame: &mut Frame<'_>,
@@ -60,4 +63,60 @@ pub(super) fn draw_find(
         dim,
     )));
     super::overlays::dialog(frame, area, "Find a file or a symbol", text);
+}
+
+pub(super) fn draw_models(
+    frame: &mut Frame<'_>,
+    area: Rect,
+    input: &str,
+    rows: &[ModelRow],
+    cursor: usize,
+    loading: bool,
+) {
+    let dim = Style::new().fg(Color::DarkGray);
+    let mut text = vec![
+        Line::from(vec![
+            Span::styled("> ", Style::new().fg(Color::Cyan)),
+            Span::raw(input.to_string()),
+        ]),
+        Line::from(""),
+    ];
+    let list = shown(rows, input);
+    if list.is_empty() {
+        text.push(Line::from(Span::styled(
+            if loading {
+                "asking the providers for their models…"
+            } else {
+                "no model matches"
+            },
+            dim,
+        )));
+    }
+    let height = usize::from(area.height.saturating_sub(8)).clamp(3, 20);
+    let first = cursor.saturating_sub(height - 1);
+    for (i, r) in list.iter().enumerate().skip(first).take(height) {
+        let mut spans = vec![
+            Span::styled(format!("  {:<12} ", r.provider), dim),
+            Span::raw(r.model.clone()),
+        ];
+        if r.default {
+            spans.push(Span::styled("  (default)", Style::new().fg(Color::Green)));
+        }
+        if let Some(note) = &r.note {
+            let colour = if r.usable { Color::Yellow } else { Color::Red };
+            spans.push(Span::styled(format!("  {note}"), Style::new().fg(colour)));
+        }
+        let line = Line::from(spans);
+        text.push(if i == cursor {
+            line.style(Style::new().add_modifier(Modifier::REVERSED))
+        } else {
+            line
+        });
+    }
+    text.push(Line::from(""));
+    text.push(Line::from(Span::styled(
+        "Enter: use for the next messages · type to narrow · ↑/↓: choose · Esc: close",
+        dim,
+    )));
+    super::overlays::dialog(frame, area, "Provider and model", text);
 }

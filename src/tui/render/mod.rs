@@ -182,7 +182,7 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
         ProviderState::Offline => ("○ offline", Color::Red),
     };
     let provider = Span::styled(
-        format!(" {} {state} ", app.provider_label),
+        format!(" {} {state} ", app.shown_provider()),
         Style::new().fg(colour),
     );
     let mode = Span::styled(mode, Style::new().fg(Color::Black).bg(Color::Cyan));

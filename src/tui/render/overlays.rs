@@ -67,6 +67,12 @@ pub(super) fn draw_overlay(frame: &mut Frame<'_>, app: &App, area: Rect) {
             found,
             cursor,
         } => super::find::draw_find(frame, area, input, found, *cursor),
+        Overlay::Models {
+            input,
+            rows,
+            cursor,
+            loading,
+        } => super::find::draw_models(frame, area, input, rows, *cursor, *loading),
         Overlay::OpenRoot {
             input,
             choices,
