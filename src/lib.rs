@@ -16,4 +16,5 @@ pub mod server; // `agent-tui serve`: the agent over HTTP + SSE, a front end on 
 pub mod store; // everything the tool keeps on disk outside the project
 pub mod tools; // tool registry (name, schema, tier, modes) and one file per tool
 pub mod tui; // the terminal front end: app state, keymap, tree, rendering (ratatui)
+pub mod web; // web pages for the model: public addresses only, HTML made Markdown here
 pub mod workspace; // the agent root: sandboxed paths, walking, search, text decoding

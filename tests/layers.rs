@@ -14,6 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["workspace"],
     &["index"],
     &["store"],
+    &["web"],
     &["llm"],
     &["context"],
     &["review"],

@@ -5,7 +5,9 @@ use serde_json::{Value, json};
 
 use crate::config::{ApprovalPolicy, Config};
 use crate::llm::ToolCall;
-use crate::tools::{GIT_ADD, GIT_COMMIT, GIT_PUSH, RUN_COMMAND, allowed, argv_of, inline_code};
+use crate::tools::{
+    GIT_ADD, GIT_COMMIT, GIT_PUSH, RUN_COMMAND, WEB_FETCH, allowed, argv_of, inline_code,
+};
 
 /// What the agent loop does with a call that needs approval.
 #[derive(Debug, PartialEq)]
@@ -30,6 +32,7 @@ pub fn policy_of(config: &Config, name: &str) -> (ApprovalPolicy, &'static str) 
             _ => (ApprovalPolicy::Individual, "approvals.git"),
         },
         GIT_ADD | GIT_COMMIT => (config.approvals.git, "approvals.git"),
+        WEB_FETCH => (config.approvals.web, "approvals.web"),
         _ => (config.approvals.exec, "approvals.exec"),
     }
 }
@@ -69,6 +72,7 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
         })),
         _ if inline => Gate::Ask,
         ApprovalPolicy::Auto => Gate::Auto,
+        _ if allowed_domain(config, call) => Gate::Auto,
         ApprovalPolicy::AllowlistedAuto
             if argv
                 .as_ref()
@@ -79,6 +83,16 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
         ApprovalPolicy::Batch => Gate::AskBatch,
         ApprovalPolicy::AllowlistedAuto | ApprovalPolicy::Individual => Gate::Ask,
     }
+}
+
+/// A `web_fetch` of a host in `[web] allow_domains` (run unasked).
+fn allowed_domain(config: &Config, call: &ToolCall) -> bool {
+    call.name == WEB_FETCH
+        && call.arguments["url"]
+            .as_str()
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(|h| config.web.domain_allowed(h)))
+            .unwrap_or(false)
 }
 
 /// The error the model gets when the call was not allowed.

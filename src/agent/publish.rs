@@ -251,9 +251,12 @@ impl Core {
                 ok,
                 error,
                 tool_call_id,
+                result,
                 ..
             } => {
                 let outcome = match (ok, error) {
+                    // A fetch says what came in (SPEC 20).
+                    (true, _) if name == crate::tools::WEB_FETCH => fetched(result.as_ref()),
                     (true, _) => "ok".to_string(),
                     (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
                     (false, None) => "error".to_string(),
@@ -272,4 +275,18 @@ impl Core {
             self.job_users.remove(job_id);
         }
     }
+}
+
+/// A `web_fetch`'s audit outcome: its URL, status, size and digest.
+fn fetched(result: Option<&serde_json::Value>) -> String {
+    let Some(r) = result else {
+        return "ok".to_string();
+    };
+    format!(
+        "ok: {} status {} bytes {} sha256 {}",
+        r["url"].as_str().unwrap_or_default(),
+        r["status"],
+        r["bytes"],
+        r["sha256"].as_str().unwrap_or_default()
+    )
 }

@@ -11,6 +11,7 @@ mod sessions;
 mod storage;
 mod tools;
 mod verify;
+pub mod web;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use index::IndexConfig;
@@ -58,6 +59,7 @@ pub struct Config {
     pub verify: VerifyConfig,
     pub index: IndexConfig,
     pub notify: NotifyConfig,
+    pub web: web::WebConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -103,6 +105,7 @@ impl Default for Config {
             verify: VerifyConfig::default(),
             index: IndexConfig::default(),
             notify: NotifyConfig::default(),
+            web: web::WebConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }

@@ -97,6 +97,8 @@ pub struct ApprovalsConfig {
     pub mcp: ApprovalPolicy,
     /// `git_add` and `git_commit` (`git_push` is always asked).
     pub git: ApprovalPolicy,
+    /// `web_fetch` and `web_search` (`[web] allow_domains` run unasked).
+    pub web: ApprovalPolicy,
 }
 
 impl Default for ApprovalsConfig {
@@ -105,6 +107,7 @@ impl Default for ApprovalsConfig {
             exec: ApprovalPolicy::Individual,
             mcp: ApprovalPolicy::Individual,
             git: ApprovalPolicy::Batch,
+            web: ApprovalPolicy::Individual,
         }
     }
 }

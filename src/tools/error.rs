@@ -53,6 +53,10 @@ pub enum ToolError {
     /// `nothing_staged`, `detached_head`, `git_failed`, ...).
     #[error("{message}")]
     Git { code: &'static str, message: String },
+    /// A web tool's failure: `code` says which (`address_refused`,
+    /// `bad_url`, `timeout`, `unsupported_type`, ...).
+    #[error("{message}")]
+    Web { code: &'static str, message: String },
     #[error("the tool failed unexpectedly: {0}")]
     Internal(String),
     /// A command was not run: its changes could not be made undoable.
@@ -91,7 +95,7 @@ impl ToolError {
             ToolError::NeedsJob(_) => "needs_job",
             ToolError::Internal(_) => "internal_error",
             ToolError::NotUndoable(_) => "not_undoable",
-            ToolError::Git { code, .. } => code,
+            ToolError::Git { code, .. } | ToolError::Web { code, .. } => code,
         }
     }
 

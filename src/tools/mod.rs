@@ -22,6 +22,7 @@ mod run_command;
 mod runner;
 mod search_project;
 pub mod verify;
+mod web_fetch;
 
 pub use clarify_user::CLARIFY_USER;
 pub use code_search::CODE_SEARCH;
@@ -39,6 +40,7 @@ pub use registry::{Registry, ToolSpec};
 pub use repo_map::REPO_MAP;
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
 pub use runner::{Tee, is_secret};
+pub use web_fetch::WEB_FETCH;
 
 use serde_json::Value;
 
@@ -65,6 +67,8 @@ pub struct ToolContext<'a> {
     pub tee: Option<runner::Tee>,
     /// The root's code index (the index tools; `None`: no state home).
     pub index: Option<&'a CodeIndex>,
+    /// What `web_fetch` may reach (`[web]`).
+    pub web: &'a crate::config::web::WebConfig,
 }
 
 /// A job's checkpoint recording for commands.
@@ -85,6 +89,7 @@ impl<'a> ToolContext<'a> {
             record: None,
             tee: None,
             index: None,
+            web: &config.web,
         }
     }
 }

@@ -99,6 +99,7 @@ impl Registry {
             registry.register(Box::new(super::repo_map::RepoMap))?;
         }
         super::git::register(&mut registry, root, config.git.allow_push)?;
+        registry.register(Box::new(super::web_fetch::WebFetch))?;
         Ok(registry)
     }
 
