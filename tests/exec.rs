@@ -150,6 +150,8 @@ fn openai_multi_turn_job_in_every_mode() {
             "file_outline",
             "repo_map",
         ]);
+        // Web pages too (SPEC 20), asked per [approvals] web.
+        expected.push("web_fetch");
         assert_eq!(
             tool_names(first),
             expected,

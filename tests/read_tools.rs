@@ -593,16 +593,19 @@ fn tool_list_describes_every_tool() {
             "find_symbol",
             "find_references",
             "file_outline",
-            "repo_map"
+            "repo_map",
+            "web_fetch"
         ]
     );
     for t in &tools {
-        let tier = match t["name"].as_str().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let tier = match name {
             "propose_edits" => "write",
-            "run_command" => "exec",
+            "run_command" | "web_fetch" => "exec",
             _ => "read",
         };
-        let write = tier != "read";
+        // A web page may be read in every mode (asked per [approvals] web).
+        let write = tier != "read" && name != "web_fetch";
         assert_eq!(t["tier"], tier);
         let modes = if write {
             serde_json::json!(["agent"])

@@ -1246,6 +1246,7 @@ fn openapi_describes_every_endpoint() {
             ("get", "/api/v1/agent/usage"),
             ("get", "/api/v1/agent/index"),
             ("post", "/api/v1/agent/code/search"),
+            ("get", "/api/v1/agent/models"),
         ];
         let paths = doc["paths"].as_object().unwrap();
         for (method, path) in want {

@@ -176,6 +176,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         "server_rates",
         "server_idempotency",
         "audit_heads",
+        "web_cache",
     ] {
         support::db::exec(&db, &format!("DROP TABLE {table}"));
     }
@@ -190,7 +191,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 7, "{check}");
+    assert_eq!(check["schema_version"], 8, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -228,7 +229,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 7")
+                && err.contains("version 8")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -379,7 +380,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 7, ")),
+        said.contains(&format!("sqlite at {db} (schema version 8, ")),
         "{said}"
     );
     let check = env
@@ -396,7 +397,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(7)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(8)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

@@ -202,7 +202,7 @@ fn ctrl_c_twice_quits_and_help_opens_on_question_mark() {
         app.on_key(key(KeyCode::PageDown));
     }
     let bottom = screen(&app, 60, 15);
-    assert!(bottom.contains("/compact"), "{bottom}");
+    assert!(bottom.contains("/web URL"), "{bottom}");
     app.on_key(key(KeyCode::Char('k')));
     assert!(matches!(app.overlay, Overlay::Help { .. }));
     assert_ne!(screen(&app, 60, 15), bottom, "k moves at once");

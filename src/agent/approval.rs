@@ -6,7 +6,8 @@ use serde_json::{Value, json};
 use crate::config::{ApprovalPolicy, Config};
 use crate::llm::ToolCall;
 use crate::tools::{
-    GIT_ADD, GIT_COMMIT, GIT_PUSH, RUN_COMMAND, WEB_FETCH, allowed, argv_of, inline_code,
+    GIT_ADD, GIT_COMMIT, GIT_PUSH, RUN_COMMAND, WEB_FETCH, WEB_SEARCH, allowed, argv_of,
+    inline_code,
 };
 
 /// What the agent loop does with a call that needs approval.
@@ -32,7 +33,7 @@ pub fn policy_of(config: &Config, name: &str) -> (ApprovalPolicy, &'static str) 
             _ => (ApprovalPolicy::Individual, "approvals.git"),
         },
         GIT_ADD | GIT_COMMIT => (config.approvals.git, "approvals.git"),
-        WEB_FETCH => (config.approvals.web, "approvals.web"),
+        WEB_FETCH | WEB_SEARCH => (config.approvals.web, "approvals.web"),
         _ => (config.approvals.exec, "approvals.exec"),
     }
 }
@@ -85,14 +86,17 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
     }
 }
 
-/// A `web_fetch` of a host in `[web] allow_domains` (run unasked).
+/// A `web_fetch` of a host in `[web] allow_domains`, or a `web_search`
+/// whose service's host is (run unasked).
 fn allowed_domain(config: &Config, call: &ToolCall) -> bool {
-    call.name == WEB_FETCH
-        && call.arguments["url"]
-            .as_str()
-            .and_then(|u| url::Url::parse(u).ok())
-            .and_then(|u| u.host_str().map(|h| config.web.domain_allowed(h)))
-            .unwrap_or(false)
+    let url = match call.name.as_str() {
+        WEB_FETCH => call.arguments["url"].as_str(),
+        WEB_SEARCH => config.web.search_url.as_deref(),
+        _ => None,
+    };
+    url.and_then(|u| url::Url::parse(u).ok())
+        .and_then(|u| u.host_str().map(|h| config.web.domain_allowed(h)))
+        .unwrap_or(false)
 }
 
 /// The error the model gets when the call was not allowed.

@@ -98,6 +98,7 @@ impl EngineContext {
     pub fn tool_context(&self) -> crate::tools::ToolContext<'_> {
         let mut ctx = crate::tools::ToolContext::new(&self.workspace, &self.config);
         ctx.index = self.index.as_deref();
+        ctx.store = self.state.as_ref().map(|s| &s.store);
         ctx
     }
 }

@@ -318,6 +318,16 @@ impl Job<'_> {
         };
         let decision = match approval::gate(&self.ctx.config, call) {
             Gate::Refuse(error) => return Err(error),
+            // A page the user pinned (`/web URL`) is theirs to have read.
+            _ if call.name == crate::tools::WEB_FETCH
+                && call.arguments["url"].as_str().is_some_and(|u| {
+                    crate::protocol::pins::pinned_pages(&self.spec.prompt)
+                        .iter()
+                        .any(|p| p == u)
+                }) =>
+            {
+                policy("pinned")
+            }
             // Who let it run: the policy itself, or the `[exec] allow` list.
             Gate::Auto => match approval::policy_of(&self.ctx.config, &call.name).0 {
                 crate::config::ApprovalPolicy::Auto => policy("auto"),

@@ -14,6 +14,7 @@ pub mod event;
 pub mod index;
 pub mod models;
 pub mod paths;
+pub mod pins;
 pub mod review;
 pub mod server;
 pub mod session;

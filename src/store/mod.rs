@@ -22,6 +22,7 @@ mod server_hosts;
 pub mod session;
 mod sessions;
 pub mod snapshots;
+pub mod web_cache;
 mod writer;
 
 pub use db::{NoBlocking, StoreKind, Target, no_blocking};

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 7;
+pub const SCHEMA_VERSION: i64 = 8;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -220,6 +220,19 @@ const MIGRATIONS: &[&str] = &[
     "
     ALTER TABLE audit ADD COLUMN user_name TEXT;
     CREATE INDEX audit_by_user ON audit (root_key, user_name, seq);
+    ",
+    // 8: web pages web_fetch read, by URL, with their validators.
+    "
+    CREATE TABLE web_cache (
+        url TEXT PRIMARY KEY,
+        etag TEXT,
+        last_modified TEXT,
+        status BIGINT NOT NULL,
+        content_type TEXT NOT NULL,
+        body {bytes} NOT NULL,
+        truncated BIGINT NOT NULL,
+        fetched_at TEXT NOT NULL
+    );
     ",
 ];
 

@@ -23,6 +23,7 @@ mod runner;
 mod search_project;
 pub mod verify;
 mod web_fetch;
+mod web_search;
 
 pub use clarify_user::CLARIFY_USER;
 pub use code_search::CODE_SEARCH;
@@ -41,6 +42,7 @@ pub use repo_map::REPO_MAP;
 pub use run_command::{RUN_COMMAND, allowed, argv_of};
 pub use runner::{Tee, is_secret};
 pub use web_fetch::WEB_FETCH;
+pub use web_search::WEB_SEARCH;
 
 use serde_json::Value;
 
@@ -69,6 +71,8 @@ pub struct ToolContext<'a> {
     pub index: Option<&'a CodeIndex>,
     /// What `web_fetch` may reach (`[web]`).
     pub web: &'a crate::config::web::WebConfig,
+    /// The store: pages `web_fetch` read, kept for conditional requests.
+    pub store: Option<&'a crate::store::Store>,
 }
 
 /// A job's checkpoint recording for commands.
@@ -90,6 +94,7 @@ impl<'a> ToolContext<'a> {
             tee: None,
             index: None,
             web: &config.web,
+            store: None,
         }
     }
 }

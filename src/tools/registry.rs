@@ -100,6 +100,9 @@ impl Registry {
         }
         super::git::register(&mut registry, root, config.git.allow_push)?;
         registry.register(Box::new(super::web_fetch::WebFetch))?;
+        if config.web.search_url.is_some() {
+            registry.register(Box::new(super::web_search::WebSearch))?;
+        }
         Ok(registry)
     }
 

@@ -12,6 +12,7 @@ use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
 use crate::context::TokenCounter;
 use crate::context::cap::fit_text;
 use crate::protocol::{Mode, Tier};
+use crate::store::web_cache::CachedPage;
 use crate::web::{self, Fetched, Validators};
 use crate::workspace::sha256_hex;
 
@@ -50,14 +51,54 @@ impl Tool for WebFetch {
         let args: Args = parse_args(args)?;
         let handle = tokio::runtime::Handle::try_current()
             .map_err(|_| ToolError::Internal("web_fetch needs a runtime".into()))?;
+        // A page read before is asked for again only if it changed.
+        let kept = ctx.store.and_then(|s| s.web_page(&args.url).ok().flatten());
+        let validators = Validators {
+            etag: kept.as_ref().and_then(|k| k.etag.clone()),
+            last_modified: kept.as_ref().and_then(|k| k.last_modified.clone()),
+        };
         let fetched = handle
-            .block_on(web::fetch(ctx.web, &args.url, &Validators::default()))
+            .block_on(web::fetch(ctx.web, &args.url, &validators))
             .map_err(|e| ToolError::Web {
                 code: e.code(),
                 message: e.to_string(),
             })?;
+        let fetched = match kept {
+            Some(kept) if fetched.status == 304 => Fetched {
+                url: fetched.url,
+                status: kept.status,
+                content_type: kept.content_type,
+                body: kept.body,
+                truncated: kept.truncated,
+                etag: kept.etag,
+                last_modified: kept.last_modified,
+            },
+            _ => {
+                keep(ctx, &args.url, &fetched);
+                fetched
+            }
+        };
         page(&fetched, args.max_tokens)
     }
+}
+
+/// Keeps a successful page that carries a validator, under the URL asked.
+fn keep(ctx: &ToolContext<'_>, url: &str, fetched: &Fetched) {
+    let Some(store) = ctx.store else { return };
+    if fetched.status != 200 || (fetched.etag.is_none() && fetched.last_modified.is_none()) {
+        return;
+    }
+    let page = CachedPage {
+        url: url.to_string(),
+        etag: fetched.etag.clone(),
+        last_modified: fetched.last_modified.clone(),
+        status: fetched.status,
+        content_type: fetched.content_type.clone(),
+        body: fetched.body.clone(),
+        truncated: fetched.truncated,
+    };
+    // A page not kept is only fetched whole next time.
+    let _ = store.keep_web_page(&page, &crate::store::session::now());
 }
 
 /// What the model reads of a response.

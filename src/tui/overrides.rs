@@ -31,11 +31,15 @@ pub struct KeyMap {
 }
 
 /// What the input understands besides instructions.
-const COMMANDS: [(&str, &str); 4] = [
+const COMMANDS: [(&str, &str); 5] = [
     ("/ask /plan /agent", "switch mode"),
     ("/compact", "summarize older turns now (frees context)"),
     ("/model", "pick the provider and model of the next messages"),
     ("/memory", "the instruction files the model is given"),
+    (
+        "/web URL",
+        "pin a web page: the model reads it with web_fetch",
+    ),
 ];
 
 /// A `[keys]` entry that cannot be used: which one, and why.

@@ -9,6 +9,7 @@
 
 pub mod guard;
 pub mod html;
+pub mod search;
 
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;

@@ -474,24 +474,9 @@ impl App {
         if trimmed.is_empty() {
             return Vec::new();
         }
-        let command = match trimmed {
-            "/ask" => Some(Mode::Ask),
-            "/plan" => Some(Mode::Plan),
-            "/agent" => Some(Mode::Agent),
-            _ => None,
-        };
         self.set_input("");
         self.history_pos = None;
-        if let Some(mode) = command {
-            self.mode = mode;
-            return Vec::new();
-        }
-        if trimmed == "/memory" {
-            self.loads.push(super::Load::Memory);
-            return Vec::new();
-        }
-        if trimmed == "/model" {
-            self.open_models();
+        if self.own_command(trimmed) {
             return Vec::new();
         }
         if self.job_running() {

@@ -56,7 +56,11 @@ impl App {
             self.pinned = split_pinned(&last.prompt).1;
             if !self.pinned.is_empty() {
                 // A pinned file deleted since is not sent again unsaid.
-                self.loads.push(Load::GonePins(self.pinned.clone()));
+                let files = self
+                    .pinned
+                    .iter()
+                    .filter(|p| !crate::protocol::pins::is_page(p));
+                self.loads.push(Load::GonePins(files.cloned().collect()));
             }
         }
         let pending: Vec<&JobSummary> = t

@@ -3,14 +3,16 @@
 //! descriptions; Tab completes the first that fits.
 
 use super::App;
+use crate::protocol::Mode;
 
 /// The TUI's own commands, which no prompt file can shadow.
-const BUILT_IN: [(&str, &str); 6] = [
+const BUILT_IN: [(&str, &str); 7] = [
     ("ask", "switch to Ask mode"),
     ("plan", "switch to Plan mode"),
     ("agent", "switch to Agent mode"),
     ("compact", "summarize the older turns now"),
     ("model", "pick the provider and model of the next messages"),
+    ("web", "pin a web page (URL) for the model to read"),
     (
         "memory",
         "the instruction files the model is given, and their tokens",
@@ -44,6 +46,23 @@ impl App {
             .filter(|(n, _)| n.starts_with(typed))
             .take(ROWS)
             .collect()
+    }
+
+    /// Runs `text` if it is one of the TUI's own commands that start no
+    /// job (modes, `/memory`, `/model`, `/web URL`); whether it was.
+    pub(super) fn own_command(&mut self, text: &str) -> bool {
+        match text {
+            "/ask" => self.mode = Mode::Ask,
+            "/plan" => self.mode = Mode::Plan,
+            "/agent" => self.mode = Mode::Agent,
+            "/memory" => self.loads.push(super::Load::Memory),
+            "/model" => self.open_models(),
+            _ => match text.strip_prefix("/web ") {
+                Some(url) => self.pin_page(url),
+                None => return false,
+            },
+        }
+        true
     }
 
     /// Tab on `/wo`: the first command that fits, and a space after it.
