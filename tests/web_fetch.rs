@@ -53,38 +53,25 @@ fn port_of(server: &LlmServer) -> u16 {
 /// namespace): its exit code and JSON.
 fn fetch(env: &Env, cfg: &std::path::Path, args: Value, isolated: bool) -> (i32, Value) {
     let root = project();
-    let cli = [
-        "--config".to_string(),
-        cfg.display().to_string(),
-        "tool".into(),
-        "web_fetch".into(),
-        args.to_string(),
-        "--root".into(),
-        root.path().display().to_string(),
-    ];
-    let out: Output = if isolated {
-        let mut cmd = Command::new("unshare");
-        cmd.arg("-n")
-            .arg(env!("CARGO_BIN_EXE_agent-tui"))
-            .args(&cli);
-        let plain = env.cmd();
-        for (k, v) in plain.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        cmd.stdin(Stdio::null()).output().unwrap()
-    } else {
-        env.cmd().args(&cli).output().unwrap()
-    };
+    if !isolated {
+        return env.tool_in(cfg, root.path(), "web_fetch", &args.to_string());
+    }
+    let mut cmd = Command::new("unshare");
+    cmd.arg("-n")
+        .arg(env!("CARGO_BIN_EXE_agent-tui"))
+        .arg("--config")
+        .arg(cfg)
+        .args(["tool", "web_fetch", &args.to_string(), "--root"])
+        .arg(root.path());
+    for (k, v) in env.cmd().get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    let out: Output = cmd.stdin(Stdio::null()).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let value = serde_json::from_str(&text).unwrap_or_else(|_| {
-        panic!(
-            "not JSON: {text} / {}",
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
+    let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
     (out.status.code().unwrap_or(-1), value)
 }
 

@@ -22,18 +22,7 @@ fn port_of(server: &LlmServer) -> u16 {
 
 /// `agent-tui tool NAME ARGS` in a fresh project: exit code and JSON.
 fn tool(env: &Env, cfg: &std::path::Path, name: &str, args: Value) -> (i32, Value) {
-    let root = project();
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(cfg)
-        .args(["tool", name, &args.to_string(), "--root"])
-        .arg(root.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let value = serde_json::from_str(&text).unwrap_or_else(|_| panic!("not JSON: {text}"));
-    (out.status.code().unwrap_or(-1), value)
+    env.tool_in(cfg, project().path(), name, &args.to_string())
 }
 
 #[test]

@@ -76,6 +76,15 @@ pub enum ToolError {
     },
 }
 
+impl From<crate::web::WebError> for ToolError {
+    fn from(e: crate::web::WebError) -> ToolError {
+        ToolError::Web {
+            code: e.code(),
+            message: e.to_string(),
+        }
+    }
+}
+
 impl ToolError {
     /// Stable, machine-readable code for the JSON error object.
     pub fn code(&self) -> &'static str {

@@ -110,6 +110,17 @@ pub(crate) fn parse_args<T: serde::de::DeserializeOwned>(args: Value) -> Result<
     serde_json::from_value(args).map_err(|e| ToolError::ArgumentsNotJson(e.to_string()))
 }
 
+/// Runs `work` to its end on the engine's runtime (a tool runs on its
+/// blocking pool): the web tools' requests.
+pub(crate) fn on_runtime<F: std::future::Future>(
+    tool: &str,
+    work: F,
+) -> Result<F::Output, ToolError> {
+    let handle = tokio::runtime::Handle::try_current()
+        .map_err(|_| ToolError::Internal(format!("{tool} needs a runtime")))?;
+    Ok(handle.block_on(work))
+}
+
 /// `requested` (if any) or `default`, but never above `cap` nor below 1.
 pub(crate) fn bounded(requested: Option<usize>, default: usize, cap: usize) -> usize {
     requested.unwrap_or(default).clamp(1, cap.max(1))

@@ -8,7 +8,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolSpec, parse_args};
+use super::{Tool, ToolContext, ToolError, ToolSpec, on_runtime, parse_args};
 use crate::context::TokenCounter;
 use crate::context::cap::fit_text;
 use crate::protocol::{Mode, Tier};
@@ -49,20 +49,13 @@ impl Tool for WebFetch {
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
         let args: Args = parse_args(args)?;
-        let handle = tokio::runtime::Handle::try_current()
-            .map_err(|_| ToolError::Internal("web_fetch needs a runtime".into()))?;
         // A page read before is asked for again only if it changed.
         let kept = ctx.store.and_then(|s| s.web_page(&args.url).ok().flatten());
         let validators = Validators {
             etag: kept.as_ref().and_then(|k| k.etag.clone()),
             last_modified: kept.as_ref().and_then(|k| k.last_modified.clone()),
         };
-        let fetched = handle
-            .block_on(web::fetch(ctx.web, &args.url, &validators))
-            .map_err(|e| ToolError::Web {
-                code: e.code(),
-                message: e.to_string(),
-            })?;
+        let fetched = on_runtime(WEB_FETCH, web::fetch(ctx.web, &args.url, &validators))??;
         let fetched = match kept {
             Some(kept) if fetched.status == 304 => Fetched {
                 url: fetched.url,

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, parse_args};
+use super::{Tool, ToolContext, ToolError, ToolSpec, bounded, on_runtime, parse_args};
 use crate::protocol::{Mode, Tier};
 
 pub const WEB_SEARCH: &str = "web_search";
@@ -43,19 +43,12 @@ impl Tool for WebSearch {
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
         let args: Args = parse_args(args)?;
-        let handle = tokio::runtime::Handle::try_current()
-            .map_err(|_| ToolError::Internal("web_search needs a runtime".into()))?;
         let limit = bounded(args.limit, 8, MAX_RESULTS);
-        let found = handle
-            .block_on(crate::web::search::search(ctx.web, &args.query, limit))
-            .ok_or_else(|| ToolError::Web {
-                code: "not_configured",
-                message: "no search service is set up ([web] search_url)".into(),
-            })?
-            .map_err(|e| ToolError::Web {
-                code: e.code(),
-                message: e.to_string(),
-            })?;
+        let search = crate::web::search::search(ctx.web, &args.query, limit);
+        let found = on_runtime(WEB_SEARCH, search)?.ok_or_else(|| ToolError::Web {
+            code: "not_configured",
+            message: "no search service is set up ([web] search_url)".into(),
+        })??;
         Ok(json!({ "results": found }))
     }
 }

@@ -91,6 +91,19 @@ impl Env {
             .unwrap();
         (code(&out), json_of(&out))
     }
+
+    /// `tool` with the config file `cfg`.
+    pub fn tool_in(&self, cfg: &Path, root: &Path, name: &str, args: &str) -> (i32, Value) {
+        let out = self
+            .cmd()
+            .arg("--config")
+            .arg(cfg)
+            .args(["tool", name, args, "--root"])
+            .arg(root)
+            .output()
+            .unwrap();
+        (code(&out), json_of(&out))
+    }
 }
 
 impl Env {

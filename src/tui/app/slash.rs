@@ -19,7 +19,7 @@ const BUILT_IN: [(&str, &str); 7] = [
     ),
 ];
 /// Most rows the popup shows.
-const ROWS: usize = 10;
+const ROWS: usize = 12;
 
 impl App {
     /// `(name, description)` of the commands the input's `/word` can be.
