@@ -2737,3 +2737,49 @@ fn an_apply_waits_on_a_running_verify_and_a_stopped_one_keeps_the_verdict() {
         "{ops:?}"
     );
 }
+
+/// A message sent before the first message's reply names the new session
+/// waits for it and then goes to that session (it would otherwise start a
+/// session of its own, without the conversation so far).
+#[test]
+fn a_second_message_before_the_first_reply_goes_to_the_same_session() {
+    let (_d, mut app) = app();
+    type_text(&mut app, "one");
+    let sent = app.on_key(key(KeyCode::Enter));
+    let first = app.outgoing(sent);
+    assert_eq!(first.len(), 1);
+    let Command::StartJob { job_id, .. } = &first[0] else {
+        panic!("{first:?}")
+    };
+    let done = EventBody::JobCompleted {
+        answer: "One.".into(),
+        usage: Usage::default(),
+        status: JobStatus::Completed,
+        budget_exhausted: false,
+        provider: String::new(),
+        fallback_reason: None,
+    };
+    app.on_event(&ev(job_id, 1, done));
+    type_text(&mut app, "two");
+    let sent = app.on_key(key(KeyCode::Enter));
+    assert!(
+        app.outgoing(sent).is_empty(),
+        "held until the session is known"
+    );
+    let reply = agent_tui::protocol::Reply::Started {
+        job_id: job_id.clone(),
+        session_id: Some("s1".into()),
+    };
+    app.replied(&first[0], Ok(reply));
+    let ready = std::mem::take(&mut app.outbox.ready);
+    let [
+        Command::StartJob {
+            session, prompt, ..
+        },
+    ] = ready.as_slice()
+    else {
+        panic!("{ready:?}")
+    };
+    assert_eq!(session, &SessionRef::Id("s1".into()));
+    assert_eq!(prompt, "two");
+}

@@ -174,6 +174,9 @@ impl Loop<'_> {
         for load in std::mem::take(&mut self.app.loads) {
             loads::start(&self.engine, load, &self.tx);
         }
+        for command in std::mem::take(&mut self.app.outbox.ready) {
+            loads::send(&self.engine, command, &self.tx);
+        }
         for (key, lang, code) in self.app.highlight_requests.drain(..) {
             // The block shows uncoloured until its colours come back.
             loads::highlight_code(key, lang, code, &self.tx);
@@ -197,7 +200,8 @@ impl Loop<'_> {
     fn on_term(&mut self, event: TermEvent) {
         match event {
             TermEvent::Key(key) if key.kind != KeyEventKind::Release => {
-                for command in self.app.on_key(key) {
+                let commands = self.app.on_key(key);
+                for command in self.app.outgoing(commands) {
                     loads::send(&self.engine, command, &self.tx);
                 }
             }

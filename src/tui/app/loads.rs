@@ -149,8 +149,12 @@ impl App {
                     session_id: Some(id),
                     ..
                 }),
-            ) => self.session = Some(id),
+            ) => {
+                self.session = Some(id);
+                self.session_answered();
+            }
             (Command::StartJob { job_id, .. } | Command::Compact { job_id, .. }, Err(e)) => {
+                self.session_answered();
                 if let Some(job) = self.job.as_mut().filter(|j| &j.id == job_id) {
                     job.status = crate::protocol::JobStatus::Failed;
                 }

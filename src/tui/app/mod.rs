@@ -14,6 +14,7 @@ mod loads;
 pub mod models;
 mod notices;
 mod open_root;
+pub mod outbox;
 mod pending;
 mod pinned;
 mod queue;
@@ -353,8 +354,7 @@ impl ContextGauge {
 
 pub struct App {
     pub root: String,
-    /// The session jobs go to: `None` until the first job makes one (or a
-    /// resumed or picked session is set).
+    /// The session jobs go to: `None` until the first job's reply names it.
     pub session: Option<String>,
     pub mode: Mode,
     /// `[ui] theme`: colours for a dark or a light background.
@@ -374,11 +374,11 @@ pub struct App {
     pub commands: Vec<crate::protocol::CustomCommandInfo>,
     /// What `/model` picked for the next jobs (`None`: the engine's own).
     pub choice: Option<crate::protocol::ModelChoice>,
+    pub outbox: outbox::Outbox,
     /// The session's cost, when prices are configured.
     pub cost: cost::Cost,
     pub provider_label: String,
-    /// `auto` found the server's template drops tools: they go in the
-    /// prompt (said in the status bar).
+    /// `auto`: tools go in the prompt (the template drops them).
     pub tools_in_prompt: bool,
     /// How the provider behaved lately: requests retried or failing.
     pub provider_state: ProviderState,
@@ -397,8 +397,7 @@ pub struct App {
     pub review_error: Option<Refusal>,
     /// The tree's badges of files the reviews touched (kept after an apply).
     pub badges: std::collections::BTreeMap<String, Badge>,
-    /// The terminal's size as last drawn (pages of scrolling follow it);
-    /// `None` before the first frame.
+    /// The terminal's size as last drawn (`None` before the first frame).
     pub screen: Option<ratatui::layout::Rect>,
     /// Notes said while an answer streamed: they follow it once it ends, so
     /// the streamed message stays whole (the status line shows them meanwhile).
@@ -474,6 +473,7 @@ impl App {
             sent_last: None,
             commands: Vec::new(),
             choice: None,
+            outbox: outbox::Outbox::default(),
             cost: cost::Cost::default(),
             provider_label,
             tools_in_prompt: false,
