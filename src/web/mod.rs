@@ -50,8 +50,9 @@ pub enum WebError {
     #[error("only http and https URLs are fetched, not `{0}:`")]
     Scheme(String),
     #[error(
-        "{url} was not fetched: {host} is {addr}, a {why} address ([web] allow_private = \
-         [\"{host}:{port}\"] allows it)"
+        "{url} was not fetched: {host} {}a {why} address ([web] allow_private = \
+         [\"{host}:{port}\"] allows it)",
+        if host == &addr.to_string() { "is ".to_string() } else { format!("is {addr}, ") }
     )]
     Refused {
         url: String,
