@@ -2783,3 +2783,29 @@ fn a_second_message_before_the_first_reply_goes_to_the_same_session() {
     assert_eq!(session, &SessionRef::Id("s1".into()));
     assert_eq!(prompt, "two");
 }
+
+/// `/web URL` pins a page; a missing or other address is said, not sent.
+#[test]
+fn web_pins_an_http_page_and_says_what_it_cannot_pin() {
+    let (_d, mut app) = app();
+    for (typed, said) in [
+        ("/web", "/web takes a page's address"),
+        ("/web ftp://x/y", "not `ftp://x/y`"),
+        ("/web https://docs.rs/tokio", "Pinned https://docs.rs/tokio"),
+    ] {
+        type_text(&mut app, typed);
+        assert!(app.on_key(key(KeyCode::Enter)).is_empty(), "{typed}");
+        let note = app.status_note.clone().unwrap_or_default();
+        assert!(note.contains(said), "{typed}: {note}");
+    }
+    assert_eq!(app.pinned, vec!["https://docs.rs/tokio".to_string()]);
+    type_text(&mut app, "what is new?");
+    let sent = app.on_key(key(KeyCode::Enter));
+    let [Command::StartJob { prompt, .. }] = sent.as_slice() else {
+        panic!("{sent:?}")
+    };
+    assert!(
+        prompt.ends_with("read them with web_fetch: https://docs.rs/tokio]"),
+        "{prompt}"
+    );
+}

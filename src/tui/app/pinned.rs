@@ -16,7 +16,10 @@ impl App {
             .ok()
             .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
         if parsed.is_none() {
-            self.status_note = Some(format!("/web takes an http or https address, not `{url}`."));
+            self.status_note = Some(match url {
+                "" => "/web takes a page's address: /web https://…".to_string(),
+                _ => format!("/web takes an http or https address, not `{url}`."),
+            });
             return;
         }
         if self.pinned.iter().any(|p| p == url) {

@@ -57,6 +57,7 @@ impl App {
             "/agent" => self.mode = Mode::Agent,
             "/memory" => self.loads.push(super::Load::Memory),
             "/model" => self.open_models(),
+            "/web" => self.pin_page(""),
             _ => match text.strip_prefix("/web ") {
                 Some(url) => self.pin_page(url),
                 None => return false,
