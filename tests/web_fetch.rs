@@ -27,14 +27,6 @@ const PAGE: &str = r#"<!doctype html><html><head><title>Notes</title>
 <pre><code>cargo add thing@2</code></pre>
 <footer>© 2026</footer></body></html>"#;
 
-fn html(body: &str) -> Reply {
-    Reply::Status {
-        code: 200,
-        headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
-        body: body.to_string(),
-    }
-}
-
 /// A config whose `[web]` lets the test's page server be fetched.
 fn allowing(env: &Env, port: u16, extra: &str) -> std::path::PathBuf {
     let cfg = config(env, "openai", "http://127.0.0.1:9", "");
@@ -43,10 +35,6 @@ fn allowing(env: &Env, port: u16, extra: &str) -> std::path::PathBuf {
         &format!("[web]\nallow_private = [\"127.0.0.1:{port}\"]\n{extra}"),
     );
     cfg
-}
-
-fn port_of(server: &LlmServer) -> u16 {
-    server.url().rsplit(':').next().unwrap().parse().unwrap()
 }
 
 /// `agent-tui tool web_fetch ARGS` (optionally in an empty network
@@ -78,8 +66,8 @@ fn fetch(env: &Env, cfg: &std::path::Path, args: Value, isolated: bool) -> (i32,
 #[test]
 fn a_page_with_scripts_styles_a_table_and_links_becomes_clean_markdown() {
     let env = Env::new();
-    let server = LlmServer::start_with_side(vec![], vec![html(PAGE)]);
-    let port = port_of(&server);
+    let server = LlmServer::start_with_side(vec![], vec![Reply::html(PAGE)]);
+    let port = server.port();
     let cfg = allowing(&env, port, "");
     let url = format!("{}/notes", server.url());
     let (code, v) = fetch(&env, &cfg, json!({"url": url}), false);
@@ -115,8 +103,8 @@ fn a_page_with_scripts_styles_a_table_and_links_becomes_clean_markdown() {
 #[test]
 fn loopback_and_other_schemes_are_refused_before_any_connection() {
     let env = Env::new();
-    let server = LlmServer::start_with_side(vec![], vec![html(PAGE), html(PAGE)]);
-    let port = port_of(&server);
+    let server = LlmServer::start_with_side(vec![], vec![Reply::html(PAGE), Reply::html(PAGE)]);
+    let port = server.port();
     // Nothing allowed: every way of naming this machine is refused.
     let cfg = config(&env, "openai", "http://127.0.0.1:9", "");
     for url in [
@@ -167,19 +155,19 @@ fn addresses_beyond_loopback_are_refused_inside_an_empty_network() {
 #[test]
 fn a_redirect_to_a_refused_address_is_not_followed() {
     let env = Env::new();
-    let target = LlmServer::start_with_side(vec![], vec![html("<p>secret</p>")]);
+    let target = LlmServer::start_with_side(vec![], vec![Reply::html("<p>secret</p>")]);
     let hop = LlmServer::start_with_side(
         vec![],
         vec![Reply::Status {
             code: 302,
             headers: vec![(
                 "Location".into(),
-                format!("http://localhost:{}/admin", port_of(&target)),
+                format!("http://localhost:{}/admin", target.port()),
             )],
             body: String::new(),
         }],
     );
-    let cfg = allowing(&env, port_of(&hop), "");
+    let cfg = allowing(&env, hop.port(), "");
     let (code, v) = fetch(&env, &cfg, json!({"url": hop.url()}), false);
     assert_ne!(code, 0, "{v}");
     assert_eq!(v["error"]["code"], "address_refused", "{v}");
@@ -216,7 +204,7 @@ fn other_types_are_refused_with_what_they_were_and_text_comes_as_it_is() {
             },
         ],
     );
-    let cfg = allowing(&env, port_of(&server), "max_bytes = 1000\n");
+    let cfg = allowing(&env, server.port(), "max_bytes = 1000\n");
     let (_, v) = fetch(&env, &cfg, json!({"url": server.url()}), false);
     assert_eq!(v["error"]["code"], "unsupported_type", "{v}");
     assert!(
@@ -238,8 +226,8 @@ fn other_types_are_refused_with_what_they_were_and_text_comes_as_it_is() {
 fn in_a_job_a_fetch_is_asked_unless_its_domain_is_allowed_and_it_is_audited() {
     let env = Env::new();
     let dir = project();
-    let page = LlmServer::start_with_side(vec![], vec![html(PAGE)]);
-    let url = format!("http://127.0.0.1:{}/notes", port_of(&page));
+    let page = LlmServer::start_with_side(vec![], vec![Reply::html(PAGE)]);
+    let url = format!("http://127.0.0.1:{}/notes", page.port());
     let call = |id: &str| {
         sse(openai::tool_calls(&[(
             id,
@@ -256,10 +244,7 @@ fn in_a_job_a_fetch_is_asked_unless_its_domain_is_allowed_and_it_is_audited() {
     let cfg = config(&env, "openai", &model.url(), "");
     add_config(
         &cfg,
-        &format!(
-            "[web]\nallow_private = [\"127.0.0.1:{}\"]\n",
-            port_of(&page)
-        ),
+        &format!("[web]\nallow_private = [\"127.0.0.1:{}\"]\n", page.port()),
     );
     // Asked, and nobody can answer a headless exec: denied, nothing fetched.
     let run = support::jobs::exec(&env, &cfg, dir.path(), &["--mode", "ask", "read the notes"]);

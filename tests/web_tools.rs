@@ -16,10 +16,6 @@ use support::serve::add_config;
 const PAGE: &str =
     "<html><body><main><h1>Changelog</h1><p>Version 3 is out.</p></main></body></html>";
 
-fn port_of(server: &LlmServer) -> u16 {
-    server.url().rsplit(':').next().unwrap().parse().unwrap()
-}
-
 /// `agent-tui tool NAME ARGS` in a fresh project: exit code and JSON.
 fn tool(env: &Env, cfg: &std::path::Path, name: &str, args: Value) -> (i32, Value) {
     env.tool_in(cfg, project().path(), name, &args.to_string())
@@ -53,10 +49,7 @@ fn a_page_fetched_again_is_asked_for_by_its_etag_and_a_304_gives_the_kept_copy()
     let cfg = config(&env, "openai", "http://127.0.0.1:9", "");
     add_config(
         &cfg,
-        &format!(
-            "[web]\nallow_private = [\"127.0.0.1:{}\"]\n",
-            port_of(&server)
-        ),
+        &format!("[web]\nallow_private = [\"127.0.0.1:{}\"]\n", server.port()),
     );
     let url = format!("{}/changelog", server.url());
     let (code, first) = tool(&env, &cfg, "web_fetch", json!({ "url": url }));
@@ -131,14 +124,7 @@ fn web_search_asks_the_configured_searxng_and_is_offered_only_with_one() {
 fn web_pins_a_page_in_the_tui_and_the_model_reads_it_unasked() {
     let env = Env::new();
     let dir = project();
-    let page = LlmServer::start_with_side(
-        vec![],
-        vec![Reply::Status {
-            code: 200,
-            headers: vec![("Content-Type".into(), "text/html".into())],
-            body: PAGE.into(),
-        }],
-    );
+    let page = LlmServer::start_with_side(vec![], vec![Reply::html(PAGE)]);
     let url = format!("{}/changelog", page.url());
     let model = LlmServer::start(vec![
         sse(openai::tool_calls(&[(
@@ -151,10 +137,7 @@ fn web_pins_a_page_in_the_tui_and_the_model_reads_it_unasked() {
     let cfg = config(&env, "openai", &model.url(), "");
     add_config(
         &cfg,
-        &format!(
-            "[web]\nallow_private = [\"127.0.0.1:{}\"]\n",
-            port_of(&page)
-        ),
+        &format!("[web]\nallow_private = [\"127.0.0.1:{}\"]\n", page.port()),
     );
     let tmux = support::tmux::start_agent(&env, &cfg, dir.path(), "webpin", "");
     tmux.wait_for("F1 help");

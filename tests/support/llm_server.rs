@@ -51,6 +51,15 @@ impl Reply {
             body: body.to_string(),
         }
     }
+
+    /// A 200 HTML page (a web page `web_fetch` reads).
+    pub fn html(body: &str) -> Reply {
+        Reply::Status {
+            code: 200,
+            headers: vec![("Content-Type".into(), "text/html; charset=utf-8".into())],
+            body: body.to_string(),
+        }
+    }
 }
 
 /// How the bytes of an SSE body are cut into HTTP chunks (cuts may fall mid-line and
@@ -230,6 +239,11 @@ impl LlmServer {
             shutdown: Some(tx),
             thread: Some(thread),
         }
+    }
+
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.addr.port()
     }
 
     /// "http://127.0.0.1:PORT"

@@ -210,5 +210,21 @@ mod tests {
         assert!(!r[2].usable);
         assert_eq!(r[2].note.as_deref(), Some("no key: set ANTHROPIC_API_KEY"));
         assert_eq!(shown(&r, "LOC lla").len(), 1);
+        // A server that did not answer: its configured model, marked, still usable.
+        let silent = vec![listed(
+            "lan",
+            "coder",
+            false,
+            &[],
+            Reach::Offline {
+                error: "connection refused".into(),
+            },
+        )];
+        let r = rows(&silent);
+        assert_eq!(
+            (r.len(), r[0].model.as_str(), r[0].usable),
+            (1, "coder", true)
+        );
+        assert_eq!(r[0].note.as_deref(), Some("offline: connection refused"));
     }
 }
