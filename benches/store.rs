@@ -56,6 +56,7 @@ fn fill(store: &Store, root: &Path, n: usize) {
                 root: root.display().to_string(),
                 provider: "bench".into(),
                 model: "bench".into(),
+                images: Vec::new(),
             },
         );
         writer.append(&id, row(&mut state, &started));

@@ -81,6 +81,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
             max_output_tokens: None,
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: agent_tui::config::Vision::Auto,
         };
         let provider =
             build_provider("bench", &provider, Duration::from_secs(30), &|_| None).unwrap();
@@ -101,6 +102,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
                 mode: Mode::Ask,
                 max_tool_calls: None,
                 choice: None,
+                images: Vec::new(),
             })
             .await
             .unwrap();

@@ -44,6 +44,7 @@ fn provider(server: &LlmServer) -> Box<dyn agent_tui::llm::Provider> {
         max_output_tokens: None,
         price_input_per_mtok: None,
         price_output_per_mtok: None,
+        vision: agent_tui::config::Vision::Auto,
     };
     build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap()
 }
@@ -56,6 +57,7 @@ fn start(session: SessionRef, job: &str, prompt: &str) -> Command {
         mode: Mode::Agent,
         max_tool_calls: Some(2_000),
         choice: None,
+        images: Vec::new(),
     }
 }
 

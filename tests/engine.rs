@@ -61,6 +61,7 @@ fn engine(server: &LlmServer, root: &std::path::Path, extra: Option<FakeWrite>) 
         max_output_tokens: None,
         price_input_per_mtok: None,
         price_output_per_mtok: None,
+        vision: agent_tui::config::Vision::Auto,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| {
         Some("key".into())
@@ -84,6 +85,7 @@ fn start(engine: &Driven, mode: Mode) {
         mode,
         max_tool_calls: None,
         choice: None,
+        images: Vec::new(),
     });
 }
 

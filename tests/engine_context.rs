@@ -49,6 +49,7 @@ fn start_engine_with(
         max_output_tokens: None,
         price_input_per_mtok: None,
         price_output_per_mtok: None,
+        vision: agent_tui::config::Vision::Auto,
     };
     let provider = build_provider("test", &provider, Duration::from_secs(5), &|_| None).unwrap();
     let engine = EngineBuilder::new(root)
@@ -71,6 +72,7 @@ async fn job(engine: &mut Tui, id: &str, prompt: &str) -> Vec<Event> {
         mode: Mode::Agent,
         max_tool_calls: None,
         choice: None,
+        images: Vec::new(),
     };
     if let Reply::Started {
         session_id: Some(s),

@@ -191,7 +191,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 8, "{check}");
+    assert_eq!(check["schema_version"], 9, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -397,7 +397,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(8)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(9)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

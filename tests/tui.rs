@@ -225,6 +225,7 @@ fn start_job(app: &mut App, prompt: &str) -> String {
         root: "/demo".into(),
         provider: "p".into(),
         model: "m".into(),
+        images: Vec::new(),
     };
     app.on_event(&ev(&j, 1, started));
     j
@@ -2372,6 +2373,7 @@ fn a_resumed_session_shows_the_users_words_pins_tool_lines_and_notices() {
         root: "/demo".into(),
         provider: "test".into(),
         model: "m1".into(),
+        images: Vec::new(),
     };
     for (last, pins) in [
         (

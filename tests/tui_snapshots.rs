@@ -115,6 +115,7 @@ fn conversation(app: &mut App) {
             root: "/demo".into(),
             provider: "p".into(),
             model: "m".into(),
+            images: Vec::new(),
         },
     ));
     app.on_event(&ev(

@@ -50,6 +50,7 @@ impl Job<'_> {
             }
         };
         let mut history = self.spec.history.clone();
+        super::images::fill(&ctx, &mut history).await;
         crate::context::Conversation::answer_dangling_calls(&mut history);
         let counter = *self.conv.counter();
         self.conv = crate::context::Conversation::new(history, counter, self.tool_cap());

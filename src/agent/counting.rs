@@ -28,6 +28,8 @@ fn request_text(system: &str, messages: &[Message], tools: &str) -> String {
                 }
             }
             Message::Tool(result) => text.push_str(result.content()),
+            // Counted apart (`Image::tokens`): a tokenizer reads no pixels.
+            Message::Image(_) => {}
         }
     }
     text.push('\n');

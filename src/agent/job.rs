@@ -77,6 +77,8 @@ pub struct JobSpec {
     pub mcp: Option<Arc<crate::mcp::McpHub>>,
     /// The job's own provider (`/model`; no fallback, nothing learned kept).
     pub chosen: Option<Arc<dyn crate::llm::Provider>>,
+    /// Images that go with the prompt.
+    pub images: Vec<super::images::Attached>,
 }
 
 pub(super) enum Outcome {
@@ -285,6 +287,9 @@ impl<'a> Job<'a> {
         if self.spec.kind == JobKind::Compact {
             return self.compact_on_request().await;
         }
+        if let Some(failed) = self.check_sight().await {
+            return failed;
+        }
         let (mut system, mut tools) = self.prepare().await;
         let max_requests = self.spec.max_tool_calls + self.ctx.config.agent.max_schema_retries + 3;
         for _ in 0..max_requests {
@@ -320,6 +325,11 @@ impl<'a> Job<'a> {
     /// instruction joins the conversation.
     async fn prepare(&mut self) -> (String, Vec<ToolDef>) {
         let (system, tools, listing) = self.request_form().await;
+        let mut images = self.image_messages();
+        super::images::fill(&self.ctx, &mut images).await;
+        for image in images {
+            self.add(image);
+        }
         self.add(Message::User(self.spec.prompt.clone()));
         self.instruction_at = Some(self.conv.len() - 1);
         if self.lean() {

@@ -65,6 +65,7 @@ impl Core {
                 prompt: job.prompt.clone(),
                 mode: job.mode,
                 choice: (!job.choice.is_empty()).then(|| job.choice.clone()),
+                images: metas(&job.images),
             };
             live.queue.push_back(job);
             self.publish(key, &job_id, queued);
@@ -92,15 +93,19 @@ impl Core {
                 mode,
                 max_tool_calls,
                 choice,
+                images,
                 ..
             } => {
                 let asked = self.custom_command(prompt, mode, choice.unwrap_or_default())?;
+                let images = super::images::read(&self.ctx, &images)?;
+                super::images::keep(&self.ctx, &images);
                 let job = NewJob {
                     job_id,
                     prompt: asked.prompt,
                     mode: asked.mode,
                     max_tool_calls,
                     choice: asked.choice,
+                    images,
                 };
                 (JobKind::Instruction, job)
             }
@@ -111,6 +116,7 @@ impl Core {
                     mode: self.ctx.config.ui.default_mode,
                     max_tool_calls: None,
                     choice: ModelChoice::default(),
+                    images: Vec::new(),
                 };
                 (JobKind::Compact, job)
             }
@@ -200,6 +206,7 @@ impl Core {
             prompt,
             mode,
             max_tool_calls,
+            images,
             ..
         } = job;
         let cancel = CancellationToken::new();
@@ -224,6 +231,7 @@ impl Core {
             tracker,
             mcp,
             chosen,
+            images,
         };
         live.started_from
             .insert(job_id.clone(), live.state.conversation.clone());
@@ -246,6 +254,7 @@ impl Core {
             root: ctx.workspace.root().display().to_string(),
             provider,
             model,
+            images: metas(&spec.images),
         };
         self.publish(key, &job_id, started);
         let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());
@@ -538,4 +547,9 @@ fn watch_for_panic(
             let _ = tx.send(Internal::Job(id, JobMsg::Event(body)));
         }
     });
+}
+
+/// What events show of a job's images.
+fn metas(images: &[super::images::Attached]) -> Vec<crate::protocol::ImageMeta> {
+    images.iter().map(|a| a.meta.clone()).collect()
 }

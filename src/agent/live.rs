@@ -31,6 +31,8 @@ pub(super) struct NewJob {
     pub max_tool_calls: Option<u32>,
     /// Its own provider and model (`/model`), built when it starts.
     pub choice: crate::protocol::ModelChoice,
+    /// Images that go with the prompt, read and checked.
+    pub images: Vec<super::images::Attached>,
 }
 
 /// A running job's handles.

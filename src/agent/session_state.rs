@@ -92,6 +92,8 @@ pub struct JobRecord {
     pub queued_mode: Option<crate::protocol::Mode>,
     /// The provider and model it was queued with (`/model`).
     pub queued_choice: Option<crate::protocol::ModelChoice>,
+    /// The images it was queued with (their bytes are in the store).
+    pub queued_images: Vec<crate::protocol::ImageMeta>,
 }
 
 /// A session: its jobs, the conversation the next request sends, and what
@@ -339,6 +341,7 @@ fn queued(job: &mut JobRecord, body: &EventBody) -> IndexUpdate {
         prompt,
         mode,
         choice,
+        images,
     } = body
     else {
         return IndexUpdate::None;
@@ -346,6 +349,7 @@ fn queued(job: &mut JobRecord, body: &EventBody) -> IndexUpdate {
     job.prompt.clone_from(prompt);
     job.queued_mode = Some(*mode);
     job.queued_choice.clone_from(choice);
+    job.queued_images.clone_from(images);
     IndexUpdate::JobQueued {
         prompt: prompt.clone(),
     }
@@ -456,6 +460,7 @@ mod tests {
             root: "/p".into(),
             provider: "x".into(),
             model: "m".into(),
+            images: Vec::new(),
         }
     }
 

@@ -276,6 +276,7 @@ impl Core {
             mode: Mode::Agent,
             max_tool_calls: None,
             choice: crate::protocol::ModelChoice::default(),
+            images: Vec::new(),
         };
         self.start_job(key, JobKind::Instruction, job)
     }

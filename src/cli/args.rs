@@ -187,6 +187,10 @@ pub struct ExecArgs {
     /// Answer to give if the model asks a clarifying question
     #[arg(long, value_name = "TEXT")]
     pub answer: Option<String>,
+    /// An image to send with the prompt (PNG, JPEG, GIF or WebP, at most
+    /// 5 MB); repeatable
+    #[arg(long = "image", value_name = "FILE")]
+    pub images: Vec<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -23,11 +23,21 @@ pub fn run_exec(global: &GlobalArgs, args: ExecArgs) -> Exit {
         Ok(p) => p,
         Err(exit) => return exit,
     };
+    // Read before any engine is built: a wrong path costs nothing.
+    let images = match args
+        .images
+        .iter()
+        .map(|path| crate::agent::image_from_file(path))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(images) => images,
+        Err(e) => return usage(format!("--image: {e}")),
+    };
     let (rt, engine) = match start(builder(global, &args.root).providers(Providers::Required)) {
         Ok(started) => started,
         Err(exit) => return exit,
     };
-    run(rt, engine, |engine| drive(engine, prompt, args))
+    run(rt, engine, |engine| drive(engine, prompt, images, args))
 }
 
 /// The prompt: the argument, or stdin for `-`; empty is exit 2.
@@ -56,7 +66,12 @@ fn session(args: &ExecArgs) -> SessionRef {
     }
 }
 
-async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
+async fn drive(
+    engine: Engine,
+    prompt: String,
+    images: Vec<crate::protocol::ImageInput>,
+    args: ExecArgs,
+) -> Exit {
     // --verify without a check is a mistake to say before any token is spent.
     if args.verify
         && engine.config().verify.command_for(engine.root()) == crate::config::VerifyCommand::Off
@@ -80,6 +95,7 @@ async fn drive(engine: Engine, prompt: String, args: ExecArgs) -> Exit {
         max_tool_calls: args.max_tool_calls,
         // `--model` / `--provider` set the engine's own provider.
         choice: None,
+        images,
     };
     if let Err(e) = engine.command(start).await {
         return start_refused(e, &args);

@@ -239,6 +239,11 @@ impl Printer {
                 self.flush();
                 eprintln!("↳ {text}");
             }
+            EventBody::JobStarted { images, .. } if !images.is_empty() => {
+                for image in images {
+                    eprintln!("· image {}", image.chip());
+                }
+            }
             EventBody::ToolCallRequested { .. }
             | EventBody::ToolCallCompleted { ok: false, .. }
             | EventBody::ClarificationRequested { .. }

@@ -135,6 +135,46 @@ pub enum ToolProtocol {
     Json,
 }
 
+/// Whether a provider's model reads images (SPEC 20): `"auto"` asks its
+/// server (llama.cpp `/props`, Ollama `/api/show`, the models list).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Vision {
+    #[default]
+    Auto,
+    Yes,
+    No,
+}
+
+impl Serialize for Vision {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Vision::Auto => s.serialize_str("auto"),
+            Vision::Yes => s.serialize_bool(true),
+            Vision::No => s.serialize_bool(false),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Vision {
+    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Vision, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Flag(bool),
+            Word(String),
+        }
+        match Written::deserialize(de)? {
+            Written::Flag(true) => Ok(Vision::Yes),
+            Written::Flag(false) => Ok(Vision::No),
+            Written::Word(w) if w == "auto" => Ok(Vision::Auto),
+            Written::Word(w) => Err(D::Error::custom(format!(
+                "vision = \"{w}\": expected \"auto\", true or false"
+            ))),
+        }
+    }
+}
+
 /// One provider after defaults are filled in.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ProviderConfig {
@@ -159,6 +199,8 @@ pub struct ProviderConfig {
     pub price_input_per_mtok: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_output_per_mtok: Option<f64>,
+    /// Whether the model reads images.
+    pub vision: Vision,
 }
 
 /// A provider table as written in the file: every key optional.
@@ -174,6 +216,7 @@ struct ProviderEntry {
     max_output_tokens: Option<u32>,
     price_input_per_mtok: Option<f64>,
     price_output_per_mtok: Option<f64>,
+    vision: Option<Vision>,
 }
 
 fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
@@ -190,6 +233,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             max_output_tokens: None,
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: Vision::Auto,
         },
     );
     map.insert(
@@ -204,6 +248,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             max_output_tokens: None,
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: Vision::Auto,
         },
     );
     map.insert(
@@ -218,6 +263,7 @@ fn builtin_providers() -> BTreeMap<String, ProviderConfig> {
             max_output_tokens: None,
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: Vision::Auto,
         },
     );
     map
@@ -242,6 +288,7 @@ fn kind_defaults(kind: ProviderKind) -> ProviderConfig {
             max_output_tokens: None,
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: Vision::Auto,
         },
     }
 }
@@ -279,6 +326,7 @@ where
             max_output_tokens: entry.max_output_tokens.or(base.max_output_tokens),
             price_input_per_mtok: entry.price_input_per_mtok.or(base.price_input_per_mtok),
             price_output_per_mtok: entry.price_output_per_mtok.or(base.price_output_per_mtok),
+            vision: entry.vision.unwrap_or(base.vision),
         };
         merged.insert(name, provider);
     }

@@ -30,10 +30,13 @@ pub struct Split {
 pub fn turn_starts(messages: &[Message]) -> Vec<usize> {
     let mut starts = Vec::new();
     for (i, m) in messages.iter().enumerate() {
-        let after_user = i > 0 && matches!(messages[i - 1], Message::User(_));
+        let after_user = i > 0 && matches!(messages[i - 1], Message::User(_) | Message::Image(_));
         match m {
-            Message::User(_) | Message::Assistant { .. } if !after_user => starts.push(i),
-            Message::User(_) | Message::Assistant { .. } | Message::Tool(_) => {}
+            Message::User(_) | Message::Image(_) | Message::Assistant { .. } if !after_user => {
+                starts.push(i)
+            }
+            Message::User(_) | Message::Image(_) | Message::Assistant { .. } | Message::Tool(_) => {
+            }
         }
     }
     starts
@@ -81,6 +84,7 @@ pub fn transcript(messages: &[Message], result_cap: u32, counter: &TokenCounter)
         .iter()
         .map(|m| match m {
             Message::User(text) => format!("USER:\n{text}\n"),
+            Message::Image(image) => format!("USER attached the image {}\n", image.meta.name),
             Message::Assistant { text, tool_calls } => {
                 let mut block = String::new();
                 if !text.trim().is_empty() {
@@ -166,6 +170,9 @@ pub fn mechanical_summary(older: &[Message], budget: u32, counter: &TokenCounter
         .iter()
         .filter_map(|m| match m {
             Message::User(text) => Some(format!("- The user wrote: {text}")),
+            Message::Image(image) => {
+                Some(format!("- The user attached the image {}", image.meta.name))
+            }
             Message::Assistant { text, tool_calls } if tool_calls.is_empty() => {
                 Some(format!("- The assistant answered: {text}"))
             }

@@ -202,6 +202,7 @@ pub fn message_tokens(counter: &TokenCounter, message: &Message) -> u32 {
             Message::Tool(result) => {
                 counter.count(&result.tool_call_id) + counter.count(result.content())
             }
+            Message::Image(image) => image.tokens,
         }
 }
 

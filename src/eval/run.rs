@@ -364,6 +364,7 @@ async fn start(
         mode: task.mode,
         max_tool_calls: task.max_tool_calls,
         choice: None,
+        images: Vec::new(),
     };
     let reply = engine
         .command(job)

@@ -138,6 +138,7 @@ mod tests {
             root: String::new(),
             provider: provider.into(),
             model: String::new(),
+            images: Vec::new(),
         }
     }
 

@@ -91,12 +91,36 @@ impl WireAdapter for Anthropic {
         format!("{}/v1/models", self.ep.base_url)
     }
 
+    /// Every current Claude model reads images; the config may say otherwise.
+    fn server_sight(&self) -> BoxFuture<'_, super::Sight> {
+        let said = super::vision::configured(&self.ep).unwrap_or(super::Sight::Sees {
+            how: "Anthropic's models read images".into(),
+        });
+        Box::pin(async move { said })
+    }
+
+    fn image_rule(&self) -> crate::protocol::ImageRule {
+        crate::protocol::ImageRule::Anthropic
+    }
+
     fn run<'a>(
         &'a self,
         request: Request<'a>,
         on_text: TextSink<'a>,
     ) -> BoxFuture<'a, Result<Turn, LlmError>> {
         Box::pin(self.stream(request, on_text))
+    }
+}
+
+/// A base64 `image` block; an image whose bytes are gone is named instead.
+fn image_block(image: &super::Image) -> Value {
+    match &image.data {
+        Some(data) => json!({"type": "image", "source": {
+            "type": "base64",
+            "media_type": image.meta.media_type,
+            "data": crate::protocol::image::encode_base64(data),
+        }}),
+        None => json!({"type": "text", "text": image.missing()}),
     }
 }
 
@@ -130,6 +154,8 @@ fn request_body(model: &str, request: Request<'_>) -> Value {
                     "content": result.content(), "is_error": !result.ok}),
                 ],
             ),
+            // Merged into the user turn of the prompt it goes with.
+            Message::Image(image) => ("user", vec![image_block(image)]),
         };
         match messages.last_mut() {
             Some((last, existing)) if *last == role => existing.extend(blocks),

@@ -29,6 +29,8 @@ pub struct Endpoint {
     pub idle: Duration,
     pub context_window: Option<u32>,
     pub max_output_tokens: Option<u32>,
+    /// `[providers.NAME] vision`.
+    pub vision: crate::config::Vision,
 }
 
 impl Endpoint {
@@ -57,7 +59,17 @@ impl Endpoint {
             idle,
             context_window: config.context_window,
             max_output_tokens: config.max_output_tokens,
+            vision: config.vision,
         })
+    }
+
+    /// `vision` as written in the config.
+    pub fn vision_word(&self) -> &'static str {
+        match self.vision {
+            crate::config::Vision::Auto => "\"auto\"",
+            crate::config::Vision::Yes => "true",
+            crate::config::Vision::No => "false",
+        }
     }
 }
 
@@ -80,6 +92,16 @@ pub trait WireAdapter: Send + Sync {
     /// The server's token count of a text (nothing by default).
     fn server_count<'a>(&'a self, _text: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async { None })
+    }
+    /// Whether the model reads images: the config's word, else nothing
+    /// known (adapters that can ask their server do).
+    fn server_sight(&self) -> BoxFuture<'_, super::Sight> {
+        let said = super::vision::configured(self.endpoint()).unwrap_or(super::Sight::Unknown);
+        Box::pin(async move { said })
+    }
+    /// How the model counts an image's tokens.
+    fn image_rule(&self) -> crate::protocol::ImageRule {
+        crate::protocol::ImageRule::Estimate
     }
     /// The server's prompt count of a rendered request (nothing by default).
     fn server_prompt_count<'a>(&'a self, _request: Request<'a>) -> BoxFuture<'a, Option<u64>> {
@@ -154,6 +176,14 @@ impl<T: WireAdapter> Provider for T {
 
     fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.server_count(text)
+    }
+
+    fn sight(&self) -> BoxFuture<'_, super::Sight> {
+        self.server_sight()
+    }
+
+    fn images_counted(&self) -> crate::protocol::ImageRule {
+        self.image_rule()
     }
 
     fn prompt_tokens<'a>(&'a self, request: Request<'a>) -> BoxFuture<'a, Option<u64>> {

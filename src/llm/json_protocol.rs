@@ -108,6 +108,14 @@ impl Provider for ToolsWrapper {
         self.inner.list_models()
     }
 
+    fn sight(&self) -> BoxFuture<'_, super::Sight> {
+        self.inner.sight()
+    }
+
+    fn images_counted(&self) -> crate::protocol::ImageRule {
+        self.inner.images_counted()
+    }
+
     fn count_tokens<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         self.inner.count_tokens(text)
     }
@@ -300,7 +308,7 @@ fn as_plain_messages(messages: &[Message]) -> Vec<Message> {
     messages
         .iter()
         .map(|m| match m {
-            Message::User(_) => m.clone(),
+            Message::User(_) | Message::Image(_) => m.clone(),
             Message::Assistant { text, tool_calls } => {
                 let text = match tool_calls.first() {
                     Some(call) if text.trim().is_empty() => {

@@ -17,10 +17,12 @@ mod retry;
 mod sse;
 mod text_calls;
 mod think;
+mod vision;
 
 pub use error::{LlmError, Overflow};
 pub use retry::RetryPolicy;
 pub use text_calls::loose_call;
+pub use vision::Sight;
 
 use std::time::Duration;
 
@@ -43,6 +45,43 @@ pub enum Message {
         tool_calls: Vec<ToolCall>,
     },
     Tool(ToolResult),
+    /// An image the user attached, just before the prompt it goes with
+    /// (sent in that prompt's user turn).
+    Image(Image),
+}
+
+/// An attached image in the conversation. Sessions record what it is; its
+/// bytes are kept in the store by sha256 and filled in when a job loads
+/// the session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    #[serde(flatten)]
+    pub meta: crate::protocol::ImageMeta,
+    /// Tokens the model reads for it, by its provider's rule.
+    pub tokens: u32,
+    /// Whether `tokens` is the provider's own rule (else an estimate).
+    #[serde(default)]
+    pub exact: bool,
+    #[serde(skip)]
+    pub data: Option<std::sync::Arc<Vec<u8>>>,
+}
+
+impl Image {
+    /// What the model reads in place of an image whose bytes are gone.
+    pub fn missing(&self) -> String {
+        format!(
+            "[image {} was attached here; it is no longer kept]",
+            self.meta.name
+        )
+    }
+
+    /// What a model that cannot see reads in its place.
+    pub fn unseen(&self) -> String {
+        format!(
+            "[image {} was attached here; this model cannot see images]",
+            self.meta.name
+        )
+    }
 }
 
 /// A tool call requested by the model.
@@ -220,6 +259,14 @@ pub trait Provider: Send + Sync {
     /// provider with no such list gives none.
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
         Box::pin(async { Ok(Vec::new()) })
+    }
+    /// Whether the model reads images (`vision`, or its server asked).
+    fn sight(&self) -> BoxFuture<'_, Sight> {
+        Box::pin(async { Sight::Unknown })
+    }
+    /// How the model counts an image's tokens.
+    fn images_counted(&self) -> crate::protocol::ImageRule {
+        crate::protocol::ImageRule::Estimate
     }
     /// How many tokens the server's tokenizer makes of `text`, if it can
     /// say (for servers whose streams report no usage).

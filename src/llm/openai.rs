@@ -252,6 +252,18 @@ impl WireAdapter for OpenAi {
         Box::pin(self.window())
     }
 
+    fn server_sight(&self) -> BoxFuture<'_, super::Sight> {
+        Box::pin(super::vision::openai_compatible(&self.ep))
+    }
+
+    fn image_rule(&self) -> crate::protocol::ImageRule {
+        if self.ep.base_url.contains("api.openai.com") {
+            crate::protocol::ImageRule::OpenAi
+        } else {
+            crate::protocol::ImageRule::Estimate
+        }
+    }
+
     fn server_count<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<u64>> {
         Box::pin(async move {
             let known = self.tokenizer.lock().map_or(Tokenizer::Missing, |t| *t);
@@ -503,6 +515,7 @@ mod tests {
             max_output_tokens: Some(100),
             price_input_per_mtok: None,
             price_output_per_mtok: None,
+            vision: crate::config::Vision::Auto,
         };
         let ep = Endpoint::new("t", &config, None, std::time::Duration::from_secs(1)).unwrap();
         let body: Value = serde_json::from_slice(&request_body(

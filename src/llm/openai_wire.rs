@@ -40,12 +40,50 @@ struct StreamOptions {
 #[derive(Serialize)]
 struct OutMessage<'a> {
     role: &'static str,
-    /// `null` for an assistant turn that only calls tools.
-    content: Option<&'a str>,
+    content: Option<Content<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<OutCall<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
+}
+
+/// A message's content: text, or (a user turn with images) parts.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Content<'a> {
+    Text(&'a str),
+    Parts(Vec<Part<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum Part<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: ImageUrl },
+}
+
+#[derive(Serialize)]
+struct ImageUrl {
+    /// `data:image/png;base64,…`.
+    url: String,
+}
+
+/// An attached image as a content part; one whose bytes are gone is named.
+fn image_part(image: &super::Image) -> Part<'static> {
+    match &image.data {
+        Some(data) => Part::ImageUrl {
+            image_url: ImageUrl {
+                url: format!(
+                    "data:{};base64,{}",
+                    image.meta.media_type,
+                    crate::protocol::image::encode_base64(data)
+                ),
+            },
+        },
+        None => Part::Text {
+            text: Cow::Owned(image.missing()),
+        },
+    }
 }
 
 #[derive(Serialize)]
@@ -81,7 +119,7 @@ fn message(m: &Message) -> OutMessage<'_> {
     match m {
         Message::User(text) => OutMessage {
             role: "user",
-            content: Some(text),
+            content: Some(Content::Text(text)),
             tool_calls: Vec::new(),
             tool_call_id: None,
         },
@@ -89,7 +127,7 @@ fn message(m: &Message) -> OutMessage<'_> {
             role: "assistant",
             // Never null: llama-cpp-python's server refuses a null content
             // (HTTP 500, "Input should be a valid string"); "" is taken by all.
-            content: Some(text.as_str()),
+            content: Some(Content::Text(text)),
             tool_calls: tool_calls
                 .iter()
                 .map(|c| OutCall {
@@ -108,10 +146,46 @@ fn message(m: &Message) -> OutMessage<'_> {
         },
         Message::Tool(result) => OutMessage {
             role: "tool",
-            content: Some(result.content()),
+            content: Some(Content::Text(result.content())),
             tool_calls: Vec::new(),
             tool_call_id: Some(&result.tool_call_id),
         },
+        Message::Image(image) => user_parts(vec![image_part(image)]),
+    }
+}
+
+fn user_parts(parts: Vec<Part<'_>>) -> OutMessage<'_> {
+    OutMessage {
+        role: "user",
+        content: Some(Content::Parts(parts)),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
+}
+
+/// The conversation as messages: images go in the user turn they precede.
+fn messages<'a>(conversation: &'a [Message], out: &mut Vec<OutMessage<'a>>) {
+    let mut images: Vec<Part<'a>> = Vec::new();
+    for m in conversation {
+        match m {
+            Message::Image(image) => images.push(image_part(image)),
+            Message::User(text) if !images.is_empty() => {
+                let mut parts = std::mem::take(&mut images);
+                parts.push(Part::Text {
+                    text: Cow::Borrowed(text),
+                });
+                out.push(user_parts(parts));
+            }
+            other => {
+                if !images.is_empty() {
+                    out.push(user_parts(std::mem::take(&mut images)));
+                }
+                out.push(message(other));
+            }
+        }
+    }
+    if !images.is_empty() {
+        out.push(user_parts(images));
     }
 }
 
@@ -123,14 +197,14 @@ pub(super) fn request_body(
     stream: bool,
     usage: bool,
 ) -> Vec<u8> {
-    let mut messages = Vec::with_capacity(request.messages.len() + 1);
-    messages.push(OutMessage {
+    let mut out = Vec::with_capacity(request.messages.len() + 1);
+    out.push(OutMessage {
         role: "system",
-        content: Some(request.system),
+        content: Some(Content::Text(request.system)),
         tool_calls: Vec::new(),
         tool_call_id: None,
     });
-    messages.extend(request.messages.iter().map(message));
+    messages(request.messages, &mut out);
     // The reply's limit goes out only when the user set one: servers size
     // replies to what is left of the window by themselves. OpenAI's own API
     // wants the newer name (its reasoning models refuse the old one).
@@ -140,7 +214,7 @@ pub(super) fn request_body(
     let openai = ep.base_url.contains("api.openai.com");
     let body = Body {
         model: &ep.model,
-        messages,
+        messages: out,
         stream,
         stream_options: (stream && usage).then_some(StreamOptions {
             include_usage: true,

@@ -41,6 +41,9 @@ pub enum Command {
         /// command's own front matter wins over it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         choice: Option<super::ModelChoice>,
+        /// Images that go with the prompt (SPEC 20).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<super::ImageInput>,
     },
     /// A new, empty session, driven by this engine (the server's `POST
     /// …/sessions`); its first job names it.

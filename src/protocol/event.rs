@@ -62,6 +62,9 @@ pub enum EventBody {
         /// The provider and model it runs on, when not the engine's.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         choice: Option<super::ModelChoice>,
+        /// Images that go with it (SPEC 20).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<super::ImageMeta>,
     },
     #[serde(rename = "job.started")]
     JobStarted {
@@ -70,6 +73,9 @@ pub enum EventBody {
         root: String,
         provider: String,
         model: String,
+        /// Images that go with the prompt (SPEC 20).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        images: Vec<super::ImageMeta>,
     },
     /// Streamed answer text. `attempt` starts at 1 and grows when a failed
     /// model request is retried, so a consumer can drop the partial text of

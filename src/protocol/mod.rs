@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod checkpoint;
 pub mod event;
+pub mod image;
 pub mod index;
 pub mod models;
 pub mod paths;
@@ -31,6 +32,7 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
+pub use image::{ImageError, ImageInput, ImageMeta, ImageRule};
 pub use index::{Found, IndexBuilt, IndexState, IndexStatus};
 pub use models::{ModelChoice, ProviderModels, Reach};
 pub use paths::PathList;
@@ -103,6 +105,8 @@ pub enum JobFailure {
     /// The `serve` host running it stopped answering (SPEC 16); another
     /// host ended it.
     HostLost,
+    /// Images went with it and its model cannot see them (SPEC 20).
+    NoVision,
 }
 
 impl JobFailure {

@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 8;
+pub const SCHEMA_VERSION: i64 = 9;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -232,6 +232,16 @@ const MIGRATIONS: &[&str] = &[
         body {bytes} NOT NULL,
         truncated BIGINT NOT NULL,
         fetched_at TEXT NOT NULL
+    );
+    ",
+    // 9: images attached to instructions, by the sha256 of their bytes
+    // (sessions name them; the same picture twice is kept once).
+    "
+    CREATE TABLE images (
+        sha256 TEXT PRIMARY KEY,
+        media_type TEXT NOT NULL,
+        data {bytes} NOT NULL,
+        created_at TEXT NOT NULL
     );
     ",
 ];

@@ -108,6 +108,9 @@ struct State {
     side: VecDeque<Reply>,
     /// Answers to tokenizer requests only (before `side`).
     tokenizer: VecDeque<Reply>,
+    /// Answers to other requests by path (before `side`): each time a
+    /// request's path ends with the key.
+    paths: Vec<(String, String)>,
     handler: Option<Handler>,
     requests: Vec<RecordedRequest>,
     side_requests: Vec<RecordedRequest>,
@@ -178,6 +181,18 @@ impl LlmServer {
         LlmServer::launch(Vec::new(), Vec::new(), Some(handler))
     }
 
+    /// Model calls take `script`; any other request whose path ends with
+    /// one of `paths`' keys is answered its JSON, every time (discovery in
+    /// whatever order it asks); the rest get 404.
+    pub fn start_with_paths(script: Vec<Reply>, paths: &[(&str, Value)]) -> LlmServer {
+        let server = LlmServer::launch(script, Vec::new(), None);
+        server.shared.state().paths = paths
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        server
+    }
+
     /// A model, plus replies for other requests (discovery).
     pub fn start_model_with_side(handler: Handler, side: Vec<Reply>) -> LlmServer {
         LlmServer::launch(Vec::new(), side, Some(handler))
@@ -194,6 +209,7 @@ impl LlmServer {
                 script: script.into(),
                 side: side.into(),
                 tokenizer: VecDeque::new(),
+                paths: Vec::new(),
                 handler,
                 requests: Vec::new(),
                 side_requests: Vec::new(),
@@ -306,9 +322,20 @@ async fn serve_connection(stream: TcpStream, shared: Arc<Shared>) {
                 })
             } else {
                 let tokenizer = request.path.contains("tokenize");
+                let by_path = state
+                    .paths
+                    .iter()
+                    .find(|(k, _)| request.path.ends_with(k.as_str()))
+                    .map(|(_, body)| Reply::Status {
+                        code: 200,
+                        headers: Vec::new(),
+                        body: body.clone(),
+                    });
                 state.side_requests.push(request);
                 let own = tokenizer.then(|| state.tokenizer.pop_front()).flatten();
-                own.or_else(|| state.side.pop_front())
+                by_path
+                    .or(own)
+                    .or_else(|| state.side.pop_front())
                     .unwrap_or_else(|| Reply::Status {
                         code: 404,
                         headers: Vec::new(),

@@ -529,6 +529,7 @@ impl App {
             mode: self.mode,
             max_tool_calls: None,
             choice: self.choice.clone(),
+            images: Vec::new(),
         }]
     }
 

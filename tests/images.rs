@@ -1,0 +1,264 @@
+//! Images with an instruction (SPEC 20), through the real binary against
+//! loopback model servers: `exec --image` sends the exact bytes as an
+//! OpenAI `image_url` data URL and as an Anthropic base64 block; a model
+//! that cannot see (`vision = false`, a llama.cpp `/props` without vision)
+//! fails before any chat request; a too-large or unknown file is refused
+//! with what it was; a continued session sends its images again, read
+//! back from the store.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use support::Env;
+use support::jobs::{config, exec, project, sse};
+use support::llm_server::{LlmServer, anthropic, openai};
+
+fn red_png() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/images/red.png")
+}
+
+fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// The model calls' bodies.
+fn calls(server: &LlmServer) -> Vec<Value> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_model_call())
+        .map(|r| r.body)
+        .collect()
+}
+
+/// The last user message of a chat body.
+fn last_user(body: &Value) -> Value {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .cloned()
+        .unwrap()
+}
+
+fn image_arg(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[test]
+fn exec_sends_the_exact_bytes_as_an_openai_data_url() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![sse(openai::text(&["A red square."]))]);
+    let cfg = config(&env, "openai", &server.url(), "vision = true");
+    let png = std::fs::read(red_png()).unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &[
+            "--image",
+            &image_arg(&red_png()),
+            "What is in this picture?",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("image red.png · PNG 4×3 · 73 B"),
+        "{}",
+        run.stderr
+    );
+    let bodies = calls(&server);
+    assert_eq!(bodies.len(), 1);
+    let user = last_user(&bodies[0]);
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{}", b64(&png))}},
+            {"type": "text", "text": "What is in this picture?"}
+        ]),
+        "{user}"
+    );
+}
+
+#[test]
+fn exec_sends_the_exact_bytes_as_an_anthropic_base64_block() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![sse(anthropic::text(&["A red square."]))]);
+    let cfg = config(&env, "anthropic", &server.url(), "");
+    let png = std::fs::read(red_png()).unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--image", &image_arg(&red_png()), "Describe it."],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bodies = calls(&server);
+    assert_eq!(bodies.len(), 1);
+    let user = last_user(&bodies[0]);
+    assert_eq!(
+        user["content"],
+        json!([
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": b64(&png)}},
+            {"type": "text", "text": "Describe it."}
+        ]),
+        "{user}"
+    );
+}
+
+#[test]
+fn a_model_that_cannot_see_fails_before_any_chat_request() {
+    let env = Env::new();
+    let dir = project();
+    let image = image_arg(&red_png());
+    // Said in the config.
+    let server = LlmServer::start(vec![sse(openai::text(&["never"]))]);
+    let cfg = config(&env, "openai", &server.url(), "vision = false");
+    let run = exec(&env, &cfg, dir.path(), &["--image", &image, "Look."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("model test-model of provider test cannot see images (vision = false in [providers.test])"),
+        "{}",
+        run.stderr
+    );
+    assert!(calls(&server).is_empty());
+
+    // Said by llama.cpp's /props (the models list says nothing of images).
+    let paths = |vision: bool| {
+        [
+            (
+                "/v1/models",
+                json!({"object": "list", "data": [{"id": "test-model"}]}),
+            ),
+            (
+                "/props",
+                json!({"default_generation_settings": {"n_ctx": 4096}, "modalities": {"vision": vision}}),
+            ),
+        ]
+    };
+    let blind = LlmServer::start_with_paths(vec![sse(openai::text(&["never"]))], &paths(false));
+    let cfg = config(&env, "openai", &blind.url(), "");
+    let run = exec(&env, &cfg, dir.path(), &["--image", &image, "Look."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("cannot see images (llama.cpp /props modalities.vision)"),
+        "{}",
+        run.stderr
+    );
+    assert!(calls(&blind).is_empty());
+    assert!(
+        blind.side_requests().iter().any(|r| r.path == "/props"),
+        "/props was asked"
+    );
+    // The same server with vision: the request goes.
+    let seeing = LlmServer::start_with_paths(vec![sse(openai::text(&["Red."]))], &paths(true));
+    let cfg = config(&env, "openai", &seeing.url(), "");
+    let run = exec(&env, &cfg, dir.path(), &["--image", &image, "Look."]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(calls(&seeing).len(), 1);
+    // Without images, a blind model answers as before.
+    let run = exec(
+        &env,
+        &config(&env, "openai", &blind.url(), ""),
+        dir.path(),
+        &["Hello."],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+#[test]
+fn a_large_or_unknown_file_is_refused_with_what_it_was() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "vision = true");
+    let big = dir.path().join("big.png");
+    let mut bytes = std::fs::read(red_png()).unwrap();
+    bytes.resize(6 * 1024 * 1024, 0);
+    std::fs::write(&big, &bytes).unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--image", &image_arg(&big), "Look."],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("big.png is 6.0 MB and images are limited to 5.0 MB"),
+        "{}",
+        run.stderr
+    );
+    let notes = dir.path().join("notes.png");
+    std::fs::write(&notes, "plain text, not a picture").unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--image", &image_arg(&notes), "Look."],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("is not a PNG, JPEG, GIF or WebP image"),
+        "{}",
+        run.stderr
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--image", "/nowhere/x.png", "Look."],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("/nowhere/x.png: cannot be read"),
+        "{}",
+        run.stderr
+    );
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn a_continued_session_sends_its_image_again_from_the_store() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["A red square."])),
+        sse(openai::text(&["Still red."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "vision = true");
+    let png = std::fs::read(red_png()).unwrap();
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--image", &image_arg(&red_png()), "What colour?"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = exec(&env, &cfg, dir.path(), &["--continue", "And now?"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let bodies = calls(&server);
+    assert_eq!(bodies.len(), 2);
+    let second = bodies[1]["messages"].to_string();
+    assert!(
+        second.contains(&format!("data:image/png;base64,{}", b64(&png))),
+        "{second}"
+    );
+    // The session's records name the image; its bytes are kept once, apart.
+    let records = env.session_text();
+    assert!(records.contains("\"sha256\""), "{records}");
+    assert!(
+        !records.contains(&b64(&png)),
+        "bytes are not in the records"
+    );
+}
