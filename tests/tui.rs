@@ -2365,6 +2365,7 @@ fn a_resumed_session_shows_the_users_words_pins_tool_lines_and_notices() {
         edits: 0,
         bundle: None,
         events: 0,
+        images: Vec::new(),
     };
     let marker = "\n\n[Pinned context: the user pinned these files; read them with read_file: ";
     let started = |prompt: &str| EventBody::JobStarted {
@@ -2518,6 +2519,7 @@ fn resumed_of(prompt: &str, events: Vec<Event>) -> agent_tui::tui::Resumed {
                 edits: 0,
                 bundle: None,
                 events: 0,
+                images: Vec::new(),
             }],
         },
         events,

@@ -212,7 +212,7 @@ async function openSession(id) {
   leaveSession();
   state.session = id;
   for (const job of s.jobs || []) {
-    logItem(el("div", { class: "you" }, job.prompt));
+    logItem(el("div", { class: "you" }, job.prompt, job.images ? imageChips(job.images) : null));
     if (job.answer) logItem(el("div", { class: "answer", "data-testid": "answer" }, markdown(job.answer)));
     if (["queued", "running", "waiting_for_user"].includes(job.status)) {
       const view = new JobView(job.job_id);
@@ -258,10 +258,13 @@ async function send(ev, queue = false) {
     return;
   }
   const epoch = state.epoch;
-  const mine = logItem(el("div", { class: "you" }, text));
+  const images = takeAttached();
+  const shown = images.map((i) => ({ name: i.name, media_type: i.media_type, bytes: Math.floor(i.data_base64.length * 3 / 4) }));
+  const mine = logItem(el("div", { class: "you" }, text, images.length ? imageChips(shown) : null));
   box.value = "";
   try {
     const body = { session_id: state.session, instruction: text, mode: $("mode").value };
+    if (images.length) body.images = images;
     const picked = $("model").value;
     if (picked) Object.assign(body, JSON.parse(picked));
     const r = await api("POST", "/api/v1/agent/run", body);
@@ -273,6 +276,7 @@ async function send(ev, queue = false) {
     mine.remove();
     failed("not sent", e);
     if (!box.value) box.value = text;
+    restoreAttached(images);
   }
 }
 
@@ -486,6 +490,7 @@ function start() {
   $("apply").addEventListener("click", applyReview);
   $("verify").addEventListener("click", () => verifyReview(false));
   document.addEventListener("keydown", keys);
+  watchImages();
   watchHealth();
   if (state.token) signIn();
   else signOut();

@@ -298,6 +298,12 @@ impl Engine {
         self.check_choice(&asked.choice)
     }
 
+    /// Refuses images a job would refuse (too many, too large, not an
+    /// image, a path outside the root), before anything is kept.
+    pub fn check_images(&self, images: &[crate::protocol::ImageInput]) -> Result<(), EngineError> {
+        super::images::read(&self.inner.ctx, images).map(|_| ())
+    }
+
     /// The roots opened lately, most recent first.
     pub async fn recent_roots(&self) -> Result<Vec<String>, EngineError> {
         self.stored(|root, _| root.store.recent_roots().map_err(store_error))
@@ -446,6 +452,7 @@ pub(super) fn transcript_of(state: &SessionState) -> Transcript {
                 edits: j.edits.len(),
                 bundle: j.bundle.clone(),
                 events: j.events,
+                images: j.images.clone(),
             })
             .collect(),
     }

@@ -92,8 +92,8 @@ pub struct JobRecord {
     pub queued_mode: Option<crate::protocol::Mode>,
     /// The provider and model it was queued with (`/model`).
     pub queued_choice: Option<crate::protocol::ModelChoice>,
-    /// The images it was queued with (their bytes are in the store).
-    pub queued_images: Vec<crate::protocol::ImageMeta>,
+    /// The images that went with its prompt (their bytes are in the store).
+    pub images: Vec<crate::protocol::ImageMeta>,
 }
 
 /// A session: its jobs, the conversation the next request sends, and what
@@ -243,8 +243,9 @@ impl SessionState {
         }
         match &event.body {
             EventBody::JobQueued { .. } => return queued(job, &event.body),
-            EventBody::JobStarted { prompt, .. } => {
+            EventBody::JobStarted { prompt, images, .. } => {
                 job.prompt.clone_from(prompt);
+                job.images.clone_from(images);
                 return IndexUpdate::JobStarted {
                     prompt: prompt.clone(),
                 };
@@ -349,7 +350,7 @@ fn queued(job: &mut JobRecord, body: &EventBody) -> IndexUpdate {
     job.prompt.clone_from(prompt);
     job.queued_mode = Some(*mode);
     job.queued_choice.clone_from(choice);
-    job.queued_images.clone_from(images);
+    job.images.clone_from(images);
     IndexUpdate::JobQueued {
         prompt: prompt.clone(),
     }

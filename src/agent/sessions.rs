@@ -218,7 +218,7 @@ impl Core {
                     mode,
                     max_tool_calls: None,
                     choice: job.queued_choice.clone().unwrap_or_default(),
-                    images: super::images::Attached::named(&job.queued_images),
+                    images: super::images::Attached::named(&job.images),
                 })
                 .collect();
         }

@@ -344,6 +344,9 @@ pub struct JobSummary {
     pub bundle: Option<DiffBundle>,
     /// How many of its events are recorded.
     pub events: usize,
+    /// The images that went with its prompt.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<super::ImageMeta>,
 }
 
 /// A memory file the model is given (`/memory`, SPEC 19).

@@ -77,15 +77,36 @@ pub fn too_large(limit: usize) -> ApiError {
     .hint("send less at once, or an admin raises server.max_body_bytes")
 }
 
-impl FromRequest<AppState> for Body {
-    type Rejection = ApiError;
+/// What a run's body may carry beyond `max_body_bytes`: one image at the
+/// size limit in base64 (SPEC 20), or several smaller ones.
+pub const IMAGE_ROOM: usize = 7 * 1024 * 1024;
 
-    async fn from_request(req: Request, state: &AppState) -> Result<Body, ApiError> {
-        let limit = state.config.max_body_bytes;
+/// A run's body: `max_body_bytes`, plus room for its images.
+pub struct RunBody(pub Body);
+
+impl Body {
+    async fn read(req: Request, limit: usize) -> Result<Body, ApiError> {
         checked(req.headers(), limit)?;
         axum::body::to_bytes(req.into_body(), limit)
             .await
             .map(Body)
             .map_err(|_| too_large(limit))
+    }
+}
+
+impl FromRequest<AppState> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<Body, ApiError> {
+        Body::read(req, state.config.max_body_bytes).await
+    }
+}
+
+impl FromRequest<AppState> for RunBody {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &AppState) -> Result<RunBody, ApiError> {
+        let limit = state.config.max_body_bytes.saturating_add(IMAGE_ROOM);
+        Body::read(req, limit).await.map(RunBody)
     }
 }

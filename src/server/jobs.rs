@@ -44,6 +44,46 @@ struct Run {
     #[serde(default)]
     #[schema(min_length = 1, max_length = 200)]
     model: Option<String>,
+    /// Images that go with the instruction (PNG, JPEG, GIF or WebP, at
+    /// most 5 MB each, 8 in all with `image_paths`).
+    #[serde(default)]
+    #[schema(max_items = 8)]
+    images: Vec<RunImage>,
+    /// Images in the workspace, by path.
+    #[serde(default)]
+    #[schema(max_items = 8)]
+    image_paths: Vec<String>,
+}
+
+/// An image sent with a run.
+#[derive(Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+struct RunImage {
+    /// What it is called (a file name).
+    #[schema(max_length = 255)]
+    name: String,
+    /// Informative: the bytes decide.
+    #[serde(default)]
+    media_type: Option<String>,
+    /// The image's bytes, in standard base64.
+    data_base64: String,
+}
+
+impl Run {
+    /// The images as the engine takes them.
+    fn images(&self) -> Vec<crate::protocol::ImageInput> {
+        use crate::protocol::ImageInput;
+        let sent = self.images.iter().map(|i| ImageInput::Data {
+            name: i.name.clone(),
+            media_type: i.media_type.clone(),
+            data_base64: i.data_base64.clone(),
+        });
+        let named = self
+            .image_paths
+            .iter()
+            .map(|p| ImageInput::Path { path: p.clone() });
+        sent.chain(named).collect()
+    }
 }
 
 /// The modes of SPEC 4, as a run names them.
@@ -71,8 +111,9 @@ pub async fn run(
     State(app): State<AppState>,
     Extension(user): Extension<User>,
     headers: HeaderMap,
-    body: Body,
+    body: super::body::RunBody,
 ) -> Response {
+    let body = body.0;
     let work = start(&app, &user, &body);
     idem::once(&app, &user, &headers, "POST /run", &body.0, work).await
 }
@@ -90,6 +131,8 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         model: ask.model.clone(),
     };
     ws.engine.check_instruction(&ask.instruction, &choice)?;
+    let images = ask.images();
+    ws.engine.check_images(&images)?;
     super::usage::admit(app, user).await?;
     let job_id = crate::agent::new_job_id();
     let owner = Owner {
@@ -114,7 +157,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         mode,
         max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
         choice: (!choice.is_empty()).then_some(choice),
-        images: Vec::new(),
+        images,
     };
     let here = Place {
         session: Some(&ask.session_id),

@@ -154,7 +154,11 @@ pub async fn show(
 fn chat(jobs: &[crate::protocol::JobSummary]) -> Vec<Value> {
     let mut out = Vec::new();
     for job in jobs {
-        out.push(json!({"role": "user", "text": job.prompt, "job_id": job.job_id}));
+        let mut said = json!({"role": "user", "text": job.prompt, "job_id": job.job_id});
+        if !job.images.is_empty() {
+            said["images"] = json!(job.images);
+        }
+        out.push(said);
         if let Some(answer) = &job.answer {
             out.push(json!({"role": "assistant", "text": answer, "job_id": job.job_id}));
         }

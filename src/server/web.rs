@@ -11,11 +11,12 @@ use axum::response::{IntoResponse, Response};
 
 const INDEX: &str = include_str!("../../web/index.html");
 /// The page's scripts by name, in the order the page loads them.
-const SCRIPTS: [(&str, &str); 5] = [
+const SCRIPTS: [(&str, &str); 6] = [
     ("markdown.js", include_str!("../../web/markdown.js")),
     ("jobs.js", include_str!("../../web/jobs.js")),
     ("review.js", include_str!("../../web/review.js")),
     ("search.js", include_str!("../../web/search.js")),
+    ("images.js", include_str!("../../web/images.js")),
     ("app.js", include_str!("../../web/app.js")),
 ];
 const STYLE: &str = include_str!("../../web/app.css");
