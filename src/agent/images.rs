@@ -51,7 +51,7 @@ pub(super) fn read(
         .collect()
 }
 
-fn read_one(ctx: &EngineContext, input: &ImageInput) -> Result<Attached, ImageError> {
+pub(super) fn read_one(ctx: &EngineContext, input: &ImageInput) -> Result<Attached, ImageError> {
     let (name, data) = match input {
         ImageInput::Data {
             name, data_base64, ..
@@ -82,7 +82,7 @@ fn read_one(ctx: &EngineContext, input: &ImageInput) -> Result<Attached, ImageEr
 /// An image file the user named outside any root (`exec --image`, a
 /// pasted path): its size is checked before it is read; its format is
 /// checked by the engine like any other image's.
-pub fn image_from_file(path: &std::path::Path) -> Result<ImageInput, ImageError> {
+pub fn image_from_file(path: &std::path::Path) -> Result<(ImageInput, ImageMeta), ImageError> {
     let name = path.display().to_string();
     let unreadable = |e: std::io::Error| ImageError::Unreadable {
         name: name.clone(),
@@ -103,8 +103,9 @@ pub fn image_from_file(path: &std::path::Path) -> Result<ImageInput, ImageError>
         });
     }
     let data = std::fs::read(path).map_err(unreadable)?;
-    ImageMeta::read(&name, &data)?;
-    Ok(ImageInput::data(&file_name(&name), &data))
+    let short = file_name(&name);
+    let meta = ImageMeta::read(&short, &data)?;
+    Ok((ImageInput::data(&short, &data), meta))
 }
 
 /// A name without the folders a client's path put before it.

@@ -18,7 +18,7 @@ use super::prompt::system_prompt;
 use super::routing::Route;
 use crate::config::{ApprovalPolicy, SETUP_HINT};
 use crate::context::{ContextWindow, Conversation, TokenCounter};
-use crate::llm::{LlmError, Message, ToolCall, ToolDef, Turn};
+use crate::llm::{Message, ToolCall, ToolDef, Turn};
 use crate::protocol::{EventBody, FallbackReason, JobFailure, JobStatus, Mode, Tier, Usage};
 use crate::review::{DiffBundle, ProposedEdit};
 
@@ -81,32 +81,7 @@ pub struct JobSpec {
     pub images: Vec<super::images::Attached>,
 }
 
-pub(super) enum Outcome {
-    Completed {
-        answer: String,
-        status: JobStatus,
-        budget_exhausted: bool,
-    },
-    Failed {
-        error: String,
-        code: JobFailure,
-    },
-}
-
-impl Outcome {
-    pub(super) fn failed(error: impl Into<String>, code: JobFailure) -> Outcome {
-        Outcome::Failed {
-            error: error.into(),
-            code,
-        }
-    }
-}
-
-impl From<LlmError> for Outcome {
-    fn from(e: LlmError) -> Outcome {
-        Outcome::failed(e.to_string(), e.failure())
-    }
-}
+pub(super) use super::outcome::Outcome;
 
 /// Runs the job to its end; the last event is always `job.completed`,
 /// `job.failed` or `job.cancelled`.

@@ -14,7 +14,7 @@ use super::session_state::Record;
 use crate::context::TokenCounter;
 use crate::llm::Message;
 use crate::protocol::{
-    Command, EngineError, EventBody, JobFailure, JobStatus, Mode, ModelChoice, Reply,
+    Command, EngineError, EventBody, ImageRule, JobFailure, JobStatus, Mode, ModelChoice, Reply,
 };
 
 /// Room a lost host's streamed text may have taken in its job's cursors.
@@ -254,7 +254,14 @@ impl Core {
             root: ctx.workspace.root().display().to_string(),
             provider,
             model,
-            images: metas(&spec.images),
+            images: spec
+                .images
+                .iter()
+                .map(|a| {
+                    a.meta
+                        .counted(on.map_or(ImageRule::Estimate, |p| p.images_counted()))
+                })
+                .collect(),
         };
         self.publish(key, &job_id, started);
         let emitter = Emitter::new(job_id.clone(), self.internal_tx.clone());

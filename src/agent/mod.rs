@@ -32,6 +32,7 @@ mod lean_context;
 mod live;
 mod mcp_calls;
 mod memory;
+mod outcome;
 mod patch;
 mod prompt;
 mod publish;

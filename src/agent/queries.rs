@@ -304,6 +304,20 @@ impl Engine {
         super::images::read(&self.inner.ctx, images).map(|_| ())
     }
 
+    /// An image of the root (`@shot.png`) as a job would take it: what it
+    /// is, or why it would be refused.
+    pub async fn image_meta(&self, path: String) -> Result<crate::protocol::ImageMeta, String> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let input = crate::protocol::ImageInput::Path { path };
+            super::images::read_one(&inner.ctx, &input)
+                .map(|a| a.meta)
+                .map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
     /// The roots opened lately, most recent first.
     pub async fn recent_roots(&self) -> Result<Vec<String>, EngineError> {
         self.stored(|root, _| root.store.recent_roots().map_err(store_error))

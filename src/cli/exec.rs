@@ -27,7 +27,7 @@ pub fn run_exec(global: &GlobalArgs, args: ExecArgs) -> Exit {
     let images = match args
         .images
         .iter()
-        .map(|path| crate::agent::image_from_file(path))
+        .map(|path| crate::agent::image_from_file(path).map(|(input, _)| input))
         .collect::<Result<Vec<_>, _>>()
     {
         Ok(images) => images,

@@ -60,6 +60,12 @@ pub struct ImageMeta {
     pub sha256: String,
     pub width: u32,
     pub height: u32,
+    /// Tokens the job's model reads for it, once a job has it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u32>,
+    /// `tokens` is an estimate (the server publishes no rule).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 /// Why an image was refused.
@@ -115,7 +121,18 @@ impl ImageMeta {
             sha256: hex(&Sha256::digest(data)),
             width: u32::try_from(dims.width).unwrap_or(u32::MAX),
             height: u32::try_from(dims.height).unwrap_or(u32::MAX),
+            tokens: None,
+            estimated: false,
         })
+    }
+
+    /// With the tokens a model counting by `rule` reads for it.
+    pub fn counted(&self, rule: ImageRule) -> ImageMeta {
+        ImageMeta {
+            tokens: Some(rule.tokens(self.width, self.height)),
+            estimated: !rule.exact(),
+            ..self.clone()
+        }
     }
 
     /// `red.png · PNG 16×16 · 68 B`, as a chip shows it.
@@ -125,8 +142,13 @@ impl ImageMeta {
             .strip_prefix("image/")
             .unwrap_or(&self.media_type)
             .to_ascii_uppercase();
+        let tokens = match (self.tokens, self.estimated) {
+            (Some(n), false) => format!(" · {n} tok"),
+            (Some(n), true) => format!(" · ~{n} tok (estimate)"),
+            (None, _) => String::new(),
+        };
         format!(
-            "{} · {kind} {}×{} · {}",
+            "{} · {kind} {}×{} · {}{tokens}",
             self.name,
             self.width,
             self.height,
@@ -140,7 +162,7 @@ impl ImageMeta {
 #[serde(rename_all = "snake_case")]
 pub enum ImageRule {
     /// Anthropic's documented rule: scaled to at most 1568 pixels on the
-    /// long edge and 1.15 megapixels, then width × height / 750.
+    /// long edge and about 1,600 tokens (1.2 megapixels), then width × height / 750.
     Anthropic,
     /// OpenAI's high-detail rule: fitted in 2048², the short side to 768,
     /// then 85 + 170 per 512-pixel tile.
@@ -157,7 +179,7 @@ impl ImageRule {
         match self {
             ImageRule::Anthropic => {
                 let edge = (1568.0 / w.max(h)).min(1.0);
-                let area = (1_150_000.0 / (w * h * edge * edge)).sqrt().min(1.0);
+                let area = (1_200_000.0 / (w * h * edge * edge)).sqrt().min(1.0);
                 let s = edge * area;
                 ((w * s).round() * (h * s).round() / 750.0).ceil().max(1.0) as u32
             }
@@ -229,6 +251,13 @@ mod tests {
         assert_eq!(meta.bytes, PNG.len() as u64);
         assert_eq!(meta.sha256.len(), 64);
         assert!(meta.chip().starts_with("a.jpg · PNG 3×2 · "));
+        let counted = meta.counted(ImageRule::Estimate).chip();
+        assert!(counted.ends_with(" · ~255 tok (estimate)"), "{counted}");
+        assert!(
+            meta.counted(ImageRule::OpenAi)
+                .chip()
+                .ends_with(" · 255 tok")
+        );
     }
 
     #[test]
@@ -253,9 +282,11 @@ mod tests {
 
     #[test]
     fn token_rules() {
-        // OpenAI's documented examples: 1024² is 765 tokens, 2048×4096 is 1105.
+        // OpenAI's documented examples: 1024² is 765 tokens, 2048×4096 is
+        // 1105; a small image is one tile.
         assert_eq!(ImageRule::OpenAi.tokens(1024, 1024), 765);
         assert_eq!(ImageRule::OpenAi.tokens(2048, 4096), 1105);
+        assert_eq!(ImageRule::OpenAi.tokens(4, 3), 255);
         // Anthropic's: 1092×1092 is about 1590 tokens; 200×200 about 54.
         assert!((1580..=1600).contains(&ImageRule::Anthropic.tokens(1092, 1092)));
         assert_eq!(ImageRule::Anthropic.tokens(200, 200), 54);

@@ -42,10 +42,41 @@ pub fn start(engine: &Engine, load: Load, tx: &UnboundedSender<UiEvent>) {
                     found: found.unwrap_or_default(),
                 }
             }
+            Load::Image(from) => Loaded::Image {
+                result: image(&engine, &from).await,
+                from,
+            },
             other => query(&engine, other).await,
         };
         let _ = tx.send(UiEvent::Loaded(done));
     });
+}
+
+/// An image for the message being typed: a root's (checked by the
+/// engine), a pasted path's or the clipboard's (read here, checked as any).
+async fn image(
+    engine: &Engine,
+    from: &crate::tui::app::attach::ImageFrom,
+) -> Result<(crate::protocol::ImageInput, crate::protocol::ImageMeta), String> {
+    use crate::protocol::{ImageInput, ImageMeta};
+    use crate::tui::app::attach::ImageFrom;
+    match from {
+        ImageFrom::Root(path) => {
+            let meta = engine.image_meta(path.clone()).await?;
+            Ok((ImageInput::Path { path: path.clone() }, meta))
+        }
+        ImageFrom::File(path) => {
+            let path = path.clone();
+            blocking(move || crate::agent::image_from_file(&path).map_err(|e| e.to_string()))
+                .await
+                .ok_or("the image could not be read")?
+        }
+        ImageFrom::Clipboard => {
+            let (bytes, _) = super::clipboard_image::read().await?;
+            let meta = ImageMeta::read("clipboard", &bytes).map_err(|e| e.to_string())?;
+            Ok((ImageInput::data("clipboard", &bytes), meta))
+        }
+    }
 }
 
 /// Builds the code index if it is missing or stale, in a process of its
@@ -149,7 +180,8 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
             purpose,
         },
         // Done by `start` itself.
-        Load::OpenRoot(_)
+        Load::Image(_)
+        | Load::OpenRoot(_)
         | Load::HunkColours { .. }
         | Load::Preview { .. }
         | Load::RootCompletion(_) => Loaded::RootFailed(String::new()),

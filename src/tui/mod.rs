@@ -5,6 +5,7 @@
 
 mod app;
 mod clipboard;
+mod clipboard_image;
 mod event_loop;
 mod highlight;
 mod keymap;

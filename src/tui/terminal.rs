@@ -7,7 +7,8 @@
 use std::io::Stdout;
 
 use crossterm::event::{
-    DisableFocusChange, DisableMouseCapture, EnableFocusChange, EnableMouseCapture,
+    DisableBracketedPaste, DisableFocusChange, DisableMouseCapture, EnableBracketedPaste,
+    EnableFocusChange, EnableMouseCapture,
 };
 use ratatui::backend::{Backend, ClearType, CrosstermBackend, WindowSize};
 use ratatui::buffer::Cell;
@@ -92,10 +93,22 @@ pub fn enter() -> Result<Term, String> {
     let terminal = ratatui::Terminal::new(Screen { inner, size })
         .map_err(|e| format!("cannot take the terminal: {e}"))?;
     // Focus reporting: notifications wait for the terminal to lose focus.
-    let _ = crossterm::execute!(std::io::stdout(), EnableMouseCapture, EnableFocusChange);
+    // Bracketed paste: a pasted text (an image's path, several lines)
+    // arrives whole, not as keys (its newlines would send it).
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        EnableMouseCapture,
+        EnableFocusChange,
+        EnableBracketedPaste
+    );
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture, DisableFocusChange);
+        let _ = crossterm::execute!(
+            std::io::stdout(),
+            DisableMouseCapture,
+            DisableFocusChange,
+            DisableBracketedPaste
+        );
         ratatui::restore();
         previous(info);
         // A panic off the UI thread would leave the UI drawing on a cooked
@@ -107,6 +120,11 @@ pub fn enter() -> Result<Term, String> {
 
 /// Gives the terminal back (mouse capture off, cooked mode, main screen).
 pub fn leave() {
-    let _ = crossterm::execute!(std::io::stdout(), DisableMouseCapture, DisableFocusChange);
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableFocusChange,
+        DisableBracketedPaste
+    );
     ratatui::restore();
 }

@@ -44,8 +44,12 @@ impl App {
         let (job, body) = (event.job_id.as_str(), &event.body);
         match body {
             EventBody::JobStarted {
-                provider, model, ..
+                provider,
+                model,
+                images,
+                ..
             } => {
+                self.images_counted(images);
                 self.attempt = 1;
                 self.provider_label = format!("{provider} {model}");
                 if self.tools_in_prompt {

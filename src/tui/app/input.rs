@@ -75,9 +75,13 @@ impl App {
                 input.push_str(text.trim_end_matches(['\n', '\r']));
                 *cursor = 0;
             }
-            Overlay::None => {
-                self.input.insert_str(text);
-            }
+            Overlay::None => match super::attach::pasted_image_path(text) {
+                // A dropped or pasted image file goes with the message.
+                Some(path) => self.attach(super::attach::ImageFrom::File(path)),
+                None => {
+                    self.input.insert_str(text);
+                }
+            },
             Overlay::Help { .. }
             | Overlay::Approval { .. }
             | Overlay::Rollback { .. }
@@ -139,6 +143,9 @@ impl App {
             self.input.delete_char();
         }
         self.input.insert_str(&found);
+        if super::attach::is_image_name(&found) {
+            self.attach(super::attach::ImageFrom::Root(found));
+        }
         true
     }
 }

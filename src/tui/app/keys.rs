@@ -128,6 +128,7 @@ impl App {
             }
             Action::CopyMessage => self.copy_request = Some(super::CopyRequest::Message),
             Action::CopyCode => self.copy_request = Some(super::CopyRequest::LastCode),
+            Action::PasteImage => self.attach(super::attach::ImageFrom::Clipboard),
             Action::Complete => {
                 if !self.complete_slash() && !self.complete_path() {
                     self.act_locally(Action::FocusNext);
@@ -518,6 +519,11 @@ impl App {
         if !self.pinned.is_empty() {
             self.transcript.push(Entry::Pinned(self.pinned.clone()));
         }
+        let chips = self.attached.chips(&text);
+        if !chips.is_empty() {
+            self.transcript.push(Entry::Images(chips));
+        }
+        let images = self.attached.take(&text, &self.paths);
         // The model reads the pins from the prompt (a resumed session too).
         let text = super::pinned::with_pinned(&text, &self.pinned);
         let job_id = self.new_job(JobPurpose::Instruction);
@@ -529,7 +535,7 @@ impl App {
             mode: self.mode,
             max_tool_calls: None,
             choice: self.choice.clone(),
-            images: Vec::new(),
+            images,
         }]
     }
 

@@ -2,9 +2,70 @@
 //! engine's answers to queries (folders, previews, checkpoints, sessions),
 //! colours, and the replies to commands.
 
-use super::{App, CheckpointRow, Entry, LatestCheckpoint, Load, Overlay, WholeFileRow};
+use super::{App, CheckpointRow, Entry, FindFor, HunkCode, LatestCheckpoint, Overlay, WholeFileRow};
 use crate::protocol::{Checkpoint, Command, EngineError, FileRow, FolderEntry, Reply, ThreeWay};
 use crate::tui::highlight::StyledLine;
+
+/// Work the app asks of the event loop, which does it off the UI task
+/// (through the engine's queries) and hands the result back (`loaded`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Load {
+    /// A session's transcript and pending review (resumed or picked).
+    Session(String),
+    /// The session's newest pending review (Ctrl+R once the one on screen
+    /// is done): `open` shows it, else it is only said.
+    PendingReview {
+        session: String,
+        open: bool,
+    },
+    Checkpoints,
+    /// The newest checkpoint (what `Ctrl+Z` offers).
+    LatestCheckpoint,
+    /// A checkpoint's three-way view.
+    ThreeWay(String),
+    /// A review file with its hunks inline.
+    WholeFile(crate::protocol::FileDiff),
+    /// A file preview, tagged so a stale one is dropped.
+    Preview {
+        generation: u64,
+        path: String,
+    },
+    /// Syntax colours of a review's hunks.
+    HunkColours {
+        job_id: String,
+        hunks: Vec<HunkCode>,
+    },
+    /// The entries of a folder the tree expanded (`""`: the root's top).
+    TreeDir {
+        rel: String,
+        depth: usize,
+    },
+    /// Every file of the root, for `@path` completion.
+    Paths,
+    /// The roots opened lately (`Ctrl+O`).
+    RecentRoots,
+    /// Folders the typed path can complete to.
+    RootCompletion(String),
+    /// Open this folder as the agent root.
+    OpenRoot(String),
+    /// Which of these pins (a resumed session's) name files now gone.
+    GonePins(Vec<String>),
+    /// The code index: built if missing or stale, its progress meanwhile.
+    Index,
+    /// The custom commands `/` lists.
+    Commands,
+    /// The memory files the model is given (`/memory`).
+    Memory,
+    /// The configured providers and their models (`/model`).
+    Models,
+    /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
+    Find {
+        typed: String,
+        purpose: FindFor,
+    },
+    /// An image for the message being typed.
+    Image(super::attach::ImageFrom),
+}
 
 /// What the event loop's off-task work gave, for the app.
 #[derive(Debug)]
@@ -74,6 +135,11 @@ pub enum Loaded {
         purpose: super::FindFor,
         found: Vec<crate::protocol::Found>,
     },
+    /// An image for the message being typed, or why it cannot go.
+    Image {
+        from: super::attach::ImageFrom,
+        result: Result<(crate::protocol::ImageInput, crate::protocol::ImageMeta), String>,
+    },
     /// The engine's reply to a command the app sent.
     Replied {
         command: Box<Command>,
@@ -112,6 +178,7 @@ impl App {
             }
             Loaded::ThreeWay { id, views } => self.three_way_loaded(&id, views),
             Loaded::Session(Ok(resumed)) => self.show_session(&resumed),
+            Loaded::Image { from, result } => self.image_loaded(from, result),
             Loaded::PendingReview { open, result } => {
                 self.pending_review_loaded(open, result.map(|p| p.map(|p| *p)))
             }

@@ -4,6 +4,7 @@
 //! terminal. Keys are in `keys.rs`, engine events in `events.rs`, finished
 //! loads in `loads.rs`.
 
+pub mod attach;
 mod cost;
 mod dialogs;
 mod events;
@@ -28,7 +29,7 @@ use ratatui_textarea::TextArea;
 
 pub use cost::Cost;
 pub use find::{FIND_ROWS, FindFor, IndexGauge};
-pub use loads::{Loaded, latest_of};
+pub use loads::{Load, Loaded, latest_of};
 pub use open_root::RootDialog;
 pub use resume::Resumed;
 pub use review::{Badge, HunkCode, Refusal, ReviewScroll, ReviewView, VerifyState, WholeFileRow};
@@ -55,6 +56,8 @@ pub enum Entry {
     Steer(String),
     /// The files an instruction pinned, dim under it.
     Pinned(Vec<String>),
+    /// The images that went with it (their chips), dim under it.
+    Images(Vec<String>),
     /// Rendered as markdown.
     Assistant(Box<Answer>),
     /// The model's thinking: dimmed, folded to one line unless details are shown.
@@ -245,65 +248,6 @@ pub enum Quit {
     Now,
 }
 
-/// Work the app asks of the event loop, which does it off the UI task
-/// (through the engine's queries) and hands the result back (`loaded`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum Load {
-    /// A session's transcript and pending review (resumed or picked).
-    Session(String),
-    /// The session's newest pending review (Ctrl+R once the one on screen
-    /// is done): `open` shows it, else it is only said.
-    PendingReview {
-        session: String,
-        open: bool,
-    },
-    Checkpoints,
-    /// The newest checkpoint (what `Ctrl+Z` offers).
-    LatestCheckpoint,
-    /// A checkpoint's three-way view.
-    ThreeWay(String),
-    /// A review file with its hunks inline.
-    WholeFile(crate::protocol::FileDiff),
-    /// A file preview, tagged so a stale one is dropped.
-    Preview {
-        generation: u64,
-        path: String,
-    },
-    /// Syntax colours of a review's hunks.
-    HunkColours {
-        job_id: String,
-        hunks: Vec<HunkCode>,
-    },
-    /// The entries of a folder the tree expanded (`""`: the root's top).
-    TreeDir {
-        rel: String,
-        depth: usize,
-    },
-    /// Every file of the root, for `@path` completion.
-    Paths,
-    /// The roots opened lately (`Ctrl+O`).
-    RecentRoots,
-    /// Folders the typed path can complete to.
-    RootCompletion(String),
-    /// Open this folder as the agent root.
-    OpenRoot(String),
-    /// Which of these pins (a resumed session's) name files now gone.
-    GonePins(Vec<String>),
-    /// The code index: built if missing or stale, its progress meanwhile.
-    Index,
-    /// The custom commands `/` lists.
-    Commands,
-    /// The memory files the model is given (`/memory`).
-    Memory,
-    /// The configured providers and their models (`/model`).
-    Models,
-    /// Files and symbols named like `typed` (`Ctrl+P`, `@` completion).
-    Find {
-        typed: String,
-        purpose: FindFor,
-    },
-}
-
 /// One line of the checkpoints list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointRow {
@@ -407,6 +351,7 @@ pub struct App {
     pub mcp: Vec<crate::protocol::McpServerStatus>,
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
+    pub attached: attach::Attached,
     /// Whether tool-call lines show their full arguments and outcome
     /// (Enter in the chat).
     pub details: Details,
@@ -495,6 +440,7 @@ impl App {
             latest_checkpoint: None,
             mcp: Vec::new(),
             pinned: Vec::new(),
+            attached: attach::Attached::default(),
             paths: crate::protocol::PathList::new(),
             index: IndexGauge::Unknown,
             keymap: crate::tui::KeyMap::default(),

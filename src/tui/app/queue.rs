@@ -26,6 +26,7 @@ impl App {
             return Vec::new();
         }
         let prompt = super::pinned::with_pinned(trimmed, &self.pinned);
+        let images = self.attached.take(&text, &self.paths);
         self.history.push(text.clone());
         self.set_input("");
         let job_id = self.fresh_job_id();
@@ -44,7 +45,7 @@ impl App {
             mode: self.mode,
             max_tool_calls: None,
             choice: self.choice.clone(),
-            images: Vec::new(),
+            images,
         }]
     }
 

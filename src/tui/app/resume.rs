@@ -104,6 +104,7 @@ impl App {
                 if !pinned.is_empty() {
                     self.transcript.push(Entry::Pinned(pinned));
                 }
+                self.show_images(&job.images);
             }
             Step::Answer(job) => {
                 if let Some(answer) = job.answer.as_deref().filter(|a| !a.is_empty()) {

@@ -83,6 +83,15 @@ fn entry_lines(entry: &Entry, width: usize, details: bool) -> Vec<Line<'static>>
             &format!("pinned: {}", paths.join(", ")),
             Style::new().fg(Color::DarkGray),
         ),
+        Entry::Images(chips) => plain(
+            "      ",
+            &chips
+                .iter()
+                .map(|c| format!("▣ {c}"))
+                .collect::<Vec<_>>()
+                .join("   "),
+            Style::new().fg(Color::DarkGray),
+        ),
         Entry::Assistant(a) => plain("", a.text(), Style::new()),
         Entry::Thinking(t) => {
             let style = Style::new()
@@ -152,18 +161,25 @@ pub struct TranscriptView {
 }
 
 /// Rows after entry `i`: tool calls stay together with what follows, and
-/// an instruction with the files it pinned.
+/// an instruction with the files it pinned and the images it carried.
 fn gap(entries: &[Entry], i: usize) -> usize {
     match (&entries[i], entries.get(i + 1)) {
-        (Entry::Tool { .. }, _) | (Entry::User(_), Some(Entry::Pinned(_))) => 0,
+        (Entry::Tool { .. }, _)
+        | (Entry::User(_) | Entry::Pinned(_), Some(Entry::Pinned(_) | Entry::Images(_))) => 0,
         _ => 1,
     }
 }
 
 /// Whether the row after entry `i` is where the focused message's copy
-/// hint goes (after its pins for an instruction).
+/// hint goes (after its pins and images for an instruction).
 fn hint_after(entries: &[Entry], i: usize, focused: Option<usize>) -> bool {
-    focused == Some(i) || (matches!(entries[i], Entry::Pinned(_)) && focused == i.checked_sub(1))
+    let under = |e: &Entry| matches!(e, Entry::Pinned(_) | Entry::Images(_));
+    focused == Some(i)
+        || (under(&entries[i]) && focused == i.checked_sub(1))
+        || (matches!(entries[i], Entry::Images(_))
+            && i >= 2
+            && matches!(entries[i - 1], Entry::Pinned(_))
+            && focused == Some(i - 2))
 }
 
 fn is_message(entry: &Entry) -> bool {
@@ -290,7 +306,12 @@ pub(super) fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect) {
     } else {
         format!("· pinned: {} ", app.pinned.join(", "))
     };
-    let block = pane(format!(" {mode} › {pins}"), app.focus == Focus::Input);
+    let mut block = pane(format!(" {mode} › {pins}"), app.focus == Focus::Input);
+    let chips = app.image_chips();
+    if !chips.is_empty() {
+        let shown: Vec<String> = chips.iter().map(|c| format!(" ▣ {c} ")).collect();
+        block = block.title_bottom(shown.join("·"));
+    }
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let rows = queue_rows(app).min(inner.height.saturating_sub(1));
