@@ -2,7 +2,9 @@
 //! engine's answers to queries (folders, previews, checkpoints, sessions),
 //! colours, and the replies to commands.
 
-use super::{App, CheckpointRow, Entry, FindFor, HunkCode, LatestCheckpoint, Overlay, WholeFileRow};
+use super::{
+    App, CheckpointRow, Entry, FindFor, HunkCode, LatestCheckpoint, Overlay, WholeFileRow,
+};
 use crate::protocol::{Checkpoint, Command, EngineError, FileRow, FolderEntry, Reply, ThreeWay};
 use crate::tui::highlight::StyledLine;
 
