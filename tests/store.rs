@@ -177,6 +177,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         "server_idempotency",
         "audit_heads",
         "web_cache",
+        "images",
     ] {
         support::db::exec(&db, &format!("DROP TABLE {table}"));
     }
@@ -229,7 +230,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 8")
+                && err.contains("version 9")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -380,7 +381,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 8, ")),
+        said.contains(&format!("sqlite at {db} (schema version 9, ")),
         "{said}"
     );
     let check = env
