@@ -166,6 +166,22 @@ fn a_model_that_cannot_see_fails_before_any_chat_request() {
     let run = exec(&env, &cfg, dir.path(), &["--image", &image, "Look."]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(calls(&seeing).len(), 1);
+    // llama-cpp-python says nothing of images, and a text model's template
+    // breaks on them: taken as blind unless the config says it sees.
+    let lcp = [(
+        "/v1/models",
+        json!({"object": "list", "data": [{"id": "test-model", "object": "model", "owned_by": "me", "permissions": []}]}),
+    )];
+    let python = LlmServer::start_with_paths(vec![sse(openai::text(&["never"]))], &lcp);
+    let cfg = config(&env, "openai", &python.url(), "");
+    let run = exec(&env, &cfg, dir.path(), &["--image", &image, "Look."]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot see images (llama-cpp-python"),
+        "{}",
+        run.stderr
+    );
+    assert!(calls(&python).is_empty());
     // Without images, a blind model answers as before.
     let run = exec(
         &env,

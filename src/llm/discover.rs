@@ -56,7 +56,7 @@ const PROBE_TOKENS: usize = 524_288;
 
 /// llama-cpp-python's model list: every entry as its server writes it
 /// (`owned_by: "me"`, `permissions: []`), which no other server does.
-fn is_llama_cpp_python(models: &Value) -> bool {
+pub(super) fn is_llama_cpp_python(models: &Value) -> bool {
     models["data"].as_array().is_some_and(|data| {
         !data.is_empty()
             && data

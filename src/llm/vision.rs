@@ -2,8 +2,9 @@
 //! (`vision = true|false`), or with `"auto"` its server is asked: the models
 //! list (OpenRouter's `architecture.input_modalities`, a `capabilities`
 //! field), llama.cpp `GET /props` (`modalities.vision`), Ollama `POST
-//! /api/show` (`capabilities`). A server that says nothing is taken at its
-//! word when the request comes.
+//! /api/show` (`capabilities`); llama-cpp-python, which cannot say, is
+//! taken as blind unless the config says otherwise. Any other server that
+//! says nothing is taken at its word when the request comes.
 
 use std::time::Duration;
 
@@ -46,10 +47,19 @@ pub async fn openai_compatible(ep: &Endpoint) -> Sight {
     }
     let root = ep.base_url.strip_suffix("/v1").unwrap_or(&ep.base_url);
     let get = |url: String| ask(ep.bearer(ep.client.get(url)));
-    if let Some(models) = get(format!("{}/models", ep.base_url)).await
-        && let Some(said) = from_models(&models, &ep.model)
-    {
-        return said;
+    if let Some(models) = get(format!("{}/models", ep.base_url)).await {
+        if let Some(said) = from_models(&models, &ep.model) {
+            return said;
+        }
+        // It says nothing of images anywhere, and a text model's chat
+        // template breaks on them (the stream just ends).
+        if super::discover::is_llama_cpp_python(&models) {
+            return Sight::Blind {
+                how: "llama-cpp-python, which serves images only with a multimodal chat \
+                      handler and cannot say whether it has one; set vision = true if it does"
+                    .into(),
+            };
+        }
     }
     if let Some(props) = get(format!("{root}/props")).await
         && let Some(said) = from_props(&props)
