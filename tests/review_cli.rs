@@ -299,6 +299,7 @@ fn audit_verify_finds_its_newest_records_removed() {
     let db = env.state_db();
     support::db::exec(&db, "DROP TABLE web_cache");
     support::db::exec(&db, "DROP TABLE images");
+    support::db::exec(&db, "DROP TABLE hook_trust");
     support::db::exec(&db, "DROP TABLE audit_heads");
     support::db::exec(&db, "DROP INDEX audit_by_user");
     support::db::exec(&db, "ALTER TABLE audit DROP COLUMN user_name");

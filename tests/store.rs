@@ -178,6 +178,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         "audit_heads",
         "web_cache",
         "images",
+        "hook_trust",
     ] {
         support::db::exec(&db, &format!("DROP TABLE {table}"));
     }
@@ -192,7 +193,7 @@ fn a_store_of_the_previous_schema_is_migrated_on_open() {
         .output()
         .unwrap();
     let check: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(check["schema_version"], 9, "{check}");
+    assert_eq!(check["schema_version"], 10, "{check}");
     assert_eq!(
         support::db::column(&db, "SELECT COUNT(*) FROM file_index"),
         ["0"]
@@ -230,7 +231,7 @@ fn a_store_from_a_newer_release_is_refused_untouched() {
         assert_eq!(code(&out), 2, "{args:?}: {err}");
         assert!(
             err.contains("version 99")
-                && err.contains("version 9")
+                && err.contains("version 10")
                 && err.contains(&db.display().to_string()),
             "{err}"
         );
@@ -381,7 +382,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
     );
     let said = doctor();
     assert!(
-        said.contains(&format!("sqlite at {db} (schema version 9, ")),
+        said.contains(&format!("sqlite at {db} (schema version 10, ")),
         "{said}"
     );
     let check = env
@@ -398,7 +399,7 @@ fn backup_is_a_working_copy_and_the_store_is_private() {
             &check["sessions"],
             &check["schema_version"]
         ),
-        (&json!(true), &json!("sqlite"), &json!(1), &json!(9)),
+        (&json!(true), &json!("sqlite"), &json!(1), &json!(10)),
         "{check}"
     );
     assert!(check["audit_records"].as_u64().unwrap() >= 1, "{check}");

@@ -98,7 +98,7 @@ fn every_command_works_from_postgresql_alone() {
     let text = stdout(&doctor) + &stderr(&doctor);
     assert!(
         text.contains(&format!("postgresql at {}", cluster.url()))
-            && text.contains("schema version 9"),
+            && text.contains("schema version 10"),
         "{text}"
     );
     assert!(!text.contains(PASSWORD), "{text}");

@@ -94,6 +94,7 @@ pub struct EngineBuilder {
     store: Option<Store>,
     read_only: bool,
     front_end: FrontEnd,
+    front_name: &'static str,
 }
 
 impl EngineBuilder {
@@ -116,6 +117,7 @@ impl EngineBuilder {
             store: None,
             read_only: false,
             front_end: FrontEnd::OneShot,
+            front_name: "cli",
         }
     }
 
@@ -187,6 +189,12 @@ impl EngineBuilder {
         self
     }
 
+    /// The front end's name, as hooks read it (`tui`, `exec`, `serve`).
+    pub fn front_name(mut self, name: &'static str) -> Self {
+        self.front_name = name;
+        self
+    }
+
     /// A tool of the caller's besides the built-in ones (tests).
     pub fn tool(mut self, tool: Box<dyn Tool>) -> Self {
         self.tools.push(tool);
@@ -252,6 +260,7 @@ impl EngineBuilder {
             optional: matches!(self.providers, Providers::Optional),
             store: store.clone(),
             front_end: self.front_end,
+            front_name: self.front_name,
         };
         let (routed, notice) = self.routed(&loaded.config)?;
         let mut registry = Registry::for_root(workspace.root(), &loaded.config)
@@ -275,7 +284,17 @@ impl EngineBuilder {
             .map(|s| Arc::new(crate::checkpoint::ExecTracker::new(s, &workspace)));
         let lasting = matches!(self.front_end, FrontEnd::Lasting);
         let index = super::code_index(workspace.root(), &loaded.config.index, lasting);
+        let trusted: Vec<super::hooks::Trusted> = state
+            .as_ref()
+            .and_then(|s| s.trusted_hooks().ok())
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|(_, body)| serde_json::from_str(body).ok())
+            .collect();
+        let hooks = super::hooks::HookSet::load(workspace.root(), &loaded.config.hooks, &trusted);
         let ctx = EngineContext {
+            hooks,
+            front_name: self.front_name,
             index,
             workspace,
             config: loaded.config,
@@ -334,6 +353,7 @@ pub(super) struct Template {
     pub optional: bool,
     pub store: Option<Store>,
     pub front_end: FrontEnd,
+    pub front_name: &'static str,
 }
 
 impl Template {
@@ -353,7 +373,8 @@ impl Template {
                 Providers::Off
             })
             .remember(true)
-            .front_end(self.front_end);
+            .front_end(self.front_end)
+            .front_name(self.front_name);
         // The routing override is applied already.
         b.routing = None;
         b.store = self.store.clone();

@@ -45,6 +45,11 @@ impl Emitter {
         &self.job_id
     }
 
+    /// Another emitter of the same job (a hook that runs detached).
+    pub fn fork(&self) -> Emitter {
+        Emitter::new(self.job_id.clone(), self.tx.clone())
+    }
+
     pub fn emit(&mut self, body: EventBody) {
         self.send(JobMsg::Event(body));
     }

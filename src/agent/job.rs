@@ -201,6 +201,8 @@ pub(super) struct Job<'a> {
     pub steers: Vec<String>,
     /// Subfolders whose memory file the model was given (or that have none).
     pub memory_given: Vec<String>,
+    /// Times `job.end` hooks sent it on.
+    pub continuations: u32,
 }
 
 impl<'a> Job<'a> {
@@ -251,6 +253,7 @@ impl<'a> Job<'a> {
             nudged: false,
             steers: Vec::new(),
             memory_given: super::memory::given_in(&spec.history),
+            continuations: 0,
         }
     }
 
@@ -266,6 +269,9 @@ impl<'a> Job<'a> {
             return failed;
         }
         let (mut system, mut tools) = self.prepare().await;
+        if let Some(blocked) = self.prompt_gate().await {
+            return blocked;
+        }
         let max_requests = self.spec.max_tool_calls + self.ctx.config.agent.max_schema_retries + 3;
         for _ in 0..max_requests {
             let was_lean = self.lean();
@@ -287,6 +293,16 @@ impl<'a> Job<'a> {
                 continue;
             }
             if let Some(outcome) = outcome {
+                if let Some(next) = self.job_end(&outcome).await {
+                    // Sent on by a hook: the answer stays as a message.
+                    let said = self.conv.messages().last().cloned();
+                    self.emit.send(JobMsg::Append(said.into_iter().collect()));
+                    self.add(Message::User(next));
+                    continue;
+                }
+                if matches!(outcome, Outcome::Completed { .. }) {
+                    self.emit.send(JobMsg::Answer);
+                }
                 return outcome;
             }
         }
@@ -536,8 +552,8 @@ impl<'a> Job<'a> {
             text: answer.clone(),
             tool_calls: Vec::new(),
         };
+        // Recorded as the answer once the job ends here (`drive`).
         self.conv.push(message);
-        self.emit.send(JobMsg::Answer);
         Outcome::Completed {
             answer,
             status: self.final_status(),

@@ -23,6 +23,10 @@ mod event_log;
 mod exec;
 mod feedback;
 mod files;
+mod hook_calls;
+mod hook_door;
+mod hook_run;
+mod hooks;
 mod images;
 mod job;
 mod job_request;
@@ -94,9 +98,22 @@ pub(crate) struct EngineContext {
     /// The root's code index in the state home (`None`: turned off, or no
     /// state home).
     pub index: Option<std::sync::Arc<crate::index::CodeIndex>>,
+    /// The hooks that run here (SPEC 21).
+    pub hooks: hooks::HookSet,
+    /// Which front end drives it (`tui`, `exec`, `serve` …), as hooks read.
+    pub front_name: &'static str,
 }
 
 impl EngineContext {
+    /// Variables no command or hook may see: every provider's key.
+    pub fn secret_names(&self) -> Vec<String> {
+        self.config
+            .providers
+            .values()
+            .filter_map(|p| p.api_key_env.clone())
+            .collect()
+    }
+
     /// What a tool run by this engine may use.
     pub fn tool_context(&self) -> crate::tools::ToolContext<'_> {
         let mut ctx = crate::tools::ToolContext::new(&self.workspace, &self.config);

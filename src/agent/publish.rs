@@ -246,6 +246,19 @@ impl Core {
                     &outcome,
                 );
             }
+            EventBody::HookCompleted(run) => {
+                let target = format!("{} ({})", run.name, run.event);
+                let outcome = serde_json::json!({
+                    "decision": run.decision.as_str(),
+                    "def_sha256": run.def_sha256,
+                    "exit_code": run.exit_code,
+                    "duration_ms": run.duration_ms,
+                    "timed_out": run.timed_out,
+                    "confined": run.confined,
+                    "error": run.error,
+                });
+                self.audit(key, job_id, "hook", &target, None, &outcome.to_string());
+            }
             EventBody::ToolCallCompleted {
                 name,
                 ok,

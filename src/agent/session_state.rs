@@ -278,6 +278,8 @@ impl SessionState {
             }
             EventBody::LlmDelta { .. }
             | EventBody::UserSteer { .. }
+            | EventBody::HookStarted { .. }
+            | EventBody::HookCompleted(_)
             | EventBody::LlmReasoning { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }

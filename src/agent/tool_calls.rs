@@ -20,7 +20,8 @@ impl Job<'_> {
     pub(super) async fn call_tool(&mut self, call: ToolCall) -> ToolResult {
         self.announce(&call);
         let started = Instant::now();
-        let mut outcome = self.execute(&call).await;
+        let mut outcome = self.gated(&call).await;
+        self.tool_observed(&call, &outcome);
         // A first read or edit under a folder with its own AGENTS.md brings it.
         if let Ok(Value::Object(result)) = &mut outcome {
             let paths = super::memory::touched(&call.arguments);
@@ -67,6 +68,21 @@ impl Job<'_> {
             (result, None) => Ok(result.unwrap_or(Value::Null)),
         };
         ToolResult::new(call.tool_call_id, call.name, outcome)
+    }
+
+    /// The call through its `tool.before` hooks; what they add for the
+    /// model goes with its result.
+    async fn gated(&mut self, call: &ToolCall) -> Result<Value, Value> {
+        let valid = !matches!(call.arguments, Value::String(_));
+        if !valid || !self.ctx.hooks.any(crate::config::HookEvent::ToolBefore) {
+            return self.execute(call).await;
+        }
+        let context = self.tool_gate(call).await?;
+        let mut outcome = self.execute(call).await;
+        if let (false, Ok(Value::Object(result))) = (context.is_empty(), &mut outcome) {
+            result.insert("hook_context".into(), Value::String(context.join("\n")));
+        }
+        outcome
     }
 
     async fn execute(&mut self, call: &ToolCall) -> Result<Value, Value> {
@@ -387,7 +403,16 @@ impl Job<'_> {
     }
 
     /// Asks the front end about `call` (and `also`, decided with it).
-    async fn ask_user(&mut self, call: &ToolCall, also: &[ToolCall]) -> Decision {
+    pub(super) async fn ask_user(&mut self, call: &ToolCall, also: &[ToolCall]) -> Decision {
+        if self
+            .ctx
+            .hooks
+            .any(crate::config::HookEvent::ApprovalRequested)
+        {
+            let c = super::hook_calls::called(&call.name, &call.arguments);
+            let data = serde_json::json!({"tool": call.name, "arguments": call.arguments});
+            self.observe(crate::config::HookEvent::ApprovalRequested, Some(&c), data);
+        }
         self.emit.emit(EventBody::ApprovalRequested {
             tool_call_id: call.tool_call_id.clone(),
             name: call.name.clone(),

@@ -90,6 +90,8 @@ pub enum Command {
     Store(StoreArgs),
     /// The configured MCP servers: each started, its state and tools
     Mcp(McpArgs),
+    /// Hooks (SPEC 21): list them, trust a project's, test one event's
+    Hooks(HooksArgs),
     /// Serve the agent over HTTP + SSE (SPEC section 13); `serve token` manages its tokens
     Serve(ServeArgs),
 }
@@ -416,6 +418,53 @@ pub enum McpAction {
         #[arg(long)]
         json: bool,
         /// Agent root (servers run there)
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct HooksArgs {
+    #[command(subcommand)]
+    pub action: HooksAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksAction {
+    /// The config's and the project's hooks, with their trust (exit 2 if
+    /// the project's file is wrong)
+    List {
+        /// JSON output
+        #[arg(long)]
+        json: bool,
+        /// Agent root
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+    },
+    /// Trust the project's hooks (.agent-tui/hooks.toml) as they are now:
+    /// the definition and each script it names are pinned by sha256
+    Trust {
+        /// Only this hook
+        name: Option<String>,
+        /// Agent root
+        #[arg(long, default_value = ".", value_name = "PATH")]
+        root: PathBuf,
+    },
+    /// Run one event's hooks as a job would, keeping nothing (exit 0 pass,
+    /// 1 block, 2 a config or usage error)
+    Test {
+        /// The event (tool.before, prompt.submit, job.end …)
+        event: String,
+        /// Only this hook
+        #[arg(long, value_name = "NAME")]
+        hook: Option<String>,
+        /// The event's `data` as JSON (a call: {"tool": …, "arguments": {…}})
+        #[arg(long, value_name = "FILE")]
+        input: Option<PathBuf>,
+        /// JSON output
+        #[arg(long)]
+        json: bool,
+        /// Agent root
         #[arg(long, default_value = ".", value_name = "PATH")]
         root: PathBuf,
     },

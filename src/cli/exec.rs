@@ -33,7 +33,10 @@ pub fn run_exec(global: &GlobalArgs, args: ExecArgs) -> Exit {
         Ok(images) => images,
         Err(e) => return usage(format!("--image: {e}")),
     };
-    let (rt, engine) = match start(builder(global, &args.root).providers(Providers::Required)) {
+    let exec = builder(global, &args.root)
+        .providers(Providers::Required)
+        .front_name("exec");
+    let (rt, engine) = match start(exec) {
         Ok(started) => started,
         Err(exit) => return exit,
     };
@@ -262,6 +265,8 @@ async fn react(
         EventBody::JobStarted { .. }
         | EventBody::JobQueued { .. }
         | EventBody::UserSteer { .. }
+        | EventBody::HookStarted { .. }
+        | EventBody::HookCompleted(_)
         | EventBody::LlmDelta { .. }
         | EventBody::LlmReasoning { .. }
         | EventBody::ProviderFallback { .. }

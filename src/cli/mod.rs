@@ -7,6 +7,7 @@ mod doctor;
 mod eval;
 mod exec;
 mod history;
+mod hooks;
 mod index;
 mod keys;
 mod logging;
@@ -82,6 +83,7 @@ pub fn run(cli: Cli) -> Exit {
         },
         Command::Store(args) => store::run(&cli.global, &args),
         Command::Mcp(args) => mcp::run_mcp(&cli.global, &args),
+        Command::Hooks(args) => hooks::run_hooks(&cli.global, args),
         Command::Serve(args) => serve::run(&cli.global, &args),
     }
 }
@@ -170,7 +172,8 @@ fn tui(cli: &Cli) -> Exit {
         .config(config)
         .providers(Providers::Optional)
         .remember(true)
-        .front_end(crate::agent::FrontEnd::Lasting);
+        .front_end(crate::agent::FrontEnd::Lasting)
+        .front_name("tui");
     let (rt, engine) = match context::start(builder) {
         Ok(started) => started,
         Err(exit) => return exit,

@@ -239,6 +239,12 @@ impl Printer {
                 self.flush();
                 eprintln!("↳ {text}");
             }
+            EventBody::HookCompleted(run) => {
+                self.end_line();
+                self.flush();
+                eprintln!("{}", hook_line(run));
+            }
+            EventBody::HookStarted { .. } => {}
             EventBody::JobStarted { images, .. } if !images.is_empty() => {
                 for image in images {
                     eprintln!("· image {}", image.chip());
@@ -503,4 +509,21 @@ fn shorten(text: &str, max: usize) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_string(),
     }
+}
+
+/// A hook's run in one line: `· hook guard (tool.before): block — why`.
+fn hook_line(run: &crate::protocol::HookOutcome) -> String {
+    let why = run
+        .reason
+        .as_deref()
+        .or(run.error.as_deref())
+        .map(|w| format!(" — {}", w.lines().next().unwrap_or_default()))
+        .unwrap_or_default();
+    format!(
+        "· hook {} ({}): {} in {} ms{why}",
+        run.name,
+        run.event,
+        run.decision.as_str(),
+        run.duration_ms
+    )
 }

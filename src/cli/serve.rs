@@ -124,7 +124,8 @@ fn start(
     let first = builder(global, &args.root)
         .providers(Providers::Optional)
         .remember(false)
-        .front_end(crate::agent::FrontEnd::Lasting);
+        .front_end(crate::agent::FrontEnd::Lasting)
+        .front_name("serve");
     let primary = first.build().map_err(build_error)?;
     let config = primary.config().server.clone();
     let accounts = primary

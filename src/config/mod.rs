@@ -2,6 +2,7 @@
 //! documents) and the semantic checks that run after parsing.
 
 mod detect;
+pub mod hooks;
 mod index;
 mod load;
 mod notify;
@@ -14,6 +15,9 @@ mod verify;
 pub mod web;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
+pub use hooks::{
+    HookDef, HookEvent, HookMatch, HooksConfig, HooksFile, OnError, PROJECT_FILE, glob_matches,
+};
 pub use index::IndexConfig;
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
 pub use notify::{NotifyConfig, NotifyKind, NotifyWhen};
@@ -60,6 +64,7 @@ pub struct Config {
     pub index: IndexConfig,
     pub notify: NotifyConfig,
     pub web: web::WebConfig,
+    pub hooks: HooksConfig,
     /// TUI key overrides: action name -> key (`apply = "ctrl+w"`).
     pub keys: BTreeMap<String, String>,
     pub mcp_servers: BTreeMap<String, McpServerConfig>,
@@ -106,6 +111,7 @@ impl Default for Config {
             index: IndexConfig::default(),
             notify: NotifyConfig::default(),
             web: web::WebConfig::default(),
+            hooks: HooksConfig::default(),
             keys: BTreeMap::new(),
             mcp_servers: BTreeMap::new(),
         }
@@ -461,6 +467,7 @@ impl Config {
         out.extend(self.verify.problems());
         out.extend(self.index.problems());
         out.extend(self.notify.problems());
+        out.extend(self.hooks.problems("hooks"));
         for (name, server) in &self.mcp_servers {
             out.extend(server.problems(name));
         }

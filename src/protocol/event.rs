@@ -66,6 +66,12 @@ pub enum EventBody {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<super::ImageMeta>,
     },
+    /// A hook started (SPEC 21).
+    #[serde(rename = "hook.started")]
+    HookStarted { name: String, event: String },
+    /// What a hook's run came to (SPEC 21).
+    #[serde(rename = "hook.completed")]
+    HookCompleted(Box<super::HookOutcome>),
     #[serde(rename = "job.started")]
     JobStarted {
         prompt: String,
@@ -325,6 +331,8 @@ impl EventBody {
             EventBody::JobCancelled {} => Some(JobStatus::Cancelled),
             EventBody::LlmDelta { .. }
             | EventBody::UserSteer { .. }
+            | EventBody::HookStarted { .. }
+            | EventBody::HookCompleted(_)
             | EventBody::LlmReasoning { .. }
             | EventBody::UsageUpdated { .. }
             | EventBody::ContextCompacted { .. }
@@ -354,6 +362,8 @@ impl EventBody {
         match self {
             EventBody::JobQueued { .. } => "job.queued",
             EventBody::JobStarted { .. } => "job.started",
+            EventBody::HookStarted { .. } => "hook.started",
+            EventBody::HookCompleted(_) => "hook.completed",
             EventBody::LlmDelta { .. } => "llm.delta",
             EventBody::LlmReasoning { .. } => "llm.reasoning",
             EventBody::ToolCallRequested { .. } => "tool.call.requested",

@@ -11,6 +11,7 @@ pub mod api;
 pub mod audit;
 pub mod checkpoint;
 pub mod event;
+pub mod hooks;
 pub mod image;
 pub mod index;
 pub mod models;
@@ -32,6 +33,7 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
+pub use hooks::{HookAnswer, HookDecision, HookInfo, HookOutcome, HookScript, HookTrust};
 pub use image::{ImageError, ImageInput, ImageMeta, ImageRule};
 pub use index::{Found, IndexBuilt, IndexState, IndexStatus};
 pub use models::{ModelChoice, ProviderModels, Reach};
@@ -107,6 +109,8 @@ pub enum JobFailure {
     HostLost,
     /// Images went with it and its model cannot see them (SPEC 20).
     NoVision,
+    /// A `prompt.submit` hook blocked the instruction (SPEC 21).
+    BlockedByHook,
 }
 
 impl JobFailure {

@@ -10,6 +10,7 @@ mod checkpoints;
 mod db;
 mod error;
 pub mod file_index;
+mod hook_trust;
 mod images;
 mod import;
 mod journal;

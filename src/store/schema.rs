@@ -8,7 +8,7 @@ use super::db::Shared;
 use super::error::StoreError;
 
 /// The schema version this build writes.
-pub const SCHEMA_VERSION: i64 = 9;
+pub const SCHEMA_VERSION: i64 = 10;
 
 /// Migration `n` takes a store from version `n - 1` to `n`; `{bytes}` is
 /// the kind's binary column type.
@@ -242,6 +242,16 @@ const MIGRATIONS: &[&str] = &[
         media_type TEXT NOT NULL,
         data {bytes} NOT NULL,
         created_at TEXT NOT NULL
+    );
+    ",
+    // 10: project hooks a user trusted, as they were then (SPEC 21).
+    "
+    CREATE TABLE hook_trust (
+        root_key TEXT NOT NULL,
+        name TEXT NOT NULL,
+        body TEXT NOT NULL,
+        trusted_at TEXT NOT NULL,
+        PRIMARY KEY (root_key, name)
     );
     ",
 ];

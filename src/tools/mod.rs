@@ -19,7 +19,7 @@ mod reaper;
 mod registry;
 mod repo_map;
 mod run_command;
-mod runner;
+pub(crate) mod runner;
 mod search_project;
 pub mod verify;
 mod web_fetch;

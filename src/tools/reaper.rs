@@ -28,9 +28,14 @@ pub fn supervise(argv: &[OsString]) -> i32 {
         && rustix::fs::fcntl_getfl(&lifeline)
             .and_then(|f| rustix::fs::fcntl_setfl(&lifeline, f | rustix::fs::OFlags::NONBLOCK))
             .is_ok();
+    // A hook's input, when the runner named one; else nothing.
+    let input = std::env::var_os(super::runner::STDIN_VAR)
+        .and_then(|path| std::fs::File::open(path).ok())
+        .map_or_else(Stdio::null, Stdio::from);
     let mut child = match Command::new(&argv[0])
         .args(&argv[1..])
-        .stdin(Stdio::null())
+        .env_remove(super::runner::STDIN_VAR)
+        .stdin(input)
         .spawn()
     {
         Ok(child) => child,

@@ -225,6 +225,7 @@ impl Tool for RunCommand {
             cancel: ctx.cancel.as_ref(),
             tee: ctx.tee.clone(),
             tee_past_cap: false,
+            stdin: None,
         };
         let (ran, tracked) = tracked(ctx, || runner::run(&spawn))?;
         let mut changed = tracked.changed;

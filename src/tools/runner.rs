@@ -37,7 +37,13 @@ pub struct Spawn<'a> {
     /// The tee gets all of the output, past the cap too (a verify keeps
     /// the end of it).
     pub tee_past_cap: bool,
+    /// A file its stdin reads (a hook's input); `None`: nothing.
+    pub stdin: Option<PathBuf>,
 }
+
+/// The variable that tells the wrapper which file the command's stdin
+/// reads (its own stdin is the lifeline); never seen by the command.
+pub const STDIN_VAR: &str = "AGENT_TUI_CONFINE_STDIN";
 
 /// Where a command's output goes as it comes: (`true` for stderr, bytes).
 pub type Tee = std::sync::Arc<dyn Fn(bool, &[u8]) + Send + Sync>;
@@ -119,10 +125,19 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     let lifeline = match lifeline {
         Some((reader, writer)) => {
             command.stdin(reader);
+            if let Some(input) = &spawn.stdin {
+                command.env(STDIN_VAR, input);
+            }
             Some(writer)
         }
         None => {
-            command.stdin(Stdio::null());
+            match spawn.stdin.as_deref().map(std::fs::File::open) {
+                Some(Ok(file)) => command.stdin(file),
+                Some(Err(e)) => {
+                    return Err(ToolError::Internal(format!("cannot open its input: {e}")));
+                }
+                None => command.stdin(Stdio::null()),
+            };
             None
         }
     };
@@ -310,6 +325,7 @@ mod tests {
             cancel: None,
             tee: None,
             tee_past_cap: false,
+            stdin: None,
         })
         .unwrap()
     }

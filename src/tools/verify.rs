@@ -251,6 +251,7 @@ fn run_in(
         cancel: Some(cancel),
         tee: Some(tee),
         tee_past_cap: true,
+        stdin: None,
     };
     let ran = runner::run(&spawn).map_err(|e| e.to_string())?;
     let bytes = output.lock().map(|o| o.clone()).unwrap_or_default();

@@ -183,6 +183,7 @@ pub(super) fn git_cli(
         cancel: ctx.cancel.as_ref(),
         tee: None,
         tee_past_cap: false,
+        stdin: None,
     };
     let ran = runner::run(&spawn)?;
     if ran.timed_out {

@@ -97,6 +97,8 @@ impl App {
             EventBody::UsageUpdated { .. } => self.usage_updated(body),
             EventBody::ContextCompacted { .. } => self.compacted(job, body),
             EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
+            EventBody::HookCompleted(run) => self.transcript.push(hook_entry(run)),
+            EventBody::HookStarted { .. } => {}
             EventBody::ClarificationReceived { .. }
             | EventBody::JobQueued { .. }
             | EventBody::EditsProposed { .. }
@@ -588,5 +590,31 @@ fn call_line(name: &str, arguments: &serde_json::Value) -> String {
             Some((server, tool)) => format!("MCP server {server} · tool {tool} · {arguments}"),
             None => format!("{name} {arguments}"),
         },
+    }
+}
+
+/// A hook's run as a chat line, folded like a tool call's: its decision
+/// and time, and (expanded) the whole of what it said.
+pub(super) fn hook_entry(run: &crate::protocol::HookOutcome) -> Entry {
+    let why = run
+        .reason
+        .as_deref()
+        .or(run.error.as_deref())
+        .unwrap_or_default();
+    Entry::Tool {
+        name: format!("hook {}", run.name),
+        summary: format!(
+            "{} · {} · {} ms{}",
+            run.event,
+            run.decision.as_str(),
+            run.duration_ms,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", why.lines().next().unwrap_or_default())
+            }
+        ),
+        ok: Some(run.error.is_none() && run.decision != crate::protocol::HookDecision::Block),
+        detail: serde_json::to_string_pretty(run).unwrap_or_default(),
     }
 }

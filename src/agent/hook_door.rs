@@ -1,0 +1,132 @@
+//! The door's hook queries and commands (SPEC 21): the list, trusting a
+//! project's hooks as they are now (the definition and each script's
+//! bytes kept in the store), and a dry run of one event's hooks that
+//! decides like a job would and keeps nothing.
+
+use serde_json::{Value, json};
+
+use super::door::Engine;
+use super::hook_run::{HookCall, run};
+use super::hooks::{Called, Trusted, def_sha256, project_hooks, scripts_of};
+use crate::config::HookEvent;
+use crate::protocol::{EngineError, HookDecision, HookInfo, HookOutcome};
+
+impl Engine {
+    /// Every hook of the root (the config's, the project's with their
+    /// trust) and what is wrong with the project's file.
+    pub fn hooks(&self) -> (Vec<HookInfo>, Vec<String>) {
+        let set = &self.inner.ctx.hooks;
+        (set.list(), set.problems.clone())
+    }
+
+    /// Trusts the project's hooks (or the one named) as they are now;
+    /// the names trusted.
+    pub async fn trust_hooks(&self, name: Option<String>) -> Result<Vec<String>, EngineError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let ctx = &inner.ctx;
+            let Some(state) = &ctx.state else {
+                return Err(EngineError::unavailable(
+                    "trusting hooks needs the store (a state home)",
+                ));
+            };
+            let root = ctx.workspace.root();
+            let project = project_hooks(root).map_err(EngineError::invalid)?;
+            if let Some(n) = &name
+                && !project.run.iter().any(|h| &h.name == n)
+            {
+                let known: Vec<&str> = project.run.iter().map(|h| h.name.as_str()).collect();
+                return Err(EngineError::not_found(format!(
+                    "no project hook named {n} (the project's: {})",
+                    if known.is_empty() {
+                        "none".into()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            let now = crate::store::session::now();
+            let mut trusted = Vec::new();
+            for def in project.run {
+                if name.as_ref().is_some_and(|n| *n != def.name) {
+                    continue;
+                }
+                let t = Trusted {
+                    def_sha256: def_sha256(&def),
+                    scripts: scripts_of(root, &def),
+                    def,
+                };
+                let body =
+                    serde_json::to_string(&t).map_err(|e| EngineError::failed(e.to_string()))?;
+                state
+                    .trust_hook(&t.def.name, &body, &now)
+                    .map_err(|e| EngineError::failed(e.to_string()))?;
+                trusted.push(t.def.name);
+            }
+            Ok(trusted)
+        })
+        .await
+        .map_err(|e| EngineError::failed(e.to_string()))?
+    }
+
+    /// Runs the hooks of `event` (or only `hook`) on `data` as a job's would
+    /// run, in order, stopping at the first that decides; nothing is kept.
+    pub async fn test_hooks(
+        &self,
+        event: HookEvent,
+        hook: Option<String>,
+        data: Value,
+    ) -> Result<Vec<HookOutcome>, EngineError> {
+        let inner = self.inner.clone();
+        tokio::task::spawn_blocking(move || {
+            let ctx = &inner.ctx;
+            if let Some(n) = &hook
+                && !ctx.hooks.hooks.iter().any(|h| &h.def.name == n)
+            {
+                return Err(EngineError::not_found(format!("no hook named {n}")));
+            }
+            let tool = data["tool"].as_str().unwrap_or_default().to_string();
+            let arguments = data["arguments"].clone();
+            let called: Option<Called<'_>> = (!tool.is_empty())
+                .then(|| super::hook_calls::called(&tool, &arguments));
+            let secrets = ctx.secret_names();
+            let mut out = Vec::new();
+            for h in ctx.hooks.at(event, called.as_ref()) {
+                if hook.as_ref().is_some_and(|n| *n != h.def.name) {
+                    continue;
+                }
+                let input = json!({
+                    "hook": {"name": h.def.name, "event": event.as_str(), "def_sha256": h.def_sha256},
+                    "session_id": Value::Null,
+                    "job_id": Value::Null,
+                    "front": "test",
+                    "user": Value::Null,
+                    "workspace_id": Value::Null,
+                    "root": ctx.workspace.root().display().to_string(),
+                    "mode": Value::Null,
+                    "data": data,
+                });
+                let files = called.as_ref().map(|c| c.paths.clone()).unwrap_or_default();
+                let outcome = run(&HookCall {
+                    def: &h.def,
+                    def_sha256: &h.def_sha256,
+                    scripts: &h.scripts,
+                    files: &files,
+                    cwd: ctx.workspace.root(),
+                    writable: Vec::new(),
+                    input: &input,
+                    secrets: &secrets,
+                    cancel: None,
+                });
+                let decides = event.is_waited() && outcome.decision != HookDecision::Pass;
+                out.push(outcome);
+                if decides {
+                    break;
+                }
+            }
+            Ok(out)
+        })
+        .await
+        .map_err(|e| EngineError::failed(e.to_string()))?
+    }
+}

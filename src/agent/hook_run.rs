@@ -1,0 +1,193 @@
+//! Running one hook (SPEC 21): its argv confined like `run_command`
+//! (writes only in its own TMPDIR, and a verify's scratch copy for
+//! `apply.before`; no network unless `network = true`; no provider key in
+//! its environment), the event's JSON on stdin, ended with its process
+//! group at its timeout; its exit and output read by the contract. A
+//! kernel without Landlock runs no hook: it fails as `on_error` says.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{HookDef, OnError};
+use crate::protocol::{HookAnswer, HookDecision, HookOutcome};
+use crate::tools::confine::{self, Confinement};
+use crate::tools::runner::{self, Spawn};
+
+/// Bytes kept of a hook's stdout and of its stderr.
+const OUTPUT_CAP: usize = 64 * 1024;
+
+/// One run to make.
+pub(crate) struct HookCall<'a> {
+    pub def: &'a HookDef,
+    pub def_sha256: &'a str,
+    /// Trusted copies of the scripts its argv names (project hooks): the
+    /// argument as written, and the bytes to run in its place.
+    pub scripts: &'a [(String, Vec<u8>)],
+    /// `{files}` expands to these.
+    pub files: &'a [String],
+    pub cwd: &'a Path,
+    /// Where it may write besides its own TMPDIR.
+    pub writable: Vec<PathBuf>,
+    pub input: &'a Value,
+    pub secrets: &'a [String],
+    pub cancel: Option<&'a CancellationToken>,
+}
+
+/// Runs the hook to its end and reads what it said.
+pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
+    let mut out = HookOutcome {
+        name: call.def.name.clone(),
+        event: call.def.on.as_str().to_string(),
+        def_sha256: call.def_sha256.to_string(),
+        decision: HookDecision::Pass,
+        exit_code: None,
+        duration_ms: 0,
+        timed_out: false,
+        confined: false,
+        reason: None,
+        context: None,
+        message: None,
+        error: None,
+    };
+    if confine::probe() == Confinement::None {
+        return failed(
+            call.def,
+            out,
+            "hooks run only confined, and this system has no Landlock (or agent-tui runs \
+             inside another program): it did not run"
+                .into(),
+        );
+    }
+    let dir = match tempfile::Builder::new().prefix("agent-tui-hook-").tempdir() {
+        Ok(dir) => dir,
+        Err(e) => return failed(call.def, out, format!("cannot make its folder: {e}")),
+    };
+    let input = dir.path().join("input.json");
+    let argv = match prepare(call, dir.path(), &input) {
+        Ok(argv) => argv,
+        Err(e) => return failed(call.def, out, e),
+    };
+    let spawn = Spawn {
+        argv: &argv,
+        cwd: call.cwd,
+        writable: call.writable.clone(),
+        network: call.def.network,
+        timeout: Duration::from_secs(call.def.timeout_secs),
+        cap: OUTPUT_CAP,
+        secrets: call.secrets,
+        env: vec![
+            ("AGENT_TUI_HOOK", call.def.name.clone()),
+            ("AGENT_TUI_HOOK_EVENT", call.def.on.as_str().to_string()),
+        ],
+        cancel: call.cancel,
+        tee: None,
+        tee_past_cap: false,
+        stdin: Some(input),
+    };
+    let ran = match runner::run(&spawn) {
+        Ok(ran) => ran,
+        Err(e) => return failed(call.def, out, e.to_string()),
+    };
+    out.exit_code = ran.exit_code;
+    out.duration_ms = ran.duration_ms;
+    out.timed_out = ran.timed_out;
+    out.confined = ran.confined;
+    let stderr = ran.stderr_text().trim().to_string();
+    match ran.exit_code {
+        _ if ran.timed_out => {
+            let why = format!("did not finish within {} s", call.def.timeout_secs);
+            failed(call.def, out, why)
+        }
+        Some(0) => answered(call.def, out, ran.stdout_text().trim()),
+        Some(2) => {
+            out.decision = HookDecision::Block;
+            out.reason = Some(if stderr.is_empty() {
+                format!("blocked by hook {}", call.def.name)
+            } else {
+                stderr
+            });
+            out
+        }
+        Some(code) => {
+            let why = if stderr.is_empty() {
+                format!("exited with {code}")
+            } else {
+                format!("exited with {code}: {}", first_lines(&stderr))
+            };
+            failed(call.def, out, why)
+        }
+        None => failed(call.def, out, "was ended by a signal".into()),
+    }
+}
+
+/// The argv to run: `{files}` expanded, trusted script copies in place of
+/// the project's files; the input written where its stdin reads it.
+fn prepare(call: &HookCall<'_>, dir: &Path, input: &Path) -> Result<Vec<String>, String> {
+    let text = serde_json::to_vec(call.input).map_err(|e| e.to_string())?;
+    std::fs::write(input, text).map_err(|e| format!("cannot write its input: {e}"))?;
+    let mut argv = Vec::with_capacity(call.def.command.len());
+    for arg in &call.def.command {
+        if arg == "{files}" {
+            argv.extend(call.files.iter().cloned());
+            continue;
+        }
+        match call.scripts.iter().position(|(named, _)| named == arg) {
+            Some(i) => {
+                use std::os::unix::fs::PermissionsExt;
+                let copy = dir.join(format!("script-{i}"));
+                std::fs::write(&copy, &call.scripts[i].1)
+                    .and_then(|()| {
+                        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500))
+                    })
+                    .map_err(|e| format!("cannot lay out its trusted script: {e}"))?;
+                argv.push(copy.display().to_string());
+            }
+            None => argv.push(arg.clone()),
+        }
+    }
+    Ok(argv)
+}
+
+/// Exit 0: nothing said is a pass; else one JSON object by the contract.
+fn answered(def: &HookDef, mut out: HookOutcome, stdout: &str) -> HookOutcome {
+    if stdout.is_empty() {
+        return out;
+    }
+    match serde_json::from_str::<HookAnswer>(stdout) {
+        Ok(answer) => {
+            out.decision = answer.decision.unwrap_or(HookDecision::Pass);
+            out.reason = answer.reason;
+            out.context = answer.context;
+            out.message = answer.message;
+            out
+        }
+        Err(e) => failed(
+            def,
+            out,
+            format!(
+                "its output is not the hook contract ({e}); print nothing, or one JSON object \
+                 with decision, reason, context or message"
+            ),
+        ),
+    }
+}
+
+/// A hook that failed: `on_error` decides, and the error is kept.
+fn failed(def: &HookDef, mut out: HookOutcome, error: String) -> HookOutcome {
+    out.decision = match def.on_error() {
+        OnError::Block => HookDecision::Block,
+        OnError::Pass => HookDecision::Pass,
+    };
+    if out.decision == HookDecision::Block {
+        out.reason = Some(format!("hook {} failed: {error}", def.name));
+    }
+    out.error = Some(error);
+    out
+}
+
+fn first_lines(text: &str) -> String {
+    text.lines().take(5).collect::<Vec<_>>().join("\n")
+}

@@ -1,0 +1,364 @@
+//! Hooks (SPEC 21), through the real binary: a `tool.before` gate blocks
+//! `rm -rf keep` and the model reads why, the same in `exec`, the TUI and
+//! `serve`; a gate that outlives its timeout blocks in time and leaves no
+//! process; a hook writes nowhere but its folder, reaches no listener and
+//! sees no provider key; a project's hooks run nothing until trusted, then
+//! their trusted bytes; `job.end` sends a job on at most
+//! `max_continuations` times; `hooks test` decides like a job and keeps
+//! nothing.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use support::Env;
+use support::jobs::{KEY, config, exec, project, sse};
+use support::llm_server::{LlmServer, openai};
+use support::serve::add_config;
+
+const NO_RM: &str = r#"
+[[hooks.run]]
+name = "no-rm"
+on = "tool.before"
+match = { tool = "run_command", command = "rm -rf*" }
+command = ["sh", "-c", "echo 'deleting is not allowed here' >&2; exit 2"]
+"#;
+
+/// A model that runs `rm -rf keep`, then answers.
+fn rm_then_answer() -> Vec<support::llm_server::Reply> {
+    vec![
+        sse(openai::tool_calls(&[(
+            "c1",
+            "run_command",
+            &json!({"command": "rm -rf keep"}).to_string(),
+        )])),
+        sse(openai::text(&["Kept it."])),
+    ]
+}
+
+fn with_keep(root: &Path) {
+    std::fs::create_dir_all(root.join("keep")).unwrap();
+    std::fs::write(root.join("keep/data.txt"), "precious\n").unwrap();
+}
+
+/// The second model request's messages, as text.
+fn second_request(server: &LlmServer) -> String {
+    let calls: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_model_call())
+        .collect();
+    assert!(calls.len() >= 2, "{} requests", calls.len());
+    calls[1].body["messages"].to_string()
+}
+
+/// `agent-tui hooks ARGS` with the test key set: (exit code, stdout).
+fn hooks(env: &Env, cfg: &Path, root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = env
+        .cmd()
+        .env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(cfg)
+        .arg("hooks")
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap();
+    (
+        support::code(&out),
+        support::stdout(&out),
+        support::stderr(&out),
+    )
+}
+
+#[test]
+fn a_gate_blocks_rm_rf_and_the_model_reads_why() {
+    let env = Env::new();
+    let dir = project();
+    with_keep(dir.path());
+    let server = LlmServer::start(rm_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, NO_RM);
+    let run = exec(&env, &cfg, dir.path(), &["clean up"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(dir.path().join("keep/data.txt").exists());
+    assert!(
+        run.stderr.contains("hook no-rm (tool.before): block"),
+        "{}",
+        run.stderr
+    );
+    let asked = second_request(&server);
+    assert!(
+        asked.contains("hook no-rm blocked this call: deleting is not allowed here"),
+        "{asked}"
+    );
+    let audit = env.audit_records();
+    let hook = audit.iter().find(|r| r["action"] == "hook").unwrap();
+    assert_eq!(hook["target"], "no-rm (tool.before)");
+    let outcome: Value = serde_json::from_str(hook["outcome"].as_str().unwrap()).unwrap();
+    assert_eq!(outcome["decision"], "block");
+    assert_eq!(outcome["exit_code"], 2);
+    assert_eq!(outcome["confined"], true);
+}
+
+#[test]
+fn a_slow_gate_blocks_at_its_timeout_and_leaves_no_process() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let marker = format!("hookmarker{}", std::process::id());
+    add_config(
+        &cfg,
+        &format!(
+            "[[hooks.run]]\nname = \"slow\"\non = \"tool.before\"\ntimeout_secs = 1\n\
+             command = [\"sh\", \"-c\", \"sleep 30; echo {marker}\"]\n"
+        ),
+    );
+    let input = dir.path().join("call.json");
+    std::fs::write(
+        &input,
+        r#"{"tool": "read_file", "arguments": {"path": "README.md"}}"#,
+    )
+    .unwrap();
+    let started = Instant::now();
+    let (code, out, err) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &[
+            "test",
+            "tool.before",
+            "--json",
+            "--input",
+            input.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    let said: Value = serde_json::from_str(&out).unwrap();
+    let run = &said["runs"][0];
+    assert_eq!(run["decision"], "block", "{said}");
+    assert_eq!(run["timed_out"], true, "{said}");
+    assert!(run["duration_ms"].as_u64().unwrap() < 2000, "{said}");
+    assert!(
+        run["reason"]
+            .as_str()
+            .unwrap()
+            .contains("did not finish within 1 s"),
+        "{said}"
+    );
+    let left = std::process::Command::new("pgrep")
+        .args(["-f", &marker])
+        .output()
+        .unwrap();
+    assert!(
+        left.stdout.is_empty(),
+        "left: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
+}
+
+#[test]
+fn a_hook_writes_only_in_its_folder_reaches_no_listener_and_sees_no_key() {
+    let env = Env::new();
+    let dir = project();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let outside = dir.path().join("written-by-hook");
+    let script = format!(
+        "cat > /dev/null; \
+         touch {out} 2>/dev/null && w=wrote || w=denied; \
+         touch \"$TMPDIR/own\" && t=own || t=none; \
+         python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {port}), 2)' 2>/dev/null && n=connected || n=refused; \
+         env | grep -q TEST_LLM_KEY && k=seen || k=absent; \
+         printf '{{\"context\": \"root %s, folder %s, net %s, key %s\"}}' $w $t $n $k",
+        out = outside.display()
+    );
+    let def = json!({"name": "probe", "on": "prompt.submit", "command": ["sh", "-c", script]});
+    add_config(
+        &cfg,
+        &format!(
+            "[[hooks.run]]\nname = \"probe\"\non = \"prompt.submit\"\ncommand = {}\n",
+            def["command"]
+        ),
+    );
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let said: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        said["runs"][0]["context"], "root denied, folder own, net refused, key absent",
+        "{said}"
+    );
+    assert_eq!(said["runs"][0]["confined"], true);
+    assert!(!outside.exists());
+    drop(listener);
+}
+
+#[test]
+fn project_hooks_run_only_trusted_and_then_their_trusted_bytes() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let hooks_dir = dir.path().join(".agent-tui/hooks");
+    std::fs::create_dir_all(&hooks_dir).unwrap();
+    let script = hooks_dir.join("say.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho '{\"context\": \"first version\"}'\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.path().join(".agent-tui/hooks.toml"),
+        "[[hooks.run]]\nname = \"say\"\non = \"prompt.submit\"\ncommand = [\".agent-tui/hooks/say.sh\"]\n",
+    )
+    .unwrap();
+    let test = || {
+        let (code, out, err) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit", "--json"]);
+        assert_eq!(code, 0, "{out}{err}");
+        serde_json::from_str::<Value>(&out).unwrap()
+    };
+    // Not trusted: listed as such, runs nothing.
+    let (_, list, _) = hooks(&env, &cfg, dir.path(), &["list", "--json"]);
+    let list: Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list["hooks"][0]["trust"], "untrusted", "{list}");
+    assert_eq!(test()["runs"], json!([]));
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["trust"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("trusted say"), "{out}");
+    assert_eq!(test()["runs"][0]["context"], "first version");
+    // The script changes: shown as changed, and the trusted bytes still run.
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho '{\"context\": \"second version\"}'\n",
+    )
+    .unwrap();
+    let (_, list, _) = hooks(&env, &cfg, dir.path(), &["list", "--json"]);
+    let list: Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list["hooks"][0]["trust"], "changed", "{list}");
+    assert_eq!(list["hooks"][0]["scripts"][0]["changed"], true, "{list}");
+    assert_eq!(test()["runs"][0]["context"], "first version");
+    let (code, _, _) = hooks(&env, &cfg, dir.path(), &["trust", "say"]);
+    assert_eq!(code, 0);
+    assert_eq!(test()["runs"][0]["context"], "second version");
+}
+
+#[test]
+fn job_end_sends_a_job_on_at_most_max_continuations_times() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![
+        sse(openai::text(&["One."])),
+        sse(openai::text(&["Two."])),
+        sse(openai::text(&["Three."])),
+        sse(openai::text(&["Never."])),
+    ]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        "[hooks]\nmax_continuations = 2\n[[hooks.run]]\nname = \"more\"\non = \"job.end\"\n\
+         command = [\"sh\", \"-c\", \"echo '{\\\"decision\\\": \\\"continue\\\", \\\"message\\\": \\\"check the tests too\\\"}'\"]\n",
+    );
+    let run = exec(&env, &cfg, dir.path(), &["--mode", "ask", "do it"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let calls: Vec<_> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_model_call())
+        .collect();
+    assert_eq!(calls.len(), 3, "the first answer and two continuations");
+    let last = calls[2].body["messages"].to_string();
+    assert!(last.contains("[hook more] check the tests too"), "{last}");
+    assert!(last.contains("One.") && last.contains("Two."), "{last}");
+    assert!(run.stdout.contains("Three."), "{}", run.stdout);
+}
+
+#[test]
+fn hooks_test_decides_like_a_job_and_keeps_nothing() {
+    let env = Env::new();
+    let dir = project();
+    with_keep(dir.path());
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, NO_RM);
+    let input = dir.path().join("call.json");
+    std::fs::write(
+        &input,
+        r#"{"tool": "run_command", "arguments": {"command": "rm -rf keep"}}"#,
+    )
+    .unwrap();
+    let (code, out, _) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &["test", "tool.before", "--input", input.to_str().unwrap()],
+    );
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("no-rm: block"), "{out}");
+    assert!(out.contains("deleting is not allowed here"), "{out}");
+    // Another command: no hook matches it.
+    std::fs::write(
+        &input,
+        r#"{"tool": "run_command", "arguments": {"command": "ls keep"}}"#,
+    )
+    .unwrap();
+    let (code, out, _) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &["test", "tool.before", "--input", input.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("no hook runs on tool.before"), "{out}");
+    let (code, _, err) = hooks(&env, &cfg, dir.path(), &["test", "tool.later"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no hook event tool.later"), "{err}");
+    assert!(server.requests().is_empty());
+    assert!(!env.state_db().exists() || env.session_text().is_empty());
+}
+
+#[test]
+fn the_same_gate_blocks_in_the_tui_and_over_http() {
+    use support::serve::{Client, rt, serve};
+    let env = Env::new();
+    let dir = project();
+    with_keep(dir.path());
+    let server = LlmServer::start(rm_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, NO_RM);
+    {
+        let tmux = support::tmux::start_agent(&env, &cfg, dir.path(), "hooks-tui", "");
+        tmux.wait_for("F1 help");
+        tmux.keys(&["-l", "clean up"]);
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("Kept it.");
+        assert!(screen.contains("hook no-rm"), "{screen}");
+        assert!(screen.contains("tool.before · block"), "{screen}");
+    }
+    assert!(second_request(&server).contains("hook no-rm blocked this call"));
+    let server = LlmServer::start(rm_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(&cfg, NO_RM);
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_session, job) = c.session_and_run("clean up", "agent").await;
+        let done = c
+            .wait_event(&job, 20, |e| e["type"] == "hook.completed")
+            .await;
+        assert_eq!(done["data"]["decision"], "block", "{done}");
+        c.wait_event(&job, 20, |e| e["type"] == "job.completed")
+            .await;
+    });
+    assert!(second_request(&server).contains("hook no-rm blocked this call"));
+    assert!(dir.path().join("keep/data.txt").exists());
+}
