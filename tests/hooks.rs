@@ -362,3 +362,66 @@ fn the_same_gate_blocks_in_the_tui_and_over_http() {
     assert!(second_request(&server).contains("hook no-rm blocked this call"));
     assert!(dir.path().join("keep/data.txt").exists());
 }
+
+#[test]
+fn the_model_cannot_propose_edits_to_hook_files_and_observers_see_the_apply() {
+    let env = Env::new();
+    let dir = project();
+    std::fs::create_dir_all(dir.path().join(".agent-tui")).unwrap();
+    let hooks_file = "[[hooks.run]]\nname = \"say\"\non = \"job.end\"\ncommand = [\"true\"]\n";
+    std::fs::write(dir.path().join(".agent-tui/hooks.toml"), hooks_file).unwrap();
+    let to_hooks = json!({"edits": [
+        {"file_path": ".agent-tui/hooks.toml", "operation": "replace", "start_line": 1, "end_line": 1,
+         "old_text": "[[hooks.run]]", "new_text": "# gone\n"}
+    ]})
+    .to_string();
+    let mut script = vec![sse(openai::tool_calls(&[(
+        "c1",
+        "propose_edits",
+        &to_hooks,
+    )]))];
+    script.extend(support::serve::edit_then_answer());
+    let server = LlmServer::start(script);
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"applied\"\non = \"apply.after\"\ncommand = [\"sh\", \"-c\", \"cat > /dev/null\"]\n",
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--apply", "all", "greet in Spanish"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let asked = second_request(&server);
+    assert!(
+        asked.contains(".agent-tui/hooks.toml is a hook file"),
+        "{asked}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join(".agent-tui/hooks.toml")).unwrap(),
+        hooks_file
+    );
+    assert!(
+        std::fs::read_to_string(dir.path().join("src/greet.rs"))
+            .unwrap()
+            .contains("hola")
+    );
+    // The apply's observer ran (detached): its record comes soon after.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let audit = env.audit_records();
+        if audit
+            .iter()
+            .any(|r| r["action"] == "hook" && r["target"] == "applied (apply.after)")
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no apply.after record: {audit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

@@ -295,6 +295,7 @@ impl EngineBuilder {
         let ctx = EngineContext {
             hooks,
             front_name: self.front_name,
+            observers: Arc::default(),
             index,
             workspace,
             config: loaded.config,

@@ -140,6 +140,8 @@ impl Job<'_> {
         let Some(split) = self.choose_split(extra, target) else {
             return Ok(false);
         };
+        let data = serde_json::json!({"reason": reason, "tokens": before});
+        self.observe(crate::config::HookEvent::CompactBefore, None, data);
         let summarized = split.older.len();
         let counter = *self.conv.counter();
         let older: u64 = split

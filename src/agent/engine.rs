@@ -221,6 +221,7 @@ impl Core {
                 Ok(None) | Err(_) => break,
             }
         }
+        self.await_observers().await;
         for q in std::mem::take(&mut self.deferred) {
             q.answer(Err(EngineError::unavailable("the engine is shutting down")));
         }
@@ -230,6 +231,33 @@ impl Core {
         self.release_all().await;
         if let Some(hub) = &self.mcp {
             hub.shutdown().await;
+        }
+    }
+
+    /// Observer hooks still running (an `apply.after` of a one-shot run)
+    /// end before the engine does, within their timeouts; their events
+    /// are kept.
+    async fn await_observers(&mut self) {
+        use std::sync::atomic::Ordering;
+        let longest = self
+            .ctx
+            .hooks
+            .hooks
+            .iter()
+            .map(|h| h.def.timeout_secs)
+            .max()
+            .unwrap_or(0);
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(longest + 1);
+        while self.ctx.observers.load(Ordering::SeqCst) > 0 && std::time::Instant::now() < until {
+            let tick = std::time::Duration::from_millis(20);
+            match tokio::time::timeout(tick, self.internal_rx.recv()).await {
+                Ok(Some(msg)) => self.internal(msg),
+                Ok(None) => break,
+                Err(_) => {}
+            }
+        }
+        while let Ok(msg) = self.internal_rx.try_recv() {
+            self.internal(msg);
         }
     }
 

@@ -30,17 +30,75 @@ pub(super) enum Gated {
 
 /// The JSON a hook reads on stdin.
 fn input(ctx: &EngineContext, job: &Job<'_>, hook: &Hook, data: Value) -> Value {
+    let mode = Some(job.spec.mode.as_str());
+    input_for(
+        ctx,
+        job.spec.session_id.as_deref(),
+        job.emit.job_id(),
+        mode,
+        hook,
+        data,
+    )
+}
+
+/// The JSON a hook reads on stdin, for a job's session and mode.
+fn input_for(
+    ctx: &EngineContext,
+    session_id: Option<&str>,
+    job_id: &str,
+    mode: Option<&str>,
+    hook: &Hook,
+    data: Value,
+) -> Value {
     json!({
         "hook": {"name": hook.def.name, "event": hook.def.on.as_str(), "def_sha256": hook.def_sha256},
-        "session_id": job.spec.session_id,
-        "job_id": job.emit.job_id(),
+        "session_id": session_id,
+        "job_id": job_id,
         "front": ctx.front_name,
         "user": Value::Null,
         "workspace_id": Value::Null,
         "root": ctx.workspace.root().display().to_string(),
-        "mode": job.spec.mode.as_str(),
+        "mode": mode,
         "data": data,
     })
+}
+
+/// Runs an observer apart, counted so that shutting down waits for it.
+fn detach(
+    ctx: &Arc<EngineContext>,
+    run: impl std::future::Future<Output = HookOutcome> + Send + 'static,
+) {
+    use std::sync::atomic::Ordering;
+    let count = ctx.observers.clone();
+    count.fetch_add(1, Ordering::SeqCst);
+    tokio::spawn(async move {
+        run.await;
+        count.fetch_sub(1, Ordering::SeqCst);
+    });
+}
+
+/// What an engine event starts: `apply.after`, `rollback.after` and
+/// `verify.completed` observers, detached, their events the job's.
+pub(super) fn observe_event(
+    ctx: &Arc<EngineContext>,
+    session_id: Option<&str>,
+    emit: &Emitter,
+    body: &EventBody,
+) {
+    let (event, data) = match body {
+        EventBody::ApplyCompleted { .. } => (HookEvent::ApplyAfter, json!(body)),
+        EventBody::RollbackCompleted { .. } => (HookEvent::RollbackAfter, json!(body)),
+        EventBody::VerifyCompleted(_) => (HookEvent::VerifyCompleted, json!(body)),
+        _ => return,
+    };
+    if !ctx.hooks.any(event) {
+        return;
+    }
+    for hook in ctx.hooks.at(event, None).cloned().collect::<Vec<_>>() {
+        let input = input_for(ctx, session_id, emit.job_id(), None, &hook, data.clone());
+        let run = run_one(ctx.clone(), hook, input, Vec::new(), emit.fork(), None);
+        detach(ctx, run);
+    }
 }
 
 /// Runs one hook off the task, saying so before and after.
@@ -147,7 +205,10 @@ impl Job<'_> {
         for hook in hooks {
             let input = input(&ctx, self, &hook, data.clone());
             let emit = self.emit.fork();
-            tokio::spawn(run_one(ctx.clone(), hook, input, files.clone(), emit, None));
+            detach(
+                &ctx,
+                run_one(ctx.clone(), hook, input, files.clone(), emit, None),
+            );
         }
     }
 }

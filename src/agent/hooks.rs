@@ -195,6 +195,27 @@ impl HookSet {
         self.hooks.iter().any(|h| h.runs() && h.def.on == event)
     }
 
+    /// Why the model may not propose an edit to one of `paths`: the
+    /// project's hooks file, its hooks folder, or a script a hook names.
+    pub fn guarded<'a>(&self, mut paths: impl Iterator<Item = &'a str>) -> Option<String> {
+        let named = |p: &str| {
+            let p = p.trim_start_matches("./");
+            p == PROJECT_FILE
+                || p.starts_with(".agent-tui/hooks/")
+                || self.hooks.iter().any(|h| {
+                    h.scripts
+                        .iter()
+                        .any(|(arg, _)| arg.trim_start_matches("./") == p)
+                })
+        };
+        paths.find(|p| named(p)).map(|p| {
+            format!(
+                "{p} is a hook file: hooks run the user's commands, so only the user edits \
+                 them; nothing from this call was proposed"
+            )
+        })
+    }
+
     /// `hooks list`.
     pub fn list(&self) -> Vec<HookInfo> {
         self.hooks

@@ -102,6 +102,8 @@ pub(crate) struct EngineContext {
     pub hooks: hooks::HookSet,
     /// Which front end drives it (`tui`, `exec`, `serve` …), as hooks read.
     pub front_name: &'static str,
+    /// Observer hooks running (detached); shutting down waits for them.
+    pub observers: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl EngineContext {

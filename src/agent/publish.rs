@@ -44,6 +44,15 @@ impl Core {
         super::event_log::log_event(job_id, &body);
         self.audit_event(key, job_id, &body);
         let session_id = self.session_id(key);
+        if matches!(
+            body,
+            EventBody::ApplyCompleted { .. }
+                | EventBody::RollbackCompleted { .. }
+                | EventBody::VerifyCompleted(_)
+        ) {
+            let emit = super::emit::Emitter::new(job_id.to_string(), self.internal_tx.clone());
+            super::hook_calls::observe_event(&self.ctx, session_id.as_deref(), &emit, &body);
+        }
         let Some(live) = self.sessions.get_mut(key) else {
             return;
         };

@@ -243,6 +243,14 @@ impl Job<'_> {
                     return Err(error_value("invalid_arguments", format!("edits: {e}")));
                 }
             };
+        if let Some(refused) = self
+            .ctx
+            .hooks
+            .guarded(requests.iter().map(|r| r.file_path.as_str()))
+        {
+            self.malformed += 1;
+            return Err(error_value("hook_file", refused));
+        }
         let ctx = self.ctx.clone();
         let (existing, previous) = (self.edits.clone(), self.bundle.clone());
         let counters = (self.next_edit, self.next_hunk);
