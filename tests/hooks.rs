@@ -343,6 +343,11 @@ fn the_same_gate_blocks_in_the_tui_and_over_http() {
         let screen = tmux.wait_for("Kept it.");
         assert!(screen.contains("hook no-rm"), "{screen}");
         assert!(screen.contains("tool.before · block"), "{screen}");
+        // The hooks panel: source, trust and the last run.
+        tmux.keys(&["-l", "/hooks"]);
+        tmux.keys(&["Enter"]);
+        let screen = tmux.wait_for("no-rm · tool.before · config · last: block in");
+        assert!(screen.contains("Hooks:"), "{screen}");
     }
     assert!(second_request(&server).contains("hook no-rm blocked this call"));
     let server = LlmServer::start(rm_then_answer());
@@ -424,4 +429,48 @@ fn the_model_cannot_propose_edits_to_hook_files_and_observers_see_the_apply() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+#[test]
+fn over_http_anyone_lists_hooks_and_only_admins_trust_or_test_them() {
+    use support::serve::{Client, add_token, error_code, rt, serve};
+    let env = Env::new();
+    let dir = project();
+    std::fs::create_dir_all(dir.path().join(".agent-tui")).unwrap();
+    std::fs::write(
+        dir.path().join(".agent-tui/hooks.toml"),
+        "[[hooks.run]]\nname = \"say\"\non = \"prompt.submit\"\ncommand = [\"sh\", \"-c\", \"echo '{\\\"context\\\": \\\"said\\\"}'\"]\n",
+    )
+    .unwrap();
+    let alice = add_token(&env, "alice", "admin");
+    let bob = add_token(&env, "bob", "user");
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let (a, b) = (Client::new(&srv.base, &alice), Client::new(&srv.base, &bob));
+    rt().block_on(async {
+        let (status, list) = b.get("/api/v1/agent/hooks?workspace_id=default").await;
+        assert_eq!(status, 200, "{list}");
+        assert_eq!(list["hooks"][0]["trust"], "untrusted", "{list}");
+        let trust = json!({"workspace_id": "default"});
+        let (status, body) = b.post("/api/v1/agent/hooks/trust", trust.clone()).await;
+        assert_eq!(status, 403, "{body}");
+        assert_eq!(error_code(&body), "forbidden");
+        let test = json!({"workspace_id": "default", "event": "prompt.submit"});
+        let (status, body) = b.post("/api/v1/agent/hooks/test", test.clone()).await;
+        assert_eq!(status, 403, "{body}");
+        let (status, body) = a.post("/api/v1/agent/hooks/test", test.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["runs"], json!([]), "untrusted: nothing runs");
+        let (status, body) = a.post("/api/v1/agent/hooks/trust", trust).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["trusted"], json!(["say"]));
+        // Trusted here: the running server's engine runs it from now on.
+        let (status, body) = a.post("/api/v1/agent/hooks/test", test.clone()).await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["runs"][0]["context"], "said", "{body}");
+        let bad = json!({"workspace_id": "default", "event": "tool.later"});
+        let (status, body) = a.post("/api/v1/agent/hooks/test", bad).await;
+        assert_eq!(status, 400, "{body}");
+    });
 }

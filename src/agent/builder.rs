@@ -284,14 +284,12 @@ impl EngineBuilder {
             .map(|s| Arc::new(crate::checkpoint::ExecTracker::new(s, &workspace)));
         let lasting = matches!(self.front_end, FrontEnd::Lasting);
         let index = super::code_index(workspace.root(), &loaded.config.index, lasting);
-        let trusted: Vec<super::hooks::Trusted> = state
-            .as_ref()
-            .and_then(|s| s.trusted_hooks().ok())
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|(_, body)| serde_json::from_str(body).ok())
-            .collect();
-        let hooks = super::hooks::HookSet::load(workspace.root(), &loaded.config.hooks, &trusted);
+        let trusted = super::hooks::trusted_in(state.as_ref());
+        let hooks = super::hooks::Hooks::new(super::hooks::HookSet::load(
+            workspace.root(),
+            &loaded.config.hooks,
+            &trusted,
+        ));
         let ctx = EngineContext {
             hooks,
             front_name: self.front_name,

@@ -242,6 +242,7 @@ impl Core {
         let longest = self
             .ctx
             .hooks
+            .get()
             .hooks
             .iter()
             .map(|h| h.def.timeout_secs)

@@ -91,10 +91,11 @@ pub(super) fn observe_event(
         EventBody::VerifyCompleted(_) => (HookEvent::VerifyCompleted, json!(body)),
         _ => return,
     };
-    if !ctx.hooks.any(event) {
+    let set = ctx.hooks.get();
+    if !set.any(event) {
         return;
     }
-    for hook in ctx.hooks.at(event, None).cloned().collect::<Vec<_>>() {
+    for hook in set.at(event, None).cloned().collect::<Vec<_>>() {
         let input = input_for(ctx, session_id, emit.job_id(), None, &hook, data.clone());
         let run = run_one(ctx.clone(), hook, input, Vec::new(), emit.fork(), None);
         detach(ctx, run);
@@ -160,7 +161,7 @@ impl Job<'_> {
         data: Value,
     ) -> Gated {
         let ctx = self.ctx.clone();
-        let hooks: Vec<Hook> = ctx.hooks.at(event, called).cloned().collect();
+        let hooks: Vec<Hook> = ctx.hooks.get().at(event, called).cloned().collect();
         let files = called.map(|c| c.paths.clone()).unwrap_or_default();
         let mut context = Vec::new();
         for hook in hooks {
@@ -201,7 +202,7 @@ impl Job<'_> {
     pub(super) fn observe(&mut self, event: HookEvent, called: Option<&Called<'_>>, data: Value) {
         let ctx = self.ctx.clone();
         let files = called.map(|c| c.paths.clone()).unwrap_or_default();
-        let hooks: Vec<Hook> = ctx.hooks.at(event, called).cloned().collect();
+        let hooks: Vec<Hook> = ctx.hooks.get().at(event, called).cloned().collect();
         for hook in hooks {
             let input = input(&ctx, self, &hook, data.clone());
             let emit = self.emit.fork();
@@ -258,7 +259,7 @@ impl Job<'_> {
         call: &crate::llm::ToolCall,
         outcome: &Result<Value, Value>,
     ) {
-        if !self.ctx.hooks.any(HookEvent::ToolAfter) {
+        if !self.ctx.hooks.get().any(HookEvent::ToolAfter) {
             return;
         }
         let c = called(&call.name, &call.arguments);
@@ -280,7 +281,7 @@ impl Job<'_> {
         if self.spec.history.is_empty() {
             self.observe(HookEvent::SessionStart, None, json!({}));
         }
-        if !self.ctx.hooks.any(HookEvent::PromptSubmit) {
+        if !self.ctx.hooks.get().any(HookEvent::PromptSubmit) {
             return None;
         }
         let data = json!({"prompt": self.spec.prompt, "mode": self.spec.mode.as_str()});
@@ -304,8 +305,8 @@ impl Job<'_> {
         let super::job::Outcome::Completed { answer, status, .. } = outcome else {
             return None;
         };
-        if !self.ctx.hooks.any(HookEvent::JobEnd)
-            || self.continuations >= self.ctx.hooks.max_continuations
+        if !self.ctx.hooks.get().any(HookEvent::JobEnd)
+            || self.continuations >= self.ctx.hooks.get().max_continuations
         {
             return None;
         }

@@ -15,7 +15,7 @@ impl Engine {
     /// Every hook of the root (the config's, the project's with their
     /// trust) and what is wrong with the project's file.
     pub fn hooks(&self) -> (Vec<HookInfo>, Vec<String>) {
-        let set = &self.inner.ctx.hooks;
+        let set = self.inner.ctx.hooks.get();
         (set.list(), set.problems.clone())
     }
 
@@ -63,6 +63,8 @@ impl Engine {
                     .map_err(|e| EngineError::failed(e.to_string()))?;
                 trusted.push(t.def.name);
             }
+            let pinned = super::hooks::trusted_in(Some(state));
+            ctx.hooks.reload(root, &ctx.config.hooks, &pinned);
             Ok(trusted)
         })
         .await
@@ -80,8 +82,9 @@ impl Engine {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let ctx = &inner.ctx;
+            let set = ctx.hooks.get();
             if let Some(n) = &hook
-                && !ctx.hooks.hooks.iter().any(|h| &h.def.name == n)
+                && !set.hooks.iter().any(|h| &h.def.name == n)
             {
                 return Err(EngineError::not_found(format!("no hook named {n}")));
             }
@@ -91,7 +94,7 @@ impl Engine {
                 .then(|| super::hook_calls::called(&tool, &arguments));
             let secrets = ctx.secret_names();
             let mut out = Vec::new();
-            for h in ctx.hooks.at(event, called.as_ref()) {
+            for h in set.at(event, called.as_ref()) {
                 if hook.as_ref().is_some_and(|n| *n != h.def.name) {
                     continue;
                 }

@@ -95,17 +95,22 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
     out.duration_ms = ran.duration_ms;
     out.timed_out = ran.timed_out;
     out.confined = ran.confined;
+    read_exit(call.def, out, &ran)
+}
+
+/// What its exit says: 0 (and what it printed), 2 (a block), the rest.
+fn read_exit(def: &HookDef, mut out: HookOutcome, ran: &runner::Ran) -> HookOutcome {
     let stderr = ran.stderr_text().trim().to_string();
     match ran.exit_code {
         _ if ran.timed_out => {
-            let why = format!("did not finish within {} s", call.def.timeout_secs);
-            failed(call.def, out, why)
+            let why = format!("did not finish within {} s", def.timeout_secs);
+            failed(def, out, why)
         }
-        Some(0) => answered(call.def, out, ran.stdout_text().trim()),
+        Some(0) => answered(def, out, ran.stdout_text().trim()),
         Some(2) => {
             out.decision = HookDecision::Block;
             out.reason = Some(if stderr.is_empty() {
-                format!("blocked by hook {}", call.def.name)
+                format!("blocked by hook {}", def.name)
             } else {
                 stderr
             });
@@ -117,9 +122,9 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
             } else {
                 format!("exited with {code}: {}", first_lines(&stderr))
             };
-            failed(call.def, out, why)
+            failed(def, out, why)
         }
-        None => failed(call.def, out, "was ended by a signal".into()),
+        None => failed(def, out, "was ended by a signal".into()),
     }
 }
 

@@ -47,6 +47,42 @@ pub(crate) struct HookSet {
     pub problems: Vec<String>,
 }
 
+/// The engine's hooks: read again when a project's hooks are trusted.
+#[derive(Debug, Default)]
+pub(crate) struct Hooks(std::sync::RwLock<std::sync::Arc<HookSet>>);
+
+impl Hooks {
+    pub fn new(set: HookSet) -> Hooks {
+        Hooks(std::sync::RwLock::new(std::sync::Arc::new(set)))
+    }
+
+    /// The hooks as they are now.
+    pub fn get(&self) -> std::sync::Arc<HookSet> {
+        self.0
+            .read()
+            .map_or_else(|e| e.into_inner().clone(), |s| s.clone())
+    }
+
+    /// Read again: the config's and the project's, `trusted` as stored.
+    pub fn reload(&self, root: &Path, config: &HooksConfig, trusted: &[Trusted]) {
+        let set = std::sync::Arc::new(HookSet::load(root, config, trusted));
+        match self.0.write() {
+            Ok(mut s) => *s = set,
+            Err(e) => *e.into_inner() = set,
+        }
+    }
+}
+
+/// The trusted hooks a root's store keeps.
+pub(crate) fn trusted_in(state: Option<&crate::store::RootStore>) -> Vec<Trusted> {
+    state
+        .and_then(|s| s.trusted_hooks().ok())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|(_, body)| serde_json::from_str(body).ok())
+        .collect()
+}
+
 /// A call a `tool.before` / `tool.after` hook may match.
 pub(crate) struct Called<'a> {
     pub tool: &'a str,

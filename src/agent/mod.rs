@@ -99,7 +99,7 @@ pub(crate) struct EngineContext {
     /// state home).
     pub index: Option<std::sync::Arc<crate::index::CodeIndex>>,
     /// The hooks that run here (SPEC 21).
-    pub hooks: hooks::HookSet,
+    pub hooks: hooks::Hooks,
     /// Which front end drives it (`tui`, `exec`, `serve` …), as hooks read.
     pub front_name: &'static str,
     /// Observer hooks running (detached); shutting down waits for them.

@@ -257,16 +257,7 @@ impl Core {
             }
             EventBody::HookCompleted(run) => {
                 let target = format!("{} ({})", run.name, run.event);
-                let outcome = serde_json::json!({
-                    "decision": run.decision.as_str(),
-                    "def_sha256": run.def_sha256,
-                    "exit_code": run.exit_code,
-                    "duration_ms": run.duration_ms,
-                    "timed_out": run.timed_out,
-                    "confined": run.confined,
-                    "error": run.error,
-                });
-                self.audit(key, job_id, "hook", &target, None, &outcome.to_string());
+                self.audit(key, job_id, "hook", &target, None, &hook_outcome(run));
             }
             EventBody::ToolCallCompleted {
                 name,
@@ -311,4 +302,18 @@ fn fetched(result: Option<&serde_json::Value>) -> String {
         r["bytes"],
         r["sha256"].as_str().unwrap_or_default()
     )
+}
+
+/// A hook run's audit outcome (SPEC 21).
+fn hook_outcome(run: &crate::protocol::HookOutcome) -> String {
+    serde_json::json!({
+        "decision": run.decision.as_str(),
+        "def_sha256": run.def_sha256,
+        "exit_code": run.exit_code,
+        "duration_ms": run.duration_ms,
+        "timed_out": run.timed_out,
+        "confined": run.confined,
+        "error": run.error,
+    })
+    .to_string()
 }

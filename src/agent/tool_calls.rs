@@ -74,7 +74,13 @@ impl Job<'_> {
     /// model goes with its result.
     async fn gated(&mut self, call: &ToolCall) -> Result<Value, Value> {
         let valid = !matches!(call.arguments, Value::String(_));
-        if !valid || !self.ctx.hooks.any(crate::config::HookEvent::ToolBefore) {
+        if !valid
+            || !self
+                .ctx
+                .hooks
+                .get()
+                .any(crate::config::HookEvent::ToolBefore)
+        {
             return self.execute(call).await;
         }
         let context = self.tool_gate(call).await?;
@@ -246,6 +252,7 @@ impl Job<'_> {
         if let Some(refused) = self
             .ctx
             .hooks
+            .get()
             .guarded(requests.iter().map(|r| r.file_path.as_str()))
         {
             self.malformed += 1;
@@ -415,6 +422,7 @@ impl Job<'_> {
         if self
             .ctx
             .hooks
+            .get()
             .any(crate::config::HookEvent::ApprovalRequested)
         {
             let c = super::hook_calls::called(&call.name, &call.arguments);

@@ -12,6 +12,7 @@ mod error;
 mod exec;
 mod fs;
 mod guard;
+mod hooks;
 pub mod hosts;
 mod id;
 mod idem;
@@ -79,6 +80,9 @@ pub fn router(app: AppState) -> Router {
         .routes(routes!(code::index))
         .routes(routes!(code::search))
         .routes(routes!(models::models))
+        .routes(routes!(hooks::list))
+        .routes(routes!(hooks::trust))
+        .routes(routes!(hooks::test))
         .routes(routes!(usage::usage))
         .split_for_parts();
     let doc = Arc::new(openapi::finish(doc));

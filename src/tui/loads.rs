@@ -162,6 +162,10 @@ async fn query(engine: &Engine, load: Load) -> Loaded {
         Load::RecentRoots => Loaded::RecentRoots(engine.recent_roots().await.unwrap_or_default()),
         Load::Commands => Loaded::Commands(engine.custom_commands()),
         Load::Memory => Loaded::Memory(engine.memory_files().await.map_err(|e| e.to_string())),
+        Load::Hooks => {
+            let (list, problems) = engine.hooks();
+            Loaded::Hooks(list, problems)
+        }
         Load::Models => Loaded::Models(engine.models(false).await),
         Load::GonePins(pins) => Loaded::GonePins(gone_pins(engine, pins).await),
         Load::Index => Loaded::Index(

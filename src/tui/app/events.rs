@@ -43,19 +43,7 @@ impl App {
         }
         let (job, body) = (event.job_id.as_str(), &event.body);
         match body {
-            EventBody::JobStarted {
-                provider,
-                model,
-                images,
-                ..
-            } => {
-                self.images_counted(images);
-                self.attempt = 1;
-                self.provider_label = format!("{provider} {model}");
-                if self.tools_in_prompt {
-                    self.provider_label.push_str(" (tools in prompt)");
-                }
-            }
+            EventBody::JobStarted { .. } => self.job_started(body),
             EventBody::ProviderFallback { .. } => self.fallen_back(body),
             EventBody::ToolsInPrompt { provider, reason } => self.moved_tools(provider, reason),
             EventBody::RepeatStopped { .. } => self.repeat_stopped(body),
@@ -97,12 +85,12 @@ impl App {
             EventBody::UsageUpdated { .. } => self.usage_updated(body),
             EventBody::ContextCompacted { .. } => self.compacted(job, body),
             EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
-            EventBody::HookCompleted(run) => self.transcript.push(hook_entry(run)),
-            EventBody::HookStarted { .. } => {}
+            EventBody::HookCompleted(run) => self.hook_completed(run, &event.ts),
             EventBody::ClarificationReceived { .. }
             | EventBody::JobQueued { .. }
             | EventBody::EditsProposed { .. }
             | EventBody::ApplyStarted { .. }
+            | EventBody::HookStarted { .. }
             | EventBody::RollbackStarted { .. } => {}
         }
         // Notes said while the answer streamed follow it once it ended.
@@ -590,6 +578,33 @@ fn call_line(name: &str, arguments: &serde_json::Value) -> String {
             Some((server, tool)) => format!("MCP server {server} · tool {tool} · {arguments}"),
             None => format!("{name} {arguments}"),
         },
+    }
+}
+
+impl App {
+    /// A job began: its provider in the status bar, its images counted.
+    fn job_started(&mut self, body: &EventBody) {
+        let EventBody::JobStarted {
+            provider,
+            model,
+            images,
+            ..
+        } = body
+        else {
+            return;
+        };
+        self.images_counted(images);
+        self.attempt = 1;
+        self.provider_label = format!("{provider} {model}");
+        if self.tools_in_prompt {
+            self.provider_label.push_str(" (tools in prompt)");
+        }
+    }
+
+    /// A hook's run: a line in the chat, and its last run for `/hooks`.
+    fn hook_completed(&mut self, run: &crate::protocol::HookOutcome, ts: &str) {
+        self.hook_runs.note(run, ts);
+        self.transcript.push(hook_entry(run));
     }
 }
 

@@ -108,18 +108,21 @@ impl App {
     }
 
     /// Actions that change only the app.
+    /// Ctrl+K: the checkpoints list, loading.
+    fn open_checkpoints(&mut self) {
+        self.loads.push(Load::Checkpoints);
+        self.overlay = Overlay::Checkpoints {
+            rows: Vec::new(),
+            cursor: 0,
+            three_way: None,
+            file: 0,
+        };
+    }
+
     fn act_locally(&mut self, action: Action) {
         match action {
             Action::WholeFile => self.toggle_whole_file(),
-            Action::Checkpoints => {
-                self.loads.push(Load::Checkpoints);
-                self.overlay = Overlay::Checkpoints {
-                    rows: Vec::new(),
-                    cursor: 0,
-                    three_way: None,
-                    file: 0,
-                };
-            }
+            Action::Checkpoints => self.open_checkpoints(),
             Action::ToggleDetails => {
                 self.details = match self.details {
                     Details::Folded => Details::Shown,

@@ -67,6 +67,8 @@ pub enum Load {
     },
     /// An image for the message being typed.
     Image(super::attach::ImageFrom),
+    /// The hooks that run here (`/hooks`).
+    Hooks,
 }
 
 /// What the event loop's off-task work gave, for the app.
@@ -137,6 +139,8 @@ pub enum Loaded {
         purpose: super::FindFor,
         found: Vec<crate::protocol::Found>,
     },
+    /// The hooks of the root and what is wrong with the project's file.
+    Hooks(Vec<crate::protocol::HookInfo>, Vec<String>),
     /// An image for the message being typed, or why it cannot go.
     Image {
         from: super::attach::ImageFrom,
@@ -194,6 +198,10 @@ impl App {
                 .transcript
                 .push(super::Entry::Notice(memory_note(files))),
             Loaded::Models(lists) => self.models_loaded(&lists),
+            Loaded::Hooks(list, problems) => {
+                let note = super::hook_runs::hooks_note(&list, &problems, &self.hook_runs);
+                self.transcript.push(super::Entry::Notice(note));
+            }
             Loaded::Completions { typed, found } => self.root_completions_loaded(&typed, found),
             Loaded::RootFailed(why) => self.root_open_failed(why),
             Loaded::GonePins(gone) => self.unpin_gone(&gone),

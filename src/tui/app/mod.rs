@@ -9,6 +9,7 @@ mod cost;
 mod dialogs;
 mod events;
 mod find;
+mod hook_runs;
 mod input;
 mod keys;
 mod loads;
@@ -352,6 +353,8 @@ pub struct App {
     /// Files sent as context with every instruction until unpinned.
     pub pinned: Vec<String>,
     pub attached: attach::Attached,
+    /// Each hook's last run, for `/hooks`.
+    pub hook_runs: hook_runs::HookRuns,
     /// Whether tool-call lines show their full arguments and outcome
     /// (Enter in the chat).
     pub details: Details,
@@ -441,6 +444,7 @@ impl App {
             mcp: Vec::new(),
             pinned: Vec::new(),
             attached: attach::Attached::default(),
+            hook_runs: hook_runs::HookRuns::default(),
             paths: crate::protocol::PathList::new(),
             index: IndexGauge::Unknown,
             keymap: crate::tui::KeyMap::default(),

@@ -6,7 +6,7 @@ use super::App;
 use crate::protocol::Mode;
 
 /// The TUI's own commands, which no prompt file can shadow.
-const BUILT_IN: [(&str, &str); 7] = [
+const BUILT_IN: [(&str, &str); 8] = [
     ("ask", "switch to Ask mode"),
     ("plan", "switch to Plan mode"),
     ("agent", "switch to Agent mode"),
@@ -17,6 +17,7 @@ const BUILT_IN: [(&str, &str); 7] = [
         "memory",
         "the instruction files the model is given, and their tokens",
     ),
+    ("hooks", "the hooks that run here: source, trust, last runs"),
 ];
 /// Most rows the popup shows.
 const ROWS: usize = 12;
@@ -56,6 +57,7 @@ impl App {
             "/plan" => self.mode = Mode::Plan,
             "/agent" => self.mode = Mode::Agent,
             "/memory" => self.loads.push(super::Load::Memory),
+            "/hooks" => self.loads.push(super::Load::Hooks),
             "/model" => self.open_models(),
             "/web" => self.pin_page(""),
             _ => match text.strip_prefix("/web ") {
