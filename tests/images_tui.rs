@@ -66,6 +66,8 @@ fn at_red_tab_attaches_the_image_and_a_resumed_session_still_shows_it() {
     {
         let tmux = start_agent(&env, &cfg, dir.path(), "img-at", "");
         tmux.wait_for("F1 help");
+        // The root's files are listed (Tab completes from them).
+        tmux.wait_for("index 4 files");
         tmux.keys(&["-l", "what colour is @red"]);
         tmux.keys(&["Tab"]);
         let screen = tmux.wait_for("▣ red.png · PNG 4×3 · 73 B");
