@@ -20,7 +20,9 @@ fn main() -> ExitCode {
         return ExitCode::from(u8::try_from(code).unwrap_or(1));
     }
     if let Ok(exe) = std::env::current_exe() {
-        confine::install_wrapper(exe);
+        // The small wrapper installed beside us, else this binary itself.
+        let small = exe.with_file_name("agent-tui-confine");
+        confine::install_wrapper(if small.is_file() { small } else { exe });
     }
     // Our environment holds API keys: no process of this user reads it
     // (or our memory) through /proc or ptrace, a command least of all.

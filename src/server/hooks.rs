@@ -78,7 +78,7 @@ struct Test {
     data: Option<Value>,
 }
 
-#[utoipa::path(post, path = "/api/v1/agent/hooks/test", tag = "hooks", request_body = Test, responses((status = 200, description = "{event, decision, runs: [HookOutcome]}: a dry run; nothing is kept"), (status = 400, description = "no such event", body = super::error::ErrorBody), (status = 403, description = "not an admin", body = super::error::ErrorBody)), security(("bearer" = [])))]
+#[utoipa::path(post, path = "/api/v1/agent/hooks/test", tag = "hooks", request_body = Test, responses((status = 200, description = "{event, decision, runs: [HookOutcome]}: a dry run; nothing is kept"), (status = 400, description = "no such event", body = super::error::ErrorBody), (status = 403, description = "not an admin", body = super::error::ErrorBody), (status = 404, description = "no such workspace or hook", body = super::error::ErrorBody)), security(("bearer" = [])))]
 pub async fn test(
     State(app): State<AppState>,
     Extension(user): Extension<User>,

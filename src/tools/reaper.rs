@@ -51,7 +51,8 @@ pub fn supervise(argv: &[OsString]) -> i32 {
             };
         }
     };
-    // Quick commands are common: look often at first, then every 10 ms.
+    // Woken when it ends or the lifeline is cut (else looking often).
+    let exit = super::runner::exited(&child);
     let mut pause = Duration::from_micros(500);
     let code = loop {
         match child.try_wait() {
@@ -64,8 +65,17 @@ pub fn supervise(argv: &[OsString]) -> i32 {
             let _ = child.wait();
             break 137;
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(10));
+        match (&exit, watching) {
+            (Some(exit), true) => {
+                use rustix::event::{PollFd, PollFlags};
+                let mut fds = [
+                    PollFd::new(exit, PollFlags::IN),
+                    PollFd::new(&lifeline, PollFlags::IN | PollFlags::HUP),
+                ];
+                let _ = rustix::event::poll(&mut fds, None);
+            }
+            _ => super::runner::nap(exit.as_ref(), Duration::from_millis(10), &mut pause),
+        }
     };
     sweep();
     code

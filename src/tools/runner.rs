@@ -192,7 +192,8 @@ fn wait(
     started: Instant,
     lifeline: Option<std::io::PipeWriter>,
 ) -> Result<(Option<std::process::ExitStatus>, bool), ToolError> {
-    // Quick commands are common: look often at first, then every 10 ms.
+    // Woken the moment it ends (its pidfd), else looking often at first.
+    let exit = exited(child);
     let mut pause = Duration::from_micros(500);
     loop {
         match child.try_wait() {
@@ -213,8 +214,38 @@ fn wait(
             let _ = child.wait();
             return Ok((None, !cancelled));
         }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(10));
+        // Cancel is looked at every 20 ms at least.
+        let left = spawn.timeout.saturating_sub(started.elapsed());
+        nap(
+            exit.as_ref(),
+            left.min(Duration::from_millis(20)),
+            &mut pause,
+        );
+    }
+}
+
+/// A descriptor that becomes readable when `child` ends (Linux 5.3+).
+pub(crate) fn exited(child: &std::process::Child) -> Option<rustix::fd::OwnedFd> {
+    let pid = rustix::process::Pid::from_child(child);
+    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+}
+
+/// Waits at most `most` for `exit` to become readable; without one, a
+/// sleep that grows from `pause` to 10 ms.
+pub(crate) fn nap(exit: Option<&rustix::fd::OwnedFd>, most: Duration, pause: &mut Duration) {
+    match exit {
+        Some(fd) => {
+            let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
+            let timeout = rustix::event::Timespec {
+                tv_sec: i64::try_from(most.as_secs()).unwrap_or(i64::MAX),
+                tv_nsec: i64::from(most.subsec_nanos()),
+            };
+            let _ = rustix::event::poll(&mut fds, Some(&timeout));
+        }
+        None => {
+            std::thread::sleep((*pause).min(most));
+            *pause = (*pause * 2).min(Duration::from_millis(10));
+        }
     }
 }
 
@@ -225,8 +256,11 @@ fn wait(
 fn collect(stdout: Option<Reader>, stderr: Option<Reader>, stop: &AtomicBool) -> (Output, Output) {
     let grace = Instant::now() + PIPE_GRACE;
     let open = |h: &Option<Reader>| h.as_ref().is_some_and(|h| !h.is_finished());
+    // Readers end as soon as the pipes close: look often.
+    let mut pause = Duration::from_micros(50);
     while (open(&stdout) || open(&stderr)) && Instant::now() < grace {
-        std::thread::sleep(Duration::from_millis(5));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(5));
     }
     stop.store(true, Ordering::Relaxed);
     let join = |h: Option<Reader>| h.and_then(|h| h.join().ok()).unwrap_or_default();
