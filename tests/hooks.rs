@@ -474,3 +474,103 @@ fn over_http_anyone_lists_hooks_and_only_admins_trust_or_test_them() {
         assert_eq!(status, 400, "{body}");
     });
 }
+
+/// `agent-tui ARGS --root ROOT` with the test key: (code, stdout, stderr).
+fn cli(env: &Env, cfg: &Path, root: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = env
+        .cmd()
+        .env("TEST_LLM_KEY", KEY)
+        .arg("--config")
+        .arg(cfg)
+        .args(args)
+        .arg("--root")
+        .arg(root)
+        .output()
+        .unwrap();
+    (
+        support::code(&out),
+        support::stdout(&out),
+        support::stderr(&out),
+    )
+}
+
+#[test]
+fn a_formatters_changes_go_in_the_same_apply_and_one_rollback_undoes_both() {
+    let env = Env::new();
+    let dir = project();
+    let greet = dir.path().join("src/greet.rs");
+    let original = std::fs::read(&greet).unwrap();
+    let server = LlmServer::start(support::serve::edit_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    // A "formatter": upper-cases the greeting in each file it is given.
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"fmt\"\non = \"apply.before\"\n\
+         command = [\"sh\", \"-c\", \"for f in \\\"$@\\\"; do sed -i s/hola/HOLA/ \\\"$f\\\"; done\", \"fmt\", \"{files}\"]\n",
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--apply", "all", "greet in Spanish"],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let now = std::fs::read_to_string(&greet).unwrap();
+    assert!(
+        now.contains("HOLA"),
+        "the formatter's change is applied: {now}"
+    );
+    assert!(!now.contains("hola"), "{now}");
+    let (code, list, err) = cli(&env, &cfg, dir.path(), &["checkpoints", "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let list: Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1, "one checkpoint: {list}");
+    let audit = env.audit_records();
+    let hook = audit
+        .iter()
+        .find(|r| r["action"] == "hook" && r["target"] == "fmt (apply.before)")
+        .unwrap();
+    assert!(
+        hook["outcome"]
+            .as_str()
+            .unwrap()
+            .contains("\"decision\":\"pass\"")
+    );
+    let cp = list[0]["checkpoint_id"].as_str().unwrap();
+    let (code, out, err) = cli(&env, &cfg, dir.path(), &["rollback", cp]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read(&greet).unwrap(),
+        original,
+        "one rollback restores the bytes"
+    );
+}
+
+#[test]
+fn a_blocking_apply_before_hook_writes_nothing() {
+    let env = Env::new();
+    let dir = project();
+    let greet = dir.path().join("src/greet.rs");
+    let original = std::fs::read(&greet).unwrap();
+    let server = LlmServer::start(support::serve::edit_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"lint\"\non = \"apply.before\"\n\
+         command = [\"sh\", \"-c\", \"echo 'lint: greetings must be English' >&2; exit 2\"]\n",
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--apply", "all", "greet in Spanish"],
+    );
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("hook lint blocked the apply: lint: greetings must be English"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read(&greet).unwrap(), original);
+}

@@ -145,6 +145,7 @@ async fn run_one(
             context: None,
             message: None,
             error: Some(e.to_string()),
+            changed_files: Vec::new(),
         },
     };
     emit.emit(EventBody::HookCompleted(Box::new(outcome.clone())));

@@ -51,6 +51,7 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         context: None,
         message: None,
         error: None,
+        changed_files: Vec::new(),
     };
     if confine::probe() == Confinement::None {
         return failed(

@@ -23,6 +23,7 @@ mod event_log;
 mod exec;
 mod feedback;
 mod files;
+mod hook_apply;
 mod hook_calls;
 mod hook_door;
 mod hook_run;

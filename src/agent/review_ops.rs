@@ -235,7 +235,15 @@ impl Core {
         let store = self.checkpoints.clone();
         let session = self.session_id(key).filter(|_| self.recorded(key));
         let job = job_id.to_string();
+        let hooks = super::hook_apply::ApplyHooks::of(&self.ctx, session.as_deref(), job_id);
         self.off_task(key, reply, move || {
+            let mut runs = Vec::new();
+            let mut before_write = |plans: &mut [crate::review::FilePlan]| {
+                let hooks = hooks.as_ref()?;
+                let (ran, blocked) = hooks.run(&ws, plans);
+                runs = ran;
+                blocked
+            };
             let done = apply_files(
                 &ws,
                 store.as_ref(),
@@ -243,12 +251,14 @@ impl Core {
                 &job,
                 &bundle,
                 &edits,
+                &mut before_write,
             );
             ReviewDone::Apply {
                 accepted,
                 bundle,
                 edits,
                 done,
+                hooks: runs,
             }
         });
     }
@@ -326,9 +336,18 @@ impl Core {
                 bundle,
                 edits,
                 done,
+                hooks,
             } => {
                 let job_id = bundle.job_id.clone();
                 let key = self.jobs.get(&job_id).cloned().unwrap_or_default();
+                for run in hooks {
+                    let started = EventBody::HookStarted {
+                        name: run.name.clone(),
+                        event: run.event.clone(),
+                    };
+                    self.publish(&key, &job_id, started);
+                    self.publish(&key, &job_id, EventBody::HookCompleted(Box::new(run)));
+                }
                 let result = self.applied(&key, &job_id, accepted, bundle, edits, done);
                 (key, result)
             }
@@ -469,10 +488,12 @@ fn apply_error(
         ApplyFailure::Conflict => EngineError::Conflict { message, conflicts },
         ApplyFailure::NothingAccepted => EngineError::invalid(message),
         ApplyFailure::NoReview => EngineError::not_found(message),
-        ApplyFailure::CheckpointFailed | ApplyFailure::IoError => EngineError::Failed {
-            message,
-            reason: Some(code.as_str().to_string()),
-            detail: None,
-        },
+        ApplyFailure::CheckpointFailed | ApplyFailure::IoError | ApplyFailure::BlockedByHook => {
+            EngineError::Failed {
+                message,
+                reason: Some(code.as_str().to_string()),
+                detail: None,
+            }
+        }
     }
 }

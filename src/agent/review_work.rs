@@ -52,6 +52,8 @@ pub enum ReviewDone {
         bundle: DiffBundle,
         edits: Vec<ProposedEdit>,
         done: ApplyDone,
+        /// Its `apply.before` hooks' runs.
+        hooks: Vec<crate::protocol::HookOutcome>,
     },
     Rollback {
         checkpoint_id: String,
@@ -132,37 +134,30 @@ pub fn apply_files(
     job_id: &str,
     bundle: &DiffBundle,
     edits: &[ProposedEdit],
+    before_write: &mut dyn FnMut(&mut [FilePlan]) -> Option<String>,
 ) -> ApplyDone {
     // Held from the checks to the last write: another process's apply or
     // rollback of this root waits, and recovery never mistakes this one
     // for an interrupted one.
     let _lock = store.map(|s| s.lock(ws)).transpose();
-    let plans = match plan_apply(ws, bundle, edits) {
+    let mut plans = match plan_apply(ws, bundle, edits) {
         Ok(plans) => plans,
         Err(ApplyError::Conflict(_))
             if let Some(done) = store.and_then(|s| recovered_apply(ws, s, job_id, bundle)) =>
         {
             return done;
         }
-        Err(e) => {
-            let (code, conflicts) = match &e {
-                ApplyError::Conflict(list) => (
-                    ApplyFailure::Conflict,
-                    list.iter()
-                        .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
-                        .collect(),
-                ),
-                ApplyError::NothingAccepted => (ApplyFailure::NothingAccepted, Vec::new()),
-                ApplyError::Io { .. } => (ApplyFailure::IoError, Vec::new()),
-            };
-            return ApplyDone::Refused {
-                code,
-                error: e.to_string(),
-                conflicts,
-                audited: true,
-            };
-        }
+        Err(e) => return plan_refused(&e),
     };
+    // `apply.before` hooks: their changes join the apply; a block stops it.
+    if let Some(why) = before_write(&mut plans) {
+        return ApplyDone::Refused {
+            code: ApplyFailure::BlockedByHook,
+            error: why,
+            conflicts: Vec::new(),
+            audited: true,
+        };
+    }
     let changes: Vec<FileChange> = plans.iter().map(FileChange::from).collect();
     let Some(store) = store else {
         return ApplyDone::Refused {
@@ -195,6 +190,26 @@ pub fn apply_files(
         };
     }
     ApplyDone::Written { checkpoint, plans }
+}
+
+/// An apply its plan refused: conflicts named, nothing written.
+fn plan_refused(e: &ApplyError) -> ApplyDone {
+    let (code, conflicts) = match e {
+        ApplyError::Conflict(list) => (
+            ApplyFailure::Conflict,
+            list.iter()
+                .map(|c| json!({"file_path": c.file_path, "reason": c.reason}))
+                .collect(),
+        ),
+        ApplyError::NothingAccepted => (ApplyFailure::NothingAccepted, Vec::new()),
+        ApplyError::Io { .. } => (ApplyFailure::IoError, Vec::new()),
+    };
+    ApplyDone::Refused {
+        code,
+        error: e.to_string(),
+        conflicts,
+        audited: true,
+    }
 }
 
 /// A person's own write: each file checked against the hash it was read

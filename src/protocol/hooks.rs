@@ -67,6 +67,9 @@ pub struct HookOutcome {
     /// contract); the decision is then `on_error`'s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// `apply.before`: the files it changed (their new bytes are applied).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_files: Vec<String>,
 }
 
 /// Where a hook is defined and whether it may run.

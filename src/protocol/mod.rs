@@ -154,6 +154,8 @@ pub enum ApplyFailure {
     NoReview,
     CheckpointFailed,
     IoError,
+    /// An `apply.before` hook blocked it (SPEC 21).
+    BlockedByHook,
 }
 
 /// Why a rollback wrote nothing: `checkpoint.rollback.failed`'s `data.code`.
@@ -176,6 +178,7 @@ impl ApplyFailure {
             ApplyFailure::NoReview => "no_review",
             ApplyFailure::CheckpointFailed => "checkpoint_failed",
             ApplyFailure::IoError => "io_error",
+            ApplyFailure::BlockedByHook => "blocked_by_hook",
         }
     }
 }

@@ -67,7 +67,8 @@ pub async fn trust(
 #[serde(deny_unknown_fields)]
 struct Test {
     workspace_id: String,
-    /// The event (tool.before, prompt.submit, job.end …).
+    /// The event.
+    #[schema(value_type = HookEventName)]
     event: String,
     /// Only this hook.
     #[serde(default)]
@@ -76,6 +77,34 @@ struct Test {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     data: Option<Value>,
+}
+
+/// The events of SPEC 21, as a test names them.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+enum HookEventName {
+    #[schema(rename = "session.start")]
+    SessionStart,
+    #[schema(rename = "prompt.submit")]
+    PromptSubmit,
+    #[schema(rename = "tool.before")]
+    ToolBefore,
+    #[schema(rename = "tool.after")]
+    ToolAfter,
+    #[schema(rename = "approval.requested")]
+    ApprovalRequested,
+    #[schema(rename = "apply.before")]
+    ApplyBefore,
+    #[schema(rename = "verify.completed")]
+    VerifyCompleted,
+    #[schema(rename = "apply.after")]
+    ApplyAfter,
+    #[schema(rename = "job.end")]
+    JobEnd,
+    #[schema(rename = "compact.before")]
+    CompactBefore,
+    #[schema(rename = "rollback.after")]
+    RollbackAfter,
 }
 
 #[utoipa::path(post, path = "/api/v1/agent/hooks/test", tag = "hooks", request_body = Test, responses((status = 200, description = "{event, decision, runs: [HookOutcome]}: a dry run; nothing is kept"), (status = 400, description = "no such event", body = super::error::ErrorBody), (status = 403, description = "not an admin", body = super::error::ErrorBody), (status = 404, description = "no such workspace or hook", body = super::error::ErrorBody)), security(("bearer" = [])))]
