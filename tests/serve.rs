@@ -1247,6 +1247,9 @@ fn openapi_describes_every_endpoint() {
             ("get", "/api/v1/agent/index"),
             ("post", "/api/v1/agent/code/search"),
             ("get", "/api/v1/agent/models"),
+            ("get", "/api/v1/agent/hooks"),
+            ("post", "/api/v1/agent/hooks/trust"),
+            ("post", "/api/v1/agent/hooks/test"),
         ];
         let paths = doc["paths"].as_object().unwrap();
         for (method, path) in want {

@@ -314,6 +314,7 @@ fn hook_outcome(run: &crate::protocol::HookOutcome) -> String {
         "timed_out": run.timed_out,
         "confined": run.confined,
         "error": run.error,
+        "changed_files": run.changed_files,
     })
     .to_string()
 }
