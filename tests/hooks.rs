@@ -55,24 +55,11 @@ fn second_request(server: &LlmServer) -> String {
     calls[1].body["messages"].to_string()
 }
 
-/// `agent-tui hooks ARGS` with the test key set: (exit code, stdout).
+/// `agent-tui hooks ARGS` with the test key set: (exit code, stdout, stderr).
 fn hooks(env: &Env, cfg: &Path, root: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = env
-        .cmd()
-        .env("TEST_LLM_KEY", KEY)
-        .arg("--config")
-        .arg(cfg)
-        .arg("hooks")
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .output()
-        .unwrap();
-    (
-        support::code(&out),
-        support::stdout(&out),
-        support::stderr(&out),
-    )
+    let mut all = vec!["hooks"];
+    all.extend_from_slice(args);
+    cli(env, cfg, root, &all)
 }
 
 #[test]

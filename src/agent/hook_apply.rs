@@ -6,9 +6,12 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Value, json};
+use std::sync::Arc;
+
+use serde_json::json;
 
 use super::EngineContext;
+use super::hook_calls::input_for;
 use super::hook_run::{HookCall, run};
 use super::hooks::Hook;
 use crate::config::HookEvent;
@@ -18,16 +21,20 @@ use crate::workspace::{Scratch, Workspace};
 
 /// What the apply's hooks need off the engine task.
 pub(super) struct ApplyHooks {
+    ctx: Arc<EngineContext>,
     hooks: Vec<Hook>,
-    secrets: Vec<String>,
-    /// The input's fields but `hook` and `data`.
-    input: Value,
+    session_id: Option<String>,
+    job_id: String,
     scratch_parent: PathBuf,
 }
 
 impl ApplyHooks {
     /// The `apply.before` hooks of job `job_id`, if any run here.
-    pub fn of(ctx: &EngineContext, session_id: Option<&str>, job_id: &str) -> Option<ApplyHooks> {
+    pub fn of(
+        ctx: &Arc<EngineContext>,
+        session_id: Option<&str>,
+        job_id: &str,
+    ) -> Option<ApplyHooks> {
         let hooks: Vec<Hook> = ctx
             .hooks
             .get()
@@ -35,17 +42,10 @@ impl ApplyHooks {
             .cloned()
             .collect();
         (!hooks.is_empty()).then(|| ApplyHooks {
+            ctx: ctx.clone(),
             hooks,
-            secrets: ctx.secret_names(),
-            input: json!({
-                "session_id": session_id,
-                "job_id": job_id,
-                "front": ctx.front_name,
-                "user": Value::Null,
-                "workspace_id": Value::Null,
-                "root": ctx.workspace.root().display().to_string(),
-                "mode": Value::Null,
-            }),
+            session_id: session_id.map(str::to_string),
+            job_id: job_id.to_string(),
             scratch_parent: super::verify_ops::verify_home().join("scratch"),
         })
     }
@@ -91,11 +91,11 @@ impl ApplyHooks {
         }
         let files: Vec<String> = plans.iter().map(|p| p.file_path.clone()).collect();
         let data = json!({"files": files});
+        let secrets = self.ctx.secret_names();
         let mut runs = Vec::new();
         for hook in &self.hooks {
-            let mut input = self.input.clone();
-            input["hook"] = json!({"name": hook.def.name, "event": "apply.before", "def_sha256": hook.def_sha256});
-            input["data"] = data.clone();
+            let (session, job) = (self.session_id.as_deref(), self.job_id.as_str());
+            let input = input_for(&self.ctx, session, job, None, hook, data.clone());
             let mut outcome = run(&HookCall {
                 def: &hook.def,
                 def_sha256: &hook.def_sha256,
@@ -104,7 +104,7 @@ impl ApplyHooks {
                 cwd: scratch.path(),
                 writable: vec![scratch.path().to_path_buf()],
                 input: &input,
-                secrets: &self.secrets,
+                secrets: &secrets,
                 cancel: None,
             });
             outcome.changed_files = take_changes(scratch, plans);

@@ -42,7 +42,7 @@ fn input(ctx: &EngineContext, job: &Job<'_>, hook: &Hook, data: Value) -> Value 
 }
 
 /// The JSON a hook reads on stdin, for a job's session and mode.
-fn input_for(
+pub(super) fn input_for(
     ctx: &EngineContext,
     session_id: Option<&str>,
     job_id: &str,
@@ -111,9 +111,11 @@ async fn run_one(
     mut emit: Emitter,
     cancel: Option<tokio_util::sync::CancellationToken>,
 ) -> HookOutcome {
+    let (name, event) = (hook.def.name.clone(), hook.def.on.as_str().to_string());
+    let sha = hook.def_sha256.clone();
     emit.emit(EventBody::HookStarted {
-        name: hook.def.name.clone(),
-        event: hook.def.on.as_str().to_string(),
+        name: name.clone(),
+        event: event.clone(),
     });
     let outcome = tokio::task::spawn_blocking(move || {
         let secrets = ctx.secret_names();
@@ -133,19 +135,8 @@ async fn run_one(
     let outcome = match outcome {
         Ok(outcome) => outcome,
         Err(e) => HookOutcome {
-            name: String::new(),
-            event: String::new(),
-            def_sha256: String::new(),
-            decision: HookDecision::Pass,
-            exit_code: None,
-            duration_ms: 0,
-            timed_out: false,
-            confined: false,
-            reason: None,
-            context: None,
-            message: None,
             error: Some(e.to_string()),
-            changed_files: Vec::new(),
+            ..HookOutcome::passed(&name, &event, &sha)
         },
     };
     emit.emit(EventBody::HookCompleted(Box::new(outcome.clone())));

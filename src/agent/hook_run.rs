@@ -38,21 +38,7 @@ pub(crate) struct HookCall<'a> {
 
 /// Runs the hook to its end and reads what it said.
 pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
-    let mut out = HookOutcome {
-        name: call.def.name.clone(),
-        event: call.def.on.as_str().to_string(),
-        def_sha256: call.def_sha256.to_string(),
-        decision: HookDecision::Pass,
-        exit_code: None,
-        duration_ms: 0,
-        timed_out: false,
-        confined: false,
-        reason: None,
-        context: None,
-        message: None,
-        error: None,
-        changed_files: Vec::new(),
-    };
+    let mut out = HookOutcome::passed(&call.def.name, call.def.on.as_str(), call.def_sha256);
     if confine::probe() == Confinement::None {
         return failed(
             call.def,

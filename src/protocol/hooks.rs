@@ -72,6 +72,27 @@ pub struct HookOutcome {
     pub changed_files: Vec<String>,
 }
 
+impl HookOutcome {
+    /// A run of hook `name` at `event` that passed and said nothing (yet).
+    pub fn passed(name: &str, event: &str, def_sha256: &str) -> HookOutcome {
+        HookOutcome {
+            name: name.to_string(),
+            event: event.to_string(),
+            def_sha256: def_sha256.to_string(),
+            decision: HookDecision::Pass,
+            exit_code: None,
+            duration_ms: 0,
+            timed_out: false,
+            confined: false,
+            reason: None,
+            context: None,
+            message: None,
+            error: None,
+            changed_files: Vec::new(),
+        }
+    }
+}
+
 /// Where a hook is defined and whether it may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
