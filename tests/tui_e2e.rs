@@ -962,6 +962,9 @@ fn a_review_left_for_a_new_instruction_is_reached_again_with_ctrl_r() {
     // The review opens before the job's end is in: wait for that.
     tmux.wait_for(" awaiting review ");
     tmux.keys(&["Escape"]);
+    // Typed at once after Esc, "e" could be read as Alt+E: the review
+    // closes first.
+    tmux.wait_for("┌ chat ");
     tmux.keys(&["-l", "edit b"]);
     tmux.keys(&["Enter"]);
     let s = tmux.wait_for("The review of a.txt has 1 hunk not applied (1 accepted)");

@@ -473,6 +473,16 @@ fn markdown_quotes_tables_rules_and_nested_lists() {
         ask_mode(&b).await;
         send_with_enter(&b, "show me markdown").await;
         until(&b, 20, "completed", "return (document.querySelector('.job .status') || {}).textContent === 'completed'").await;
+        // The answer is drawn on the next frame after the status: the
+        // whole of it, its link included.
+        until(
+            &b,
+            20,
+            "answer drawn",
+            "const a = document.querySelector('.job [data-testid=answer]'); \
+             return !!(a && a.querySelector('a') && a.textContent.includes('Last with'))",
+        )
+        .await;
         let got = b
             .execute(
                 "const a = document.querySelector('.job [data-testid=answer]');
