@@ -55,22 +55,6 @@ fn start_with(env: &Env, cfg: &Path, root: &Path, name: &str, vars: &str) -> Tmu
     Tmux::start(name, &command, (120, 36))
 }
 
-/// Ctrl+C twice, and the TUI is gone.
-fn quit(tmux: &Tmux) {
-    tmux.keys(&["C-c"]);
-    tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tmux
-        .cmd()
-        .args(["has-session", "-t", "e2e"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn at_red_tab_attaches_the_image_and_a_resumed_session_still_shows_it() {
     let env = Env::new();
@@ -98,7 +82,7 @@ fn at_red_tab_attaches_the_image_and_a_resumed_session_still_shows_it() {
         // The answer shows before the job's end is in: wait for that,
         // then for the TUI to be gone (its store written).
         tmux.wait_for(" done ");
-        quit(&tmux);
+        tmux.quit();
     }
     let calls = asked(&server);
     assert_eq!(calls.len(), 1);

@@ -908,18 +908,7 @@ fn a_tall_wide_hunk_is_read_to_its_end_and_its_new_file_shows_in_the_tree() {
 
 /// Ctrl+C twice, and the TUI is gone.
 fn quit(tmux: &Tmux) {
-    tmux.keys(&["C-c"]);
-    tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while tmux
-        .cmd()
-        .args(["has-session", "-t", "e2e"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    tmux.quit();
 }
 
 /// Issue 3: an instruction sent over a review with an accepted hunk not

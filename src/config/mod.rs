@@ -12,6 +12,7 @@ mod sessions;
 mod storage;
 mod tools;
 mod verify;
+pub mod vision;
 pub mod web;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
@@ -27,6 +28,7 @@ pub use sessions::SessionLimits;
 pub use storage::{StorageConfig, check_url, redact_url};
 pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig};
 pub use verify::{VerifyCommand, VerifyConfig, detect as detect_verify};
+pub use vision::Vision;
 
 use std::collections::BTreeMap;
 
@@ -139,46 +141,6 @@ pub enum ToolProtocol {
     Auto,
     Native,
     Json,
-}
-
-/// Whether a provider's model reads images (SPEC 20): `"auto"` asks its
-/// server (llama.cpp `/props`, Ollama `/api/show`, the models list).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Vision {
-    #[default]
-    Auto,
-    Yes,
-    No,
-}
-
-impl Serialize for Vision {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Vision::Auto => s.serialize_str("auto"),
-            Vision::Yes => s.serialize_bool(true),
-            Vision::No => s.serialize_bool(false),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for Vision {
-    fn deserialize<D: Deserializer<'de>>(de: D) -> Result<Vision, D::Error> {
-        use serde::de::Error;
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Written {
-            Flag(bool),
-            Word(String),
-        }
-        match Written::deserialize(de)? {
-            Written::Flag(true) => Ok(Vision::Yes),
-            Written::Flag(false) => Ok(Vision::No),
-            Written::Word(w) if w == "auto" => Ok(Vision::Auto),
-            Written::Word(w) => Err(D::Error::custom(format!(
-                "vision = \"{w}\": expected \"auto\", true or false"
-            ))),
-        }
-    }
 }
 
 /// One provider after defaults are filled in.

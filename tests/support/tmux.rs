@@ -80,6 +80,22 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Ctrl+C twice, and waits until the TUI (and so its session) is gone.
+    pub fn quit(&self) {
+        self.keys(&["C-c"]);
+        self.keys(&["C-c"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self
+            .cmd()
+            .args(["has-session", "-t", "e2e"])
+            .status()
+            .is_ok_and(|s| s.success())
+        {
+            assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Waits until the screen shows `text`.
     pub fn wait_for(&self, text: &str) -> String {
         let deadline = Instant::now() + Duration::from_secs(15);

@@ -57,3 +57,37 @@ pub fn hooks_note(list: &[HookInfo], problems: &[String], runs: &HookRuns) -> St
     }
     out
 }
+
+impl super::App {
+    /// A hook's run: a line in the chat, and its last run for `/hooks`.
+    pub(super) fn hook_completed(&mut self, run: &crate::protocol::HookOutcome, ts: &str) {
+        self.hook_runs.note(run, ts);
+        self.transcript.push(hook_entry(run));
+    }
+}
+
+/// A hook's run as a chat line, folded like a tool call's: its decision
+/// and time, and (expanded) the whole of what it said.
+pub(super) fn hook_entry(run: &crate::protocol::HookOutcome) -> super::Entry {
+    let why = run
+        .reason
+        .as_deref()
+        .or(run.error.as_deref())
+        .unwrap_or_default();
+    super::Entry::Tool {
+        name: format!("hook {}", run.name),
+        summary: format!(
+            "{} · {} · {} ms{}",
+            run.event,
+            run.decision.as_str(),
+            run.duration_ms,
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", why.lines().next().unwrap_or_default())
+            }
+        ),
+        ok: Some(run.error.is_none() && run.decision != crate::protocol::HookDecision::Block),
+        detail: serde_json::to_string_pretty(run).unwrap_or_default(),
+    }
+}

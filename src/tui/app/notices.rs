@@ -7,6 +7,25 @@ use super::{App, ContextGauge, Entry, JobPurpose};
 use crate::protocol::EventBody;
 
 impl App {
+    /// A job began: its provider in the status bar, its images counted.
+    pub(super) fn job_started(&mut self, body: &EventBody) {
+        let EventBody::JobStarted {
+            provider,
+            model,
+            images,
+            ..
+        } = body
+        else {
+            return;
+        };
+        self.images_counted(images);
+        self.attempt = 1;
+        self.provider_label = format!("{provider} {model}");
+        if self.tools_in_prompt {
+            self.provider_label.push_str(" (tools in prompt)");
+        }
+    }
+
     /// `auto` found the server's template drops tools: said in the chat
     /// and, from now on, in the status bar.
     pub(super) fn moved_tools(&mut self, provider: &str, reason: &str) {

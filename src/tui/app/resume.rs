@@ -174,7 +174,9 @@ impl App {
             }
             EventBody::JobCancelled {} => self.transcript.push(note("Cancelled.".into())),
             EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
-            EventBody::HookCompleted(run) => self.transcript.push(super::events::hook_entry(run)),
+            EventBody::HookCompleted(run) => {
+                self.transcript.push(super::hook_runs::hook_entry(run))
+            }
             EventBody::HookStarted { .. } => {}
             EventBody::JobCompleted {
                 answer,
