@@ -86,18 +86,7 @@ fn ask_review_apply_and_roll_back_in_a_real_terminal() {
     tmux.wait_for("Rolled back");
     assert_eq!(read(root, "a.txt"), "alpha\nbeta\ngamma\n");
 
-    tmux.keys(&["C-c"]);
-    tmux.keys(&["C-c"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tmux
-        .cmd()
-        .args(["has-session", "-t", "e2e"])
-        .status()
-        .is_ok_and(|s| s.success())
-    {
-        assert!(Instant::now() < deadline, "Ctrl+C twice did not quit");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    tmux.quit();
 }
 
 /// SIGTERM ends the TUI cleanly: raw mode is off again afterwards (checked

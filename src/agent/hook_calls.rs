@@ -227,12 +227,7 @@ impl Job<'_> {
             )),
             Gated::Ask { hook, reason } => {
                 let decision = self.ask_user(call, &[]).await;
-                self.emit.emit(EventBody::ApprovalResolved {
-                    tool_call_id: call.tool_call_id.clone(),
-                    approved: decision.approved,
-                    by: decision.by.clone(),
-                    user: decision.user,
-                });
+                self.resolved(call, &decision);
                 if decision.approved {
                     Ok(Vec::new())
                 } else {

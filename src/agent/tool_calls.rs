@@ -381,17 +381,22 @@ impl Job<'_> {
             }
             Gate::Ask => self.ask_user(call, &[]).await,
         };
-        self.emit.emit(EventBody::ApprovalResolved {
-            tool_call_id: call.tool_call_id.clone(),
-            approved: decision.approved,
-            by: decision.by.clone(),
-            user: decision.user,
-        });
+        self.resolved(call, &decision);
         if decision.approved {
             Ok(())
         } else {
             Err(approval::denied(call, &decision.by))
         }
+    }
+
+    /// Says how the question about `call` was decided.
+    pub(super) fn resolved(&mut self, call: &ToolCall, decision: &Decision) {
+        self.emit.emit(EventBody::ApprovalResolved {
+            tool_call_id: call.tool_call_id.clone(),
+            approved: decision.approved,
+            by: decision.by.clone(),
+            user: decision.user.clone(),
+        });
     }
 
     /// The later calls of this turn that would be asked in the same batch

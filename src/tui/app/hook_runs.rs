@@ -60,6 +60,11 @@ pub fn hooks_note(list: &[HookInfo], problems: &[String], runs: &HookRuns) -> St
 
 impl super::App {
     /// A hook's run: a line in the chat, and its last run for `/hooks`.
+    /// A resumed session's hook run: its line in the chat.
+    pub(super) fn hook_replayed(&mut self, run: &HookOutcome) {
+        self.transcript.push(hook_entry(run));
+    }
+
     pub(super) fn hook_completed(&mut self, run: &crate::protocol::HookOutcome, ts: &str) {
         self.hook_runs.note(run, ts);
         self.transcript.push(hook_entry(run));

@@ -174,10 +174,7 @@ impl App {
             }
             EventBody::JobCancelled {} => self.transcript.push(note("Cancelled.".into())),
             EventBody::UserSteer { text } => self.transcript.push(Entry::Steer(text.clone())),
-            EventBody::HookCompleted(run) => {
-                self.transcript.push(super::hook_runs::hook_entry(run))
-            }
-            EventBody::HookStarted { .. } => {}
+            EventBody::HookCompleted(run) => self.hook_replayed(run),
             EventBody::JobCompleted {
                 answer,
                 budget_exhausted,
@@ -214,6 +211,7 @@ impl App {
             | EventBody::RepeatStopped { .. }
             | EventBody::ProviderFallback { .. }
             | EventBody::UsageUpdated { .. }
+            | EventBody::HookStarted { .. }
             | EventBody::ContextCompacted { .. } => {}
         }
     }
