@@ -103,6 +103,7 @@ fn run_once(server: &LlmServer, root: &std::path::Path) -> (Duration, Duration, 
                 max_tool_calls: None,
                 choice: None,
                 images: Vec::new(),
+                workspace: None,
             })
             .await
             .unwrap();

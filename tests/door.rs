@@ -58,6 +58,7 @@ fn start(session: SessionRef, job: &str, prompt: &str) -> Command {
         max_tool_calls: Some(2_000),
         choice: None,
         images: Vec::new(),
+        workspace: None,
     }
 }
 

@@ -86,6 +86,7 @@ fn start(engine: &Driven, mode: Mode) {
         max_tool_calls: None,
         choice: None,
         images: Vec::new(),
+        workspace: None,
     });
 }
 

@@ -73,6 +73,7 @@ async fn job(engine: &mut Tui, id: &str, prompt: &str) -> Vec<Event> {
         max_tool_calls: None,
         choice: None,
         images: Vec::new(),
+        workspace: None,
     };
     if let Reply::Started {
         session_id: Some(s),

@@ -190,6 +190,63 @@ fn a_hook_writes_only_in_its_folder_reaches_no_listener_and_sees_no_key() {
 }
 
 #[test]
+fn a_hook_writes_its_own_log_where_granted_and_never_in_the_project() {
+    let env = Env::new();
+    let dir = project();
+    let logs = tempfile::tempdir().unwrap();
+    let log = logs.path().join("hooks/audit.jsonl");
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let write = format!("cat >> {0}; echo >> {0}", log.display());
+    add_config(
+        &cfg,
+        &format!(
+            "[[hooks.run]]\nname = \"audit\"\non = \"prompt.submit\"\n\
+             command = [\"sh\", \"-c\", {write:?}]\nwritable = [{:?}]\n",
+            log.parent().unwrap().display().to_string()
+        ),
+    );
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit", "--json"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let said: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(said["runs"][0]["decision"], "pass", "{said}");
+    let logged: Value =
+        serde_json::from_str(std::fs::read_to_string(&log).unwrap().trim()).unwrap();
+    assert_eq!(logged["hook"]["event"], "prompt.submit", "{logged}");
+    // A grant that reaches into the project is refused: the gate fails
+    // (and so blocks), naming why.
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        &format!(
+            "[[hooks.run]]\nname = \"sneaky\"\non = \"prompt.submit\"\n\
+             command = [\"touch\", \"src/new.rs\"]\nwritable = [{:?}]\n",
+            dir.path().join("src").display().to_string()
+        ),
+    );
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit", "--json"]);
+    assert_eq!(code, 1, "{out}{err}");
+    let said: Value = serde_json::from_str(&out).unwrap();
+    let reason = said["runs"][0]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("would let it write in the project"),
+        "{said}"
+    );
+    assert!(!dir.path().join("src/new.rs").exists());
+    // A relative folder is a config error.
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"rel\"\non = \"job.end\"\ncommand = [\"true\"]\nwritable = [\"logs\"]\n",
+    );
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["list"]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(
+        err.contains("writable = \"logs\": an absolute folder"),
+        "{err}"
+    );
+}
+
+#[test]
 fn project_hooks_run_only_trusted_and_then_their_trusted_bytes() {
     let env = Env::new();
     let dir = project();
@@ -340,19 +397,47 @@ fn the_same_gate_blocks_in_the_tui_and_over_http() {
     let server = LlmServer::start(rm_then_answer());
     let cfg = config(&env, "openai", &server.url(), "");
     add_config(&cfg, NO_RM);
+    // Over HTTP a hook is told who asked, and in which workspace.
+    add_config(
+        &cfg,
+        r#"
+[[hooks.run]]
+name = "who"
+on = "prompt.submit"
+command = ["python3", "-c", "import json,sys; d=json.load(sys.stdin); print(json.dumps({'context': 'asked by %s in %s from %s' % (d['user'], d['workspace_id'], d['front'])}))"]
+"#,
+    );
     let srv = serve(&env, &cfg, dir.path());
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     rt().block_on(async {
         let (_session, job) = c.session_and_run("clean up", "agent").await;
         let done = c
-            .wait_event(&job, 20, |e| e["type"] == "hook.completed")
+            .wait_event(&job, 20, |e| {
+                e["type"] == "hook.completed" && e["data"]["name"] == "no-rm"
+            })
             .await;
         assert_eq!(done["data"]["decision"], "block", "{done}");
         c.wait_event(&job, 20, |e| e["type"] == "job.completed")
             .await;
     });
-    assert!(second_request(&server).contains("hook no-rm blocked this call"));
+    let second = second_request(&server);
+    assert!(second.contains("hook no-rm blocked this call"));
+    let told = phrase_at(&second, "asked by ");
+    assert!(told.ends_with(" in default from serve"), "{told}");
+    assert!(!told.starts_with("asked by None"), "{told}");
     assert!(dir.path().join("keep/data.txt").exists());
+}
+
+/// The text from `start` to the end of its line or quoted string.
+fn phrase_at(text: &str, start: &str) -> String {
+    let at = text
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start:?} in {text}"));
+    text[at..]
+        .split(['"', '\\', '\n'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
 }
 
 #[test]
@@ -489,25 +574,44 @@ fn a_formatters_changes_go_in_the_same_apply_and_one_rollback_undoes_both() {
     let original = std::fs::read(&greet).unwrap();
     let server = LlmServer::start(support::serve::edit_then_answer());
     let cfg = config(&env, "openai", &server.url(), "");
-    // A "formatter": upper-cases the greeting in each file it is given.
+    // A "formatter": upper-cases the greeting (on the model's line) and
+    // adds a last line (apart from it) in each file it is given.
     add_config(
         &cfg,
         "[[hooks.run]]\nname = \"fmt\"\non = \"apply.before\"\n\
-         command = [\"sh\", \"-c\", \"for f in \\\"$@\\\"; do sed -i s/hola/HOLA/ \\\"$f\\\"; done\", \"fmt\", \"{files}\"]\n",
+         command = [\"sh\", \"-c\", \"for f in \\\"$@\\\"; do sed -i -e s/hola/HOLA/ -e '$a // end' \\\"$f\\\"; done\", \"fmt\", \"{files}\"]\n",
     );
     let run = exec(
         &env,
         &cfg,
         dir.path(),
-        &["--apply", "all", "greet in Spanish"],
+        &["--json", "--apply", "all", "greet in Spanish"],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     let now = std::fs::read_to_string(&greet).unwrap();
-    assert!(
-        now.contains("HOLA"),
-        "the formatter's change is applied: {now}"
+    assert_eq!(
+        now, "pub fn greet() {\n    println!(\"HOLA\");\n}\n// end\n",
+        "the formatter's changes are applied"
     );
-    assert!(!now.contains("hola"), "{now}");
+    // Its changes are hunks of the review, `origin: "hook:fmt"`, applied.
+    let completed: Value = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|e| e["type"] == "apply.completed")
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    let hunks = completed["data"]["bundle"]["files"][0]["hunks"]
+        .as_array()
+        .unwrap();
+    let by_hook: Vec<&Value> = hunks.iter().filter(|h| h["origin"] == "hook:fmt").collect();
+    assert_eq!(by_hook.len(), 2, "{hunks:?}");
+    assert!(by_hook.iter().all(|h| h["applied"] == true), "{hunks:?}");
+    assert!(
+        by_hook[1]["patch"].as_str().unwrap().contains("+// end"),
+        "{hunks:?}"
+    );
+    let ids = completed["data"]["hunk_ids"].as_array().unwrap();
+    assert!(ids.contains(&by_hook[1]["hunk_id"]), "{completed}");
     let (code, list, err) = cli(&env, &cfg, dir.path(), &["checkpoints", "list", "--json"]);
     assert_eq!(code, 0, "{err}");
     let list: Value = serde_json::from_str(&list).unwrap();
@@ -524,6 +628,21 @@ fn a_formatters_changes_go_in_the_same_apply_and_one_rollback_undoes_both() {
             .contains("\"decision\":\"pass\"")
     );
     let cp = list[0]["checkpoint_id"].as_str().unwrap();
+    // Scoped: the formatter's separate line alone.
+    let end_hunk = by_hook[1]["hunk_id"].as_str().unwrap();
+    let (code, out, err) = cli(
+        &env,
+        &cfg,
+        dir.path(),
+        &["rollback", cp, "--hunks", end_hunk],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        std::fs::read_to_string(&greet).unwrap(),
+        "pub fn greet() {\n    println!(\"HOLA\");\n}\n"
+    );
+    // Whole: one rollback of the apply takes the model's and the
+    // formatter's changes back to the original bytes.
     let (code, out, err) = cli(&env, &cfg, dir.path(), &["rollback", cp]);
     assert_eq!(code, 0, "{out}{err}");
     assert_eq!(

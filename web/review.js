@@ -49,7 +49,8 @@ function renderReview() {
         const cls = line.startsWith("+") ? "add" : line.startsWith("-") ? "del" : line.startsWith("@@") ? "at" : "";
         diff.append(cls ? el("span", { class: cls }, line) : `${line}\n`);
       }
-      const stateText = h.conflict ? `conflict: ${h.conflict}` : h.applied ? "applied" : d === true ? "accepted" : d === false ? "rejected" : "undecided";
+      const by = (h.origin || "").startsWith("hook:") ? ` · by hook ${h.origin.slice(5)}` : h.origin === "user" ? " · edited by you" : "";
+      const stateText = (h.conflict ? `conflict: ${h.conflict}` : h.applied ? "applied" : d === true ? "accepted" : d === false ? "rejected" : "undecided") + by;
       box.append(el("div", {
         class: `hunk ${d === true ? "accepted" : d === false ? "rejected" : ""} ${index === state.current ? "current" : ""}`,
         "data-testid": "hunk", "data-hunk-id": h.hunk_id, tabindex: "0",

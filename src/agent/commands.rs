@@ -24,7 +24,7 @@ const PROJECT: [(&str, Format); 5] = [
 const MAX_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
+pub(super) enum Format {
     Markdown,
     Toml,
 }
@@ -40,7 +40,7 @@ pub struct CustomCommand {
     pub choice: ModelChoice,
     /// Where it was read from (`.claude/commands/explain.md`, `~/…`).
     pub source: String,
-    template: String,
+    pub(super) template: String,
 }
 
 /// What a prompt is, as a command.
@@ -136,7 +136,7 @@ fn user_files(dir: &Path) -> Vec<(String, String)> {
 }
 
 /// A command from its file; `None` if the name cannot be typed.
-fn parse(file: &str, text: &str, format: Format, source: &str) -> Option<CustomCommand> {
+pub(super) fn parse(file: &str, text: &str, format: Format, source: &str) -> Option<CustomCommand> {
     let name = file.rsplit_once('.').map_or(file, |(n, _)| n).to_string();
     let typable = !name.is_empty()
         && name
@@ -228,19 +228,35 @@ fn gemini(text: &str) -> Option<(Vec<(String, String)>, String)> {
 pub fn expand(command: &CustomCommand, args: &str) -> String {
     let args = args.trim();
     let words: Vec<&str> = args.split_whitespace().collect();
-    let placeholders = ["$ARGUMENTS", "{{args}}"];
-    let mut has_place = placeholders.iter().any(|p| command.template.contains(p));
-    let mut out = command
-        .template
-        .replace("$ARGUMENTS", args)
-        .replace("{{args}}", args);
-    for n in (1..=9).rev() {
-        let place = format!("${n}");
-        if out.contains(&place) {
-            has_place = true;
-            out = out.replace(&place, words.get(n - 1).copied().unwrap_or_default());
-        }
+    // One pass over the template: what the arguments hold (a `$2` of
+    // their own) is never read as a placeholder.
+    let mut out = String::with_capacity(command.template.len() + args.len());
+    let mut has_place = false;
+    let mut rest = command.template.as_str();
+    while let Some(i) = rest.find(['$', '{']) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i..];
+        let digit = tail
+            .as_bytes()
+            .get(1)
+            .filter(|b| (b'1'..=b'9').contains(*b))
+            .map(|b| usize::from(b - b'0'));
+        let (put, skip) = if tail.starts_with("$ARGUMENTS") {
+            (args, "$ARGUMENTS".len())
+        } else if tail.starts_with("{{args}}") {
+            (args, "{{args}}".len())
+        } else if let (true, Some(n)) = (tail.starts_with('$'), digit) {
+            (words.get(n - 1).copied().unwrap_or_default(), 2)
+        } else {
+            out.push_str(&tail[..1]);
+            rest = &tail[1..];
+            continue;
+        };
+        has_place = true;
+        out.push_str(put);
+        rest = &tail[skip..];
     }
+    out.push_str(rest);
     let mut out = out.trim_end().to_string();
     if !has_place && !args.is_empty() {
         out.push_str("\n\n");

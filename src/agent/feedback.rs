@@ -35,15 +35,31 @@ pub fn review_feedback<'a>(
                 now.entry(job_id.to_string())
                     .or_default()
                     .insert(hunk.hunk_id.clone(), fate);
-                let mut line = format!(
-                    "- {} ({}): {}",
-                    hunk.hunk_id,
-                    file.file_path,
-                    fate.describe()
-                );
-                if matches!(fate, Fate::RewrittenAccepted | Fate::RewrittenApplied) {
+                let hook = hunk.origin.hook().filter(|_| fate == Fate::Applied);
+                let mut line = match hook {
+                    // Not the model's proposal: a hook the user runs changed
+                    // the file as the edits were applied (a formatter).
+                    Some(name) => format!(
+                        "- {} ({}): changed by the user's hook {name} as your edits were \
+                         applied: the file now contains it",
+                        hunk.hunk_id, file.file_path
+                    ),
+                    None => format!(
+                        "- {} ({}): {}",
+                        hunk.hunk_id,
+                        file.file_path,
+                        fate.describe()
+                    ),
+                };
+                let rewritten = matches!(fate, Fate::RewrittenAccepted | Fate::RewrittenApplied);
+                if rewritten || hook.is_some() {
+                    let whose = if rewritten {
+                        "The user's"
+                    } else {
+                        "The hook's"
+                    };
                     line.push_str(&format!(
-                        ". The user's version of the hunk:\n```diff\n{}```",
+                        ". {whose} version of the hunk:\n```diff\n{}```",
                         cap::fit_text(
                             &hunk.patch,
                             HUNK_TEXT_TOKENS,
@@ -153,6 +169,26 @@ mod tests {
         let (text, _) =
             review_feedback([("j1", &later, None)].into_iter(), &fates, &counter).unwrap();
         assert!(text.contains("h_4") && !text.contains("h_1"), "{text}");
+    }
+
+    #[test]
+    fn a_hooks_change_is_told_as_the_hooks_with_its_text() {
+        let counter = TokenCounter::estimating();
+        let b = bundle(vec![
+            hunk("h_1", Some(true), true, HunkOrigin::Agent),
+            hunk("hook_1", Some(true), true, HunkOrigin::Hook("fmt".into())),
+        ]);
+        let (text, _) =
+            review_feedback([("j1", &b, None)].into_iter(), &Reported::new(), &counter).unwrap();
+        assert!(
+            text.contains("hook_1 (src/a.rs): changed by the user's hook fmt"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The hook's version") && text.contains("+new hook_1"),
+            "{text}"
+        );
+        assert!(!text.contains("+new h_1"), "{text}");
     }
 
     #[test]

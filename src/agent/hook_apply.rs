@@ -11,7 +11,7 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::EngineContext;
-use super::hook_calls::input_for;
+use super::hook_calls::{HookWho, input_for};
 use super::hook_run::{HookCall, run};
 use super::hooks::Hook;
 use crate::config::HookEvent;
@@ -25,6 +25,7 @@ pub(super) struct ApplyHooks {
     hooks: Vec<Hook>,
     session_id: Option<String>,
     job_id: String,
+    who: HookWho,
     scratch_parent: PathBuf,
 }
 
@@ -34,6 +35,7 @@ impl ApplyHooks {
         ctx: &Arc<EngineContext>,
         session_id: Option<&str>,
         job_id: &str,
+        who: HookWho,
     ) -> Option<ApplyHooks> {
         let hooks: Vec<Hook> = ctx
             .hooks
@@ -46,6 +48,7 @@ impl ApplyHooks {
             hooks,
             session_id: session_id.map(str::to_string),
             job_id: job_id.to_string(),
+            who,
             scratch_parent: super::verify_ops::verify_home().join("scratch"),
         })
     }
@@ -94,20 +97,21 @@ impl ApplyHooks {
         let secrets = self.ctx.secret_names();
         let mut runs = Vec::new();
         for hook in &self.hooks {
-            let (session, job) = (self.session_id.as_deref(), self.job_id.as_str());
-            let input = input_for(&self.ctx, session, job, None, hook, data.clone());
+            let at = (self.session_id.as_deref(), self.job_id.as_str());
+            let input = input_for(&self.ctx, at, &self.who, None, hook, data.clone());
             let mut outcome = run(&HookCall {
                 def: &hook.def,
                 def_sha256: &hook.def_sha256,
                 scripts: &hook.scripts,
                 files: &files,
                 cwd: scratch.path(),
+                roots: ws.scopes().iter().map(|s| s.root.as_path()).collect(),
                 writable: vec![scratch.path().to_path_buf()],
                 input: &input,
                 secrets: &secrets,
                 cancel: None,
             });
-            outcome.changed_files = take_changes(scratch, plans);
+            outcome.changed_files = take_changes(&hook.def.name, scratch, plans);
             let blocked = (outcome.decision == HookDecision::Block).then(|| {
                 let why = outcome.reason.clone().unwrap_or_default();
                 format!("hook {} blocked the apply: {why}", hook.def.name)
@@ -121,15 +125,16 @@ impl ApplyHooks {
     }
 }
 
-/// The files a hook changed in the copy: their bytes become the apply's.
-fn take_changes(scratch: &Scratch, plans: &mut [FilePlan]) -> Vec<String> {
+/// The files hook `name` changed in the copy: their bytes become the
+/// apply's, and the changes its hunks (`origin: "hook:NAME"`).
+fn take_changes(name: &str, scratch: &Scratch, plans: &mut [FilePlan]) -> Vec<String> {
     let mut changed = Vec::new();
     for plan in plans.iter_mut() {
         let Ok(now) = std::fs::read(scratch.path().join(&plan.file_path)) else {
             continue;
         };
         if now != plan.after {
-            plan.after = now;
+            plan.hooked(name, now);
             changed.push(plan.file_path.clone());
         }
     }

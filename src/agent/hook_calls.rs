@@ -28,24 +28,49 @@ pub(super) enum Gated {
     Continue { hook: String, message: String },
 }
 
+/// Whose work a hook runs for, as its input says: the user who asked
+/// (the server's; `null` in the TUI and `exec`) and the server's workspace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookWho {
+    pub user: Option<String>,
+    pub workspace_id: Option<String>,
+}
+
+impl super::engine::Core {
+    /// Whose work session `key` is: the one acting now (an apply's asker)
+    /// in the workspace of its jobs.
+    pub(super) fn who(&self, key: &str) -> HookWho {
+        let known = self
+            .sessions
+            .get(key)
+            .map(|l| l.who.clone())
+            .unwrap_or_default();
+        HookWho {
+            user: self.actor.clone().or(known.user),
+            workspace_id: known.workspace_id,
+        }
+    }
+}
+
 /// The JSON a hook reads on stdin.
 fn input(ctx: &EngineContext, job: &Job<'_>, hook: &Hook, data: Value) -> Value {
     let mode = Some(job.spec.mode.as_str());
     input_for(
         ctx,
-        job.spec.session_id.as_deref(),
-        job.emit.job_id(),
+        (job.spec.session_id.as_deref(), job.emit.job_id()),
+        &job.spec.who,
         mode,
         hook,
         data,
     )
 }
 
-/// The JSON a hook reads on stdin, for a job's session and mode.
+/// The JSON a hook reads on stdin, for a job (its session and id), whose
+/// it is and its mode.
 pub(super) fn input_for(
     ctx: &EngineContext,
-    session_id: Option<&str>,
-    job_id: &str,
+    (session_id, job_id): (Option<&str>, &str),
+    who: &HookWho,
     mode: Option<&str>,
     hook: &Hook,
     data: Value,
@@ -55,8 +80,8 @@ pub(super) fn input_for(
         "session_id": session_id,
         "job_id": job_id,
         "front": ctx.front_name,
-        "user": Value::Null,
-        "workspace_id": Value::Null,
+        "user": who.user,
+        "workspace_id": who.workspace_id,
         "root": ctx.workspace.root().display().to_string(),
         "mode": mode,
         "data": data,
@@ -82,6 +107,7 @@ fn detach(
 pub(super) fn observe_event(
     ctx: &Arc<EngineContext>,
     session_id: Option<&str>,
+    who: &HookWho,
     emit: &Emitter,
     body: &EventBody,
 ) {
@@ -96,7 +122,8 @@ pub(super) fn observe_event(
         return;
     }
     for hook in set.at(event, None).cloned().collect::<Vec<_>>() {
-        let input = input_for(ctx, session_id, emit.job_id(), None, &hook, data.clone());
+        let at = (session_id, emit.job_id());
+        let input = input_for(ctx, at, who, None, &hook, data.clone());
         let run = run_one(ctx.clone(), hook, input, Vec::new(), emit.fork(), None);
         detach(ctx, run);
     }
@@ -125,6 +152,12 @@ async fn run_one(
             scripts: &hook.scripts,
             files: &files,
             cwd: ctx.workspace.root(),
+            roots: ctx
+                .workspace
+                .scopes()
+                .iter()
+                .map(|s| s.root.as_path())
+                .collect(),
             writable: Vec::new(),
             input: &input,
             secrets: &secrets,

@@ -78,6 +78,7 @@ impl Engine {
         event: HookEvent,
         hook: Option<String>,
         data: Value,
+        who: super::HookWho,
     ) -> Result<Vec<HookOutcome>, EngineError> {
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
@@ -103,8 +104,8 @@ impl Engine {
                     "session_id": Value::Null,
                     "job_id": Value::Null,
                     "front": "test",
-                    "user": Value::Null,
-                    "workspace_id": Value::Null,
+                    "user": who.user,
+                    "workspace_id": who.workspace_id,
                     "root": ctx.workspace.root().display().to_string(),
                     "mode": Value::Null,
                     "data": data,
@@ -116,6 +117,7 @@ impl Engine {
                     scripts: &h.scripts,
                     files: &files,
                     cwd: ctx.workspace.root(),
+                    roots: ctx.workspace.scopes().iter().map(|s| s.root.as_path()).collect(),
                     writable: Vec::new(),
                     input: &input,
                     secrets: &secrets,

@@ -29,6 +29,9 @@ pub(crate) struct HookCall<'a> {
     /// `{files}` expands to these.
     pub files: &'a [String],
     pub cwd: &'a Path,
+    /// The folders of the project (the root and those beside it): no hook
+    /// is granted a write in them.
+    pub roots: Vec<&'a Path>,
     /// Where it may write besides its own TMPDIR.
     pub writable: Vec<PathBuf>,
     pub input: &'a Value,
@@ -39,6 +42,7 @@ pub(crate) struct HookCall<'a> {
 /// Runs the hook to its end and reads what it said.
 pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
     let mut out = HookOutcome::passed(&call.def.name, call.def.on.as_str(), call.def_sha256);
+    // Asked of the kernel once a process (and ahead of the first hook).
     if confine::probe() == Confinement::None {
         return failed(
             call.def,
@@ -48,6 +52,7 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
                 .into(),
         );
     }
+    let started = std::time::Instant::now();
     let dir = match tempfile::Builder::new().prefix("agent-tui-hook-").tempdir() {
         Ok(dir) => dir,
         Err(e) => return failed(call.def, out, format!("cannot make its folder: {e}")),
@@ -57,10 +62,15 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         Ok(argv) => argv,
         Err(e) => return failed(call.def, out, e),
     };
+    let mut writable = call.writable.clone();
+    match granted(call) {
+        Ok(more) => writable.extend(more),
+        Err(e) => return failed(call.def, out, e),
+    }
     let spawn = Spawn {
         argv: &argv,
         cwd: call.cwd,
-        writable: call.writable.clone(),
+        writable,
         network: call.def.network,
         timeout: Duration::from_secs(call.def.timeout_secs),
         cap: OUTPUT_CAP,
@@ -79,10 +89,45 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         Err(e) => return failed(call.def, out, e.to_string()),
     };
     out.exit_code = ran.exit_code;
-    out.duration_ms = ran.duration_ms;
+    // All it cost the job: its folder and input too, not only the process.
+    out.duration_ms =
+        u64::try_from(started.elapsed().as_micros().div_ceil(1000)).unwrap_or(ran.duration_ms);
     out.timed_out = ran.timed_out;
     out.confined = ran.confined;
     read_exit(call.def, out, &ran)
+}
+
+/// The folders its `writable` names, made when missing; none may hold a
+/// project folder or lie in one (a hook changes the project only through
+/// `apply.before`, reviewed and checkpointed), nor agent-tui's own state
+/// (its store, audit log and checkpoints).
+fn granted(call: &HookCall<'_>) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for named in &call.def.writable {
+        let folder = crate::workspace::expand_home(named);
+        let folder = std::fs::create_dir_all(&folder)
+            .and_then(|()| folder.canonicalize())
+            .map_err(|e| format!("writable {named:?}: cannot make it: {e}"))?;
+        let clash = |other: &Path| {
+            let other = other.canonicalize().unwrap_or_else(|_| other.to_path_buf());
+            (folder.starts_with(&other) || other.starts_with(&folder)).then_some(other)
+        };
+        if let Some(root) = call.roots.iter().find_map(|r| clash(r)) {
+            return Err(format!(
+                "writable {named:?} would let it write in the project ({}): a hook changes \
+                 project files only as apply.before, in the review",
+                root.display()
+            ));
+        }
+        if let Some(state) = super::state_home().as_deref().and_then(clash) {
+            return Err(format!(
+                "writable {named:?} would let it write in agent-tui's own state ({})",
+                state.display()
+            ));
+        }
+        out.push(folder);
+    }
+    Ok(out)
 }
 
 /// What its exit says: 0 (and what it printed), 2 (a block), the rest.

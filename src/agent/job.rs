@@ -79,6 +79,8 @@ pub struct JobSpec {
     pub chosen: Option<Arc<dyn crate::llm::Provider>>,
     /// Images that go with the prompt.
     pub images: Vec<super::images::Attached>,
+    /// Whose it is, as hooks are told.
+    pub who: super::hook_calls::HookWho,
 }
 
 pub(super) use super::outcome::Outcome;

@@ -94,8 +94,17 @@ impl Core {
                 max_tool_calls,
                 choice,
                 images,
+                workspace,
                 ..
             } => {
+                // Whose work it is, as hooks are told (the server's user).
+                let user = self.actor.clone();
+                if let Some(live) = self.live(key) {
+                    live.who = super::hook_calls::HookWho {
+                        user,
+                        workspace_id: workspace,
+                    };
+                }
                 let asked = self.custom_command(prompt, mode, choice.unwrap_or_default())?;
                 let images = super::images::read(&self.ctx, &images)?;
                 super::images::keep(&self.ctx, &images);
@@ -232,6 +241,7 @@ impl Core {
             mcp,
             chosen,
             images,
+            who: live.who.clone(),
         };
         live.started_from
             .insert(job_id.clone(), live.state.conversation.clone());

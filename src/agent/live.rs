@@ -87,6 +87,8 @@ pub(super) struct Live {
     pub verifying: HashMap<String, (u64, tokio_util::sync::CancellationToken)>,
     /// Since when nothing of it has been under way (its lease goes soon after).
     pub idle_since: Option<std::time::Instant>,
+    /// Whose work it is, as its hooks are told (the last job's asker).
+    pub who: super::hook_calls::HookWho,
 }
 
 impl Live {
@@ -103,6 +105,7 @@ impl Live {
             reviewing: false,
             verifying: HashMap::new(),
             idle_since: Some(std::time::Instant::now()),
+            who: super::hook_calls::HookWho::default(),
         }
     }
 

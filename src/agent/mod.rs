@@ -23,6 +23,8 @@ mod event_log;
 mod exec;
 mod feedback;
 mod files;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 mod hook_apply;
 mod hook_calls;
 mod hook_door;
@@ -65,6 +67,7 @@ pub use code_index::BuildProgress;
 pub use door::{Engine, PendingReply};
 pub use exec::{ExecStream, command_allowed};
 pub use files::{complete_folder, expand_home};
+pub use hook_calls::HookWho;
 pub use images::image_from_file;
 pub use job::NO_USER_ANSWER;
 pub use prompt::{MAX_AGENTS_MD_BYTES, system_prompt};

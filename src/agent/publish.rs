@@ -51,7 +51,8 @@ impl Core {
                 | EventBody::VerifyCompleted(_)
         ) {
             let emit = super::emit::Emitter::new(job_id.to_string(), self.internal_tx.clone());
-            super::hook_calls::observe_event(&self.ctx, session_id.as_deref(), &emit, &body);
+            let who = self.who(key);
+            super::hook_calls::observe_event(&self.ctx, session_id.as_deref(), &who, &emit, &body);
         }
         let Some(live) = self.sessions.get_mut(key) else {
             return;

@@ -9,7 +9,7 @@ use super::review_work::{ApplyDone, ReviewDone, apply_files, rollback_files};
 use crate::checkpoint::CheckpointKind;
 use crate::protocol::{ApplyFailure, EngineError, EventBody, Reply, UserWrite};
 use crate::review::{
-    DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_after_apply,
+    DiffBundle, FileDiff, HunkState, ProposedEdit, edit_hunk, load_base, rebase_applied,
     refresh_patches,
 };
 
@@ -235,7 +235,8 @@ impl Core {
         let store = self.checkpoints.clone();
         let session = self.session_id(key).filter(|_| self.recorded(key));
         let job = job_id.to_string();
-        let hooks = super::hook_apply::ApplyHooks::of(&self.ctx, session.as_deref(), job_id);
+        let who = self.who(key);
+        let hooks = super::hook_apply::ApplyHooks::of(&self.ctx, session.as_deref(), job_id, who);
         self.off_task(key, reply, move || {
             let mut runs = Vec::new();
             let mut before_write = |plans: &mut [crate::review::FilePlan]| {
@@ -446,16 +447,22 @@ impl Core {
         self.publish(key, job_id, created);
         // The other hunks of written files stay in the review, moved onto
         // the written text (or marked conflicted, with the reason).
+        // A hook's changes (`apply.before`) are hunks of the review too,
+        // applied with them.
         let (mut bundle, mut edits) = (bundle, edits);
+        let mut hooked = Vec::new();
         for plan in &plans {
             if let Some(file) = bundle
                 .files
                 .iter_mut()
                 .find(|f| f.file_path == plan.file_path)
             {
-                rebase_after_apply(file, &mut edits, &accepted, &plan.after);
+                rebase_applied(file, &mut edits, &accepted, plan);
             }
+            hooked.extend(plan.hook_hunk_ids().map(str::to_string));
         }
+        let mut accepted = accepted;
+        accepted.extend(hooked);
         let outcome = format!("ok: {}", checkpoint.checkpoint_id);
         // The files by their scoped paths (`src/x.rs`, `@lib/y.rs`).
         let target = format!("{} in {}", accepted.join(","), files.join(", "));

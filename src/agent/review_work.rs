@@ -100,6 +100,8 @@ fn recovered_apply(
         .affected_files
         .iter()
         .flat_map(|f| f.hunks.iter().map(|h| h.hunk_id.as_str()))
+        // An `apply.before` hook's own hunks are written with them.
+        .filter(|id| !id.starts_with(crate::review::HOOK_HUNK_PREFIX))
         .collect();
     if hunks != accepted {
         return None;
@@ -121,6 +123,7 @@ fn recovered_apply(
             before: None,
             after: now.unwrap_or_default(),
             regions: Vec::new(),
+            stages: Vec::new(),
         });
     }
     Some(ApplyDone::Written { checkpoint, plans })

@@ -99,6 +99,7 @@ async fn drive(
         // `--model` / `--provider` set the engine's own provider.
         choice: None,
         images,
+        workspace: None,
     };
     if let Err(e) = engine.command(start).await {
         return start_refused(e, &args);

@@ -118,7 +118,10 @@ async fn test(
             Err(e) => return usage(format!("--input {}: {e}", path.display())),
         },
     };
-    let outcomes = match engine.test_hooks(event, hook, data).await {
+    let outcomes = match engine
+        .test_hooks(event, hook, data, Default::default())
+        .await
+    {
         Ok(o) => o,
         Err(e) => return engine_error(e),
     };

@@ -124,6 +124,10 @@ pub struct HookDef {
     pub on_error: Option<OnError>,
     #[serde(default)]
     pub network: bool,
+    /// Folders outside every project root it may write in too (`~/…`
+    /// allowed; made when missing), such as a log of its own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub writable: Vec<String>,
 }
 
 fn default_timeout() -> u64 {
@@ -215,6 +219,13 @@ impl HooksConfig {
                     && let Err(e) = globset::Glob::new(g)
                 {
                     out.push(format!("{at}.match.{key} = {g:?}: {e}"));
+                }
+            }
+            for w in &h.writable {
+                if !(w.starts_with('/') || w == "~" || w.starts_with("~/")) {
+                    out.push(format!(
+                        "{at}.writable = {w:?}: an absolute folder (or one under ~/)"
+                    ));
                 }
             }
             let matched = !h.matcher.is_any();

@@ -2,6 +2,8 @@
 //! documents) and the semantic checks that run after parsing.
 
 mod detect;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 pub mod hooks;
 mod index;
 mod load;
@@ -149,8 +151,9 @@ pub struct ProviderConfig {
     pub kind: ProviderKind,
     pub base_url: String,
     /// Name of the environment variable holding the API key; the key itself
-    /// never appears in configuration. `None` for servers without keys.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// never appears in configuration. `None` for servers without keys,
+    /// written back as `""` (left out, the kind's default key would return).
+    #[serde(serialize_with = "key_env_as_written")]
     pub api_key_env: Option<String>,
     pub model: String,
     pub tool_protocol: ToolProtocol,
@@ -169,6 +172,11 @@ pub struct ProviderConfig {
     pub price_output_per_mtok: Option<f64>,
     /// Whether the model reads images.
     pub vision: Vision,
+}
+
+/// `api_key_env` as the file says it: `""` for no key.
+fn key_env_as_written<S: serde::Serializer>(var: &Option<String>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(var.as_deref().unwrap_or_default())
 }
 
 /// A provider table as written in the file: every key optional.

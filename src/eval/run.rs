@@ -365,6 +365,7 @@ async fn start(
         max_tool_calls: task.max_tool_calls,
         choice: None,
         images: Vec::new(),
+        workspace: None,
     };
     let reply = engine
         .command(job)

@@ -5,6 +5,8 @@
 mod anthropic;
 mod discover;
 mod error;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 mod http;
 mod json_action;
 mod json_protocol;

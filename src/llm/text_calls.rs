@@ -105,10 +105,21 @@ pub fn read_call(reply: &str, offered: &[&str]) -> TextCall {
     }
 }
 
-/// `text` without the tags models wrap a call in.
+/// `text` without the tags models wrap a call in: those around it only,
+/// never one inside (an argument may well hold `<tool_call>`: a file of a
+/// project like this one).
 fn untagged(text: &str) -> String {
-    TAGS.iter()
-        .fold(text.to_string(), |t, tag| t.replace(tag, ""))
+    let mut rest = text.trim();
+    loop {
+        let before = rest.len();
+        for tag in TAGS {
+            rest = rest.strip_prefix(tag).unwrap_or(rest).trim_start();
+            rest = rest.strip_suffix(tag).unwrap_or(rest).trim_end();
+        }
+        if rest.len() == before {
+            return rest.to_string();
+        }
+    }
 }
 
 /// The call `body` holds, whatever tool it names: `{"name", "arguments"}`,
@@ -204,6 +215,20 @@ mod tests {
                 TextCall::Call("read_file".into(), json!({"file_path": "sum.js"}))
             );
         }
+    }
+
+    #[test]
+    fn a_tag_inside_an_argument_is_kept() {
+        // Found by the json_action fuzz target: tags were dropped anywhere,
+        // so an edit writing `<tool_call>` into a file lost it.
+        let reply = r#"<tool_call>{"name": "propose_edits", "arguments": {"new_text": "say <tool_call> here"}}</tool_call>"#;
+        assert_eq!(
+            read_call(reply, &OFFERED),
+            TextCall::Call(
+                "propose_edits".into(),
+                json!({"new_text": "say <tool_call> here"})
+            )
+        );
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub enum Command {
         /// Images that go with the prompt (SPEC 20).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         images: Vec<super::ImageInput>,
+        /// The server's workspace it runs in (hooks are told).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        workspace: Option<String>,
     },
     /// A new, empty session, driven by this engine (the server's `POST
     /// …/sessions`); its first job names it.

@@ -130,13 +130,50 @@ impl HunkState {
     }
 }
 
-/// Who wrote a hunk's new text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// Who wrote a hunk's new text: on the wire `agent`, `user` or
+/// `hook:NAME` (an `apply.before` hook's change, SPEC 21).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum HunkOrigin {
     #[default]
     Agent,
     User,
+    Hook(String),
+}
+
+impl HunkOrigin {
+    /// The hook that wrote it, if one did.
+    pub fn hook(&self) -> Option<&str> {
+        match self {
+            HunkOrigin::Hook(name) => Some(name),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for HunkOrigin {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            HunkOrigin::Agent => s.serialize_str("agent"),
+            HunkOrigin::User => s.serialize_str("user"),
+            HunkOrigin::Hook(name) => s.serialize_str(&format!("hook:{name}")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for HunkOrigin {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        match text.as_str() {
+            "agent" => Ok(HunkOrigin::Agent),
+            "user" => Ok(HunkOrigin::User),
+            _ => match text.strip_prefix("hook:") {
+                Some(name) if !name.is_empty() => Ok(HunkOrigin::Hook(name.to_string())),
+                _ => Err(serde::de::Error::custom(format!(
+                    "unknown hunk origin `{text}` (agent, user or hook:NAME)"
+                ))),
+            },
+        }
+    }
 }
 
 /// Old lines `old_start..old_start + old_len` become `new_lines` (each with

@@ -11,7 +11,7 @@ use super::{Change, DiffBundle, FileDiff, HunkRegion, ProposedEdit};
 use crate::workspace::{Workspace, sha256_hex};
 
 /// Lines of context kept to find a hunk again at rollback.
-const REGION_CONTEXT: usize = 3;
+pub(super) const REGION_CONTEXT: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileConflict {
@@ -41,6 +41,9 @@ pub struct FilePlan {
     pub before: Option<Vec<u8>>,
     pub after: Vec<u8>,
     pub regions: Vec<HunkRegion>,
+    /// What `apply.before` hooks changed on top of the accepted hunks, in
+    /// order (`after` is the last one's bytes).
+    pub stages: Vec<super::HookStage>,
 }
 
 /// Checks and computes the writes for the accepted, unapplied hunks.
@@ -185,6 +188,7 @@ fn plan_file(
         before,
         regions: regions(&doc.lines, &new_lines, &changes),
         after,
+        stages: Vec::new(),
     });
 }
 
@@ -207,7 +211,11 @@ pub fn apply_changes(old: &[String], changes: &[&Change]) -> Vec<String> {
 }
 
 /// Where each hunk's changes landed in the new file, one region per hunk.
-fn regions(old: &[String], new: &[String], changes: &[(&str, &Change)]) -> Vec<HunkRegion> {
+pub(super) fn regions(
+    old: &[String],
+    new: &[String],
+    changes: &[(&str, &Change)],
+) -> Vec<HunkRegion> {
     let mut out: Vec<HunkRegion> = Vec::new();
     let mut shift: isize = 0;
     let mut spans: Vec<(String, usize, usize, usize, usize)> = Vec::new();

@@ -121,7 +121,15 @@ pub async fn test(
     };
     let runs = ws
         .engine
-        .test_hooks(event, ask.hook, ask.data.unwrap_or_else(|| json!({})))
+        .test_hooks(
+            event,
+            ask.hook,
+            ask.data.unwrap_or_else(|| json!({})),
+            crate::agent::HookWho {
+                user: Some(user.name.clone()),
+                workspace_id: Some(ws.id.clone()),
+            },
+        )
         .await?;
     let decision = runs.last().map_or("pass", |r| r.decision.as_str());
     Ok(Json(

@@ -158,6 +158,7 @@ async fn start(app: &AppState, user: &User, body: &Body) -> Answer {
         max_tool_calls: ask.tool_config.and_then(|t| t.max_tool_calls),
         choice: (!choice.is_empty()).then_some(choice),
         images,
+        workspace: Some(ws.id.clone()),
     };
     let here = Place {
         session: Some(&ask.session_id),

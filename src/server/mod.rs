@@ -11,6 +11,8 @@ pub mod drain;
 mod error;
 mod exec;
 mod fs;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 mod guard;
 mod hooks;
 pub mod hosts;

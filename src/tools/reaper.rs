@@ -119,26 +119,40 @@ fn sweep() {
     let me = std::process::id();
     let started = Instant::now();
     loop {
+        // No child at all (the common case: the command left nothing)
+        // means nothing under the wrapper, since every orphan comes to
+        // it: no need to read `/proc`.
+        let (reaped, none_left) = reap();
+        if none_left {
+            return;
+        }
         let left = children_of(me);
         for pid in &left {
             let _ = kill(Pid::from_raw(*pid), Signal::SIGKILL);
         }
-        let mut reaped = false;
-        loop {
-            match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
-                Ok(WaitStatus::StillAlive) => break,
-                Ok(_) => reaped = true,
-                Err(_) => break,
-            }
-        }
-        if left.is_empty() && !reaped {
+        let (reaped_now, _) = reap();
+        if left.is_empty() && !reaped && !reaped_now {
             return;
         }
         if started.elapsed() > SWEEP_LIMIT {
             return;
         }
-        if !reaped {
+        if !reaped && !reaped_now {
             std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Reaps every child that has ended: whether any was, and whether the
+/// wrapper has no child left at all.
+fn reap() -> (bool, bool) {
+    let mut reaped = false;
+    loop {
+        match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+            Ok(WaitStatus::StillAlive) => return (reaped, false),
+            Ok(_) => reaped = true,
+            Err(nix::errno::Errno::ECHILD) => return (reaped, true),
+            Err(_) => return (reaped, false),
         }
     }
 }

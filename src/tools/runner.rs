@@ -312,7 +312,18 @@ where
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
-                    std::thread::sleep(Duration::from_millis(5));
+                    // Woken by output or the pipe's end (not a fixed
+                    // sleep, which every command's end used to wait out);
+                    // `stop` is looked at every 5 ms.
+                    let mut fds = [rustix::event::PollFd::new(
+                        &pipe,
+                        rustix::event::PollFlags::IN,
+                    )];
+                    let most = rustix::event::Timespec {
+                        tv_sec: 0,
+                        tv_nsec: 5_000_000,
+                    };
+                    let _ = rustix::event::poll(&mut fds, Some(&most));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,

@@ -7,6 +7,8 @@ mod app;
 mod clipboard;
 mod clipboard_image;
 mod event_loop;
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 mod highlight;
 mod keymap;
 mod loads;

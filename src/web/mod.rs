@@ -7,6 +7,8 @@
 //! are read, all within `timeout_secs`; no proxy from the environment is
 //! used (it would connect on our behalf to anything).
 
+#[doc(hidden)]
+pub mod fuzzing; // fuzz doors: any bytes in, a panic only when a property fails
 pub mod guard;
 pub mod html;
 pub mod search;

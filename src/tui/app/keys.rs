@@ -539,6 +539,7 @@ impl App {
             max_tool_calls: None,
             choice: self.choice.clone(),
             images,
+            workspace: None,
         }]
     }
 

@@ -46,6 +46,7 @@ impl App {
             max_tool_calls: None,
             choice: self.choice.clone(),
             images,
+            workspace: None,
         }]
     }
 

@@ -69,10 +69,10 @@ fn hunk_pane(review: &ReviewView, area: Rect) -> Option<HunkPane> {
         HunkState::Conflicted { reason } => format!("conflict: {reason}"),
     };
     let big = if hunk.oversized { " · oversized" } else { "" };
-    let edited = if hunk.origin == crate::protocol::review::HunkOrigin::User {
-        " · edited by you"
-    } else {
-        ""
+    let edited = match &hunk.origin {
+        crate::protocol::review::HunkOrigin::User => " · edited by you".to_string(),
+        crate::protocol::review::HunkOrigin::Hook(name) => format!(" · by hook {name}"),
+        crate::protocol::review::HunkOrigin::Agent => String::new(),
     };
     let inner = pane(String::new(), true).inner(area);
     let (width, height) = (usize::from(inner.width), usize::from(inner.height));
