@@ -75,8 +75,16 @@ fn a_steer_over_http_reaches_the_running_job_and_is_an_event() {
     let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
     rt().block_on(async {
         let (_, job) = c.session_and_run("look around", "ask").await;
-        // Streamed text is not stored: its start is.
+        // Streamed text is not stored: its start is. The steer must come
+        // while the answer streams (3 s of it), not before the first
+        // request, which would carry it already.
         c.wait_event(&job, 20, |e| e["type"] == "job.started").await;
+        let asked = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !server.requests().iter().any(|r| r.is_model_call())
+            && std::time::Instant::now() < asked
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         let path = format!("/api/v1/agent/jobs/{job}/steer");
         let (status, body) = c.post(&path, json!({"text": ""})).await;
         assert_eq!(status, 400, "{body}");

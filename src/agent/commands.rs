@@ -401,6 +401,11 @@ mod tests {
             "Review it.\n\nsrc/lib.rs"
         );
         assert_eq!(expand(&command("$1 and $9"), "one"), "one and");
+        // What the arguments hold is never read as a placeholder.
+        assert_eq!(
+            expand(&command("Fix $ARGUMENTS ($1)"), "$2 costs {{args}}"),
+            "Fix $2 costs {{args}} ($2)"
+        );
     }
 
     #[test]

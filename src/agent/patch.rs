@@ -151,9 +151,15 @@ pub fn apply(file: &FilePatch, current: Option<&str>) -> Result<String, String> 
         (None, false) => return Err("it does not exist".into()),
         (t, _) => t.unwrap_or_default(),
     };
+    // A byte-order mark is the first line's, as `diff` and git see it;
+    // a patch made without it (an editor that hides it) applies under it.
+    let patch_has_bom = file
+        .hunks
+        .iter()
+        .any(|h| h.old_start <= 1 && h.old.first().is_some_and(|l| l.starts_with('\u{feff}')));
     let (bom, body) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => ("\u{feff}", rest),
-        None => ("", text),
+        Some(rest) if !patch_has_bom => ("\u{feff}", rest),
+        _ => ("", text),
     };
     let eol = match body.split_once('\n') {
         Some((first, _)) if first.ends_with('\r') => "\r\n",
@@ -250,6 +256,25 @@ mod tests {
         let mut far = files[0].clone();
         far.hunks[0].old_start = 3;
         assert!(apply(&far, Some(&twice)).is_err());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_the_first_lines_when_the_patch_has_it() {
+        // Found by the patch fuzz target: git's diff of a file with a BOM
+        // has it in line 1, which never matched the file without it.
+        let bom = "\u{feff}";
+        let file = format!("{bom}a\nb\n");
+        let with = parse(&format!(
+            "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-{bom}a\n+a\n b\n"
+        ))
+        .unwrap();
+        assert_eq!(apply(&with[0], Some(&file)).unwrap(), "a\nb\n");
+        // Made without it (an editor that hides it): applied under it.
+        let without = parse("--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n+A\n b\n").unwrap();
+        assert_eq!(
+            apply(&without[0], Some(&file)).unwrap(),
+            format!("{bom}A\nb\n")
+        );
     }
 
     #[test]

@@ -40,10 +40,12 @@ pub fn markdown(data: &[u8]) {
     let laid = lines_of(&whole, width);
     // Wide characters cannot fit a column of 1. Spaces after a line's
     // last word may run past the edge (wrapping keeps them where they
-    // were written); the frame clips them, and nothing shows there.
+    // were written); the frame clips them, and nothing shows there. A
+    // control character is never drawn (ratatui's buffer drops it).
     if width >= 2 {
         for line in &laid {
-            let shown = line.trim_end_matches([' ', '\t']);
+            let drawn: String = line.chars().filter(|c| !c.is_control()).collect();
+            let shown = drawn.trim_end_matches([' ', '\t']);
             assert!(
                 shown.width() <= width,
                 "{} columns at width {width}: {line:?}",
