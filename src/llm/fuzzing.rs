@@ -66,11 +66,6 @@ fn unescaped(text: &str) -> String {
             continue;
         }
         match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('b') => out.push('\u{8}'),
-            Some('f') => out.push('\u{c}'),
             Some('u') => {
                 let hex: String = (0..4).filter_map(|_| chars.next()).collect();
                 match u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32) {
@@ -81,7 +76,7 @@ fn unescaped(text: &str) -> String {
                     }
                 }
             }
-            Some(other) => out.push(other),
+            Some(other) => out.push(super::json_reply::simple_escape(other).unwrap_or(other)),
             None => out.push('\\'),
         }
     }

@@ -57,6 +57,18 @@ pub fn unwrap_answer(reply: &str) -> String {
     }
 }
 
+/// The character a one-letter JSON escape (`\n`, `\t` …) stands for.
+pub(super) fn simple_escape(letter: char) -> Option<char> {
+    Some(match letter {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        'b' => '\u{8}',
+        'f' => '\u{c}',
+        _ => return None,
+    })
+}
+
 /// What a reply cut off inside `{"answer": "…` holds of its answer so far;
 /// `None` for anything else (a closed string means the reply is malformed
 /// some other way).
@@ -73,11 +85,6 @@ fn cut_answer(reply: &str) -> Option<String> {
         match c {
             '"' => return None,
             '\\' => match chars.next() {
-                Some('n') => out.push('\n'),
-                Some('t') => out.push('\t'),
-                Some('r') => out.push('\r'),
-                Some('b') => out.push('\u{8}'),
-                Some('f') => out.push('\u{c}'),
                 Some('u') => {
                     let hex: String = chars.by_ref().take(4).collect();
                     let Ok(code) = u32::from_str_radix(&hex, 16) else {
@@ -88,7 +95,7 @@ fn cut_answer(reply: &str) -> Option<String> {
                     }
                     out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
                 }
-                Some(other) => out.push(other),
+                Some(other) => out.push(simple_escape(other).unwrap_or(other)),
                 None => break,
             },
             c => out.push(c),
