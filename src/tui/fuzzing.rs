@@ -73,8 +73,11 @@ pub fn markdown(data: &[u8]) {
         laid,
         "streamed vs whole at {width}"
     );
-    // Plain text (no entity, tag, link or escape that hides letters).
-    let plain = !text.contains(['&', '<', '[', '\\', '!', ']', '(', ')']);
+    // Plain text (no entity, tag, link, escape or code fence, whose info
+    // string names a language and is not shown, that hides letters).
+    let plain = !text.contains(['&', '<', '[', '\\', '!', ']', '(', ')'])
+        && !text.contains("```")
+        && !text.contains("~~~");
     if plain && width >= 8 {
         let shown = letters(&laid.concat());
         for (c, n) in letters(text) {
