@@ -6,7 +6,7 @@
 use thiserror::Error;
 
 use super::{Checkpoint, CheckpointKind, CheckpointStore, FileChange, ThreeWay};
-use crate::review::{Doc, HunkRegion, render_lines};
+use crate::review::{Doc, HunkRegion, render_lines, replay_regions};
 use crate::workspace::Workspace;
 
 #[derive(Debug, Error)]
@@ -134,16 +134,8 @@ pub fn three_way(
 /// replaced by what the change wrote there.
 fn replay(base: &str, file: &super::AffectedFile) -> String {
     let doc = Doc::parse(base.as_bytes()).unwrap_or_default();
-    let mut lines = doc.lines.clone();
-    let mut regions: Vec<&HunkRegion> = file.hunks.iter().map(|h| &h.region).collect();
-    regions.sort_by_key(|r| r.after_start);
-    // Regions are in after-file coordinates; walking them in order keeps the
-    // running position in the file being rebuilt the same.
-    for r in regions {
-        let end = (r.after_start + r.before_lines.len()).min(lines.len());
-        let start = r.after_start.min(end);
-        lines.splice(start..end, r.after_lines.iter().cloned());
-    }
+    let regions: Vec<&HunkRegion> = file.hunks.iter().map(|h| &h.region).collect();
+    let lines = replay_regions(&doc.lines, &regions);
     String::from_utf8_lossy(&render_lines(doc.bom, &lines, doc.eol())).into_owned()
 }
 

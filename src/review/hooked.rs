@@ -50,7 +50,7 @@ impl FilePlan {
         let base = Doc::parse(self.before.as_deref().unwrap_or_default())
             .map(|d| d.lines)
             .unwrap_or_default();
-        if replay(&base, &regions) == new.lines {
+        if replay_regions(&base, &regions.iter().collect::<Vec<_>>()) == new.lines {
             self.regions = regions;
         }
         self.stages.push(HookStage { hunks, before });
@@ -238,11 +238,12 @@ fn restage(
     out
 }
 
-/// `base` with every region's old lines replaced by its new ones (as a
-/// checkpoint rebuilds the file it wrote).
-fn replay(base: &[String], regions: &[HunkRegion]) -> Vec<String> {
+/// `base` with every region's old lines replaced by its new ones: the file
+/// a checkpoint wrote, rebuilt from its base (regions are in the written
+/// file's lines; walked in order, the running position stays right).
+pub fn replay_regions(base: &[String], regions: &[&HunkRegion]) -> Vec<String> {
     let mut lines = base.to_vec();
-    let mut sorted: Vec<&HunkRegion> = regions.iter().collect();
+    let mut sorted: Vec<&HunkRegion> = regions.to_vec();
     sorted.sort_by_key(|r| r.after_start);
     for r in sorted {
         let end = (r.after_start + r.before_lines.len()).min(lines.len());
@@ -295,7 +296,10 @@ mod tests {
         assert_eq!(ids, ["h_1", hunks[0].hunk_id.as_str()]);
         assert_eq!(plan.regions[1].before_lines, ["f\n"]);
         assert_eq!(
-            replay(&lines("a\nb\nc\nd\ne\nf\n"), &plan.regions),
+            replay_regions(
+                &lines("a\nb\nc\nd\ne\nf\n"),
+                &plan.regions.iter().collect::<Vec<_>>()
+            ),
             lines("a\nB\nc\nd\ne\nF\n")
         );
     }

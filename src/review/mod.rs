@@ -20,7 +20,7 @@ pub use bundle::{BuildError, build_bundle};
 pub use doc::{Doc, DocError, render_lines, text_of};
 pub use edit::{EditHunkError, edit_hunk, load_base, proposed_text, replaced_text};
 pub use fate::{Fate, Reported, merge as merge_fates, note_proposed};
-pub use hooked::{HOOK_HUNK_PREFIX, HookStage, line_changes, rebase_applied};
+pub use hooked::{HOOK_HUNK_PREFIX, HookStage, line_changes, rebase_applied, replay_regions};
 pub use patch_text::{patch_text, patch_text_at, refresh_patches};
 pub use rebase::rebase_after_apply;
 
