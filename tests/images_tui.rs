@@ -10,7 +10,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use support::Env;
@@ -147,27 +147,36 @@ impl Xvfb {
             eprintln!("skipped: Xvfb or xclip missing (apt-get install xvfb xclip)");
             return None;
         }
-        let n = 90 + std::process::id() % 400;
-        let display = format!(":{n}");
-        let child = Command::new(xvfb)
+        // `-displayfd 1`: Xvfb picks a free display and prints its number
+        // once it accepts connections (a socket file alone may be stale, or
+        // there before the server listens).
+        let mut child = Command::new(xvfb)
             .args([
-                display.as_str(),
+                "-displayfd",
+                "1",
                 "-nolisten",
                 "tcp",
                 "-screen",
                 "0",
                 "320x200x24",
             ])
-            .stdout(Stdio::null())
+            .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !socket.exists() {
-            assert!(Instant::now() < deadline, "Xvfb did not start on {display}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            let mut line = String::new();
+            let _ = std::io::BufReader::new(stdout).read_line(&mut line);
+            let _ = tx.send(line);
+        });
+        let line = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("Xvfb did not report its display within 10 s");
+        let n: u32 = line.trim().parse().expect("Xvfb's display number");
+        let display = format!(":{n}");
         Some(Xvfb { child, display })
     }
 

@@ -496,6 +496,58 @@ fn continue_sends_the_prior_conversation() {
     assert_eq!(code(&out), 2);
 }
 
+/// The `edit` fuzz target's finding, through the binary: eighteen edits,
+/// most inserting at one line of a CRLF file with a BOM, one removing that
+/// line. The hunk inserting right after that removal, rolled back alone,
+/// takes out exactly its own lines: its region was once placed a line
+/// early, so its rollback took another hunk's line and left one of its own.
+#[test]
+fn an_insertion_after_a_removal_is_rolled_back_alone() {
+    let env = Env::new();
+    let dir = project();
+    let root = dir.path();
+    let case: Value =
+        serde_json::from_str(include_str!("fixtures/review/edits_at_one_line.json")).unwrap();
+    let original = case["original"].as_str().unwrap();
+    std::fs::write(root.join("f.txt"), original).unwrap();
+    let (run, _) = propose(&env, root, case["edits"].clone(), &["--apply", "all"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let applied = read(root, "f.txt");
+    let cli = Cli { env: &env, root };
+    let sid = cli.latest_session();
+    let shown = cli.json(&["sessions", "show", &sid, "--json"]);
+    let hunks = shown["jobs"][0]["bundle"]["files"][0]["hunks"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let change = |k: usize| hunks[k]["changes"][0].clone();
+    let k = (1..hunks.len())
+        .find(|&k| {
+            change(k - 1)["old_len"] != 0
+                && change(k)["old_len"] == 0
+                && change(k)["old_start"] == change(k - 1)["old_start"]
+        })
+        .expect("an insertion right after a removal");
+    let own: String = change(k)["new_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert_eq!(applied.matches(&own).count(), 1, "{applied:?}");
+    let cp = cli.json(&["checkpoints", "--json"])[0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let id = hunks[k]["hunk_id"].as_str().unwrap();
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", id]);
+    assert_eq!(c, 0, "{id}: {err}");
+    assert_eq!(read(root, "f.txt"), applied.replacen(&own, "", 1));
+    let (c, _, err) = cli.run(&["rollback", &cp]);
+    assert_eq!(c, 0, "{err}");
+    assert_eq!(read(root, "f.txt"), original);
+}
+
 #[test]
 fn scoped_rollback_keeps_later_edits_and_refuses_changed_regions() {
     let env = Env::new();

@@ -217,11 +217,21 @@ pub(super) fn regions(
     changes: &[(&str, &Change)],
 ) -> Vec<HunkRegion> {
     let mut out: Vec<HunkRegion> = Vec::new();
-    let mut shift: isize = 0;
+    // Walked as `apply_changes` walks them: `next` is the first old line
+    // not yet copied or replaced, `written` the new lines so far. A change
+    // that starts inside the one before (an insertion where another hunk
+    // removed lines) lands after that one's new lines, not before them.
+    let (mut next, mut written) = (0usize, 0usize);
     let mut spans: Vec<(String, usize, usize, usize, usize)> = Vec::new();
     for (id, c) in changes {
-        let after_start = (c.old_start as isize + shift) as usize;
+        if c.old_start > next {
+            written += c.old_start.min(old.len()).saturating_sub(next);
+            next = c.old_start;
+        }
+        let after_start = written;
         let after_end = after_start + c.new_lines.len();
+        written = after_end;
+        next = next.max(c.old_start + c.old_len);
         match spans.last_mut() {
             Some(last) if last.0 == *id => {
                 last.2 = c.old_start + c.old_len;
@@ -235,7 +245,6 @@ pub(super) fn regions(
                 after_end,
             )),
         }
-        shift += c.new_lines.len() as isize - c.old_len as isize;
     }
     let last = old.len().saturating_sub(1);
     let last_covered = spans.iter().any(|s| s.1 <= last && last < s.2);
@@ -277,4 +286,48 @@ pub fn write_plans(workspace: &Workspace, plans: &[FilePlan]) -> Result<(), Appl
                 .join(", "),
             source,
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[&str]) -> Vec<String> {
+        text.iter().map(|l| format!("{l}\n")).collect()
+    }
+
+    /// A hunk inserting where another hunk removed a line (the fuzzer's
+    /// `edit` finding): the insertion lands after the removal, and its
+    /// region says so, so undoing both, last first, gives the old lines.
+    #[test]
+    fn an_insertion_where_a_line_was_removed_is_placed_after_it() {
+        let old = lines(&["a", "b", "c"]);
+        let remove = Change {
+            old_start: 1,
+            old_len: 1,
+            new_lines: Vec::new(),
+        };
+        let insert = Change {
+            old_start: 1,
+            old_len: 0,
+            new_lines: lines(&["x", "y"]),
+        };
+        let changes = [("h_1", &remove), ("h_2", &insert)];
+        let new = apply_changes(&old, &[&remove, &insert]);
+        assert_eq!(new, lines(&["a", "x", "y", "c"]));
+        let found = regions(&old, &new, &changes);
+        let at: Vec<(&str, usize)> = found
+            .iter()
+            .map(|r| (r.hunk_id.as_str(), r.after_start))
+            .collect();
+        assert_eq!(at, [("h_1", 1), ("h_2", 1)]);
+        assert_eq!(found[1].after_lines, lines(&["x", "y"]));
+        let mut back = new.clone();
+        for r in found.iter().rev() {
+            let end = r.after_start + r.after_lines.len();
+            assert_eq!(back[r.after_start..end], r.after_lines[..]);
+            back.splice(r.after_start..end, r.before_lines.iter().cloned());
+        }
+        assert_eq!(back, old);
+    }
 }
