@@ -5,7 +5,8 @@
 # seeds in fuzz/corpus/TARGET are read, never written. A crash leaves its
 # input in fuzz/artifacts/TARGET: fix it, then keep the input as
 # fuzz/regressions/TARGET/NAME (tests/fuzz_corpus.rs replays it).
-# Prints the final figures: executions per second, corpus size, coverage.
+# Prints the final figures: executions per second, corpus size, coverage;
+# the whole output stays in fuzz/work/TARGET.log.
 # Usage: bench/fuzz.sh TARGET SECONDS   (nightly and cargo-fuzz: tests/run
 # installs both). FUZZ_BUILD=dev builds without optimizations or
 # AddressSanitizer (quicker to build, slower to run: CI's smoke).
@@ -14,8 +15,9 @@ TARGET=${1:?usage: bench/fuzz.sh TARGET SECONDS}
 SECONDS_TO_RUN=${2:?usage: bench/fuzz.sh TARGET SECONDS}
 cd "$(dirname "$0")/.."
 mkdir -p "fuzz/work/$TARGET" "fuzz/corpus/$TARGET" "fuzz/artifacts/$TARGET"
-LOG=$(mktemp)
-trap 'rm -f "$LOG"' EXIT
+# The run's whole output, kept to watch a long run (tail -f) and to read
+# after it.
+LOG="fuzz/work/$TARGET.log"
 set +e
 BUILD=()
 [ "${FUZZ_BUILD:-release}" = dev ] && BUILD=(--dev --sanitizer none)

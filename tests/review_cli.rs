@@ -501,6 +501,7 @@ fn continue_sends_the_prior_conversation() {
 /// line. The hunk inserting right after that removal, rolled back alone,
 /// takes out exactly its own lines: its region was once placed a line
 /// early, so its rollback took another hunk's line and left one of its own.
+/// Then every other hunk, one at a time, gives the original bytes back.
 #[test]
 fn an_insertion_after_a_removal_is_rolled_back_alone() {
     let env = Env::new();
@@ -543,8 +544,17 @@ fn an_insertion_after_a_removal_is_rolled_back_alone() {
     let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", id]);
     assert_eq!(c, 0, "{id}: {err}");
     assert_eq!(read(root, "f.txt"), applied.replacen(&own, "", 1));
-    let (c, _, err) = cli.run(&["rollback", &cp]);
-    assert_eq!(c, 0, "{err}");
+    // Then every other hunk on its own, last first: the hunks share their
+    // context, so each is found by its recorded place, a hunk that only
+    // removed lines by the context on its one unchanged side.
+    for h in hunks.iter().rev().filter(|h| h["hunk_id"] != id) {
+        let other = h["hunk_id"].as_str().unwrap();
+        let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", other]);
+        assert_eq!(c, 0, "{other}: {err}");
+    }
+    assert_eq!(read(root, "f.txt"), original);
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", id]);
+    assert_eq!(c, 3, "nothing of {id} is left to undo: {err}");
     assert_eq!(read(root, "f.txt"), original);
 }
 

@@ -339,16 +339,24 @@ fn finish(
     Ok(record)
 }
 
-/// Where `region`'s lines now start: at the recorded place if they (with
-/// their context) are still there, else at a unique exact match.
 /// Where `region`'s own lines are when the lines around them changed (an
-/// edit near the hunk, which a rollback of the hunk keeps): at the
-/// recorded place, else at their one place in the file. A hunk that only
-/// removed lines has none of its own: its context must hold.
+/// edit near the hunk, or a neighbouring hunk rolled back since, which a
+/// rollback of this hunk keeps): at the recorded place, else at their one
+/// place in the file. A hunk that only removed lines has none of its own:
+/// it is found at the recorded place when the context on one side still
+/// holds there and the removed lines are not back already.
 fn locate_own(lines: &[String], region: &HunkRegion) -> Option<usize> {
     let own = &region.after_lines;
     if own.is_empty() {
-        return None;
+        let start = region.after_start;
+        let side = |ctx: &[String], from: Option<usize>| {
+            !ctx.is_empty() && from.and_then(|f| lines.get(f..f + ctx.len())) == Some(ctx)
+        };
+        let holds = side(
+            &region.ctx_before,
+            start.checked_sub(region.ctx_before.len()),
+        ) || side(&region.ctx_after, Some(start));
+        return (holds && !reverted(lines, region)).then_some(start);
     }
     let at = |start: usize| lines.get(start..start + own.len()) == Some(own.as_slice());
     if at(region.after_start) {
@@ -370,6 +378,8 @@ fn reverted(lines: &[String], region: &HunkRegion) -> bool {
     !before.is_empty() && lines.get(start..start + before.len()) == Some(before.as_slice())
 }
 
+/// Where `region`'s lines now start: at the recorded place if they (with
+/// their context) are still there, else at a unique exact match.
 fn locate(lines: &[String], region: &HunkRegion) -> Option<usize> {
     let needle: Vec<&String> = region
         .ctx_before

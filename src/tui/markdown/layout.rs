@@ -37,6 +37,20 @@ fn joined(mut a: Vec<Run>, b: Vec<Run>) -> Vec<Run> {
     a
 }
 
+/// A block's prefix (indent, bullet, quote bar, gutter) cut to leave its
+/// text at least one column: in a pane narrower than the prefix, the
+/// prefix gives way, never the edge.
+fn fit(prefix: &[Run], width: usize) -> Vec<Run> {
+    let room = width.saturating_sub(1);
+    if runs_width(prefix) <= room {
+        return prefix.to_vec();
+    }
+    match room {
+        0 => Vec::new(),
+        _ => cut(prefix, room).swap_remove(0),
+    }
+}
+
 /// Appends the lines of `blocks` at `width` columns to `out`.
 pub fn layout(blocks: &[Block], width: usize, colours: &Colours, out: &mut Vec<Line<'static>>) {
     for block in blocks {
@@ -52,6 +66,7 @@ pub fn layout(blocks: &[Block], width: usize, colours: &Colours, out: &mut Vec<L
                 rows,
             } => table(indent, align, head, rows, width, out),
             Block::Rule { indent } => {
+                let indent = &fit(indent, width);
                 let room = width.saturating_sub(runs_width(indent)).max(1);
                 out.push(line(joined(
                     indent.clone(),
@@ -59,9 +74,9 @@ pub fn layout(blocks: &[Block], width: usize, colours: &Colours, out: &mut Vec<L
                 )));
             }
             Block::Blank { indent } => {
-                let bars: Vec<Run> = indent
-                    .iter()
-                    .map(|(s, t)| (*s, t.trim_end().to_string()))
+                let bars: Vec<Run> = fit(indent, width)
+                    .into_iter()
+                    .map(|(s, t)| (s, t.trim_end().to_string()))
                     .filter(|(_, t)| !t.is_empty())
                     .collect();
                 out.push(line(bars));
@@ -84,6 +99,7 @@ pub fn text_from(
     (first, at): (usize, usize),
     out: &mut Vec<Line<'static>>,
 ) -> Vec<usize> {
+    let (lead, indent) = (&fit(lead, width), &fit(indent, width));
     let margin = runs_width(lead).max(runs_width(indent));
     let room = width.saturating_sub(margin).max(1);
     let (lines, starts) = if at == 0 {
@@ -105,10 +121,13 @@ fn code(
     width: usize,
     out: &mut Vec<Line<'static>>,
 ) {
-    let gutter = joined(indent.to_vec(), vec![(dim(), "▎ ".into())]);
-    let more = joined(
-        indent.to_vec(),
-        vec![(dim(), format!("{} ", crate::tui::wrap::MORE))],
+    let gutter = fit(&joined(indent.to_vec(), vec![(dim(), "▎ ".into())]), width);
+    let more = fit(
+        &joined(
+            indent.to_vec(),
+            vec![(dim(), format!("{} ", crate::tui::wrap::MORE))],
+        ),
+        width,
     );
     let room = width.saturating_sub(runs_width(&gutter)).max(1);
     for (i, raw) in text.split('\n').enumerate() {
@@ -189,6 +208,7 @@ fn table(
     if columns == 0 {
         return;
     }
+    let indent = &fit(indent, width);
     let cell = |row: &[Vec<Run>], j: usize| row.get(j).cloned().unwrap_or_default();
     let mut natural = vec![1; columns];
     let mut words = vec![1; columns];
@@ -330,6 +350,37 @@ mod tests {
                 "gamma: z"
             ]
         );
+    }
+
+    /// Found by the `markdown` fuzz target: a bullet at width 2 drew 3
+    /// columns. In a pane narrower than a block's prefix, the prefix gives
+    /// way and the text keeps a column.
+    #[test]
+    fn prefixes_give_way_in_a_pane_narrower_than_them() {
+        use unicode_width::UnicodeWidthStr;
+        let md = "# T\n\n- lu\n  - deep\n\n> > quoted\n\n1. one\n\n```\nab\n```\n\n---\n\n| a | b |\n|---|---|\n| c | d |\n";
+        for width in 1..=4 {
+            let lines = render(md, width);
+            for l in &lines {
+                assert!(l.width() <= width.max(1), "{l:?} at {width}: {lines:?}");
+            }
+            let letters: String = lines
+                .concat()
+                .chars()
+                .filter(char::is_ascii_alphabetic)
+                .collect();
+            for word in ["lu", "deep", "quoted", "one", "ab"] {
+                let mut rest = letters.as_str();
+                for c in word.chars() {
+                    let at = rest
+                        .find(c)
+                        .unwrap_or_else(|| panic!("{word} at {width}: {lines:?}"));
+                    rest = &rest[at + 1..];
+                }
+            }
+        }
+        assert_eq!(render("- lu", 2), ["•l", " u"]);
+        assert_eq!(render("- lu", 3), ["• l", "  u"]);
     }
 
     #[test]
