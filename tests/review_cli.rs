@@ -544,6 +544,13 @@ fn an_insertion_after_a_removal_is_rolled_back_alone() {
     let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", id]);
     assert_eq!(c, 0, "{id}: {err}");
     assert_eq!(read(root, "f.txt"), applied.replacen(&own, "", 1));
+    // Again: its lines are gone and its context meets, which is said.
+    let (c, _, err) = cli.run(&["rollback", &cp, "--hunks", id]);
+    assert_eq!(c, 3, "{err}");
+    assert!(
+        err.contains(&format!("{id}: it is rolled back already")),
+        "{err}"
+    );
     // Then every other hunk on its own, last first: the hunks share their
     // context, so each is found by its recorded place, a hunk that only
     // removed lines by the context on its one unchanged side.

@@ -371,11 +371,22 @@ fn locate_own(lines: &[String], region: &HunkRegion) -> Option<usize> {
     }
 }
 
-/// Whether `region` reads as it did before the checkpoint (rolled back).
+/// Whether `region` reads as it did before the checkpoint (rolled back):
+/// its old lines are back at its place, or, for a hunk that only added
+/// lines, its context on both sides meets there again.
 fn reverted(lines: &[String], region: &HunkRegion) -> bool {
     let before = &region.before_lines;
     let start = region.after_start;
-    !before.is_empty() && lines.get(start..start + before.len()) == Some(before.as_slice())
+    if before.is_empty() {
+        let ctx: Vec<&String> = region.ctx_before.iter().chain(&region.ctx_after).collect();
+        let from = start.checked_sub(region.ctx_before.len());
+        return !region.after_lines.is_empty()
+            && !ctx.is_empty()
+            && from
+                .and_then(|f| lines.get(f..f + ctx.len()))
+                .is_some_and(|w| w.iter().zip(&ctx).all(|(a, b)| a == *b));
+    }
+    lines.get(start..start + before.len()) == Some(before.as_slice())
 }
 
 /// Where `region`'s lines now start: at the recorded place if they (with
