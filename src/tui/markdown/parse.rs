@@ -119,7 +119,17 @@ pub fn parse(text: &str) -> Vec<Block> {
         link: None,
         gap: false,
     };
-    for event in Parser::new_ext(text, options) {
+    // Where the last cell of a table row ended: what a row holds past its
+    // table's columns, which the parser drops, is shown as more cells.
+    let mut cell_end = 0;
+    for (event, range) in Parser::new_ext(text, options).into_offset_iter() {
+        match &event {
+            Event::End(TagEnd::TableCell) => cell_end = range.end,
+            Event::End(TagEnd::TableRow) => {
+                b.excess_cells(text.get(cell_end.min(range.end)..range.end).unwrap_or(""));
+            }
+            _ => {}
+        }
         b.event(event);
     }
     b.flush();
@@ -404,7 +414,55 @@ impl Builder {
     }
 }
 
+/// The cells of a row's text past its table's columns (`| x | y |`), split
+/// at pipes not escaped, each cell's inline markdown read.
+fn cells_of(rest: &str) -> Vec<Vec<Run>> {
+    let rest = rest.trim();
+    let rest = rest.strip_prefix('|').unwrap_or(rest);
+    let rest = match rest.strip_suffix('|') {
+        Some(r) if !r.ends_with('\\') => r,
+        _ => rest,
+    };
+    if rest.trim().is_empty() {
+        return Vec::new();
+    }
+    let (mut cells, mut cell) = (Vec::new(), String::new());
+    let mut chars = rest.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&'|') => {
+                cell.push('|');
+                chars.next();
+            }
+            '|' => cells.push(std::mem::take(&mut cell)),
+            _ => cell.push(c),
+        }
+    }
+    cells.push(cell);
+    cells
+        .iter()
+        .map(|cell| {
+            parse(cell.trim())
+                .into_iter()
+                .flat_map(|block| match block {
+                    Block::Text { runs, .. } => runs,
+                    _ => Vec::new(),
+                })
+                .collect()
+        })
+        .collect()
+}
+
 impl Builder {
+    /// What a table row holds past its columns (the parser drops it, as
+    /// GitHub does): shown as more cells, so no text the model wrote is
+    /// hidden.
+    fn excess_cells(&mut self, rest: &str) {
+        if let Some(t) = &mut self.table {
+            t.row.extend(cells_of(rest));
+        }
+    }
+
     /// The end of a table's cell, head, row, or of the table itself.
     fn end_table_part(&mut self, tag: TagEnd) {
         if tag == TagEnd::Table {
@@ -493,6 +551,26 @@ mod tests {
                 "Tab2x1",
             ]
         );
+    }
+
+    /// Found by the `markdown` fuzz target: a row with more cells than
+    /// its table has columns lost them (pulldown-cmark drops them, as GFM
+    /// says); they are shown as more cells instead.
+    #[test]
+    fn a_row_longer_than_its_table_keeps_its_cells() {
+        let blocks = parse("| a | b |\n|---|---|\n| 1 | 2 | `three` | f\\|our |\n| 5 |\n");
+        let Block::Table { head, rows, .. } = &blocks[0] else {
+            panic!("{blocks:?}")
+        };
+        let join = |runs: &[Run]| runs.iter().map(|(_, t)| t.as_str()).collect::<String>();
+        assert_eq!(head.len(), 2);
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| r.iter().map(|c| join(c)).collect())
+            .collect();
+        assert_eq!(cells, [vec!["1", "2", "three", "f|our"], vec!["5", ""]]);
+        let code = &rows[0][2][0];
+        assert_eq!(code.0, inline_code_style());
     }
 
     #[test]
