@@ -145,6 +145,12 @@ fn tables() {
         "table_wide",
         "| Module | Owner | Responsibility | Notes |\n|---|---|---|---|\n| src/tui/markdown/layout.rs | tui | tables, code and text fitted to the width of the pane | cached per width |\n| src/llm/think.rs | llm | thinking apart from the answer | streaming |",
     );
+    // A row with more cells than the header (a small model's table): the
+    // extra cells are shown, not dropped as GitHub drops them.
+    snap(
+        "table_ragged",
+        "| File | Lines |\n|---|---:|\n| main.rs | 120 | entry point |\n| layout.rs | 290 |",
+    );
 }
 
 #[test]
