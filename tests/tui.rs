@@ -1159,6 +1159,31 @@ fn e_edits_the_hunk_text_and_ctrl_s_keeps_it() {
     let s = screen(&app, 100, 30);
     assert!(s.contains("[accepted · edited by you]"), "{s}");
     assert!(s.contains("+fn two() {}"), "{s}");
+    // A formatter's change (`apply.before`) names its hook.
+    let mut hooked = edited.clone();
+    let h = &mut hooked.files[0].hunks[0];
+    h.origin = agent_tui::protocol::review::HunkOrigin::Hook("fmt".into());
+    h.state = agent_tui::protocol::review::HunkState::Applied;
+    app.on_event(&ev(
+        j,
+        2,
+        EventBody::ReviewUpdated {
+            bundle: hooked,
+            unknown: vec![],
+            error: None,
+        },
+    ));
+    let s = screen(&app, 100, 30);
+    assert!(s.contains("[applied · by hook fmt]"), "{s}");
+    app.on_event(&ev(
+        j,
+        2,
+        EventBody::ReviewUpdated {
+            bundle: edited.clone(),
+            unknown: vec![],
+            error: None,
+        },
+    ));
 
     // A refused edit stays in view in the review.
     app.on_event(&ev(
