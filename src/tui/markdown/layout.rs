@@ -38,10 +38,10 @@ fn joined(mut a: Vec<Run>, b: Vec<Run>) -> Vec<Run> {
 }
 
 /// A block's prefix (indent, bullet, quote bar, gutter) cut to leave its
-/// text at least one column: in a pane narrower than the prefix, the
-/// prefix gives way, never the edge.
+/// text at least two columns (a wide character's): in a pane narrower than
+/// the prefix, the prefix gives way, never the edge.
 fn fit(prefix: &[Run], width: usize) -> Vec<Run> {
-    let room = width.saturating_sub(1);
+    let room = width.saturating_sub(2);
     if runs_width(prefix) <= room {
         return prefix.to_vec();
     }
@@ -353,16 +353,17 @@ mod tests {
     }
 
     /// Found by the `markdown` fuzz target: a bullet at width 2 drew 3
-    /// columns. In a pane narrower than a block's prefix, the prefix gives
-    /// way and the text keeps a column.
+    /// columns, then an indent and a wide character did. In a pane
+    /// narrower than a block's prefix, the prefix gives way and the text
+    /// keeps two columns.
     #[test]
     fn prefixes_give_way_in_a_pane_narrower_than_them() {
         use unicode_width::UnicodeWidthStr;
-        let md = "# T\n\n- lu\n  - deep\n\n> > quoted\n\n1. one\n\n```\nab\n```\n\n---\n\n| a | b |\n|---|---|\n| c | d |\n";
+        let md = "# T\n\n- lu\n  - deep 漢字\n\n> > quoted\n\n1. one\n\n```\nab\n```\n\n---\n\n| a | b |\n|---|---|\n| c | d |\n";
         for width in 1..=4 {
             let lines = render(md, width);
             for l in &lines {
-                assert!(l.width() <= width.max(1), "{l:?} at {width}: {lines:?}");
+                assert!(l.width() <= width.max(2), "{l:?} at {width}: {lines:?}");
             }
             let letters: String = lines
                 .concat()
@@ -379,8 +380,10 @@ mod tests {
                 }
             }
         }
-        assert_eq!(render("- lu", 2), ["•l", " u"]);
-        assert_eq!(render("- lu", 3), ["• l", "  u"]);
+        assert_eq!(render("- lu", 2), ["lu"]);
+        assert_eq!(render("- luv", 3), ["•lu", " v"]);
+        assert_eq!(render("- luv", 4), ["• lu", "  v"]);
+        assert_eq!(render("- 漢字", 3), ["•漢", " 字"]);
     }
 
     #[test]
