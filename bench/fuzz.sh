@@ -19,6 +19,7 @@ mkdir -p "fuzz/work/$TARGET" "fuzz/corpus/$TARGET" "fuzz/artifacts/$TARGET"
 # after it.
 LOG="fuzz/work/$TARGET.log"
 set +e
+STARTED=$(date +%s)
 BUILD=()
 [ "${FUZZ_BUILD:-release}" = dev ] && BUILD=(--dev --sanitizer none)
 (cd fuzz && cargo +nightly fuzz run "${BUILD[@]}" "$TARGET" "work/$TARGET" "corpus/$TARGET" -- \
@@ -26,10 +27,14 @@ BUILD=()
   -print_final_stats=1 -artifact_prefix="artifacts/$TARGET/") >"$LOG" 2>&1
 CODE=$?
 set -e
-python3 - "$TARGET" "$SECONDS_TO_RUN" "$CODE" "$LOG" <<'PY'
+python3 - "$TARGET" "$SECONDS_TO_RUN" "$CODE" "$LOG" "$(( $(date +%s) - STARTED ))" <<'PY'
 import re, sys
 target, seconds, code, log = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 text = open(log, errors="replace").read()
+# The time libFuzzer ran: its own count when it ran out the clock, else
+# (a finding stopped it) the whole run's, build included.
+done = re.search(r"Done \d+ runs in (\d+) second", text)
+seconds = f"{done.group(1)} s" if done else f"{sys.argv[5]} s (build included)"
 last = [l for l in text.splitlines() if re.match(r"#\d+\s+(DONE|pulse|NEW|REDUCE|INITED)", l)]
 stats = dict(re.findall(r"stat::(\w+):\s+(\d+)", text))
 line = last[-1] if last else ""
@@ -38,7 +43,7 @@ ft = re.search(r"ft: (\d+)", line)
 corp = re.search(r"corp: (\d+)/(\S+)", line)
 execs = int(stats.get("number_of_executed_units", 0))
 rate = stats.get("average_exec_per_sec", "?")
-print(f"{target}: {seconds} s, {execs} runs, {rate} exec/s, "
+print(f"{target}: {seconds}, {execs} runs, {rate} exec/s, "
       f"corpus {corp.group(1) if corp else '?'} inputs ({corp.group(2) if corp else '?'}), "
       f"coverage {cov.group(1) if cov else '?'} edges / {ft.group(1) if ft else '?'} features, "
       f"peak rss {stats.get('peak_rss_mb', '?')} MB")
