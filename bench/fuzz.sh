@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs one fuzz target (issue 47) for SECONDS with the limits every finding
 # is judged by: an input taking over 10 s is a hang, over 2 GiB an
-# out-of-memory. New inputs go to fuzz/work/TARGET (not committed); the
-# seeds in fuzz/corpus/TARGET are read, never written. A crash leaves its
-# input in fuzz/artifacts/TARGET: fix it, then keep the input as
-# fuzz/regressions/TARGET/NAME (tests/fuzz_corpus.rs replays it).
-# Prints the final figures: executions per second, corpus size, coverage;
-# the whole output stays in fuzz/work/TARGET.log.
+# out-of-memory. New inputs go to fuzz/work/TARGET (not committed; FUZZ_WORK
+# names another folder); the seeds in fuzz/corpus/TARGET are read, never
+# written. A crash leaves its input in fuzz/artifacts/TARGET: fix it, then
+# keep the input as fuzz/regressions/TARGET/NAME (tests/fuzz_corpus.rs
+# replays it). Prints the final figures: executions per second, corpus
+# size, coverage; the whole output stays in fuzz/work/TARGET.log.
 # Usage: bench/fuzz.sh TARGET SECONDS   (nightly and cargo-fuzz: tests/run
 # installs both). FUZZ_BUILD=dev builds without optimizations or
 # AddressSanitizer (quicker to build, slower to run: CI's smoke).
@@ -14,15 +14,18 @@ set -euo pipefail
 TARGET=${1:?usage: bench/fuzz.sh TARGET SECONDS}
 SECONDS_TO_RUN=${2:?usage: bench/fuzz.sh TARGET SECONDS}
 cd "$(dirname "$0")/.."
-mkdir -p "fuzz/work/$TARGET" "fuzz/corpus/$TARGET" "fuzz/artifacts/$TARGET"
+# Where new inputs go: fuzz/work, growing over the runs, unless FUZZ_WORK
+# names another folder (CI's smoke starts from the committed seeds alone).
+WORK=$(realpath -m "${FUZZ_WORK:-fuzz/work}")
+mkdir -p "$WORK/$TARGET" "fuzz/corpus/$TARGET" "fuzz/artifacts/$TARGET"
 # The run's whole output, kept to watch a long run (tail -f) and to read
 # after it.
-LOG="fuzz/work/$TARGET.log"
+LOG="$WORK/$TARGET.log"
 set +e
 STARTED=$(date +%s)
 BUILD=()
 [ "${FUZZ_BUILD:-release}" = dev ] && BUILD=(--dev --sanitizer none)
-(cd fuzz && cargo +nightly fuzz run "${BUILD[@]}" "$TARGET" "work/$TARGET" "corpus/$TARGET" -- \
+(cd fuzz && cargo +nightly fuzz run "${BUILD[@]}" "$TARGET" "$WORK/$TARGET" "corpus/$TARGET" -- \
   -max_total_time="$SECONDS_TO_RUN" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
   -print_final_stats=1 -artifact_prefix="artifacts/$TARGET/") >"$LOG" 2>&1
 CODE=$?
