@@ -350,7 +350,7 @@ fn locate_own(lines: &[String], region: &HunkRegion) -> Option<usize> {
     if own.is_empty() {
         let start = region.after_start;
         let side = |ctx: &[String], from: Option<usize>| {
-            !ctx.is_empty() && from.and_then(|f| lines.get(f..f + ctx.len())) == Some(ctx)
+            !ctx.is_empty() && from.is_some_and(|f| reads(lines, f, &[ctx]))
         };
         let holds = side(
             &region.ctx_before,
@@ -378,13 +378,12 @@ fn reverted(lines: &[String], region: &HunkRegion) -> bool {
     let before = &region.before_lines;
     let start = region.after_start;
     if before.is_empty() {
-        let ctx: Vec<&String> = region.ctx_before.iter().chain(&region.ctx_after).collect();
-        let from = start.checked_sub(region.ctx_before.len());
+        let (above, below) = (&region.ctx_before, &region.ctx_after);
         return !region.after_lines.is_empty()
-            && !ctx.is_empty()
-            && from
-                .and_then(|f| lines.get(f..f + ctx.len()))
-                .is_some_and(|w| w.iter().zip(&ctx).all(|(a, b)| a == *b));
+            && (!above.is_empty() || !below.is_empty())
+            && start
+                .checked_sub(above.len())
+                .is_some_and(|f| reads(lines, f, &[above, below]));
     }
     lines.get(start..start + before.len()) == Some(before.as_slice())
 }
@@ -392,31 +391,31 @@ fn reverted(lines: &[String], region: &HunkRegion) -> bool {
 /// Where `region`'s lines now start: at the recorded place if they (with
 /// their context) are still there, else at a unique exact match.
 fn locate(lines: &[String], region: &HunkRegion) -> Option<usize> {
-    let needle: Vec<&String> = region
-        .ctx_before
-        .iter()
-        .chain(&region.after_lines)
-        .chain(&region.ctx_after)
-        .collect();
-    if needle.is_empty() {
+    let needle: [&[String]; 3] = [&region.ctx_before, &region.after_lines, &region.ctx_after];
+    let len: usize = needle.iter().map(|p| p.len()).sum();
+    if len == 0 {
         return lines.is_empty().then_some(0);
     }
-    let fits = |start: usize| {
-        lines
-            .get(start..start + needle.len())
-            .is_some_and(|w| w.iter().zip(&needle).all(|(a, b)| a == *b))
-    };
+    let fits = |start: usize| reads(lines, start, &needle);
     let offset = region.ctx_before.len();
     if let Some(start) = region.after_start.checked_sub(offset)
         && fits(start)
     {
         return Some(region.after_start);
     }
-    let hits: Vec<usize> = (0..=lines.len().saturating_sub(needle.len()))
+    let hits: Vec<usize> = (0..=lines.len().saturating_sub(len))
         .filter(|&s| fits(s))
         .collect();
     match hits.as_slice() {
         [one] => Some(one + offset),
         _ => None,
     }
+}
+
+/// Whether `lines` from `from` on read as `parts`, one after another.
+fn reads(lines: &[String], from: usize, parts: &[&[String]]) -> bool {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    lines
+        .get(from..from + len)
+        .is_some_and(|w| w.iter().eq(parts.iter().flat_map(|p| p.iter())))
 }
