@@ -370,6 +370,43 @@ fn hooks_test_decides_like_a_job_and_keeps_nothing() {
     assert!(!env.state_db().exists() || env.session_text().is_empty());
 }
 
+/// A hook that prints an array where the contract says one JSON object:
+/// its output is an error (`on_error` decides), never read by position as
+/// a decision and a reason. Found by the hook_output fuzz target.
+#[test]
+fn a_hook_printing_an_array_is_an_error_not_a_decision() {
+    let env = Env::new();
+    let dir = project();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let hook = |on_error: &str, out: &str| {
+        let out = out.replace('"', "\\\"");
+        format!(
+            "[[hooks.run]]\nname = \"lister\"\non = \"prompt.submit\"\non_error = \"{on_error}\"\n\
+             command = [\"sh\", \"-c\", \"printf '%s' '{out}'\"]\n"
+        )
+    };
+    add_config(&cfg, &hook("pass", r#"["block", "by position"]"#));
+    let (code, out, _) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("lister: pass"), "{out}");
+    assert!(
+        out.contains("expected one JSON object, found an array"),
+        "{out}"
+    );
+    assert!(!out.contains("by position"), "{out}");
+    // The same words as an object block, with their reason.
+    let cfg = config(&env, "openai", &server.url(), "");
+    add_config(
+        &cfg,
+        &hook("pass", r#"{"decision": "block", "reason": "as an object"}"#),
+    );
+    let (code, out, _) = hooks(&env, &cfg, dir.path(), &["test", "prompt.submit"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("lister: block"), "{out}");
+    assert!(out.contains("as an object"), "{out}");
+}
+
 #[test]
 fn the_same_gate_blocks_in_the_tui_and_over_http() {
     use support::serve::{Client, rt, serve};

@@ -193,6 +193,14 @@ fn who_may_come_in_and_the_errors_they_get() {
             body["error"]["hint"].as_str().unwrap().contains("openapi"),
             "{body}"
         );
+        // An array where the body is one object: refused by name, never
+        // read into the fields by position.
+        let (status, body) = c
+            .post("/api/v1/agent/sessions", json!(["default", "by position"]))
+            .await;
+        assert_eq!(status, 400, "{body}");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains("found an array"), "{body}");
         // A method an endpoint does not take: 405 in the same shape, with
         // or without a body.
         for content_type in [None, Some("application/json")] {

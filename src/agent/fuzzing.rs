@@ -95,8 +95,12 @@ pub fn hook_output(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    if let Ok(answer) = serde_json::from_str::<crate::protocol::HookAnswer>(text.trim()) {
-        let value: serde_json::Value = serde_json::from_str(text.trim()).unwrap_or_default();
+    // As `hook_run` reads it: trimmed, then one JSON object.
+    let text = text.trim();
+    let read = crate::protocol::object::from_object::<crate::protocol::HookAnswer>(text.as_bytes());
+    if let Ok(answer) = read {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap_or_default();
+        assert!(value.is_object(), "{text:?} is not one JSON object");
         if let Some(reason) = &answer.reason {
             assert_eq!(value["reason"].as_str(), Some(reason.as_str()));
         }

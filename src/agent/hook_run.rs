@@ -193,7 +193,7 @@ fn answered(def: &HookDef, mut out: HookOutcome, stdout: &str) -> HookOutcome {
     if stdout.is_empty() {
         return out;
     }
-    match serde_json::from_str::<HookAnswer>(stdout) {
+    match crate::protocol::object::from_object::<HookAnswer>(stdout.as_bytes()) {
         Ok(answer) => {
             out.decision = answer.decision.unwrap_or(HookDecision::Pass);
             out.reason = answer.reason;

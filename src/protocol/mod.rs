@@ -15,6 +15,7 @@ pub mod hooks;
 pub mod image;
 pub mod index;
 pub mod models;
+pub mod object;
 pub mod paths;
 pub mod pins;
 pub mod review;

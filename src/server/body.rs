@@ -1,9 +1,10 @@
 //! A request's JSON body: `Content-Type: application/json` (415 else),
 //! read up to `max_body_bytes` (413 past it, or when its declared length
 //! is), and parsed into a request type that refuses unknown fields (400
-//! naming the field). Every handler of a change takes one, even one that
-//! reads nothing from it, so the checks run once its route and method
-//! matched: a method no route takes is 405 first.
+//! naming the field) and anything but one JSON object (serde alone would
+//! read an array into its fields by position). Every handler of a change
+//! takes one, even one that reads nothing from it, so the checks run once
+//! its route and method matched: a method no route takes is 405 first.
 
 use axum::body::Bytes;
 use axum::extract::{FromRequest, Request};
@@ -24,7 +25,7 @@ impl Body {
         } else {
             &self.0
         };
-        serde_json::from_slice(bytes).map_err(|e| {
+        crate::protocol::object::from_object(bytes).map_err(|e| {
             ApiError::invalid(format!(
                 "the request body is not what this endpoint takes: {e}"
             ))
