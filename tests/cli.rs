@@ -117,6 +117,30 @@ fn the_tui_without_a_terminal_says_what_to_use_instead() {
     }
 }
 
+/// A section written as an array is refused by name, never read into the
+/// section's keys by position (`server = ["0.0.0.0:80"]` was a bind).
+#[test]
+fn an_array_for_a_section_is_a_configuration_error() {
+    let env = Env::new();
+    let cfg = env.home.path().join("array.toml");
+    std::fs::write(&cfg, "server = [\"0.0.0.0:80\"]\n[git]\n").unwrap();
+    for args in [&["doctor"][..], &["exec", "hi"]] {
+        let out = env
+            .cmd()
+            .arg("--config")
+            .arg(&cfg)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2, "{args:?}");
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(
+            said.contains("server: expected a table, found an array"),
+            "{args:?}: {said}"
+        );
+    }
+}
+
 #[test]
 fn a_bad_keys_table_is_a_configuration_error() {
     let env = Env::new();

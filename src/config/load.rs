@@ -121,7 +121,8 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
             message: describe(text, line, column, e.message().trim()),
         }
     })?;
-    let problems = config.problems();
+    let mut problems = super::shape::problems(text, &config);
+    problems.extend(config.problems());
     if problems.is_empty() {
         Ok(config)
     } else {

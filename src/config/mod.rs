@@ -11,6 +11,7 @@ mod notify;
 mod routing;
 mod server;
 mod sessions;
+mod shape;
 mod storage;
 mod tools;
 mod verify;
