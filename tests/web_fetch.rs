@@ -100,6 +100,40 @@ fn a_page_with_scripts_styles_a_table_and_links_becomes_clean_markdown() {
     assert_eq!(v["url"], url);
 }
 
+/// A hostile page nesting lists and quotes thousands deep: its Markdown
+/// keeps short prefixes (it grew with the square of the page before, found
+/// by the html fuzz target), and a list numbered from the largest start
+/// counts no further rather than wrapping to 0.
+#[test]
+fn a_page_nested_thousands_deep_keeps_its_lines_short() {
+    let env = Env::new();
+    let page = format!(
+        "<html><body>{}<p>after the lists</p>{}deep quote</blockquote>\
+         <ol start=\"4294967295\"><li>last<li>after it</ol></body></html>",
+        "<ul><li>item".repeat(5_000),
+        "<blockquote>".repeat(5_000),
+    );
+    let server = LlmServer::start_with_side(vec![], vec![Reply::html(&page)]);
+    let cfg = allowing(&env, server.port(), "");
+    let url = format!("{}/deep", server.url());
+    let (code, v) = fetch(&env, &cfg, json!({"url": url}), false);
+    assert_eq!(code, 0, "{v}");
+    let md = v["markdown"].as_str().unwrap();
+    // At most six quote marks and five list indents before a line's text.
+    let widest = md.lines().max_by_key(|l| l.len()).unwrap();
+    let longest_text = "4294967295. after it".len();
+    assert!(widest.len() <= 12 + 10 + longest_text, "{widest:?}");
+    assert!(md.starts_with("- item\n  - item\n"), "{}", &md[..60]);
+    assert_eq!(md.matches("- item").count(), 5_000, "every item kept");
+    assert!(md.contains("> > > > > > deep quote"), "the quote kept");
+    let numbered: Vec<&str> = md.lines().filter(|l| l.contains("4294967295. ")).collect();
+    assert_eq!(numbered.len(), 2, "{numbered:?}");
+    assert!(
+        numbered[1].ends_with("4294967295. after it"),
+        "{numbered:?}"
+    );
+}
+
 #[test]
 fn loopback_and_other_schemes_are_refused_before_any_connection() {
     let env = Env::new();

@@ -78,6 +78,12 @@ impl TokenSink for Sink {
     }
 }
 
+/// Lists and quotes deeper than this are drawn at this depth: a line's
+/// prefix stays short however deep a page nests, where it would make the
+/// Markdown grow with the square of the page (found by the html fuzz
+/// target: 1,036 bytes of nested lists became 4,434).
+const MAX_NESTING: usize = 6;
+
 #[derive(Debug, Clone, Copy)]
 enum List {
     Bullet,
@@ -316,7 +322,8 @@ impl Writer {
     /// On a fresh line: the quotes' `> ` and, inside a table cell, nothing.
     fn prefix(&mut self) {
         if self.quote > 0 && (self.out.is_empty() || self.out.ends_with('\n')) {
-            self.out.push_str(&"> ".repeat(self.quote as usize));
+            let depth = usize::try_from(self.quote).unwrap_or(MAX_NESTING);
+            self.out.push_str(&"> ".repeat(depth.min(MAX_NESTING)));
         }
     }
 
@@ -356,11 +363,11 @@ impl Writer {
 
     fn item(&mut self) {
         self.line();
-        let depth = self.lists.len().saturating_sub(1);
+        let depth = self.lists.len().saturating_sub(1).min(MAX_NESTING - 1);
         let marker = match self.lists.last_mut() {
             Some(List::Ordered(n)) => {
                 let marker = format!("{n}. ");
-                *n += 1;
+                *n = n.saturating_add(1);
                 marker
             }
             Some(List::Bullet) | None => "- ".to_string(),
@@ -510,5 +517,17 @@ let y = 2;</code></pre></main><footer>© site</footer></body></html>"#;
         );
         assert_eq!(to_markdown(""), "");
         assert_eq!(to_markdown("<a href=\"/x\"><img src=i.png></a>"), "");
+    }
+
+    #[test]
+    fn nesting_past_the_limit_keeps_lines_short() {
+        let lists = to_markdown(&"<ul><li>x".repeat(2_000));
+        let widest = lists.lines().map(str::len).max().unwrap();
+        assert_eq!(widest, 2 * (MAX_NESTING - 1) + "- x".len(), "{widest}");
+        assert_eq!(lists.lines().count(), 2_000);
+        let quotes = to_markdown(&format!("{}deep", "<blockquote>".repeat(2_000)));
+        assert_eq!(quotes, "> ".repeat(MAX_NESTING) + "deep");
+        let last = to_markdown("<ol start=\"4294967295\"><li>a<li>b</ol>");
+        assert_eq!(last, "4294967295. a\n4294967295. b");
     }
 }
