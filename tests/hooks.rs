@@ -372,7 +372,8 @@ fn hooks_test_decides_like_a_job_and_keeps_nothing() {
 
 /// A hook that prints an array where the contract says one JSON object:
 /// its output is an error (`on_error` decides), never read by position as
-/// a decision and a reason. Found by the hook_output fuzz target.
+/// a decision and a reason (found by the hook_output fuzz target); the
+/// same for an array where a hooks file has a table.
 #[test]
 fn a_hook_printing_an_array_is_an_error_not_a_decision() {
     let env = Env::new();
@@ -405,6 +406,24 @@ fn a_hook_printing_an_array_is_an_error_not_a_decision() {
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("lister: block"), "{out}");
     assert!(out.contains("as an object"), "{out}");
+    // A project's hooks file with an array for a hook's `match` table: a
+    // problem naming it, not a match on the first glob by position.
+    std::fs::create_dir_all(dir.path().join(".agent-tui")).unwrap();
+    std::fs::write(
+        dir.path().join(".agent-tui/hooks.toml"),
+        "[[hooks.run]]\nname = \"gate\"\non = \"tool.before\"\nmatch = [\"run_command\"]\n\
+         command = [\"true\"]\n",
+    )
+    .unwrap();
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &["list", "--json"]);
+    assert_eq!(code, 2, "{out}{err}");
+    let list: Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        list["problems"]
+            .to_string()
+            .contains("hooks.run[0].match: expected a table, found an array"),
+        "{list}"
+    );
 }
 
 #[test]

@@ -114,7 +114,8 @@ pub fn project_hooks(root: &Path) -> Result<HooksConfig, String> {
         Err(e) => return Err(format!("{PROJECT_FILE}: {e}")),
     };
     let file: HooksFile = toml::from_str(&text).map_err(|e| format!("{PROJECT_FILE}: {e}"))?;
-    let problems = file.hooks.problems("hooks");
+    let mut problems = crate::config::shape_problems(&text, &file);
+    problems.extend(file.hooks.problems("hooks"));
     if !problems.is_empty() {
         return Err(format!("{PROJECT_FILE}: {}", problems.join("; ")));
     }

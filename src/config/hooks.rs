@@ -170,7 +170,7 @@ impl Default for HooksConfig {
 }
 
 /// A project's `.agent-tui/hooks.toml`: a `[hooks]` table, as in the config.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HooksFile {
     #[serde(default)]

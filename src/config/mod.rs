@@ -12,6 +12,7 @@ mod routing;
 mod server;
 mod sessions;
 mod shape;
+pub use shape::problems as shape_problems;
 mod storage;
 mod tools;
 mod verify;
