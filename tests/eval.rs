@@ -405,6 +405,32 @@ fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
         "{err}"
     );
     assert!(server.requests().is_empty());
+    // A drift written as an array: named, not read as (file, append).
+    write_files(
+        dir.path(),
+        &[
+            (
+                "tasks/bad/task.toml",
+                "prompt = \"p\"\ndrift = [[\"a.txt\", \"more\"]]\n\
+                 [[checks]]\nfile = \"a.txt\"\ncontains = \"x\"\n",
+            ),
+            ("tasks/bad/files/a.txt", "x\n"),
+        ],
+    );
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(&cfg)
+        .arg("eval")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr(&out);
+    assert!(
+        err.contains("tasks/bad/task.toml: drift[0]: expected a table, found an array"),
+        "{err}"
+    );
     let out = env
         .cmd()
         .arg("--config")

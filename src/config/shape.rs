@@ -27,22 +27,22 @@ fn walk(prefix: &str, raw: &toml::Table, shaped: &toml::Table, out: &mut Vec<Str
         } else {
             format!("{prefix}.{key}")
         };
-        match (written, read) {
-            (toml::Value::Array(_), toml::Value::Table(_)) => {
-                out.push(format!("{name}: expected a table, found an array"))
-            }
-            (toml::Value::Table(written), toml::Value::Table(read)) => {
-                walk(&name, written, read, out);
-            }
-            (toml::Value::Array(written), toml::Value::Array(read)) => {
-                for (i, (w, r)) in written.iter().zip(read).enumerate() {
-                    if let (toml::Value::Table(w), toml::Value::Table(r)) = (w, r) {
-                        walk(&format!("{name}[{i}]"), w, r, out);
-                    }
-                }
-            }
-            _ => {}
+        compare(&name, written, read, out);
+    }
+}
+
+fn compare(name: &str, written: &toml::Value, read: &toml::Value, out: &mut Vec<String>) {
+    match (written, read) {
+        (toml::Value::Array(_), toml::Value::Table(_)) => {
+            out.push(format!("{name}: expected a table, found an array"));
         }
+        (toml::Value::Table(written), toml::Value::Table(read)) => walk(name, written, read, out),
+        (toml::Value::Array(written), toml::Value::Array(read)) => {
+            for (i, (w, r)) in written.iter().zip(read).enumerate() {
+                compare(&format!("{name}[{i}]"), w, r, out);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -83,5 +83,9 @@ mod tests {
         );
         assert!(of("[server]\nbind = \"x\"\n[server.deep]\nbind = \"y\"\n").is_empty());
         assert!(of("run = [{ bind = \"a\" }]\n").is_empty());
+        assert_eq!(
+            of("run = [{ bind = \"a\" }, [\"b\"]]\n"),
+            ["run[1]: expected a table, found an array"]
+        );
     }
 }

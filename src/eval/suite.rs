@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use regex::Regex;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::protocol::Mode;
 
@@ -26,7 +26,7 @@ fn problem(file: &Path, field: &str, why: impl Into<String>) -> SuiteError {
     }
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TaskFile {
     prompt: String,
@@ -51,14 +51,14 @@ fn agent_mode() -> Mode {
 }
 
 /// Text appended to a file after the proposal, before apply (forces a conflict).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Drift {
     pub file: String,
     pub append: String,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct CheckFile {
     file: Option<String>,
@@ -168,6 +168,14 @@ fn load_task(dir: &Path, name: &str) -> Result<Task, SuiteError> {
             e.message().trim(),
         )
     })?;
+    // A [[checks]] or [[drift]] written as an array, read by position else.
+    if let Some(why) = crate::config::shape_problems(&text, &file)
+        .into_iter()
+        .next()
+    {
+        let (field, why) = why.split_once(": ").unwrap_or(("task.toml", &why));
+        return Err(problem(&path, field, why));
+    }
     if file.prompt.trim().is_empty() {
         return Err(problem(&path, "prompt", "must not be empty"));
     }
