@@ -377,6 +377,22 @@ fn a_hanging_check_is_stopped_at_the_task_timeout() {
     );
 }
 
+/// `agent-tui --config CFG eval ARGS... SUITE`, for a suite that is not
+/// run: exit 2, and what it said on stderr.
+fn refused(env: &Env, cfg: &Path, args: &[&str], suite: &Path) -> String {
+    let out = env
+        .cmd()
+        .arg("--config")
+        .arg(cfg)
+        .arg("eval")
+        .args(args)
+        .arg(suite)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stdout(&out));
+    stderr(&out)
+}
+
 #[test]
 fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
     let env = Env::new();
@@ -390,21 +406,13 @@ fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
     );
     let server = LlmServer::start(vec![]);
     let cfg = config(&env, &server);
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(&cfg)
-        .arg("eval")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    let err = stderr(&out);
+    let err = refused(&env, &cfg, &[], dir.path());
     assert!(
         err.contains("tasks/bad/task.toml: checks[0]: give `file` with one of"),
         "{err}"
     );
     assert!(server.requests().is_empty());
+    refused(&env, &cfg, &["--routing", "local"], dir.path());
     // A drift written as an array: named, not read as (file, append).
     write_files(
         dir.path(),
@@ -417,43 +425,17 @@ fn a_malformed_suite_is_exit_2_naming_file_field_and_why() {
             ("tasks/bad/files/a.txt", "x\n"),
         ],
     );
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(&cfg)
-        .arg("eval")
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    let err = stderr(&out);
+    let err = refused(&env, &cfg, &[], dir.path());
     assert!(
         err.contains("tasks/bad/task.toml: drift[0]: expected a table, found an array"),
         "{err}"
     );
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(&cfg)
-        .args(["eval", "--routing", "local"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
+    assert!(server.requests().is_empty());
     let empty = tempfile::tempdir().unwrap();
-    let out = env
-        .cmd()
-        .arg("--config")
-        .arg(&cfg)
-        .arg("eval")
-        .arg(empty.path())
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
+    let err = refused(&env, &cfg, &[], empty.path());
     assert!(
-        stderr(&out).contains("tasks: cannot read the suite's tasks folder"),
-        "{}",
-        stderr(&out)
+        err.contains("tasks: cannot read the suite's tasks folder"),
+        "{err}"
     );
 }
 
