@@ -12,7 +12,7 @@ mod routing;
 mod server;
 mod sessions;
 mod shape;
-pub use shape::problems as shape_problems;
+pub use shape::{MISSHAPEN, misshapen, problems as shape_problems};
 mod storage;
 mod tools;
 mod verify;

@@ -3,9 +3,21 @@
 //! as `[server] bind`), so a key the parsed config holds as a table but the
 //! file wrote as an array is refused by its dotted name.
 
+/// What a misshapen key is told.
+pub const MISSHAPEN: &str = "expected a table, found an array";
+
 /// Where `text` (already parsed into `config`) wrote an array for a
-/// table: one problem each, as `agent: ...`.
+/// table: one problem each, as `agent: expected a table, ...`.
 pub fn problems<T: serde::Serialize>(text: &str, config: &T) -> Vec<String> {
+    misshapen(text, config)
+        .into_iter()
+        .map(|key| format!("{key}: {MISSHAPEN}"))
+        .collect()
+}
+
+/// The dotted keys (`hooks.run[0].match`) `text` wrote as an array where
+/// `config` holds a table.
+pub fn misshapen<T: serde::Serialize>(text: &str, config: &T) -> Vec<String> {
     let (Ok(raw), Ok(toml::Value::Table(shaped))) = (
         toml::from_str::<toml::Table>(text),
         toml::Value::try_from(config),
@@ -34,7 +46,7 @@ fn walk(prefix: &str, raw: &toml::Table, shaped: &toml::Table, out: &mut Vec<Str
 fn compare(name: &str, written: &toml::Value, read: &toml::Value, out: &mut Vec<String>) {
     match (written, read) {
         (toml::Value::Array(_), toml::Value::Table(_)) => {
-            out.push(format!("{name}: expected a table, found an array"));
+            out.push(name.to_string());
         }
         (toml::Value::Table(written), toml::Value::Table(read)) => walk(name, written, read, out),
         (toml::Value::Array(written), toml::Value::Array(read)) => {

@@ -169,12 +169,8 @@ fn load_task(dir: &Path, name: &str) -> Result<Task, SuiteError> {
         )
     })?;
     // A [[checks]] or [[drift]] written as an array, read by position else.
-    if let Some(why) = crate::config::shape_problems(&text, &file)
-        .into_iter()
-        .next()
-    {
-        let (field, why) = why.split_once(": ").unwrap_or(("task.toml", &why));
-        return Err(problem(&path, field, why));
+    if let Some(key) = crate::config::misshapen(&text, &file).into_iter().next() {
+        return Err(problem(&path, &key, crate::config::MISSHAPEN));
     }
     if file.prompt.trim().is_empty() {
         return Err(problem(&path, "prompt", "must not be empty"));
