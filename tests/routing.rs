@@ -387,3 +387,70 @@ fn a_script_reading_stdout_gets_only_the_answer_that_completed() {
     assert_eq!(run.stdout, "Remote answer.\n", "{:?}", run.stdout);
     assert!(run.stderr.contains("remote"), "{}", run.stderr);
 }
+
+/// The fallback a context overflow exists for: a conversation too big for
+/// the local model goes to a remote whose window nothing states (not in
+/// the config, not said by its server, a model the table does not know).
+/// It is sent as it is, not refused for the 8192-token guess.
+#[test]
+fn an_overflow_goes_to_a_remote_whose_window_is_unknown() {
+    let env = Env::new();
+    let local = LlmServer::start((0..6).map(|_| overflow()).collect());
+    let remote = LlmServer::start(vec![sse(openai::text(&["Remote ", "answer."]))]);
+    let cfg = config(&env, &local, &remote, "mode = \"hybrid_auto\"");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "model = \"big\"\ncontext_window = 16384\n",
+        "model = \"big\"\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    // About 12,000 tokens: more than the default window on its own.
+    let long = format!(
+        "summarize this: {}",
+        "lorem ipsum dolor sit amet ".repeat(1800)
+    );
+    let run = exec(&env, &cfg, &["--json", "--mode", "ask", &long]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert_eq!(
+        of_type(&run, "provider.fallback")[0]["data"]["reason"],
+        "context_overflow"
+    );
+    let done = &of_type(&run, "job.completed")[0]["data"];
+    assert_eq!(done["provider"], "remote");
+    assert_eq!(done["answer"], "Remote answer.");
+    // The remote got the whole conversation, uncompacted.
+    let calls: Vec<_> = remote
+        .requests()
+        .into_iter()
+        .filter(|r| r.is_model_call())
+        .collect();
+    assert_eq!(calls.len(), 1, "no summary request first");
+    assert!(calls[0].raw_body.contains(&long), "sent whole");
+}
+
+/// A remote whose window is known to be too small is not sent what cannot
+/// fit: the job fails before the request, naming the window.
+#[test]
+fn an_overflow_is_not_sent_to_a_remote_known_too_small() {
+    let env = Env::new();
+    let local = LlmServer::start((0..6).map(|_| overflow()).collect());
+    let remote = LlmServer::start(vec![sse(openai::text(&["never"]))]);
+    let cfg = config(&env, &local, &remote, "mode = \"hybrid_auto\"");
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "model = \"big\"\ncontext_window = 16384\n",
+        "model = \"big\"\ncontext_window = 4096\n",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let long = format!(
+        "summarize this: {}",
+        "lorem ipsum dolor sit amet ".repeat(1800)
+    );
+    let run = exec(&env, &cfg, &["--json", "--mode", "ask", &long]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stderr, run.stdout);
+    let failed = &of_type(&run, "job.failed")[0]["data"];
+    assert_eq!(failed["code"], "context_overflow");
+    assert!(
+        failed["error"].as_str().unwrap().contains("4096"),
+        "{failed}"
+    );
+    assert_eq!(model_calls(&remote), 0);
+}

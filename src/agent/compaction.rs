@@ -89,6 +89,9 @@ impl Job<'_> {
         with_tools: bool,
         reason: CompactReason,
     ) -> Result<(), Outcome> {
+        if self.window_untried() {
+            return Ok(());
+        }
         self.exact_when_close(with_tools).await;
         let extra = self.extra.of(with_tools);
         if self.conv.estimate(extra) <= self.trigger() {
@@ -99,6 +102,15 @@ impl Job<'_> {
             return Err(self.overflow_failure(None));
         }
         Ok(())
+    }
+
+    /// A remote reached by a fallback whose window nothing states (not
+    /// configured, not said by its server, a model the table does not
+    /// know): the default is a guess, so the conversation is sent as it is,
+    /// neither compacted nor refused for it; a refusal teaches the real
+    /// window (`learn`), and from then on it is fitted like any.
+    fn window_untried(&self) -> bool {
+        self.route.reason().is_some() && self.window.source == WindowSource::Default
     }
 
     /// Counts with the model's own tokenizer once the conversation passes

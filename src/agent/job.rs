@@ -173,10 +173,10 @@ pub(super) struct Job<'a> {
     pub extra: Extra,
     /// The system prompt and the tool definitions as counted in `extra`.
     pub texts: (String, String),
-    /// The server setting named by the last overflow error.
     /// The server stated its window in an overflow (not only refused a
     /// request of some size).
     pub window_stated: bool,
+    /// The server setting named by the last overflow error.
     pub overflowed: Option<&'static str>,
     /// The server's tokenizer was asked this job (its streams gave no usage).
     pub server_counted: bool,

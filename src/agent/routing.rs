@@ -120,6 +120,12 @@ impl Job<'_> {
             self.window = ContextWindow::resolve(configured, server, remote.model());
             let cap = self.tool_cap();
             self.conv.set_cap(cap);
+            // How the local server counts says nothing of the remote's
+            // tokenizer: back to the plain estimate until it reports.
+            self.conv.set_factor(1.0);
+            // What the local's overflow said is the local's.
+            self.overflowed = None;
+            self.window_stated = false;
         }
         self.calls_made = 0;
         self.malformed = 0;
