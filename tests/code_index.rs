@@ -267,7 +267,7 @@ fn symbols_of_every_language() {
     let env = Env::new();
     let root = project();
     for (name, kind, path) in [
-        ("PermissionChecker", "class", "src/permissions.rs"),
+        ("PermissionChecker", "struct", "src/permissions.rs"),
         ("check_read", "method", "src/permissions.rs"),
         ("fetch_url", "function", "py/tool.py"),
         ("Options", "interface", "web/app.ts"),

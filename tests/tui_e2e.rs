@@ -1111,6 +1111,7 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
     body.push_str(
         "pub fn check_write_access(path: &str) -> bool {\n    path.starts_with(\"/tmp\")\n}\n",
     );
+    body.push_str("pub struct PermissionSet;\npub trait Guarded {}\n");
     std::fs::create_dir_all(root.path().join("src")).unwrap();
     std::fs::write(root.path().join("src/perms.rs"), &body).unwrap();
     std::fs::write(root.path().join("src/main.rs"), "fn main() {}\n").unwrap();
@@ -1126,6 +1127,25 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
     tmux.keys(&["-l", "chkwrite"]);
     let s = tmux.wait_for("check_write_access");
     assert!(s.contains("src/perms.rs:42"), "{s}");
+    // Kinds as Rust names them: fn, struct, trait (not function, class,
+    // interface).
+    assert!(s.contains("fn        check_write_access"), "{s}");
+    for (typed, row) in [
+        ("permissionset", "struct    PermissionSet"),
+        ("guarded", "trait     Guarded"),
+        ("chkwrite", "fn        check_write_access"),
+    ] {
+        tmux.keys(&["Escape"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while tmux.screen().contains("Find a file or a symbol") {
+            assert!(Instant::now() < deadline, "{}", tmux.screen());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        tmux.keys(&["C-p"]);
+        tmux.wait_for("Find a file or a symbol");
+        tmux.keys(&["-l", typed]);
+        tmux.wait_for(row);
+    }
     tmux.keys(&["Enter"]);
     // The preview opens at the symbol: its line is on screen, the first
     // lines of the file are not.
@@ -1164,4 +1184,113 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
     tmux.wait_for("Find a file or a symbol");
     tmux.keys(&["-l", "arrivedwhile"]);
     tmux.wait_for("src/late.rs:1");
+}
+
+/// The text of the help entry whose key label starts at `x` of row `y`
+/// (`lead` columns with its space): the label's row and those below it
+/// whose label column is blank, each read up to the column's gap (two spaces) or the border.
+fn help_entry(rows: &[Vec<char>], y: usize, x: usize, lead: usize) -> (String, usize) {
+    let part = |row: &Vec<char>| -> String {
+        let text: String = row.iter().skip(x + lead).collect();
+        let text = text.split("  ").next().unwrap_or_default();
+        text.split('│')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let mut text = part(&rows[y]);
+    let mut used = 1;
+    for row in &rows[y + 1..] {
+        let label: String = row.iter().skip(x).take(lead).collect();
+        let more = part(row);
+        if !label.trim().is_empty() || more.is_empty() {
+            break;
+        }
+        text.push(' ');
+        text.push_str(&more);
+        used += 1;
+    }
+    (text, used)
+}
+
+/// F1 at 80x24 (one column) and 200x50 (three): every key whose entry is
+/// on the first page reads its whole description, wrapped under itself,
+/// never cut at the column's edge nor running into the next column.
+#[test]
+fn the_help_overlay_wraps_each_description_inside_its_column() {
+    let env = Env::new();
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(root.path().join("a.txt"), "a\n").unwrap();
+    let server = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let keymap = agent_tui::tui::KeyMap::from_config(&Default::default()).unwrap();
+    let sections = keymap.help_sections();
+    let titles: Vec<&str> = sections.iter().map(|(t, _)| *t).collect();
+    let entries: Vec<(String, &str)> = sections.into_iter().flat_map(|(_, k)| k).collect();
+    for (size, name) in [((80, 24), "help-80"), ((200, 50), "help-200")] {
+        let tmux = support::tmux::start_agent_sized(&env, &cfg, root.path(), name, "", size);
+        tmux.wait_for("agent ›");
+        tmux.keys(&["F1"]);
+        let screen = tmux.wait_for(" Keys ");
+        let rows: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
+        // The overlay's bottom border (its title names the keys that close it).
+        let bottom = rows
+            .iter()
+            .rposition(|r| r.iter().collect::<String>().contains("keys close"))
+            .unwrap();
+        // Where columns start: where section headings do.
+        let mut starts: Vec<usize> = Vec::new();
+        for row in &rows {
+            let text: String = row.iter().collect();
+            for title in &titles {
+                for (byte, _) in text.match_indices(&format!(" {title} ")) {
+                    starts.push(text[..byte].chars().count() + 1);
+                }
+                for (byte, _) in text.match_indices(&format!("│{title} ")) {
+                    starts.push(text[..byte].chars().count() + 1);
+                }
+            }
+        }
+        starts.sort_unstable();
+        starts.dedup();
+        // 200 columns show three; a column that goes on from the one
+        // before has no heading of its own to find it by.
+        let columns = if size.0 >= 200 { 2 } else { 1 };
+        assert!(starts.len() >= columns, "{name}: {starts:?}\n{screen}");
+        let mut checked = 0;
+        for (label, _) in &entries {
+            // A label may stand in several sections, each with its text.
+            let texts: Vec<&str> = entries
+                .iter()
+                .filter(|(l, _)| l == label)
+                .map(|(_, h)| *h)
+                .collect();
+            let lead: Vec<char> = format!("{label:>12} ").chars().collect();
+            for (y, row) in rows.iter().enumerate() {
+                let Some(x) = starts
+                    .iter()
+                    .copied()
+                    .find(|x| row.get(*x..*x + lead.len()) == Some(lead.as_slice()))
+                else {
+                    continue;
+                };
+                let (read, used) = help_entry(&rows, y, x, lead.len());
+                // An entry that runs on to the next page is not judged.
+                if y + used >= bottom {
+                    continue;
+                }
+                assert!(
+                    texts.contains(&read.as_str()),
+                    "{name}: {label} reads {read:?}, not one of {texts:?}\n{screen}"
+                );
+                checked += 1;
+            }
+        }
+        assert!(
+            checked >= 10,
+            "{name}: only {checked} entries found\n{screen}"
+        );
+        tmux.quit();
+    }
 }

@@ -1,4 +1,4 @@
-// Images that go with the next instruction (SPEC 20): picked with the
+// Images that go with the next instruction: picked with the
 // Image button, dropped on the instruction box, or pasted into it; shown
 // as chips (name and size, × takes one off) and sent as the run's
 // `images` in base64. The server checks them again (format, 5 MB each).

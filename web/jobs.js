@@ -2,7 +2,7 @@
 // resumed by Last-Event-ID). Loaded before app.js.
 "use strict";
 
-// ---- notifications (SPEC 19) ---------------------------------------------
+// ---- notifications ---------------------------------------------------
 
 // The browser's notification for a moment the agent waits for the user,
 // only while the page is hidden and the user allowed it (asked once, when
@@ -152,7 +152,7 @@ class JobView {
         if (d.status === "awaiting_review" && this.live()) loadReview(this.jobId);
         break;
       case "job.failed":
-        // SPEC 6: data.error says what happened, data.code what kind.
+        // job.failed: data.error says what happened, data.code what kind.
         this.finish(`failed: ${d.error || d.message || "error"}${d.code ? ` (${d.code})` : ""}`);
         tell(`failed: ${d.error || d.message || "error"}`);
         this.status.classList.add("failed");

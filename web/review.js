@@ -66,7 +66,7 @@ function renderReview() {
   renderVerify();
 }
 
-// ---- verify before apply (SPEC 17) -------------------------------------
+// ---- verify before apply -------------------------------------------
 
 function decisions() {
   const accepted = [...state.decisions].filter(([, v]) => v === true).map(([k]) => k);

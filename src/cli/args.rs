@@ -90,9 +90,9 @@ pub enum Command {
     Store(StoreArgs),
     /// The configured MCP servers: each started, its state and tools
     Mcp(McpArgs),
-    /// Hooks (SPEC 21): list them, trust a project's, test one event's
+    /// Hooks, your own commands at the agent's named points: list them, trust a project's, test one event's
     Hooks(HooksArgs),
-    /// Serve the agent over HTTP + SSE (SPEC section 13); `serve token` manages its tokens
+    /// Serve the agent over HTTP + SSE to a team or a web page; `serve token` manages its tokens
     Serve(ServeArgs),
 }
 

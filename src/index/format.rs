@@ -23,7 +23,9 @@ use super::trigrams::{self, Trigram};
 const MAGIC: &[u8; 8] = b"ATIDX\0v1";
 const END: &[u8; 8] = b"ATIDXEND";
 /// Bumped whenever what is written changes meaning: an older file is rebuilt.
-pub const FORMAT: u32 = 5;
+/// 6: definitions' kinds as their language names them (a Rust struct is
+/// `struct`, not `class`).
+pub const FORMAT: u32 = 6;
 const SECTIONS: usize = 11;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -86,7 +86,7 @@ pub fn subsequence(needle: &str, hay: &str) -> bool {
 fn kind_weight(kind: &str) -> f32 {
     match kind {
         "class" | "interface" | "function" | "method" | "module" | "type" | "struct" | "enum"
-        | "trait" | "macro" => 1.0,
+        | "trait" | "macro" | "fn" | "mod" | "union" | "typedef" => 1.0,
         _ => 0.8,
     }
 }
@@ -106,7 +106,7 @@ pub fn find_symbol(
     let lower = name.to_ascii_lowercase();
     let mut found: Vec<(f32, u32, &Symbol)> = view
         .all_symbols()
-        .filter(|(_, s)| kind.is_none_or(|k| s.kind.eq_ignore_ascii_case(k)))
+        .filter(|(_, s)| kind.is_none_or(|k| super::tags::kind_is(&s.kind, k)))
         .filter_map(|(doc, s)| {
             let m = name_match(&s.name, name, &lower, exact);
             (m > 0.0).then(|| {

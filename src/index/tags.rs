@@ -132,19 +132,20 @@ pub fn tags(lang: Lang, source: &[u8]) -> FileTags {
         let Some(config) = config.as_ref() else {
             return FileTags::default();
         };
-        collect(&mut tagger.context, config, source, lang == Lang::Rust)
+        collect(&mut tagger.context, config, source, lang)
     })
 }
 
-/// `impl_blocks`: Rust's `impl` blocks (tagged as references) become
-/// definitions of kind `impl`, named by their type, so methods have a
-/// container and an outline nests them.
+/// Rust's `impl` blocks (tagged as references) become definitions of kind
+/// `impl`, named by their type, so methods have a container and an outline
+/// nests them.
 fn collect(
     context: &mut TagsContext,
     config: &TagsConfiguration,
     source: &[u8],
-    impl_blocks: bool,
+    lang: Lang,
 ) -> FileTags {
+    let impl_blocks = lang == Lang::Rust;
     let mut out = FileTags::default();
     let Ok((tags, _)) = context.generate_tags(config, source, None) else {
         return out;
@@ -181,7 +182,8 @@ fn collect(
         let (name, kind) = if block {
             (implemented_type(&signature).unwrap_or(name), "impl")
         } else {
-            (name, kind)
+            let text = source.get(tag.range.start..tag.range.end.min(tag.range.start + 200));
+            (name, language_kind(lang, kind, text.unwrap_or_default()))
         };
         let start = tag.range.start.min(tag.name_range.start);
         let end = tag.range.end.max(tag.name_range.end);
@@ -196,6 +198,58 @@ fn collect(
     out.definitions
         .sort_by(|a, b| (a.start_line, b.end_line).cmp(&(b.start_line, a.end_line)));
     out
+}
+
+/// A definition's kind as its language names it: the tags queries call a
+/// Rust struct, enum or type alias a `class`, a trait an `interface`, a Go
+/// struct a `type`, a C struct a `class`; `text` is the definition's start.
+fn language_kind<'k>(lang: Lang, query: &'k str, text: &[u8]) -> &'k str {
+    let text = String::from_utf8_lossy(text);
+    let mut words = text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty());
+    let mut keyword = |set: &[&'static str]| {
+        words
+            .by_ref()
+            .find_map(|w| set.iter().find(|k| **k == w).copied())
+    };
+    match (lang, query) {
+        (Lang::Rust, "class") => keyword(&["struct", "enum", "union", "type"]),
+        (Lang::Rust, "interface") => Some("trait"),
+        (Lang::Rust, "function") => Some("fn"),
+        (Lang::Rust, "module") => Some("mod"),
+        (Lang::Go, "type") => {
+            let second = text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|w| !w.is_empty())
+                .nth(1);
+            second.and_then(|w| ["struct", "interface"].into_iter().find(|k| *k == w))
+        }
+        (Lang::C | Lang::Cpp, "class" | "type") => {
+            keyword(&["struct", "union", "enum", "class", "typedef"])
+        }
+        _ => None,
+    }
+    .unwrap_or(query)
+}
+
+/// Whether a definition of `kind` is what a search for `asked` means: its
+/// own name, or the tags queries' name for its family (`class` finds a
+/// Rust struct, `function` a Rust fn, `interface` a trait).
+pub fn kind_is(kind: &str, asked: &str) -> bool {
+    let asked = asked.to_ascii_lowercase();
+    let family: &[&str] = match asked.as_str() {
+        "class" => &["struct", "enum", "union"],
+        "interface" => &["trait"],
+        "function" => &["fn"],
+        "module" => &["mod"],
+        "type" => &["struct", "enum", "union", "typedef", "interface", "trait"],
+        "struct" => &["class"],
+        "trait" => &["interface"],
+        "fn" => &["function", "method"],
+        _ => &[],
+    };
+    kind.eq_ignore_ascii_case(&asked) || family.contains(&kind)
 }
 
 /// The type of `impl Trait for Type {`: `Type` (generics left out).
@@ -260,7 +314,7 @@ mod tests {
             .iter()
             .map(|d| (d.name.as_str(), d.kind.as_str(), d.start_line, d.end_line))
             .collect();
-        assert!(names.contains(&("Point", "class", 1, 1)), "{names:?}");
+        assert!(names.contains(&("Point", "struct", 1, 1)), "{names:?}");
         assert!(names.contains(&("norm", "method", 4, 6)), "{names:?}");
         let norm = tags.definitions.iter().find(|d| d.name == "norm").unwrap();
         assert_eq!(norm.signature, "pub fn norm(&self) -> f64 {");
@@ -273,6 +327,62 @@ mod tests {
         let src = b"impl<T> Display for Wrapper<T> {\n    fn fmt(&self) {}\n}\n";
         let tags = tags_of(Lang::Rust, src);
         assert_eq!(tags.definitions[0].name, "Wrapper");
+    }
+
+    #[test]
+    fn kinds_are_named_as_each_language_names_them() {
+        let kinds = |lang, src: &[u8]| -> Vec<(String, String)> {
+            tags(lang, src)
+                .definitions
+                .into_iter()
+                .map(|d| (d.name, d.kind))
+                .collect()
+        };
+        let rust = kinds(
+            Lang::Rust,
+            b"pub(crate) struct A;\nenum B { X }\nunion C { a: u8 }\ntype D = u8;\n\
+              pub trait E {}\nfn f() {}\nmod g {}\nmacro_rules! h { () => {} }\n",
+        );
+        for want in [
+            ("A", "struct"),
+            ("B", "enum"),
+            ("C", "union"),
+            ("D", "type"),
+            ("E", "trait"),
+            ("f", "fn"),
+            ("g", "mod"),
+            ("h", "macro"),
+        ] {
+            assert!(
+                rust.contains(&(want.0.into(), want.1.into())),
+                "{want:?} in {rust:?}"
+            );
+        }
+        let go = kinds(
+            Lang::Go,
+            b"package p\ntype S struct{}\ntype I interface{}\ntype N int\n",
+        );
+        assert_eq!(
+            go,
+            [("S", "struct"), ("I", "interface"), ("N", "type")]
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+        );
+        let c = kinds(
+            Lang::C,
+            b"struct s { int a; };\ntypedef int t;\nenum e { X };\n",
+        );
+        for want in [("s", "struct"), ("t", "typedef"), ("e", "enum")] {
+            assert!(
+                c.contains(&(want.0.into(), want.1.into())),
+                "{want:?} in {c:?}"
+            );
+        }
+        let py = kinds(Lang::Python, b"class K:\n    def m(self): pass\n");
+        assert_eq!(py[0], ("K".to_string(), "class".to_string()));
+        // A search by the queries' names still finds them.
+        assert!(kind_is("struct", "class") && kind_is("trait", "interface"));
+        assert!(kind_is("fn", "function") && kind_is("method", "fn"));
+        assert!(!kind_is("fn", "class"));
     }
 
     #[test]

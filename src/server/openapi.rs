@@ -14,7 +14,7 @@ use super::error;
 /// The API description: handlers and request types give the rest.
 #[derive(utoipa::OpenApi)]
 #[openapi(
-    info(title = "agent-tui", description = "The agent over HTTP + SSE (SPEC section 13)"),
+    info(title = "agent-tui", description = "The agent over HTTP + SSE: sessions, jobs and their event streams, review, apply and rollback"),
     modifiers(&Bearer),
     components(schemas(error::ErrorBody))
 )]

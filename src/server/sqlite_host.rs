@@ -57,7 +57,7 @@ fn refusal(file: &mut File, store: &str) -> String {
     };
     format!(
         "{who} already serves the store {store}: a SQLite store is served by one host \
-         (SPEC 16; the TUI and `exec` may still share it). Stop that one first, or put the store \
+         (the TUI and `exec` may still share it). Stop that one first, or put the store \
          on PostgreSQL (AGENT_TUI_DATABASE_URL), which several hosts share"
     )
 }

@@ -129,6 +129,18 @@ pub fn start_agent(
     name: &str,
     extra: &str,
 ) -> Tmux {
+    start_agent_sized(env, cfg, root, name, extra, (120, 36))
+}
+
+/// `start_agent` in a terminal of `size` (columns, rows).
+pub fn start_agent_sized(
+    env: &super::Env,
+    cfg: &std::path::Path,
+    root: &std::path::Path,
+    name: &str,
+    extra: &str,
+    size: (u16, u16),
+) -> Tmux {
     let home = env.home.path();
     let command = format!(
         "env -i PATH=/usr/bin:/bin HOME={h} TERM=xterm-256color AGENT_TUI_HOME={h}/state XDG_CONFIG_HOME={h}/config TEST_LLM_KEY={key} {bin} --config {cfg} {root} {extra}",
@@ -138,5 +150,5 @@ pub fn start_agent(
         cfg = cfg.display(),
         root = root.display(),
     );
-    Tmux::start(name, &command, (120, 36))
+    Tmux::start(name, &command, size)
 }

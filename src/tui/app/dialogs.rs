@@ -11,6 +11,13 @@ use crate::tui::keymap::{Action, Context};
 impl App {
     /// The commands of `key` when a modal dialog is open (it takes the key).
     pub(super) fn dialog_key(&mut self, key: KeyEvent) -> Option<Vec<Command>> {
+        // How far the help scrolls: its lines as drawn on this screen.
+        let help_lines = match self.screen {
+            Some(screen) if matches!(self.overlay, Overlay::Help { .. }) => {
+                crate::tui::render::help_line_count(self, screen)
+            }
+            Some(_) | None => self.keymap.help_line_count(),
+        };
         match &mut self.overlay {
             Overlay::Help { scroll } => {
                 // Arrows and pages scroll; any other key closes.
@@ -25,7 +32,7 @@ impl App {
                     self.overlay = Overlay::None;
                 } else {
                     // Like a preview: down to the last line at the top.
-                    let last = self.keymap.help_line_count().saturating_sub(1) as isize;
+                    let last = help_lines.saturating_sub(1) as isize;
                     *scroll = (*scroll as isize + step).clamp(0, last) as usize;
                 }
                 Some(Vec::new())

@@ -16,6 +16,7 @@ mod overlays;
 mod review;
 mod review_rows;
 
+pub use overlays::help_line_count;
 pub use review::review_window;
 
 use super::app::{App, Badge, Focus, ProviderState, View};

@@ -357,13 +357,48 @@ pub(super) fn draw_checkpoints(
     }
 }
 
-pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: usize) {
-    let lines = help_lines(app);
-    let rect = area;
+/// Columns between two columns of the help.
+const HELP_GAP: u16 = 2;
+/// The key labels' column in the help.
+const HELP_LABEL: usize = 12;
+
+/// Where the help's lines go in `rect`: its columns (each keeping a gap on
+/// its right) and the lines, wrapped to a column's width.
+fn help_layout(app: &App, rect: Rect) -> (Vec<Rect>, Vec<Line<'static>>) {
     // Wide terminals get columns; the lines flow down one, then the next.
-    let columns = (rect.width.saturating_sub(2) / 60).max(1) as usize;
+    let columns = (rect.width.saturating_sub(2) / 60).max(1);
+    let inner = Block::default().borders(Borders::ALL).inner(rect);
+    let widths = vec![Constraint::Ratio(1, u32::from(columns)); usize::from(columns)];
+    let gap = if columns > 1 { HELP_GAP } else { 0 };
+    let areas: Vec<Rect> = Layout::horizontal(widths)
+        .split(inner)
+        .iter()
+        .map(|a| Rect {
+            width: a.width.saturating_sub(gap),
+            ..*a
+        })
+        .collect();
+    let width = areas
+        .iter()
+        .map(|a| usize::from(a.width))
+        .min()
+        .unwrap_or(1);
+    (areas, help_lines(app, width))
+}
+
+/// How many lines the help has in a terminal of `screen` (how far it
+/// scrolls).
+pub fn help_line_count(app: &App, screen: Rect) -> usize {
+    let [body, _] = Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(screen);
+    help_layout(app, super::overlay_area(body)).1.len()
+}
+
+pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, rect: Rect, scroll: usize) {
+    // A description too long for its column wraps under itself, never
+    // into the next column.
+    let (areas, lines) = help_layout(app, rect);
     let height = rect.height.saturating_sub(2).max(1) as usize;
-    let per_page = height * columns;
+    let per_page = height * areas.len();
     // Like a preview, scrolling stops with the last line at the top.
     let more = if scroll + per_page < lines.len() {
         " ↓ more · j/k/PgDn scroll · other keys close "
@@ -375,19 +410,17 @@ pub(super) fn draw_help(frame: &mut Frame<'_>, app: &App, area: Rect, scroll: us
         .title(" Keys ")
         .title_bottom(Line::from(more))
         .border_style(Style::new().fg(Color::Yellow));
-    let inner = block.inner(rect);
     frame.render_widget(Clear, rect);
     frame.render_widget(block, rect);
-    let widths = vec![Constraint::Ratio(1, columns as u32); columns];
-    let areas = Layout::horizontal(widths).split(inner);
     let shown: Vec<Line> = lines.into_iter().skip(scroll).take(per_page).collect();
     for (chunk, col) in shown.chunks(height).zip(areas.iter()) {
         frame.render_widget(Paragraph::new(chunk.to_vec()), *col);
     }
 }
 
-/// The key table as help lines: a heading per pane or dialog, then its keys.
-fn help_lines(app: &App) -> Vec<Line<'static>> {
+/// The key table as help lines `width` columns wide: a heading per pane or
+/// dialog, then its keys, each description wrapped beside its key.
+fn help_lines(app: &App, width: usize) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     for (title, keys) in app.keymap.help_sections() {
         if !lines.is_empty() {
@@ -398,10 +431,20 @@ fn help_lines(app: &App) -> Vec<Line<'static>> {
             Style::new().fg(Color::Yellow).add_modifier(Modifier::BOLD),
         )));
         for (label, help) in keys {
-            lines.push(Line::from(vec![
-                Span::styled(format!("{label:>12} "), Style::new().fg(Color::Cyan)),
-                Span::raw(help),
-            ]));
+            let lead = label.chars().count().max(HELP_LABEL) + 1;
+            let room = width.saturating_sub(lead).max(1);
+            let rows = wrap(&[(Style::new(), help.to_string())], room);
+            for (i, row) in rows.into_iter().enumerate() {
+                let lead = match i {
+                    0 => Span::styled(
+                        format!("{label:>w$} ", w = HELP_LABEL),
+                        Style::new().fg(Color::Cyan),
+                    ),
+                    _ => Span::raw(" ".repeat(lead)),
+                };
+                let text = row.into_iter().map(|(_, t)| t).collect::<String>();
+                lines.push(Line::from(vec![lead, Span::raw(text)]));
+            }
         }
     }
     lines
