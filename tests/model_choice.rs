@@ -93,6 +93,42 @@ fn the_model_picker_sends_the_next_messages_to_the_picked_provider_and_model() {
     // The second request carries the conversation so far.
     let asked = first_call(&second);
     assert!(asked.contains("From the first."), "{asked}");
+    tmux.quit();
+    // The history says which provider and model answered each job.
+    let run = |args: &[&str]| {
+        let out = env
+            .cmd()
+            .env("TEST_LLM_KEY", support::jobs::KEY)
+            .arg("--config")
+            .arg(&cfg)
+            .args(args)
+            .arg("--root")
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let list: serde_json::Value =
+        serde_json::from_str(&run(&["sessions", "list", "--json"])).unwrap();
+    let id = list[0]["session_id"].as_str().unwrap().to_string();
+    let shown: serde_json::Value =
+        serde_json::from_str(&run(&["sessions", "show", &id, "--json"])).unwrap();
+    let on: Vec<(&str, &str)> = shown["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["provider"].as_str().unwrap(),
+                j["model"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(on, [("test", "test-model"), ("second", "beta")], "{shown}");
+    let text = run(&["sessions", "show", &id]);
+    assert!(text.contains("on test (test-model) > say hello"), "{text}");
+    assert!(text.contains("on second (beta) > and now?"), "{text}");
 }
 
 #[test]
@@ -248,6 +284,23 @@ fn the_web_pages_picker_lists_the_models_and_a_pick_goes_with_the_run() {
             "return [...document.querySelectorAll('.job [data-testid=answer]')].some(a => a.textContent.includes('Beta on the page.'))",
         )
         .await;
+        // The history, opened again, names who answered.
+        b.execute("location.reload()", vec![]).await.unwrap();
+        until(
+            &b,
+            20,
+            "session listed",
+            "const s = document.querySelector('[data-session-id]'); if (s) s.click(); return !!s",
+        )
+        .await;
+        let by = until(
+            &b,
+            20,
+            "answered by",
+            "const a = document.querySelector('[data-testid=answered-by]'); return a && a.textContent",
+        )
+        .await;
+        assert_eq!(by, serde_json::json!("second · beta"));
         no_errors_then_close(&driver, b).await;
     });
     assert_eq!(models_called(&second), vec!["beta"]);

@@ -78,7 +78,7 @@ fn falls_back(local: Vec<Reply>, routing: &str, mode: &str, reason: &str) -> (En
     assert_eq!(fallback.len(), 1, "{}", run.stdout);
     assert_eq!(
         fallback[0]["data"],
-        json!({"from": "local", "to": "remote", "reason": reason})
+        json!({"from": "local", "to": "remote", "reason": reason, "model": "big"})
     );
     let done = &of_type(&run, "job.completed")[0]["data"];
     assert_eq!(done["answer"], "Remote answer.");
@@ -361,6 +361,7 @@ fn the_tui_names_the_provider_answering_now_and_shows_the_fallback() {
         from: "local".into(),
         to: "remote".into(),
         reason: FallbackReason::Timeout,
+        model: "big".into(),
     }));
     assert_eq!(app.provider_label, "remote");
     assert!(

@@ -214,6 +214,10 @@ async function openSession(id) {
   for (const job of s.jobs || []) {
     logItem(el("div", { class: "you" }, job.prompt, job.images ? imageChips(job.images) : null));
     if (job.answer) logItem(el("div", { class: "answer", "data-testid": "answer" }, markdown(job.answer)));
+    if (job.provider) {
+      const on = job.model ? `${job.provider} · ${job.model}` : job.provider;
+      logItem(el("div", { class: "via", "data-testid": "answered-by" }, on));
+    }
     if (["queued", "running", "waiting_for_user"].includes(job.status)) {
       const view = new JobView(job.job_id);
       follow(job.job_id, view);

@@ -212,7 +212,9 @@ impl Core {
     /// What an event puts in the audit log.
     fn audit_event(&mut self, key: &str, job_id: &str, body: &EventBody) {
         match body {
-            EventBody::ProviderFallback { from, to, reason } => {
+            EventBody::ProviderFallback {
+                from, to, reason, ..
+            } => {
                 let target = format!("{from} -> {to}");
                 self.audit(
                     key,

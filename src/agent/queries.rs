@@ -467,6 +467,8 @@ pub(super) fn transcript_of(state: &SessionState) -> Transcript {
                 bundle: j.bundle.clone(),
                 events: j.events,
                 images: j.images.clone(),
+                provider: j.provider.clone(),
+                model: j.model.clone(),
             })
             .collect(),
     }

@@ -108,8 +108,15 @@ impl Job<'_> {
         let from = name(self.provider());
         self.route = Route::Remote(reason);
         let to = name(self.provider());
-        self.emit
-            .emit(EventBody::ProviderFallback { from, to, reason });
+        let model = self
+            .provider()
+            .map_or(String::new(), |p| p.model().to_string());
+        self.emit.emit(EventBody::ProviderFallback {
+            from,
+            to,
+            reason,
+            model,
+        });
         let ctx = self.ctx.clone();
         if let Some(remote) = ctx.fallback.as_deref() {
             let configured = remote.context_window();

@@ -94,6 +94,10 @@ pub struct JobRecord {
     pub queued_choice: Option<crate::protocol::ModelChoice>,
     /// The images that went with its prompt (their bytes are in the store).
     pub images: Vec<crate::protocol::ImageMeta>,
+    /// The provider and model it ran on (`job.started`; the remote's after
+    /// a `hybrid_auto` fallback).
+    pub provider: String,
+    pub model: String,
 }
 
 /// A session: its jobs, the conversation the next request sends, and what
@@ -243,9 +247,17 @@ impl SessionState {
         }
         match &event.body {
             EventBody::JobQueued { .. } => return queued(job, &event.body),
-            EventBody::JobStarted { prompt, images, .. } => {
+            EventBody::JobStarted {
+                prompt,
+                images,
+                provider,
+                model,
+                ..
+            } => {
                 job.prompt.clone_from(prompt);
                 job.images.clone_from(images);
+                job.provider.clone_from(provider);
+                job.model.clone_from(model);
                 return IndexUpdate::JobStarted {
                     prompt: prompt.clone(),
                 };
@@ -276,12 +288,15 @@ impl SessionState {
                 }
                 return review_index(bundle);
             }
+            EventBody::ProviderFallback { to, model, .. } => {
+                job.provider.clone_from(to);
+                job.model.clone_from(model);
+            }
             EventBody::LlmDelta { .. }
             | EventBody::UserSteer { .. }
             | EventBody::HookStarted { .. }
             | EventBody::HookCompleted(_)
             | EventBody::LlmReasoning { .. }
-            | EventBody::ProviderFallback { .. }
             | EventBody::ToolsInPrompt { .. }
             | EventBody::RepeatStopped { .. }
             | EventBody::UsageUpdated { .. }
@@ -493,6 +508,28 @@ mod tests {
         assert_eq!(state.jobs[0].events, 2);
         assert_eq!(state.unreadable, 1);
         assert_eq!(state.conversation.len(), 2);
+    }
+
+    #[test]
+    fn a_job_names_the_provider_and_model_that_answered() {
+        let fallback = EventBody::ProviderFallback {
+            from: "x".into(),
+            to: "remote".into(),
+            reason: crate::protocol::FallbackReason::ContextOverflow,
+            model: "big".into(),
+        };
+        let lines = [
+            event("j1", 1, started("hi")),
+            event("j2", 1, started("more")),
+            event("j2", 2, fallback),
+        ];
+        let state = SessionState::replay("s_1", "/p", "t", lines);
+        let on: Vec<(&str, &str)> = state
+            .jobs
+            .iter()
+            .map(|j| (j.provider.as_str(), j.model.as_str()))
+            .collect();
+        assert_eq!(on, [("x", "m"), ("remote", "big")]);
     }
 
     #[test]

@@ -206,7 +206,12 @@ async fn show_session(engine: &Engine, id: &str, json: bool) -> Exit {
     );
     for j in &s.jobs {
         let status = j.status.map(|st| format!("{st:?}")).unwrap_or_default();
-        println!("\n{} [{status}] > {}", j.job_id, j.prompt);
+        let on = match (j.provider.as_str(), j.model.as_str()) {
+            ("", "") => String::new(),
+            (provider, "") => format!(" on {provider}"),
+            (provider, model) => format!(" on {provider} ({model})"),
+        };
+        println!("\n{} [{status}]{on} > {}", j.job_id, j.prompt);
         if let Some(answer) = &j.answer {
             println!("{answer}");
         }

@@ -410,7 +410,9 @@ impl Printer {
                 "[context compacted ({}): {tokens_before} → {tokens_after} tokens]",
                 reason.as_str()
             ),
-            EventBody::ProviderFallback { from, to, reason } => eprintln!(
+            EventBody::ProviderFallback {
+                from, to, reason, ..
+            } => eprintln!(
                 "[{from} gave up ({}): the job goes on with {to}]",
                 reason.as_str()
             ),

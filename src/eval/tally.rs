@@ -177,6 +177,7 @@ mod tests {
                 from: "local".into(),
                 to: "remote".into(),
                 reason: FallbackReason::SchemaFailures,
+                model: "big".into(),
             },
         );
         t.see("j", &usage(2700, 120));
@@ -218,6 +219,7 @@ mod tests {
                 from: "local".into(),
                 to: "remote".into(),
                 reason: FallbackReason::Timeout,
+                model: "big".into(),
             },
         );
         // The remote used nothing: none of the tokens had a price.

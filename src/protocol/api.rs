@@ -350,6 +350,12 @@ pub struct JobSummary {
     /// The images that went with its prompt.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<super::ImageMeta>,
+    /// The provider and model that answered (the remote one after a
+    /// `hybrid_auto` fallback); empty for a job that never started.
+    #[serde(default)]
+    pub provider: String,
+    #[serde(default)]
+    pub model: String,
 }
 
 /// A memory file the model is given (`/memory`, SPEC 19).

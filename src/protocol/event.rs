@@ -275,6 +275,9 @@ pub enum EventBody {
         from: String,
         to: String,
         reason: FallbackReason,
+        /// The model the job goes on with (`to`'s).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        model: String,
     },
     /// After every model response: this job's tokens so far, and how full
     /// the context window is now.

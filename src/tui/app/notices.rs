@@ -38,7 +38,10 @@ impl App {
     }
 
     pub(super) fn fallen_back(&mut self, body: &EventBody) {
-        let EventBody::ProviderFallback { from, to, reason } = body else {
+        let EventBody::ProviderFallback {
+            from, to, reason, ..
+        } = body
+        else {
             return;
         };
         self.provider_label = to.clone();
