@@ -143,6 +143,7 @@ fn main() {
                 after: Some(after.into_bytes()),
                 regions: vec![HunkRegion {
                     hunk_id: format!("h_{f}"),
+                    origin: Default::default(),
                     after_start: 0,
                     before_lines: vec![before.lines().next().unwrap().to_string() + "\n"],
                     after_lines: vec!["    let v0 = recompute(0);\n".into()],

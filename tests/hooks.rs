@@ -362,7 +362,10 @@ fn hooks_test_decides_like_a_job_and_keeps_nothing() {
         &["test", "tool.before", "--input", input.to_str().unwrap()],
     );
     assert_eq!(code, 0, "{out}");
-    assert!(out.contains("no hook runs on tool.before"), "{out}");
+    assert!(
+        out.contains("no hook matched this input on tool.before: pass (nothing ran)"),
+        "{out}"
+    );
     let (code, _, err) = hooks(&env, &cfg, dir.path(), &["test", "tool.later"]);
     assert_eq!(code, 2);
     assert!(err.contains("no hook event tool.later"), "{err}");
@@ -684,6 +687,33 @@ fn a_formatters_changes_go_in_the_same_apply_and_one_rollback_undoes_both() {
             .contains("\"decision\":\"pass\"")
     );
     let cp = list[0]["checkpoint_id"].as_str().unwrap();
+    // The checkpoint keeps who wrote each hunk: its JSON, its text, and
+    // the three-way view name the formatter.
+    let (code, shown, err) = cli(
+        &env,
+        &cfg,
+        dir.path(),
+        &["checkpoints", "show", cp, "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let origins: Vec<&str> = shown["checkpoint"]["affected_files"][0]["hunks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["origin"].as_str().unwrap())
+        .collect();
+    assert!(origins.contains(&"hook:fmt"), "{shown}");
+    assert!(origins.contains(&"agent"), "{shown}");
+    assert_eq!(shown["three_way"][0]["hooks"], json!(["fmt"]), "{shown}");
+    let (_, text, _) = cli(&env, &cfg, dir.path(), &["checkpoints", "show", cp]);
+    assert!(
+        text.contains(&format!(
+            "{} by hook fmt (undo patch):",
+            by_hook[1]["hunk_id"].as_str().unwrap()
+        )),
+        "{text}"
+    );
     // Scoped: the formatter's separate line alone.
     let end_hunk = by_hook[1]["hunk_id"].as_str().unwrap();
     let (code, out, err) = cli(
@@ -735,4 +765,197 @@ fn a_blocking_apply_before_hook_writes_nothing() {
         run.stderr
     );
     assert_eq!(std::fs::read(&greet).unwrap(), original);
+}
+
+/// A model that proposes one edit to `a.py` and one to `b.rs`.
+fn python_and_rust_edits() -> Vec<support::llm_server::Reply> {
+    let edits = json!({"edits": [
+        {"file_path": "a.py", "operation": "replace", "start_line": 1, "end_line": 1,
+         "old_text": "x = 1", "new_text": "x = 2\n"},
+        {"file_path": "b.rs", "operation": "replace", "start_line": 1, "end_line": 1,
+         "old_text": "fn b() {}", "new_text": "fn b() { }\n"}
+    ]})
+    .to_string();
+    vec![
+        sse(openai::tool_calls(&[("c1", "propose_edits", &edits)])),
+        sse(openai::text(&["Both changed."])),
+    ]
+}
+
+#[test]
+fn a_formatter_matched_by_path_runs_on_its_files_only() {
+    let env = Env::new();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.py"), "x = 1\n").unwrap();
+    std::fs::write(dir.path().join("b.rs"), "fn b() {}\n").unwrap();
+    let server = LlmServer::start(python_and_rust_edits());
+    let cfg = config(&env, "openai", &server.url(), "");
+    // "black" marks each file it is given; "gofmt" matches no file here.
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"black\"\non = \"apply.before\"\nmatch = { path = \"**/*.py\" }\n\
+         command = [\"sh\", \"-c\", \"for f in \\\"$@\\\"; do echo '# formatted' >> \\\"$f\\\"; done\", \"fmt\", \"{files}\"]\n\
+         [[hooks.run]]\nname = \"gofmt\"\non = \"apply.before\"\nmatch = { path = \"*.go\" }\n\
+         command = [\"sh\", \"-c\", \"exit 2\"]\n\
+         [[hooks.run]]\nname = \"py-after\"\non = \"apply.after\"\nmatch = { path = \"*.py\" }\n\
+         command = [\"sh\", \"-c\", \"echo \\\"$@\\\" >&2; exit 0\", \"list\", \"{files}\"]\n",
+    );
+    let run = exec(
+        &env,
+        &cfg,
+        dir.path(),
+        &["--json", "--apply", "all", "change both"],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.py")).unwrap(),
+        "x = 2\n# formatted\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.rs")).unwrap(),
+        "fn b() { }\n",
+        "the .rs file is not given to a .py formatter"
+    );
+    let hooks_run: Vec<String> = run
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["type"] == "hook.completed")
+        .map(|e| e["data"]["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(hooks_run.contains(&"black".to_string()), "{hooks_run:?}");
+    assert!(!hooks_run.contains(&"gofmt".to_string()), "{hooks_run:?}");
+    // The apply's observer for .py files ran (detached): its record comes
+    // soon after.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !env
+        .audit_records()
+        .iter()
+        .any(|r| r["action"] == "hook" && r["target"] == "py-after (apply.after)")
+    {
+        assert!(Instant::now() < deadline, "no apply.after record");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        !env.audit_records()
+            .iter()
+            .any(|r| r["target"] == "gofmt (apply.before)")
+    );
+    // A tool or command match on a file event is a configuration error.
+    add_config(
+        &cfg,
+        "[[hooks.run]]\nname = \"bad\"\non = \"apply.before\"\nmatch = { tool = \"run_command\" }\n\
+         command = [\"true\"]\n",
+    );
+    let (code, _, err) = cli(&env, &cfg, dir.path(), &["doctor"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("hooks.run[3].match: a apply.before hook matches files by path only"),
+        "{err}"
+    );
+}
+
+#[test]
+fn hooks_test_replays_a_captured_input_and_says_when_nothing_matched() {
+    let env = Env::new();
+    let dir = project();
+    with_keep(dir.path());
+    let capture = tempfile::tempdir().unwrap();
+    let server = LlmServer::start(rm_then_answer());
+    let cfg = config(&env, "openai", &server.url(), "");
+    // A hook that keeps the whole input it received, as a user would to
+    // replay it.
+    add_config(
+        &cfg,
+        &format!(
+            "[[hooks.run]]\nname = \"capture\"\non = \"tool.before\"\n\
+             command = [\"sh\", \"-c\", \"cat > {c}/input.json\"]\nwritable = [\"{c}\"]\n",
+            c = capture.path().display()
+        ),
+    );
+    let run = exec(&env, &cfg, dir.path(), &["clean up"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let captured = capture.path().join("input.json");
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&captured).unwrap()).unwrap();
+    assert_eq!(input["data"]["tool"], "run_command", "{input}");
+    add_config(&cfg, NO_RM);
+    // The whole captured input: the gate blocks as in the job.
+    let args = ["test", "tool.before", "--hook", "no-rm", "--input"];
+    let mut with = args.to_vec();
+    let path = captured.display().to_string();
+    with.push(&path);
+    with.push("--json");
+    let (code, out, err) = hooks(&env, &cfg, dir.path(), &with);
+    assert_eq!(code, 1, "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["decision"], "block", "{v}");
+    // Its `data` alone, the same.
+    let data = dir.path().join("data.json");
+    std::fs::write(&data, input["data"].to_string()).unwrap();
+    let path = data.display().to_string();
+    let (code, out, err) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &["test", "tool.before", "--hook", "no-rm", "--input", &path],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    // A call the gate's match does not take: said, not a silent pass.
+    std::fs::write(
+        &data,
+        r#"{"tool": "read_file", "arguments": {"path": "README.md"}}"#,
+    )
+    .unwrap();
+    let (code, out, err) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &["test", "tool.before", "--hook", "no-rm", "--input", &path],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "no-rm: not run: its match {tool = \"run_command\", command = \"rm -rf*\"} takes none \
+             of this input: tool read_file, paths README.md"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("no hook matched this input on tool.before: pass (nothing ran)"),
+        "{out}"
+    );
+    let (_, out, _) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &[
+            "test",
+            "tool.before",
+            "--hook",
+            "no-rm",
+            "--input",
+            &path,
+            "--json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["runs"], json!([]), "{v}");
+    assert_eq!(v["unmatched"][0]["name"], "no-rm", "{v}");
+    // A captured input of another event is refused by name.
+    let (code, _, err) = hooks(
+        &env,
+        &cfg,
+        dir.path(),
+        &[
+            "test",
+            "tool.after",
+            "--input",
+            &captured.display().to_string(),
+        ],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("the input was captured on tool.before, not tool.after"),
+        "{err}"
+    );
 }

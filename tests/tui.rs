@@ -870,6 +870,7 @@ fn checkpoints_list_and_three_way_view() {
         unreadable: None,
         base: Some("old line\n".into()),
         proposed: Some("agent line\n".into()),
+        hooks: vec!["fmt".into()],
     };
     app.three_way_loaded(
         "cp_1",
@@ -877,7 +878,7 @@ fn checkpoints_list_and_three_way_view() {
     );
     let s = screen(&app, 120, 30);
     for needle in [
-        "a.rs (1/2)",
+        "a.rs (1/2) · with changes by hook fmt",
         " current ",
         " checkpoint base ",
         " agent proposed ",
@@ -2391,6 +2392,8 @@ fn a_resumed_session_shows_the_users_words_pins_tool_lines_and_notices() {
         bundle: None,
         events: 0,
         images: Vec::new(),
+        provider: String::new(),
+        model: String::new(),
     };
     let marker = "\n\n[Pinned context: the user pinned these files; read them with read_file: ";
     let started = |prompt: &str| EventBody::JobStarted {
@@ -2545,6 +2548,8 @@ fn resumed_of(prompt: &str, events: Vec<Event>) -> agent_tui::tui::Resumed {
                 bundle: None,
                 events: 0,
                 images: Vec::new(),
+                provider: String::new(),
+                model: String::new(),
             }],
         },
         events,

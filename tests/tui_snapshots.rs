@@ -338,6 +338,7 @@ fn checkpoints_view() {
             unreadable: None,
             base: Some("fn main() {}\n".into()),
             proposed: Some("fn main() { run(); }\n".into()),
+            hooks: Vec::new(),
         }],
     );
     snap("three_way", &app);

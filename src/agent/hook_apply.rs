@@ -40,7 +40,7 @@ impl ApplyHooks {
         let hooks: Vec<Hook> = ctx
             .hooks
             .get()
-            .at(HookEvent::ApplyBefore, None)
+            .on(HookEvent::ApplyBefore)
             .cloned()
             .collect();
         (!hooks.is_empty()).then(|| ApplyHooks {
@@ -97,6 +97,10 @@ impl ApplyHooks {
         let secrets = self.ctx.secret_names();
         let mut runs = Vec::new();
         for hook in &self.hooks {
+            // A formatter for one language sees its files only.
+            let Some(files) = hook.files_of(&files) else {
+                continue;
+            };
             let at = (self.session_id.as_deref(), self.job_id.as_str());
             let input = input_for(&self.ctx, at, &self.who, None, hook, data.clone());
             let mut outcome = run(&HookCall {

@@ -50,6 +50,29 @@ impl super::engine::Core {
             workspace_id: known.workspace_id,
         }
     }
+
+    /// The files an observed event is about: what an apply wrote or a
+    /// rollback restored, the files of the hunks a verify ran with.
+    pub(super) fn event_files(&self, key: &str, job_id: &str, body: &EventBody) -> Vec<String> {
+        match body {
+            EventBody::ApplyCompleted { files, .. }
+            | EventBody::RollbackCompleted { files, .. } => files.clone(),
+            EventBody::VerifyCompleted(result) => self
+                .sessions
+                .get(key)
+                .and_then(|l| l.state.job(job_id))
+                .and_then(|j| j.bundle.as_ref())
+                .map(|b| {
+                    b.files
+                        .iter()
+                        .filter(|f| f.hunks.iter().any(|h| result.hunk_ids.contains(&h.hunk_id)))
+                        .map(|f| f.file_path.clone())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// The JSON a hook reads on stdin.
@@ -103,28 +126,37 @@ fn detach(
 }
 
 /// What an engine event starts: `apply.after`, `rollback.after` and
-/// `verify.completed` observers, detached, their events the job's.
+/// `verify.completed` observers, detached, their events the job's. `files`:
+/// what the apply wrote or the verify ran with (their `match.path` and
+/// `{files}`; a verify's are also its input's `files`).
 pub(super) fn observe_event(
     ctx: &Arc<EngineContext>,
     session_id: Option<&str>,
     who: &HookWho,
     emit: &Emitter,
-    body: &EventBody,
+    (body, files): (&EventBody, Vec<String>),
 ) {
     let (event, data) = match body {
         EventBody::ApplyCompleted { .. } => (HookEvent::ApplyAfter, json!(body)),
         EventBody::RollbackCompleted { .. } => (HookEvent::RollbackAfter, json!(body)),
-        EventBody::VerifyCompleted(_) => (HookEvent::VerifyCompleted, json!(body)),
+        EventBody::VerifyCompleted(_) => {
+            let mut data = json!(body);
+            data["files"] = json!(files);
+            (HookEvent::VerifyCompleted, data)
+        }
         _ => return,
     };
     let set = ctx.hooks.get();
     if !set.any(event) {
         return;
     }
-    for hook in set.at(event, None).cloned().collect::<Vec<_>>() {
+    for hook in set.on(event).cloned().collect::<Vec<_>>() {
+        let Some(taken) = hook.files_of(&files) else {
+            continue;
+        };
         let at = (session_id, emit.job_id());
         let input = input_for(ctx, at, who, None, &hook, data.clone());
-        let run = run_one(ctx.clone(), hook, input, Vec::new(), emit.fork(), None);
+        let run = run_one(ctx.clone(), hook, input, taken, emit.fork(), None);
         detach(ctx, run);
     }
 }

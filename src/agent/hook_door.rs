@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use super::door::Engine;
 use super::hook_run::{HookCall, run};
-use super::hooks::{Called, Trusted, def_sha256, project_hooks, scripts_of};
-use crate::config::HookEvent;
-use crate::protocol::{EngineError, HookDecision, HookInfo, HookOutcome};
+use super::hooks::{Called, Trusted, def_sha256, matches, project_hooks, scripts_of};
+use crate::config::{HookEvent, MatchOn};
+use crate::protocol::{EngineError, HookDecision, HookInfo, HookSkip, HookTest};
 
 impl Engine {
     /// Every hook of the root (the config's, the project's with their
@@ -73,13 +73,17 @@ impl Engine {
 
     /// Runs the hooks of `event` (or only `hook`) on `data` as a job's would
     /// run, in order, stopping at the first that decides; nothing is kept.
+    /// `data` is an event's `data`, or the whole input a hook received
+    /// (captured to be replayed: its `data` is taken). The hooks of the
+    /// event whose `match` takes none of it are named, with why.
     pub async fn test_hooks(
         &self,
         event: HookEvent,
         hook: Option<String>,
         data: Value,
         who: super::HookWho,
-    ) -> Result<Vec<HookOutcome>, EngineError> {
+    ) -> Result<HookTest, EngineError> {
+        let data = captured_data(event, data)?;
         let inner = self.inner.clone();
         tokio::task::spawn_blocking(move || {
             let ctx = &inner.ctx;
@@ -91,14 +95,39 @@ impl Engine {
             }
             let tool = data["tool"].as_str().unwrap_or_default().to_string();
             let arguments = data["arguments"].clone();
-            let called: Option<Called<'_>> = (!tool.is_empty())
-                .then(|| super::hook_calls::called(&tool, &arguments));
+            let files: Vec<String> = data["files"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|f| f.as_str().map(str::to_string))
+                .collect();
+            let called: Option<Called<'_>> = match event.matches_on() {
+                MatchOn::Calls => (!tool.is_empty())
+                    .then(|| super::hook_calls::called(&tool, &arguments)),
+                MatchOn::Files => Some(Called::files(&files)),
+                MatchOn::Nothing => None,
+            };
             let secrets = ctx.secret_names();
-            let mut out = Vec::new();
-            for h in set.at(event, called.as_ref()) {
+            let mut out = HookTest::default();
+            for h in set.on(event) {
                 if hook.as_ref().is_some_and(|n| *n != h.def.name) {
                     continue;
                 }
+                let taken = match event.matches_on() {
+                    MatchOn::Files => h.files_of(&files),
+                    MatchOn::Calls | MatchOn::Nothing => {
+                        matches(h, called.as_ref()).then(|| {
+                            called.as_ref().map(|c| c.paths.clone()).unwrap_or_default()
+                        })
+                    }
+                };
+                let Some(taken) = taken else {
+                    out.unmatched.push(HookSkip {
+                        name: h.def.name.clone(),
+                        reason: unmatched(&h.def.matcher, called.as_ref()),
+                    });
+                    continue;
+                };
                 let input = json!({
                     "hook": {"name": h.def.name, "event": event.as_str(), "def_sha256": h.def_sha256},
                     "session_id": Value::Null,
@@ -110,12 +139,11 @@ impl Engine {
                     "mode": Value::Null,
                     "data": data,
                 });
-                let files = called.as_ref().map(|c| c.paths.clone()).unwrap_or_default();
                 let outcome = run(&HookCall {
                     def: &h.def,
                     def_sha256: &h.def_sha256,
                     scripts: &h.scripts,
-                    files: &files,
+                    files: &taken,
                     cwd: ctx.workspace.root(),
                     roots: ctx.workspace.scopes().iter().map(|s| s.root.as_path()).collect(),
                     writable: Vec::new(),
@@ -124,7 +152,7 @@ impl Engine {
                     cancel: None,
                 });
                 let decides = event.is_waited() && outcome.decision != HookDecision::Pass;
-                out.push(outcome);
+                out.runs.push(outcome);
                 if decides {
                     break;
                 }
@@ -134,4 +162,46 @@ impl Engine {
         .await
         .map_err(|e| EngineError::failed(e.to_string()))?
     }
+}
+
+/// The `data` of a test's input: the input itself, or, when it is the whole
+/// input a hook received (`{hook: {event, …}, data, …}`), its `data`, which
+/// must be of the event being tested.
+fn captured_data(event: HookEvent, input: Value) -> Result<Value, EngineError> {
+    let Some(captured) = input.get("hook").and_then(|h| h.get("event")) else {
+        return Ok(input);
+    };
+    let Some(data) = input.get("data") else {
+        return Ok(input);
+    };
+    let on = captured.as_str().unwrap_or_default();
+    if on != event.as_str() {
+        return Err(EngineError::invalid(format!(
+            "the input was captured on {on}, not {}: test it as {on}, or give its data",
+            event.as_str()
+        )));
+    }
+    Ok(data.clone())
+}
+
+/// Why a hook's `match` takes nothing of the input.
+fn unmatched(m: &crate::config::HookMatch, called: Option<&Called<'_>>) -> String {
+    let mut globs = Vec::new();
+    for (key, glob) in [
+        ("tool", &m.tool),
+        ("command", &m.command),
+        ("path", &m.path),
+    ] {
+        if let Some(g) = glob {
+            globs.push(format!("{key} = {g:?}"));
+        }
+    }
+    let input = match called {
+        Some(c) => c.describe(),
+        None => "no tool call (the input names no tool)".to_string(),
+    };
+    format!(
+        "its match {{{}}} takes none of this input: {input}",
+        globs.join(", ")
+    )
 }

@@ -227,6 +227,14 @@ impl HookSet {
             .filter(move |h| h.runs() && h.def.on == event && matches(h, called))
     }
 
+    /// The hooks that run at `event` whatever their `match` (a file event's
+    /// hooks, matched per file by `Hook::files_of`), in the order written.
+    pub fn on(&self, event: HookEvent) -> impl Iterator<Item = &Hook> + '_ {
+        self.hooks
+            .iter()
+            .filter(move |h| h.runs() && h.def.on == event)
+    }
+
     /// Whether any hook runs at `event`.
     pub fn any(&self, event: HookEvent) -> bool {
         self.hooks.iter().any(|h| h.runs() && h.def.on == event)
@@ -286,9 +294,52 @@ impl HookSet {
     }
 }
 
+impl Called<'_> {
+    /// What a file event (`apply.before`, `apply.after`,
+    /// `verify.completed`) offers a `match`: the files it is about.
+    pub fn files(paths: &[String]) -> Called<'static> {
+        Called {
+            tool: "",
+            command: None,
+            paths: paths.to_vec(),
+        }
+    }
+
+    /// The input as a `match` sees it, for "it matched nothing".
+    pub fn describe(&self) -> String {
+        let paths = if self.paths.is_empty() {
+            "no paths".to_string()
+        } else {
+            format!("paths {}", self.paths.join(", "))
+        };
+        match (self.tool, self.command) {
+            ("", _) => paths,
+            (tool, None) => format!("tool {tool}, {paths}"),
+            (tool, Some(line)) => format!("tool {tool}, command {line:?}, {paths}"),
+        }
+    }
+}
+
+impl Hook {
+    /// The files of a file event this hook is given (its `{files}`): those
+    /// its `match.path` takes, every one without it; `None` when it takes
+    /// none of them (it does not run).
+    pub fn files_of(&self, files: &[String]) -> Option<Vec<String>> {
+        let Some(glob) = self.def.matcher.path.as_deref() else {
+            return Some(files.to_vec());
+        };
+        let taken: Vec<String> = files
+            .iter()
+            .filter(|f| glob_matches(glob, f))
+            .cloned()
+            .collect();
+        (!taken.is_empty()).then_some(taken)
+    }
+}
+
 /// Whether hook `h`'s `match` takes `called` (no match: every call; not a
 /// call: hooks without a match only).
-fn matches(h: &Hook, called: Option<&Called<'_>>) -> bool {
+pub(crate) fn matches(h: &Hook, called: Option<&Called<'_>>) -> bool {
     let m = &h.def.matcher;
     if m.is_any() {
         return true;

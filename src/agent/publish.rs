@@ -52,7 +52,15 @@ impl Core {
         ) {
             let emit = super::emit::Emitter::new(job_id.to_string(), self.internal_tx.clone());
             let who = self.who(key);
-            super::hook_calls::observe_event(&self.ctx, session_id.as_deref(), &who, &emit, &body);
+            let files = self.event_files(key, job_id, &body);
+            let observed = (&body, files);
+            super::hook_calls::observe_event(
+                &self.ctx,
+                session_id.as_deref(),
+                &who,
+                &emit,
+                observed,
+            );
         }
         let Some(live) = self.sessions.get_mut(key) else {
             return;

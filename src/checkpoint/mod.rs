@@ -188,6 +188,7 @@ fn reverse_hunk(r: &HunkRegion) -> CheckpointHunk {
     };
     CheckpointHunk {
         hunk_id: r.hunk_id.clone(),
+        origin: r.origin.clone(),
         reverse_patch: patch_text_at(&lines, &[change], r.after_start - r.ctx_before.len()),
         region: r.clone(),
     }

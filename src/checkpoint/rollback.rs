@@ -119,12 +119,19 @@ pub fn three_way(
             (Some(hash), true) => text(&Some(hash.clone()))?,
             (Some(_), false) => Some(replay(base.as_deref().unwrap_or_default(), f)),
         };
+        let mut hooks: Vec<String> = f
+            .hunks
+            .iter()
+            .filter_map(|h| h.origin.hook().map(str::to_string))
+            .collect();
+        hooks.dedup();
         out.push(ThreeWay {
             file_path: f.file_path.clone(),
             current: current.map(|b| String::from_utf8_lossy(&b).into_owned()),
             unreadable,
             base,
             proposed,
+            hooks,
         });
     }
     Ok(out)
@@ -290,6 +297,7 @@ pub fn scoped_rollback(
             let end = start + region.before_lines.len();
             reverted.push(HunkRegion {
                 hunk_id: region.hunk_id.clone(),
+                origin: region.origin.clone(),
                 after_start: start,
                 before_lines: region.after_lines.clone(),
                 after_lines: region.before_lines.clone(),

@@ -458,7 +458,8 @@ pub enum HooksAction {
         /// Only this hook
         #[arg(long, value_name = "NAME")]
         hook: Option<String>,
-        /// The event's `data` as JSON (a call: {"tool": …, "arguments": {…}})
+        /// The event's `data` as JSON (a call: {"tool": …, "arguments": {…}}),
+        /// or the whole input a hook received
         #[arg(long, value_name = "FILE")]
         input: Option<PathBuf>,
         /// JSON output

@@ -107,7 +107,12 @@ async fn show_checkpoint(engine: &Engine, id: &str, json: bool) -> Exit {
             f.file_path
         );
         for h in &f.hunks {
-            println!("  {} (undo patch):", h.hunk_id);
+            let by = match &h.origin {
+                crate::protocol::review::HunkOrigin::Agent => String::new(),
+                crate::protocol::review::HunkOrigin::User => " by you".to_string(),
+                crate::protocol::review::HunkOrigin::Hook(name) => format!(" by hook {name}"),
+            };
+            println!("  {}{by} (undo patch):", h.hunk_id);
             for line in h.reverse_patch.lines() {
                 println!("    {}", line.trim_end_matches('\r'));
             }

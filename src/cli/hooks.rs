@@ -118,25 +118,34 @@ async fn test(
             Err(e) => return usage(format!("--input {}: {e}", path.display())),
         },
     };
-    let outcomes = match engine
+    let tested = match engine
         .test_hooks(event, hook, data, Default::default())
         .await
     {
         Ok(o) => o,
         Err(e) => return engine_error(e),
     };
+    let outcomes = &tested.runs;
     let blocked = outcomes.iter().any(|o| o.decision == HookDecision::Block);
     if json {
         let decision = outcomes.last().map_or("pass", |o| o.decision.as_str());
         println!(
             "{}",
-            json!({"event": event.as_str(), "decision": decision, "runs": outcomes})
+            json!({"event": event.as_str(), "decision": decision, "runs": outcomes, "unmatched": tested.unmatched})
         );
     } else {
-        if outcomes.is_empty() {
-            println!("no hook runs on {}", event.as_str());
+        for skip in &tested.unmatched {
+            println!("{}: not run: {}", skip.name, skip.reason);
         }
-        for o in &outcomes {
+        match (outcomes.is_empty(), tested.unmatched.is_empty()) {
+            (true, true) => println!("no hook runs on {}", event.as_str()),
+            (true, false) => println!(
+                "no hook matched this input on {}: pass (nothing ran)",
+                event.as_str()
+            ),
+            (false, _) => {}
+        }
+        for o in outcomes {
             let why = o.reason.as_deref().or(o.error.as_deref()).unwrap_or("");
             println!(
                 "{}: {} ({} ms) {why}",

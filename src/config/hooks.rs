@@ -81,6 +81,34 @@ impl HookEvent {
     pub fn is_waited(self) -> bool {
         self.is_gate() || self == HookEvent::JobEnd
     }
+
+    /// What its hooks' `match` may name: a call's tool, command and paths,
+    /// or the files an apply or a verify is about (`path` only).
+    pub fn matches_on(self) -> MatchOn {
+        match self {
+            HookEvent::ToolBefore | HookEvent::ToolAfter => MatchOn::Calls,
+            HookEvent::ApplyBefore | HookEvent::ApplyAfter | HookEvent::VerifyCompleted => {
+                MatchOn::Files
+            }
+            HookEvent::SessionStart
+            | HookEvent::PromptSubmit
+            | HookEvent::ApprovalRequested
+            | HookEvent::JobEnd
+            | HookEvent::CompactBefore
+            | HookEvent::RollbackAfter => MatchOn::Nothing,
+        }
+    }
+}
+
+/// What a hook's `match` can be about at its event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatchOn {
+    /// A tool call: `tool`, `command` and `path`.
+    Calls,
+    /// The files being applied or verified: `path`.
+    Files,
+    /// Nothing: a `match` is an error.
+    Nothing,
 }
 
 /// What a failing hook (timeout, crash, output that is not the contract)
@@ -228,11 +256,21 @@ impl HooksConfig {
                     ));
                 }
             }
-            let matched = !h.matcher.is_any();
-            if matched && !matches!(h.on, HookEvent::ToolBefore | HookEvent::ToolAfter) {
-                out.push(format!(
-                    "{at}.match: only tool.before and tool.after hooks match calls"
-                ));
+            let by_call = h.matcher.tool.is_some() || h.matcher.command.is_some();
+            match h.on.matches_on() {
+                MatchOn::Calls => {}
+                MatchOn::Files if by_call => out.push(format!(
+                    "{at}.match: a {} hook matches files by path only (tool and command \
+                     are for tool.before and tool.after)",
+                    h.on.as_str()
+                )),
+                MatchOn::Files => {}
+                MatchOn::Nothing if !h.matcher.is_any() => out.push(format!(
+                    "{at}.match: {} hooks match nothing (tool.before and tool.after match \
+                     calls; apply.before, apply.after and verify.completed match files by path)",
+                    h.on.as_str()
+                )),
+                MatchOn::Nothing => {}
             }
         }
         out

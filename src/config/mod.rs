@@ -21,7 +21,8 @@ pub mod web;
 
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use hooks::{
-    HookDef, HookEvent, HookMatch, HooksConfig, HooksFile, OnError, PROJECT_FILE, glob_matches,
+    HookDef, HookEvent, HookMatch, HooksConfig, HooksFile, MatchOn, OnError, PROJECT_FILE,
+    glob_matches,
 };
 pub use index::IndexConfig;
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};

@@ -48,6 +48,10 @@ pub struct AffectedFile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckpointHunk {
     pub hunk_id: String,
+    /// Who wrote it: `agent`, `user` or `hook:NAME` (a formatter's change
+    /// applied with the accepted hunks).
+    #[serde(default)]
+    pub origin: super::review::HunkOrigin,
     /// Unified diff that undoes the hunk.
     pub reverse_patch: String,
     /// Where the hunk sits in the file after the apply.
@@ -59,6 +63,9 @@ pub struct CheckpointHunk {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HunkRegion {
     pub hunk_id: String,
+    /// Who wrote the hunk (see `CheckpointHunk::origin`).
+    #[serde(default, skip_serializing_if = "super::review::HunkOrigin::is_agent")]
+    pub origin: super::review::HunkOrigin,
     pub after_start: usize,
     pub before_lines: Vec<String>,
     pub after_lines: Vec<String>,
@@ -140,4 +147,8 @@ pub struct ThreeWay {
     pub base: Option<String>,
     /// What the change wrote (the agent's proposal as applied).
     pub proposed: Option<String>,
+    /// The hooks whose changes the apply wrote with it (`apply.before`
+    /// formatters), by name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<String>,
 }

@@ -93,6 +93,22 @@ impl HookOutcome {
     }
 }
 
+/// `hooks test`: the runs, in order (stopped at the first that decides), and
+/// the hooks of the event whose `match` took none of the input.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookTest {
+    pub runs: Vec<HookOutcome>,
+    #[serde(default)]
+    pub unmatched: Vec<HookSkip>,
+}
+
+/// A hook that did not run, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HookSkip {
+    pub name: String,
+    pub reason: String,
+}
+
 /// Where a hook is defined and whether it may run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

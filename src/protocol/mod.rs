@@ -34,7 +34,9 @@ pub use checkpoint::{Checkpoint, CheckpointKind, Recovery, ThreeWay};
 pub use event::{
     BatchedCall, CompactReason, Event, EventBody, FallbackReason, McpServerStatus, McpState, Usage,
 };
-pub use hooks::{HookAnswer, HookDecision, HookInfo, HookOutcome, HookScript, HookTrust};
+pub use hooks::{
+    HookAnswer, HookDecision, HookInfo, HookOutcome, HookScript, HookSkip, HookTest, HookTrust,
+};
 pub use image::{ImageError, ImageInput, ImageMeta, ImageRule};
 pub use index::{Found, IndexBuilt, IndexState, IndexStatus};
 pub use models::{ModelChoice, ProviderModels, Reach};

@@ -141,6 +141,10 @@ pub enum HunkOrigin {
 }
 
 impl HunkOrigin {
+    pub fn is_agent(&self) -> bool {
+        *self == HunkOrigin::Agent
+    }
+
     /// The hook that wrote it, if one did.
     pub fn hook(&self) -> Option<&str> {
         match self {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use thiserror::Error;
 
 use super::doc::Doc;
-use super::{Change, DiffBundle, FileDiff, HunkRegion, ProposedEdit};
+use super::{Change, DiffBundle, FileDiff, Hunk, HunkOrigin, HunkRegion, ProposedEdit};
 use crate::workspace::{Workspace, sha256_hex};
 
 /// Lines of context kept to find a hunk again at rollback.
@@ -186,7 +186,7 @@ fn plan_file(
         file_path: file.file_path.clone(),
         abs: resolved.abs,
         before,
-        regions: regions(&doc.lines, &new_lines, &changes),
+        regions: with_origins(regions(&doc.lines, &new_lines, &changes), &accepted),
         after,
         stages: Vec::new(),
     });
@@ -208,6 +208,16 @@ pub fn apply_changes(old: &[String], changes: &[&Change]) -> Vec<String> {
         out.extend_from_slice(&old[i..]);
     }
     out
+}
+
+/// `regions` with the origin of the hunk each is of.
+fn with_origins(mut regions: Vec<HunkRegion>, hunks: &[&Hunk]) -> Vec<HunkRegion> {
+    for r in &mut regions {
+        if let Some(h) = hunks.iter().find(|h| h.hunk_id == r.hunk_id) {
+            r.origin = h.origin.clone();
+        }
+    }
+    regions
 }
 
 /// Where each hunk's changes landed in the new file, one region per hunk.
@@ -259,6 +269,7 @@ pub(super) fn regions(
         }
         out.push(HunkRegion {
             hunk_id: id,
+            origin: HunkOrigin::Agent,
             after_start,
             before_lines: old[old_start..old_end].to_vec(),
             after_lines: new[after_start..after_end].to_vec(),

@@ -200,15 +200,15 @@ fn restage(
         let after_end = ((end - start) as isize + grown).max(0) as usize + after_start;
         shift += grown;
         // The first region's hunk owns the group; else the hook's change.
-        let owner = group
+        let (owner, origin) = group
             .iter()
             .find_map(|p| match p {
-                Piece::Region(r) => Some(r.hunk_id.clone()),
+                Piece::Region(r) => Some((r.hunk_id.clone(), r.origin.clone())),
                 Piece::Change(..) => None,
             })
             .or_else(|| {
                 group.iter().find_map(|p| match p {
-                    Piece::Change(h, _) => Some(h.hunk_id.clone()),
+                    Piece::Change(h, _) => Some((h.hunk_id.clone(), h.origin.clone())),
                     Piece::Region(_) => None,
                 })
             })
@@ -228,6 +228,7 @@ fn restage(
         let after_start = after_start.min(after_end);
         out.push(HunkRegion {
             hunk_id: owner,
+            origin,
             after_start,
             before_lines,
             after_lines: new[after_start..after_end].to_vec(),

@@ -119,7 +119,7 @@ pub async fn test(
     let Some(event) = crate::config::HookEvent::parse(&ask.event) else {
         return Err(ApiError::invalid(format!("no hook event {}", ask.event)));
     };
-    let runs = ws
+    let tested = ws
         .engine
         .test_hooks(
             event,
@@ -131,8 +131,8 @@ pub async fn test(
             },
         )
         .await?;
-    let decision = runs.last().map_or("pass", |r| r.decision.as_str());
+    let decision = tested.runs.last().map_or("pass", |r| r.decision.as_str());
     Ok(Json(
-        json!({ "event": event.as_str(), "decision": decision, "runs": runs }),
+        json!({ "event": event.as_str(), "decision": decision, "runs": tested.runs, "unmatched": tested.unmatched }),
     ))
 }

@@ -321,8 +321,12 @@ pub(super) fn draw_checkpoints(
     };
     let Some(view) = views.get(file) else { return };
     let [bar, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(rect);
+    let hooked = match view.hooks.as_slice() {
+        [] => String::new(),
+        names => format!(" · with changes by hook {}", names.join(", ")),
+    };
     let title = format!(
-        " {} ({}/{}) · j/k file · Esc back ",
+        " {} ({}/{}){hooked} · j/k file · Esc back ",
         view.file_path,
         file + 1,
         views.len()
