@@ -11,10 +11,6 @@ fn main() -> ExitCode {
     use agent_tui::agent::confine;
     // The wrapper that confines a command, before anything else starts.
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args.get(1).is_some_and(|a| a == confine::SCOPE_ARG) {
-        let code = confine::scope_main(&args[2..]);
-        return ExitCode::from(u8::try_from(code).unwrap_or(1));
-    }
     if args.get(1).is_some_and(|a| a == confine::CONFINE_ARG) {
         let code = confine::wrapper_main(&args[2..]);
         return ExitCode::from(u8::try_from(code).unwrap_or(1));

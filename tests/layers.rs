@@ -163,3 +163,30 @@ fn the_checker_sees_what_it_checks() {
     assert!(all.contains_key(&("agent".to_string(), "store".to_string())));
     assert!(all.contains_key(&("cli".to_string(), "agent".to_string())));
 }
+
+/// The crate allows `unsafe` in one audited place: the wrapper's step
+/// between fork and exec (`tools/reaper.rs` `in_child`). A second one is a
+/// decision to make in review, not by accident.
+#[test]
+fn unsafe_code_stays_in_its_one_place() {
+    let mut files = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut found = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or_default();
+            if code.contains("unsafe ") || code.contains("unsafe_code") {
+                found.push(format!("{}:{}", f.display(), n + 1));
+            }
+        }
+    }
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(
+        found.iter().all(|f| f.contains("src/tools/reaper.rs")),
+        "{found:#?}"
+    );
+}

@@ -53,14 +53,22 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         );
     }
     let started = std::time::Instant::now();
-    let dir = match tempfile::Builder::new().prefix("agent-tui-hook-").tempdir() {
-        Ok(dir) => dir,
-        Err(e) => return failed(call.def, out, format!("cannot make its folder: {e}")),
+    // A folder for the trusted copies of its scripts, if it runs any.
+    let dir = if call.scripts.is_empty() {
+        None
+    } else {
+        match tempfile::Builder::new().prefix("agent-tui-hook-").tempdir() {
+            Ok(dir) => Some(dir),
+            Err(e) => return failed(call.def, out, format!("cannot make its folder: {e}")),
+        }
     };
-    let input = dir.path().join("input.json");
-    let argv = match prepare(call, dir.path(), &input) {
+    let argv = match prepare(call, dir.as_ref().map(tempfile::TempDir::path)) {
         Ok(argv) => argv,
         Err(e) => return failed(call.def, out, e),
+    };
+    let input = match serde_json::to_vec(call.input) {
+        Ok(input) => input,
+        Err(e) => return failed(call.def, out, format!("cannot write its input: {e}")),
     };
     let mut writable = call.writable.clone();
     match granted(call) {
@@ -82,7 +90,7 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         cancel: call.cancel,
         tee: None,
         tee_past_cap: false,
-        stdin: Some(input),
+        stdin: Some(&input),
     };
     let ran = match runner::run(&spawn) {
         Ok(ran) => ran,
@@ -160,19 +168,17 @@ fn read_exit(def: &HookDef, mut out: HookOutcome, ran: &runner::Ran) -> HookOutc
     }
 }
 
-/// The argv to run: `{files}` expanded, trusted script copies in place of
-/// the project's files; the input written where its stdin reads it.
-fn prepare(call: &HookCall<'_>, dir: &Path, input: &Path) -> Result<Vec<String>, String> {
-    let text = serde_json::to_vec(call.input).map_err(|e| e.to_string())?;
-    std::fs::write(input, text).map_err(|e| format!("cannot write its input: {e}"))?;
+/// The argv to run: `{files}` expanded, trusted script copies (laid out
+/// in `dir`) in place of the project's files.
+fn prepare(call: &HookCall<'_>, dir: Option<&Path>) -> Result<Vec<String>, String> {
     let mut argv = Vec::with_capacity(call.def.command.len());
     for arg in &call.def.command {
         if arg == "{files}" {
             argv.extend(call.files.iter().cloned());
             continue;
         }
-        match call.scripts.iter().position(|(named, _)| named == arg) {
-            Some(i) => {
+        match (call.scripts.iter().position(|(named, _)| named == arg), dir) {
+            (Some(i), Some(dir)) => {
                 use std::os::unix::fs::PermissionsExt;
                 let copy = dir.join(format!("script-{i}"));
                 std::fs::write(&copy, &call.scripts[i].1)
@@ -182,7 +188,7 @@ fn prepare(call: &HookCall<'_>, dir: &Path, input: &Path) -> Result<Vec<String>,
                     .map_err(|e| format!("cannot lay out its trusted script: {e}"))?;
                 argv.push(copy.display().to_string());
             }
-            None => argv.push(arg.clone()),
+            (Some(_), None) | (None, _) => argv.push(arg.clone()),
         }
     }
     Ok(argv)

@@ -157,7 +157,7 @@ pub fn log_dir() -> Option<std::path::PathBuf> {
 /// The command wrapper that confines `run_command` (`agent-tui __confine`).
 pub mod confine {
     pub use crate::tools::confine::{
-        CONFINE_ARG, SCOPE_ARG, install_wrapper, keep_to_ourselves, scope_main, wrapper_main,
+        CONFINE_ARG, install_wrapper, keep_to_ourselves, wrapper_main,
     };
 }
 

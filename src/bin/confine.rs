@@ -1,5 +1,5 @@
-//! `agent-tui-confine`: the command wrapper on its own (`__confine`, then
-//! its `__scope` step), installed beside `agent-tui`, which runs it for
+//! `agent-tui-confine`: the command wrapper on its own (`__confine`),
+//! installed beside `agent-tui`, which runs it for
 //! every confined command and hook. It holds nothing but the wrapper, so
 //! it starts fast; `agent-tui` itself still answers both steps when it is
 //! not there.
@@ -10,7 +10,6 @@ fn main() -> ExitCode {
     use agent_tui::agent::confine;
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let code = match args.get(1) {
-        Some(a) if a == confine::SCOPE_ARG => confine::scope_main(&args[2..]),
         Some(a) if a == confine::CONFINE_ARG => confine::wrapper_main(&args[2..]),
         _ => {
             eprintln!(

@@ -171,60 +171,39 @@ pub fn wrapper_main(args: &[OsString]) -> i32 {
         eprintln!("agent-tui: cannot keep the command off the network: {e}");
         return 126;
     }
-    // The command itself runs one domain further in (`__scope`): it may
-    // signal what it starts, never this wrapper (killing it would leave
-    // what the command left behind unwatched).
-    let mut inner: Vec<OsString> = Vec::with_capacity(argv.len() + 3);
-    if let Ok(exe) = std::env::current_exe() {
-        inner.extend([exe.into_os_string(), SCOPE_ARG.into(), "--".into()]);
-    }
-    inner.extend(argv.iter().cloned());
-    super::reaper::supervise(&inner)
+    // The command itself runs one domain further in: it may signal what
+    // it starts, never this wrapper (killing it would leave what the
+    // command left behind unwatched). The layer is made here and entered
+    // by the command's own process between its fork and its exec, so no
+    // second program starts for it.
+    let mut scope = match signal_scope() {
+        Ok(created) => Some(created),
+        Err(e) => {
+            eprintln!("agent-tui: cannot confine the command: {e}");
+            return 126;
+        }
+    };
+    let enter = move || match scope.take() {
+        Some(created) => created
+            .restrict_self()
+            .map(drop)
+            .map_err(std::io::Error::other),
+        None => Ok(()),
+    };
+    super::reaper::supervise(argv, enter)
 }
 
-/// The hidden first argument of the command's own step: one more Landlock
-/// domain (signals only to what it starts), then the command.
-pub const SCOPE_ARG: &str = "__scope";
-
-/// `__scope -- argv`: scopes signals to this process's own domain, then
-/// becomes the command; returns an exit code only when that fails.
-pub fn scope_main(args: &[OsString]) -> i32 {
-    let Some(argv) = args
-        .split_first()
-        .filter(|(d, _)| *d == "--")
-        .map(|(_, a)| a)
-    else {
-        eprintln!("agent-tui: {SCOPE_ARG} -- PROGRAM [ARGS...]");
-        return 2;
-    };
-    let Some(program) = argv.first() else {
-        return 2;
-    };
-    // Files are the outer domain's business: this one grants them all
-    // (a layer that handles none would refuse every rename across
-    // folders, EXDEV), and only keeps signals in.
+/// One more Landlock layer that only keeps signals in: files are the
+/// outer domain's business, so it grants them all (a layer that handles
+/// none would refuse every rename across folders, EXDEV).
+fn signal_scope() -> Result<landlock::RulesetCreated, landlock::RulesetError> {
     let abi = ABI_WANTED;
-    let scoped = Ruleset::default()
+    Ruleset::default()
         .set_compatibility(CompatLevel::BestEffort)
         .handle_access(AccessFs::from_all(abi))
         .and_then(|r| r.scope(Scope::Signal))
         .and_then(|r| r.create())
         .and_then(|r| r.add_rules(path_beneath_rules(["/"], AccessFs::from_all(abi))))
-        .and_then(|r| r.restrict_self());
-    if let Err(e) = scoped {
-        eprintln!("agent-tui: cannot confine the command: {e}");
-        return 126;
-    }
-    let e = std::os::unix::process::CommandExt::exec(Command::new(program).args(&argv[1..]));
-    eprintln!(
-        "agent-tui: cannot start `{}`: {e}",
-        program.to_string_lossy()
-    );
-    if e.kind() == std::io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    }
 }
 
 /// Makes this process non-dumpable: its `/proc/PID/environ`, `mem` and

@@ -17,10 +17,14 @@ use nix::unistd::Pid;
 /// How long the wrapper keeps ending processes that keep forking.
 const SWEEP_LIMIT: Duration = Duration::from_secs(2);
 
-/// Runs `argv` (stdin: nothing) and returns the exit code to leave with.
-/// The wrapper's own stdin is the lifeline: its end (the runner closed it
-/// or died) ends the command.
-pub fn supervise(argv: &[OsString]) -> i32 {
+/// Runs `argv` (stdin: nothing), with `enter` run in its process just
+/// before its program starts, and returns the exit code to leave with. The
+/// wrapper's own stdin is the lifeline: its end (the runner closed it or
+/// died) ends the command.
+pub fn supervise(
+    argv: &[OsString],
+    enter: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
+) -> i32 {
     // Best effort: without it, orphans go to init as before.
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let mut lifeline = std::io::stdin().lock();
@@ -32,12 +36,13 @@ pub fn supervise(argv: &[OsString]) -> i32 {
     let input = std::env::var_os(super::runner::STDIN_VAR)
         .and_then(|path| std::fs::File::open(path).ok())
         .map_or_else(Stdio::null, Stdio::from);
-    let mut child = match Command::new(&argv[0])
+    let mut command = Command::new(&argv[0]);
+    command
         .args(&argv[1..])
         .env_remove(super::runner::STDIN_VAR)
-        .stdin(input)
-        .spawn()
-    {
+        .stdin(input);
+    in_child(&mut command, enter);
+    let mut child = match command.spawn() {
         Ok(child) => child,
         Err(e) => {
             eprintln!(
@@ -79,6 +84,21 @@ pub fn supervise(argv: &[OsString]) -> i32 {
     };
     sweep();
     code
+}
+
+/// Has `command`'s process run `enter` between its fork and its exec.
+/// The one `unsafe` of the crate (`tests/layers.rs` keeps it so): a
+/// closure run after `fork` may only do what is safe in a child of a
+/// multi-threaded process, and the wrapper, the only caller, has a single
+/// thread, so anything is; `enter` makes two system calls (no new
+/// privileges, then the Landlock layer), each on its own memory.
+#[allow(unsafe_code)]
+fn in_child(
+    command: &mut Command,
+    enter: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
+) {
+    // SAFETY: see above: the process that forks has one thread.
+    unsafe { std::os::unix::process::CommandExt::pre_exec(command, enter) };
 }
 
 /// Whether stdin is the runner's pipe (anything else, such as a terminal

@@ -37,9 +37,13 @@ pub struct Spawn<'a> {
     /// The tee gets all of the output, past the cap too (a verify keeps
     /// the end of it).
     pub tee_past_cap: bool,
-    /// A file its stdin reads (a hook's input); `None`: nothing.
-    pub stdin: Option<PathBuf>,
+    /// What its stdin reads (a hook's input, kept in its TMPDIR while it
+    /// runs); `None`: nothing.
+    pub stdin: Option<&'a [u8]>,
 }
+
+/// The file in a command's TMPDIR that holds what its stdin reads.
+const INPUT_FILE: &str = ".agent-tui-input.json";
 
 /// The variable that tells the wrapper which file the command's stdin
 /// reads (its own stdin is the lifeline); never seen by the command.
@@ -96,6 +100,15 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
         .tempdir()
         .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
+    let input = match spawn.stdin {
+        Some(bytes) => {
+            let path = tmp.path().join(INPUT_FILE);
+            std::fs::write(&path, bytes)
+                .map_err(|e| ToolError::Internal(format!("cannot write its input: {e}")))?;
+            Some(path)
+        }
+        None => None,
+    };
     let confinement = confine::probe();
     let mut writable: Vec<&Path> = vec![tmp.path()];
     writable.extend(spawn.writable.iter().map(PathBuf::as_path));
@@ -125,13 +138,13 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
     let lifeline = match lifeline {
         Some((reader, writer)) => {
             command.stdin(reader);
-            if let Some(input) = &spawn.stdin {
+            if let Some(input) = &input {
                 command.env(STDIN_VAR, input);
             }
             Some(writer)
         }
         None => {
-            match spawn.stdin.as_deref().map(std::fs::File::open) {
+            match input.as_deref().map(std::fs::File::open) {
                 Some(Ok(file)) => command.stdin(file),
                 Some(Err(e)) => {
                     return Err(ToolError::Internal(format!("cannot open its input: {e}")));
