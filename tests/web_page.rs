@@ -636,3 +636,68 @@ fn enter_steers_a_running_job_and_queue_runs_the_text_after_it() {
         "{third}"
     );
 }
+
+/// A streamed answer is drawn block by block: in any split into pieces,
+/// what is drawn at the end is the same DOM as the whole text drawn at
+/// once (loose lists, fences with blank lines, lists holding fences,
+/// tables, quotes), and a long answer keeps only its last block open (the
+/// finished ones are laid out once).
+#[test]
+fn a_streamed_answer_draws_as_the_whole_and_keeps_only_its_last_block_open() {
+    if !available() {
+        return;
+    }
+    let env = Env::new();
+    let dir = project();
+    let model = LlmServer::start(vec![]);
+    let cfg = config(&env, "openai", &model.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let token = srv.token.clone().unwrap();
+    let driver = Driver::start();
+    rt().block_on(async {
+        let b = driver.browser(1280, 800).await;
+        sign_in(&b, &srv.base, &token).await;
+        let docs = json!([
+            "Intro line.\n\n> a quoted line\n> continues here\n\n| col a | col b |\n|:------|------:|\n| 1 | two |\n\n1. first item\n2. second item\n   - nested bullet\n3. third item\n   ```sh\n   cargo build\n\n   cargo test\n   ```\n\n---\n\n##### Heading five\nsnake  \nafter.\n",
+            "- a\n\n- b\n\n  more of b\n\nafter the list\n\n```rust\nfn main() {\n\n    println!(\"hi\");\n}\n```\n\ntext after the fence\n",
+            "1. one\n\n2. two\n\n\n3. three\n\nplain\n    indented\n\n~~~\n~~~~\n\n~~~\n\nend",
+            "para one\nstill one\n\npara two\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n> q\n\n> r\n"
+        ]);
+        let same = b
+            .execute(
+                "const docs = arguments[0];
+                 const html = (src) => { const d = document.createElement('div'); d.append(markdown(src)); return d.innerHTML; };
+                 const out = [];
+                 for (const doc of docs) {
+                   for (const size of [1, 2, 3, 7, 16, 64, 1000]) {
+                     const node = document.createElement('div');
+                     const drawn = new StreamedMarkdown(node);
+                     let text = '';
+                     for (let i = 0; i < doc.length; i += size) { text += doc.slice(i, i + size); drawn.show(text); }
+                     if (node.innerHTML !== html(doc)) out.push([size, doc.slice(0, 20), node.innerHTML, html(doc)]);
+                   }
+                 }
+                 return out;",
+                vec![docs],
+            )
+            .await
+            .unwrap();
+        assert_eq!(same, json!([]), "streamed and whole differ");
+        let open = b
+            .execute(
+                "const node = document.createElement('div');
+                 const drawn = new StreamedMarkdown(node);
+                 let text = '';
+                 for (let i = 0; i < 2000; i++) { text += `Paragraph ${i} with **bold** and \\`code\\`.\\n\\n`; drawn.show(text); }
+                 text += 'the last one, open';
+                 drawn.show(text);
+                 return [text.length - drawn.done, node.querySelectorAll('p').length];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert!(open[0].as_u64().unwrap() < 80, "{open}");
+        assert_eq!(open[1], 2001, "{open}");
+        no_errors_then_close(&driver, b).await;
+    });
+}

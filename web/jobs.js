@@ -34,6 +34,8 @@ class JobView {
     this.attempt = 1;
     this.thinking = "";
     this.answer = el("div", { class: "answer", "data-testid": "answer" });
+    this.drawn = new StreamedMarkdown(this.answer);
+    this.thought = 0; // how much of the thinking is drawn
     this.thinkBox = el("details", { class: "thinking", hidden: true }, el("summary", {}, "thinking"), el("pre"));
     this.tools = el("details", { class: "tools", "data-testid": "tool-log", hidden: true, open: true },
       el("summary", {}, "tool calls"));
@@ -66,8 +68,11 @@ class JobView {
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
-      this.answer.replaceChildren(markdown(this.text));
-      this.thinkBox.querySelector("pre").textContent = this.thinking;
+      this.drawn.show(this.text);
+      if (this.thought !== this.thinking.length) {
+        this.thought = this.thinking.length;
+        this.thinkBox.querySelector("pre").textContent = this.thinking;
+      }
       const log = $("log");
       if (log.scrollTop + log.clientHeight >= log.scrollHeight - 120) log.scrollTop = log.scrollHeight;
     });
@@ -86,6 +91,7 @@ class JobView {
         if (d.attempt > this.attempt) {
           this.attempt = d.attempt;
           this.text = "";
+          this.drawn.reset();
         }
         this.text += d.text;
         this.render();
@@ -145,7 +151,12 @@ class JobView {
         this.decided(d);
         break;
       case "job.completed":
-        this.text = d.answer || this.text;
+        // The stored answer stands in for what streamed (a reader that fell
+        // behind may have missed some); drawn anew only if it differs.
+        if (d.answer && d.answer !== this.text) {
+          this.text = d.answer;
+          this.drawn.reset();
+        }
         this.render();
         this.finish(d.status === "awaiting_review" ? "awaiting review" : "completed");
         if (d.status === "awaiting_review") tell("edits wait for your review");

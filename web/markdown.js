@@ -215,3 +215,66 @@ function markdown(src) {
   flush();
   return out;
 }
+
+// ---- a streamed answer ---------------------------------------------------
+
+// Markdown drawn as it streams in: the blocks that nothing after them can
+// change are laid out once and kept; only the open block at the end is
+// drawn again each frame, so a frame costs the same at the answer's end as
+// at its start.
+class StreamedMarkdown {
+  constructor(node) {
+    this.node = node;
+    this.reset();
+  }
+
+  // Forget what was drawn (the text was replaced, not extended).
+  reset() {
+    this.node.replaceChildren();
+    this.done = 0; // the text drawn for good ends here (at a line start)
+    this.tail = []; // the nodes of the open block
+  }
+
+  // Draws `src`, which extends what was drawn before.
+  show(src) {
+    if (src.length < this.done) this.reset();
+    const split = settled(src, this.done);
+    for (const n of this.tail) n.remove();
+    if (split > this.done) {
+      this.node.append(markdown(src.slice(this.done, split)));
+      this.done = split;
+    }
+    const open = markdown(src.slice(this.done));
+    this.tail = [...open.childNodes];
+    this.node.append(open);
+  }
+}
+
+// Where the text from `from` (a line start outside any code block) can be
+// cut so that what comes before it draws the same whatever follows: the
+// start of the last line that follows a blank line outside a fence and
+// begins a new block (not indented, not a list item that could continue a
+// list above it), once that line is complete. `from` if there is none.
+function settled(src, from) {
+  let cut = from;
+  let fence = null; // the closing pattern of the fence we are in
+  let blank = false;
+  let at = from;
+  while (at < src.length) {
+    const end = src.indexOf("\n", at);
+    if (end < 0) break; // an unfinished line decides nothing yet
+    const line = src.slice(at, end);
+    if (fence) {
+      if (fence.test(line)) fence = null;
+    } else if (line.trim() === "") {
+      blank = true;
+    } else {
+      if (blank && !/^\s/.test(line) && !ITEM.test(line)) cut = at;
+      blank = false;
+      const open = line.match(FENCE);
+      if (open) fence = new RegExp(`^\\s*\\${open[2][0]}{${open[2].length},}\\s*$`);
+    }
+    at = end + 1;
+  }
+  return cut;
+}

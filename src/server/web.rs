@@ -1,4 +1,4 @@
-//! The web page (SPEC 13 "Web UI"): one HTML file, its scripts and its
+//! The web page: one HTML file, its scripts (served as one) and its
 //! stylesheet, built into the binary (`web/`, hand-written files, so
 //! `include_str!` does what an embedding crate would) and served without a
 //! token; everything the page does goes through the token-guarded API. A
@@ -10,15 +10,22 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 const INDEX: &str = include_str!("../../web/index.html");
-/// The page's scripts by name, in the order the page loads them.
-const SCRIPTS: [(&str, &str); 6] = [
-    ("markdown.js", include_str!("../../web/markdown.js")),
-    ("jobs.js", include_str!("../../web/jobs.js")),
-    ("review.js", include_str!("../../web/review.js")),
-    ("search.js", include_str!("../../web/search.js")),
-    ("images.js", include_str!("../../web/images.js")),
-    ("app.js", include_str!("../../web/app.js")),
-];
+/// The page's scripts, in the order they run, as one file (one request;
+/// each is a classic script sharing the page's global scope, as when they
+/// were loaded one by one).
+const SCRIPT: &str = concat!(
+    include_str!("../../web/markdown.js"),
+    "\n",
+    include_str!("../../web/jobs.js"),
+    "\n",
+    include_str!("../../web/review.js"),
+    "\n",
+    include_str!("../../web/search.js"),
+    "\n",
+    include_str!("../../web/images.js"),
+    "\n",
+    include_str!("../../web/app.js"),
+);
 const STYLE: &str = include_str!("../../web/app.css");
 
 /// What the page may load and talk to: this server only.
@@ -28,9 +35,9 @@ const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; conn
 /// Whether `path` is the page or one of its files (served without a token).
 pub fn is_page(path: &str) -> bool {
     path == "/"
-        || path.strip_prefix("/assets/").is_some_and(|name| {
-            name == "app.css" || SCRIPTS.iter().any(|(script, _)| *script == name)
-        })
+        || path
+            .strip_prefix("/assets/")
+            .is_some_and(|name| name == "app.css" || name == "app.js")
 }
 
 fn file(content_type: &'static str, body: &'static str) -> Response {
@@ -59,13 +66,11 @@ pub async fn page() -> Response {
     file("text/html; charset=utf-8", INDEX)
 }
 
-/// `GET /assets/{file}`: its script and stylesheet.
+/// `GET /assets/{file}`: its script and its stylesheet.
 pub async fn asset(Path(name): Path<String>) -> Response {
-    if name == "app.css" {
-        return file("text/css; charset=utf-8", STYLE);
-    }
-    match SCRIPTS.iter().find(|(script, _)| *script == name) {
-        Some((_, body)) => file("text/javascript; charset=utf-8", body),
-        None => (StatusCode::NOT_FOUND, "no such file").into_response(),
+    match name.as_str() {
+        "app.css" => file("text/css; charset=utf-8", STYLE),
+        "app.js" => file("text/javascript; charset=utf-8", SCRIPT),
+        _ => (StatusCode::NOT_FOUND, "no such file").into_response(),
     }
 }
