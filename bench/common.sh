@@ -2,8 +2,14 @@
 # folder, and a loopback model with a config naming it.
 
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
-BIN=$PWD/target/release/agent-tui
+# AGENT_TUI_BIN: another build to measure (an earlier release, side by
+# side); else this tree's release build.
+if [ -n "${AGENT_TUI_BIN:-}" ]; then
+  BIN=$AGENT_TUI_BIN
+else
+  cargo build --release --quiet
+  BIN=$PWD/target/release/agent-tui
+fi
 WORK=$(mktemp -d)
 PORT=$((20000 + RANDOM % 20000))
 SERVER=""

@@ -86,10 +86,18 @@ sessions = [session(i) for i in range(N)]
 if len(HOSTS) > 1:
     time.sleep(3)  # the hosts let their new sessions go (2 s idle): any host may run them
 lat, problems, received, resumes, live, stored_lat = [], [], {}, [], [], []
+errors = []  # every HTTP error a client met (a run refused, a stream answered 503 ...)
 lock = threading.Lock()
 go = threading.Barrier(N)
 
 def follow(i, s):
+    try:
+        follow_job(i, s)
+    except BaseException as e:  # SystemExit too: a thread would swallow it
+        with lock:
+            errors.append(f"job {i}: {e}")
+
+def follow_job(i, s):
     go.wait()
     job = call("POST", "/api/v1/agent/run", {"session_id": s, "instruction": "bench", "mode": "ask"}, i)["job_id"]
     U = HOSTS[(i + 1) % len(HOSTS)]
@@ -105,6 +113,12 @@ def follow(i, s):
                 resumes.append(job)
         c.request("GET", f"/api/v1/agent/jobs/{job}/stream", headers=headers)
         r = c.getresponse()
+        if r.status != 200:
+            with lock:
+                errors.append(f"{job}: stream HTTP {r.status} {r.read()[:200]!r}")
+            c.close()
+            time.sleep(0.5)
+            continue
         # Events emitted before the stream was open come from the store:
         # only the ones emitted after it count for latency.
         if opened is None:
@@ -152,11 +166,14 @@ pick = lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]
 where = f" over {len(HOSTS)} hosts (followed on another host than the one posted to)" if len(HOSTS) > 1 else ""
 print(f"{N} jobs at once{where}: {len(lat)} live events in {time.time() - start:.2f} s; "
       f"emission to SSE client p50 {pick(0.5):.1f} ms, p99 {pick(0.99):.1f} ms, max {lat[-1]:.1f} ms "
-      f"(ts has 1 ms steps); lost or duplicated: {len(problems)}; streams resumed after a cut: {len(resumes)}")
+      f"(ts has 1 ms steps); lost or duplicated: {len(problems)}; streams resumed after a cut: {len(resumes)}; "
+      f"HTTP errors met: {len(errors)}")
+for e in errors[:5]:
+    print("  " + e)
 for name, xs in (("streamed text", live), ("stored events", stored_lat)):
     xs.sort()
     if xs:
         print(f"  {name}: {len(xs)}, p50 {xs[len(xs) // 2]:.1f} ms, p99 {xs[min(len(xs) - 1, int(0.99 * len(xs)))]:.1f} ms")
 for p in problems[:5]:
     print("  " + p)
-sys.exit(1 if problems else 0)
+sys.exit(1 if problems or errors else 0)

@@ -3,7 +3,9 @@
 # 100 jobs at once, each posted to one host and followed over SSE on the
 # other; the time from an event's emission to its arrival there (goal p99 <
 # 50 ms) and every stored event received exactly once (goal: none lost or
-# duplicated). Needs Debian's postgresql package (initdb, pg_ctl).
+# duplicated), and no HTTP error met by any client. Needs Debian's
+# postgresql package (initdb, pg_ctl). JOBS=500 BUSY=2: the same with two
+# busy loops holding the cores.
 set -euo pipefail
 source "$(dirname "$0")/common.sh"
 PGBIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort | tail -n 1)
@@ -45,7 +47,17 @@ trap 'kill $PIDS $SERVER 2>/dev/null || true; sleep 0.5; as_pg "$PGBIN/pg_ctl" -
 until [ -s "$WORK/port-a" ] && [ -s "$WORK/port-b" ]; do sleep 0.05; done
 sleep 3
 BASES=http://127.0.0.1:$(cat "$WORK/port-a"),http://127.0.0.1:$(cat "$WORK/port-b")
-python3 bench/serve_client.py "$BASES" "$TOKEN" jobs "${JOBS:-100}"
+# BUSY=N: N busy loops hold the cores meanwhile, as other work on a shared
+# host does (the issue's check: JOBS=500 BUSY=2, 0 errors).
+BUSY_PIDS=""
+for _ in $(seq "${BUSY:-0}"); do
+  sh -c 'while :; do :; done' &
+  BUSY_PIDS="$BUSY_PIDS $!"
+done
+status=0
+python3 bench/serve_client.py "$BASES" "$TOKEN" jobs "${JOBS:-100}" || status=$?
+[ -n "$BUSY_PIDS" ] && kill $BUSY_PIDS
+[ "$status" = 0 ] || exit "$status"
 # A token's delay from the model's write to the read of a client of the
 # other host (goal at 200 tokens/s: p99 < 20 ms); each of 3 runs.
 for _ in 1 2 3; do

@@ -101,6 +101,13 @@ impl Accounts {
         Ok(token)
     }
 
+    /// The cursor of the last stored event of each of `jobs` (those with
+    /// any): how a host finds, for all its open streams in one query, the
+    /// ones that missed a notice.
+    pub async fn last_cursors(&self, jobs: Vec<String>) -> Result<Vec<(String, u64)>, EngineError> {
+        self.run(move |s| s.last_cursors(&jobs)).await
+    }
+
     pub async fn tokens(&self) -> Result<Vec<TokenInfo>, EngineError> {
         self.run(|s| s.tokens()).await
     }

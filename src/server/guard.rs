@@ -37,7 +37,7 @@ fn host_allowed(app: &AppState, host: &str) -> bool {
 }
 
 /// The user a bearer token stands for.
-async fn user_of(app: &AppState, token: &str) -> Result<Option<User>, ApiError> {
+pub(super) async fn user_of(app: &AppState, token: &str) -> Result<Option<User>, ApiError> {
     let sha = token_sha256(token);
     if app.run_token.as_deref().is_some_and(|t| same(t, &sha)) {
         return Ok(Some(User {
@@ -65,18 +65,14 @@ async fn user_of(app: &AppState, token: &str) -> Result<Option<User>, ApiError> 
 }
 
 /// Resolves once `headers`' token no longer stands for anyone (revoked,
-/// expired), checked each second: what a long-lived response (an event
-/// stream) ends on, as every new request is refused at once.
+/// expired), checked each second for all of the host's streams at once:
+/// what a long-lived response (an event stream) ends on, as every new
+/// request is refused at once.
 pub async fn revoked(app: AppState, headers: header::HeaderMap) {
     let Some(token) = bearer_of(&headers).map(str::to_string) else {
         return;
     };
-    loop {
-        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
-        if let Ok(None) = user_of(&app, &token).await {
-            return;
-        }
-    }
+    super::revoked::ended(app, token).await;
 }
 
 fn bearer(req: &Request) -> Option<&str> {

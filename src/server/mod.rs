@@ -28,6 +28,7 @@ mod query;
 pub mod queue;
 pub mod relay;
 mod review;
+mod revoked;
 mod sessions;
 mod sqlite_host;
 mod state;
@@ -164,7 +165,7 @@ pub fn app(
     let (tx, rx) = tokio::sync::broadcast::channel(1024);
     let notices = accounts
         .listen_jobs(tx)
-        .then(|| notices::Notices::start(rx));
+        .then(|| notices::Notices::start(rx, accounts.clone()));
     Arc::new(App {
         workspaces,
         accounts,
@@ -179,5 +180,6 @@ pub fn app(
         hosts: std::sync::Mutex::new(Vec::new()),
         notices,
         store_lock: std::sync::Mutex::new(None),
+        revocations: Default::default(),
     })
 }

@@ -2,14 +2,18 @@
 //! follow each job. One task reads them all and hands a job's to that
 //! job's followers only, parsing each notice once (a notice of streamed
 //! text carries several jobs' events), so a host with many open streams
-//! does not wake every one of them for every notice.
+//! does not wake every one of them for every notice. The same task's
+//! partner looks, once a second, at what the store holds for every job
+//! followed here (one query for all of them) and tells each job's
+//! followers its last stored cursor: a stream that missed a notice catches
+//! up within a second, and no stream asks the store on its own.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{broadcast, mpsc};
 
-use crate::agent::Notice;
+use crate::agent::{Accounts, Notice};
 use crate::protocol::Event;
 
 /// What a follower of a job hears.
@@ -21,11 +25,17 @@ pub enum Routed {
     Live(Vec<Event>),
     /// Notices were missed: read the store.
     Missed,
+    /// The job's last stored event (the host's look once a second): read
+    /// the store if it is past what was sent.
+    Stored(u64),
 }
 
-/// Notices a follower may have waiting before more are dropped (it still
-/// reads the store on its own every second).
+/// Notices a follower may have waiting before more are dropped (the look
+/// once a second still finds what it missed).
 const WAITING: usize = 256;
+
+/// How often the host looks at what the store holds for followed jobs.
+const LOOK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 #[derive(Default)]
 pub struct Notices {
@@ -33,9 +43,20 @@ pub struct Notices {
 }
 
 impl Notices {
-    /// Routes the notices `rx` receives until the store stops sending.
-    pub fn start(mut rx: broadcast::Receiver<Notice>) -> Arc<Notices> {
+    /// Routes the notices `rx` receives until the store stops sending, and
+    /// looks at the stored cursors of followed jobs through `accounts`.
+    pub fn start(mut rx: broadcast::Receiver<Notice>, accounts: Accounts) -> Arc<Notices> {
         let notices = Arc::new(Notices::default());
+        let looker = Arc::downgrade(&notices);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(LOOK_EVERY).await;
+                let Some(notices) = looker.upgrade() else {
+                    return;
+                };
+                notices.look(&accounts).await;
+            }
+        });
         let router = notices.clone();
         tokio::spawn(async move {
             loop {
@@ -105,6 +126,27 @@ impl Notices {
         });
         if list.is_empty() {
             followers.remove(job);
+        }
+    }
+
+    /// Tells each followed job's followers its last stored cursor.
+    async fn look(&self, accounts: &Accounts) {
+        let jobs: Vec<String> = {
+            let mut followers = self.lock();
+            followers.retain(|_, list| {
+                list.retain(|tx| !tx.is_closed());
+                !list.is_empty()
+            });
+            followers.keys().cloned().collect()
+        };
+        if jobs.is_empty() {
+            return;
+        }
+        let Ok(cursors) = accounts.last_cursors(jobs).await else {
+            return;
+        };
+        for (job, cursor) in cursors {
+            self.send(&job, || Routed::Stored(cursor));
         }
     }
 

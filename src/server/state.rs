@@ -109,6 +109,8 @@ pub struct App {
     pub notices: Option<Arc<super::notices::Notices>>,
     /// On SQLite: this process's lock on serving the store (one host).
     pub store_lock: Mutex<Option<std::fs::File>>,
+    /// The tokens of open streams, looked at once a second for the host.
+    pub revocations: super::revoked::Revocations,
 }
 
 impl App {

@@ -37,10 +37,10 @@ pub struct From {
 }
 
 /// How often a stream whose job runs on another host (nothing comes live
-/// here) reads the store for what it stored since: woken at once by the
-/// store's notice of a commit where there is one (PostgreSQL), else polled.
+/// here) reads the store for what it stored since, where the store sends
+/// no notices (SQLite); with notices (PostgreSQL) it reads only when one
+/// says so, or the host's look once a second finds it behind.
 const POLL: Duration = Duration::from_millis(100);
-const POLL_NOTIFIED: Duration = Duration::from_secs(1);
 
 enum Live {
     /// The job's run is over: what was stored after the cursor.
@@ -87,11 +87,6 @@ impl Follow {
             if self.done {
                 return None;
             }
-            let poll = if self.committed.is_some() {
-                POLL_NOTIFIED
-            } else {
-                POLL
-            };
             let read = tokio::select! {
                 event = self.sub.next() => {
                     if self.sub.lagged() > 0 {
@@ -102,10 +97,11 @@ impl Follow {
                     self.queue.push_back(event?.as_ref().clone());
                     false
                 }
-                () = tokio::time::sleep(poll) => true,
+                () = polled(self.committed.is_none()) => true,
                 routed = routed(&mut self.committed) => match routed {
                     Routed::Committed(Some(events)) => !self.took(events),
                     Routed::Committed(None) | Routed::Missed => true,
+                    Routed::Stored(cursor) => cursor > self.sent_or_queued(),
                     Routed::Live(events) => {
                         self.queue.extend(events);
                         false
@@ -120,9 +116,8 @@ impl Follow {
 }
 
 impl Follow {
-    /// Takes the events a commit notice carried, when they follow on from
-    /// the last one sent (else the store is read: `false`).
-    fn took(&mut self, events: Vec<Event>) -> bool {
+    /// The last stored event sent or waiting to be.
+    fn sent_or_queued(&self) -> u64 {
         let queued = self
             .queue
             .iter()
@@ -130,12 +125,28 @@ impl Follow {
             .map(|e| e.cursor)
             .max()
             .unwrap_or(0);
-        let next = self.last.max(queued) + 1;
+        self.last.max(queued)
+    }
+
+    /// Takes the events a commit notice carried, when they follow on from
+    /// the last one sent (else the store is read: `false`).
+    fn took(&mut self, events: Vec<Event>) -> bool {
+        let next = self.sent_or_queued() + 1;
         if events.first().is_none_or(|e| e.cursor > next) {
             return false;
         }
         self.queue.extend(events);
         true
+    }
+}
+
+/// The next poll of the store: every `POLL` where the store sends no
+/// notices (`polls`), else never.
+async fn polled(polls: bool) {
+    if polls {
+        tokio::time::sleep(POLL).await;
+    } else {
+        std::future::pending::<()>().await;
     }
 }
 
@@ -159,19 +170,16 @@ fn last(event: &Event) -> bool {
     )
 }
 
-/// One SSE frame and its size; stored events carry their cursor as `id:`, streamed
-/// text none (a client resumes from what is stored, so `Last-Event-ID`
-/// always names a stored event).
-fn frame(event: &Event) -> (SseEvent, usize) {
-    let data = serde_json::to_string(event).unwrap_or_default();
-    let size = data.len();
+/// One SSE frame of `event` (its JSON `data`); stored events carry their
+/// cursor as `id:`, streamed text none (a client resumes from what is
+/// stored, so `Last-Event-ID` always names a stored event).
+fn frame(event: &Event, data: String) -> SseEvent {
     let frame = SseEvent::default().event(event.body.kind()).data(data);
-    let frame = if event.body.live_only() {
+    if event.body.live_only() {
         frame
     } else {
         frame.id(event.cursor.to_string())
-    };
-    (frame, size)
+    }
 }
 
 #[utoipa::path(get, path = "/api/v1/agent/jobs/{id}/stream", tag = "jobs", params(("id" = String, Path, description = "job id", pattern = "^[A-Za-z0-9_]+$", max_length = 200), From, ("Last-Event-ID" = Option<u64>, Header, description = "resume after this cursor")), responses((status = 200, description = "text/event-stream: id = cursor, event = type, data = the event"), (status = 404, description = "not found, or not this user's", body = super::error::ErrorBody)), security(("bearer" = [])))]
@@ -215,9 +223,10 @@ pub async fn stream(
         })),
     };
     let events = match live {
-        Live::Stored(events) => {
-            futures_util::stream::iter(events.map(|e| Ok(frame(&e).0))).left_stream()
-        }
+        Live::Stored(events) => futures_util::stream::iter(
+            events.map(|e| Ok(frame(&e, serde_json::to_string(&e).unwrap_or_default()))),
+        )
+        .left_stream(),
         Live::Following(follow) => {
             super::outbox::queued(follow, |f| Box::pin(f.next()), frame).right_stream()
         }

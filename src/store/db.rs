@@ -155,9 +155,25 @@ pub(super) struct Shared {
     /// PostgreSQL: the queue of live-only events to relay to other hosts
     /// (started with the first).
     pub live: std::sync::OnceLock<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// The calls that may hold a connection at once (PostgreSQL): the
+    /// others wait their turn here, in order, rather than time out in the
+    /// pool, which keeps its short timeout for a store that cannot be
+    /// reached.
+    turns: Option<Arc<tokio::sync::Semaphore>>,
     runtime: Mutex<Option<tokio::runtime::Runtime>>,
     handle: tokio::runtime::Handle,
 }
+
+/// PostgreSQL connections a host keeps: a busy host's readers, its session
+/// writer, its queue, relay and heartbeat (each host holds its own; the
+/// server's default allows 100).
+const PG_CONNECTIONS: u32 = 16;
+/// Of them, how many calls may hold at once: the rest stay for the
+/// writer and the host's own work.
+const PG_TURNS: usize = 12;
+/// The longest a call waits for its turn before the store is called
+/// unavailable.
+const TURN_WAIT: Duration = Duration::from_secs(60);
 
 impl Drop for Shared {
     fn drop(&mut self) {
@@ -252,6 +268,8 @@ pub(super) fn connect(target: &Target) -> Result<Arc<Shared>, StoreError> {
         path,
         listen_url,
         live: std::sync::OnceLock::new(),
+        turns: (kind == StoreKind::Postgres)
+            .then(|| Arc::new(tokio::sync::Semaphore::new(PG_TURNS))),
         runtime: Mutex::new(Some(runtime)),
         handle,
     }))
@@ -355,6 +373,18 @@ impl Shared {
             !ON_ASYNC_TASK.with(std::cell::Cell::get),
             "a blocking store call on an async task: run it on the blocking pool"
         );
+        let turns = self.turns.clone();
+        let fut = async move {
+            // Held for the call: a host busier than its connections queues.
+            let _turn = match &turns {
+                Some(turns) => match tokio::time::timeout(TURN_WAIT, turns.acquire()).await {
+                    Ok(Ok(turn)) => Some(turn),
+                    Ok(Err(_)) | Err(_) => return Err(sqlx::Error::PoolTimedOut),
+                },
+                None => None,
+            };
+            fut.await
+        };
         match block_on(&self.handle, fut) {
             Some(Ok(v)) => Ok(v),
             Some(Err(e)) => Err(classify(&self.location, &e)),
@@ -406,7 +436,7 @@ fn pool_options(kind: StoreKind) -> AnyPoolOptions {
                 })
             }),
         StoreKind::Postgres => AnyPoolOptions::new()
-            .max_connections(4)
+            .max_connections(PG_CONNECTIONS)
             .acquire_timeout(Duration::from_secs(2)),
     }
     .after_release(|conn, _| Box::pin(still_usable(conn)))

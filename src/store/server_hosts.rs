@@ -8,7 +8,47 @@ use super::server::owner_of;
 use super::{Store, StoreError};
 use crate::protocol::{HostInfo, Owner};
 
+/// Jobs asked about in one query (placeholders in one statement).
+const CURSOR_BATCH: usize = 200;
+
 impl Store {
+    /// The cursor of the last stored event of each of `jobs` that has one
+    /// (one query per 200 jobs, on the index of events by job).
+    pub fn last_cursors(&self, jobs: &[String]) -> Result<Vec<(String, u64)>, StoreError> {
+        let shared = self.shared();
+        let mut out = Vec::with_capacity(jobs.len());
+        for batch in jobs.chunks(CURSOR_BATCH) {
+            let pool = shared.pool.clone();
+            let marks: Vec<String> = (1..=batch.len()).map(|i| format!("${i}")).collect();
+            let sql = format!(
+                "SELECT job_id, MAX(cursor) FROM session_records WHERE job_id IN ({})
+                 GROUP BY job_id",
+                marks.join(", ")
+            );
+            let batch = batch.to_vec();
+            let rows = shared.block(async move {
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+                for job in batch {
+                    query = query.bind(job);
+                }
+                query
+                    .fetch_all(&pool)
+                    .await?
+                    .iter()
+                    .map(|r| {
+                        let cursor: Option<i64> = r.try_get(1)?;
+                        Ok((r.try_get(0)?, cursor.unwrap_or(0)))
+                    })
+                    .collect::<Result<Vec<(String, i64)>, sqlx::Error>>()
+            })?;
+            out.extend(
+                rows.into_iter()
+                    .map(|(job, c)| (job, u64::try_from(c).unwrap_or(0))),
+            );
+        }
+        Ok(out)
+    }
+
     /// Takes up to `limit` queued jobs, oldest first, for `host`; two hosts
     /// never take one job (PostgreSQL: `FOR UPDATE SKIP LOCKED`; SQLite has
     /// one writer). (job, owner, request) each.
