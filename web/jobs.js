@@ -91,7 +91,6 @@ class JobView {
         if (d.attempt > this.attempt) {
           this.attempt = d.attempt;
           this.text = "";
-          this.drawn.reset();
         }
         this.text += d.text;
         this.render();
@@ -152,11 +151,8 @@ class JobView {
         break;
       case "job.completed":
         // The stored answer stands in for what streamed (a reader that fell
-        // behind may have missed some); drawn anew only if it differs.
-        if (d.answer && d.answer !== this.text) {
-          this.text = d.answer;
-          this.drawn.reset();
-        }
+        // behind may have missed some); only what differs is drawn again.
+        this.text = d.answer || this.text;
         this.render();
         this.finish(d.status === "awaiting_review" ? "awaiting review" : "completed");
         if (d.status === "awaiting_review") tell("edits wait for your review");
@@ -282,6 +278,9 @@ function brief(args) {
 
 // Follows job `jobId`'s stream into `view` until the job ends, its session
 // is left (leaveSession aborts it) or the token is refused.
+// How long the stream's reader runs before the page may draw.
+const SLICE_MS = 8;
+
 async function follow(jobId, view) {
   const stop = new AbortController();
   state.streams.set(jobId, stop);
@@ -312,18 +311,30 @@ async function follow(jobId, view) {
           const { value, done } = await reader.read();
           if (done) break;
           buf += decoder.decode(value, { stream: true });
-          let cut;
-          while ((cut = buf.indexOf("\n\n")) >= 0) {
-            const frame = buf.slice(0, cut);
-            buf = buf.slice(cut + 2);
-            const data = frame.split("\n").filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart()).join("\n");
-            const id = frame.split("\n").find((l) => l.startsWith("id:"));
+          // Every whole frame of what came, in one pass (a read may hold
+          // hundreds of streamed words).
+          const frames = buf.split("\n\n");
+          buf = frames.pop();
+          let since = performance.now();
+          for (const frame of frames) {
+            // A long read is handled in slices, the page drawing between
+            // them: no task of the stream runs long.
+            if (performance.now() - since > SLICE_MS) {
+              await new Promise((go) => setTimeout(go, 0));
+              since = performance.now();
+            }
+            let data = "";
+            let id = null;
+            for (const line of frame.split("\n")) {
+              if (line.startsWith("data:")) data += (data ? "\n" : "") + line.slice(5).trimStart();
+              else if (line.startsWith("id:")) id = line.slice(3).trim();
+            }
             if (!data) continue;
             if (stop.signal.aborted || !view.live()) return;
             const event = JSON.parse(data);
-            if (id) {
+            if (id !== null) {
               // Stored events carry their cursor: each is shown once.
-              const cursor = Number(id.slice(3).trim());
+              const cursor = Number(id);
               if (last !== null && cursor <= last) {
                 document.body.dataset.duplicates = String(Number(document.body.dataset.duplicates || 0) + 1);
                 continue;
@@ -332,7 +343,7 @@ async function follow(jobId, view) {
               view.root.dataset.stored = String(Number(view.root.dataset.stored) + 1);
             }
             view.on(event);
-            if (["job.completed", "job.failed", "job.cancelled"].includes(event.type)) ended = true;
+            if (event.type === "job.completed" || event.type === "job.failed" || event.type === "job.cancelled") ended = true;
           }
         }
         if (ended) return;

@@ -228,21 +228,25 @@ class StreamedMarkdown {
     this.reset();
   }
 
-  // Forget what was drawn (the text was replaced, not extended).
+  // Forget what was drawn.
   reset() {
     this.node.replaceChildren();
     this.done = 0; // the text drawn for good ends here (at a line start)
+    this.settledText = ""; // that text
     this.tail = []; // the nodes of the open block
   }
 
-  // Draws `src`, which extends what was drawn before.
+  // Draws `src`: what extends the text drawn for good is added to it; a
+  // text that does not (another attempt, a stored answer that differs) is
+  // drawn anew.
   show(src) {
-    if (src.length < this.done) this.reset();
+    if (!src.startsWith(this.settledText)) this.reset();
     const split = settled(src, this.done);
     for (const n of this.tail) n.remove();
     if (split > this.done) {
       this.node.append(markdown(src.slice(this.done, split)));
       this.done = split;
+      this.settledText = src.slice(0, split);
     }
     const open = markdown(src.slice(this.done));
     this.tail = [...open.childNodes];

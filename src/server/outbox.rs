@@ -13,19 +13,23 @@ use axum::response::sse::Event as SseEvent;
 use futures_util::Stream;
 use tokio::sync::mpsc;
 
-use crate::protocol::Event;
+use crate::protocol::{Event, EventBody};
 
 /// Frames a subscriber may have waiting.
 pub const FRAMES: usize = 1024;
 /// Bytes of frames a subscriber may have waiting.
 pub const BYTES: usize = 1 << 20;
 
-/// Follows `next` in a task of its own, handing the frames `frame` makes
-/// to the returned stream through the bounded queue.
+/// Follows `next` in a task of its own, handing its events to the
+/// returned stream through the bounded queue, each made a frame by
+/// `frame` (with its JSON). Streamed text already waiting in the queue
+/// when the client is ready for more goes out as one frame (a burst of
+/// words costs the client one event, not one per word; a word that comes
+/// alone is sent alone, at once).
 pub fn queued<S, F>(
     mut source: S,
     mut next: F,
-    frame: fn(&Event) -> (SseEvent, usize),
+    frame: fn(&Event, String) -> SseEvent,
 ) -> impl Stream<Item = Result<SseEvent, Infallible>>
 where
     S: Send + 'static,
@@ -33,7 +37,7 @@ where
         + Send
         + 'static,
 {
-    let (tx, rx) = mpsc::channel::<(SseEvent, usize)>(FRAMES);
+    let (tx, rx) = mpsc::channel::<(Event, String)>(FRAMES);
     let waiting = Arc::new(AtomicUsize::new(0));
     let counted = waiting.clone();
     tokio::spawn(async move {
@@ -44,21 +48,121 @@ where
                 () = tx.closed() => None,
             };
             let Some(event) = event else { break };
-            let (sse, size) = frame(&event);
+            let data = serde_json::to_string(&event).unwrap_or_default();
+            let size = data.len();
             let before = counted.fetch_add(size, Ordering::AcqRel);
             if before > 0 && before + size > BYTES {
                 tracing::info!(job = %event.job_id, "a slow stream subscriber was cut off");
                 break;
             }
-            if tx.try_send((sse, size)).is_err() {
-                tracing::info!(job = %event.job_id, "a slow stream subscriber was cut off");
+            if let Err(e) = tx.try_send((event, data)) {
+                let job = match e {
+                    mpsc::error::TrySendError::Full((e, _))
+                    | mpsc::error::TrySendError::Closed((e, _)) => e.job_id,
+                };
+                tracing::info!(job = %job, "a slow stream subscriber was cut off");
                 break;
             }
         }
     });
-    futures_util::stream::unfold((rx, waiting), |(mut rx, waiting)| async move {
-        let (sse, size) = rx.recv().await?;
-        waiting.fetch_sub(size, Ordering::AcqRel);
-        Some((Ok(sse), (rx, waiting)))
+    let state = Outbox {
+        rx,
+        waiting,
+        held: None,
+    };
+    futures_util::stream::unfold(state, move |mut out| async move {
+        let (event, data) = out.next().await?;
+        Some((Ok(frame(&event, data)), out))
+    })
+}
+
+/// The receiving end of a subscriber's queue.
+struct Outbox {
+    rx: mpsc::Receiver<(Event, String)>,
+    waiting: Arc<AtomicUsize>,
+    /// An event taken while joining text, to send next.
+    held: Option<(Event, String)>,
+}
+
+/// The most streamed text one frame carries.
+const JOINED_TEXT: usize = 64 * 1024;
+
+impl Outbox {
+    fn took(&self, item: (Event, String)) -> (Event, String) {
+        self.waiting.fetch_sub(item.1.len(), Ordering::AcqRel);
+        item
+    }
+
+    /// The next frame's event and JSON: streamed text joined with the
+    /// text of the same job and attempt that waits right behind it.
+    async fn next(&mut self) -> Option<(Event, String)> {
+        let (mut event, mut data) = match self.held.take() {
+            Some(held) => held,
+            None => {
+                let item = self.rx.recv().await?;
+                self.took(item)
+            }
+        };
+        let mut joined = false;
+        while text_of(&event).is_some_and(|t| t.len() < JOINED_TEXT) {
+            let Ok(item) = self.rx.try_recv() else { break };
+            let item = self.took(item);
+            match join(&event, &item.0) {
+                Some(both) => {
+                    event = both;
+                    joined = true;
+                }
+                None => {
+                    self.held = Some(item);
+                    break;
+                }
+            }
+        }
+        if joined {
+            data = serde_json::to_string(&event).unwrap_or_default();
+        }
+        Some((event, data))
+    }
+}
+
+/// An event's streamed text, if it is some.
+fn text_of(event: &Event) -> Option<&str> {
+    match &event.body {
+        EventBody::LlmDelta { text, .. } | EventBody::LlmReasoning { text, .. } => Some(text),
+        _ => None,
+    }
+}
+
+/// `a` and `b` as one event, when both are streamed text of one kind, job
+/// and attempt (`b`'s cursor and time).
+fn join(a: &Event, b: &Event) -> Option<Event> {
+    let body = match (&a.body, &b.body) {
+        (
+            EventBody::LlmDelta { text, attempt },
+            EventBody::LlmDelta {
+                text: more,
+                attempt: same,
+            },
+        ) if attempt == same => EventBody::LlmDelta {
+            text: format!("{text}{more}"),
+            attempt: *attempt,
+        },
+        (
+            EventBody::LlmReasoning { text, attempt },
+            EventBody::LlmReasoning {
+                text: more,
+                attempt: same,
+            },
+        ) if attempt == same => EventBody::LlmReasoning {
+            text: format!("{text}{more}"),
+            attempt: *attempt,
+        },
+        _ => return None,
+    };
+    (a.job_id == b.job_id).then(|| Event {
+        cursor: b.cursor,
+        body,
+        ts: b.ts.clone(),
+        job_id: b.job_id.clone(),
     })
 }
