@@ -166,3 +166,70 @@ fn join(a: &Event, b: &Event) -> Option<Event> {
         job_id: b.job_id.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    fn event(cursor: u64, body: EventBody) -> Event {
+        Event {
+            cursor,
+            body,
+            ts: "2026-01-01T00:00:00.000Z".into(),
+            job_id: "j".into(),
+        }
+    }
+
+    fn delta(cursor: u64, text: &str, attempt: u32) -> Event {
+        event(
+            cursor,
+            EventBody::LlmDelta {
+                text: text.into(),
+                attempt,
+            },
+        )
+    }
+
+    /// What waits is joined: words of one attempt in a row become one
+    /// frame; another attempt, thinking or a stored event starts a new one,
+    /// and the order stays.
+    #[tokio::test]
+    async fn waiting_words_go_as_one_frame_in_order() {
+        let events = vec![
+            delta(1, "Hel", 1),
+            delta(2, "lo ", 1),
+            delta(3, "world", 1),
+            delta(4, "Again", 2),
+            event(5, EventBody::JobCancelled {}),
+            delta(6, "late", 2),
+        ];
+        let source = events.into_iter();
+        fn next(
+            s: &mut std::vec::IntoIter<Event>,
+        ) -> futures_util::future::BoxFuture<'_, Option<Event>> {
+            let item = s.next();
+            Box::pin(async move { item })
+        }
+        static SEEN: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+        fn frame(_: &Event, data: String) -> SseEvent {
+            SEEN.lock().unwrap().push(data);
+            SseEvent::default()
+        }
+        let stream = queued(source, next, frame);
+        // Everything is queued before the client reads.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let frames: Vec<_> = stream.collect().await;
+        let seen = SEEN.lock().unwrap();
+        assert_eq!(frames.len(), 4, "{seen:?}");
+        let parsed: Vec<Event> = seen
+            .iter()
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect();
+        assert_eq!(parsed[0].body, delta(3, "Hello world", 1).body);
+        assert_eq!(parsed[0].cursor, 3);
+        assert_eq!(parsed[1].body, delta(4, "Again", 2).body);
+        assert_eq!(parsed[2].body, EventBody::JobCancelled {});
+        assert_eq!(parsed[3].body, delta(6, "late", 2).body);
+    }
+}
