@@ -1100,6 +1100,17 @@ fn ctrl_o_names_the_session_of_the_review_it_leaves() {
     assert!(s.contains(&note), "{note}\n{s}");
 }
 
+/// Presses Escape and waits until the finder is gone, so the keys sent next
+/// are not read together with the Escape as one Alt chord.
+fn close_finder(tmux: &Tmux) {
+    tmux.keys(&["Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.screen().contains("Find a file or a symbol") {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
     let env = Env::new();
@@ -1135,12 +1146,7 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
         ("guarded", "trait     Guarded"),
         ("chkwrite", "fn        check_write_access"),
     ] {
-        tmux.keys(&["Escape"]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while tmux.screen().contains("Find a file or a symbol") {
-            assert!(Instant::now() < deadline, "{}", tmux.screen());
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        close_finder(&tmux);
         tmux.keys(&["C-p"]);
         tmux.wait_for("Find a file or a symbol");
         tmux.keys(&["-l", typed]);
@@ -1152,6 +1158,11 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
     let s = tmux.wait_for("pub fn check_write_access(path: &str) -> bool {");
     assert!(!s.contains("filler_0()"), "{s}");
     tmux.keys(&["Escape"]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while tmux.screen().contains("pub fn check_write_access") {
+        assert!(Instant::now() < deadline, "{}", tmux.screen());
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // A file by a fuzzy name.
     tmux.keys(&["C-p"]);
@@ -1165,7 +1176,8 @@ fn ctrl_p_finds_a_symbol_and_the_status_bar_shows_the_index() {
         std::thread::sleep(Duration::from_millis(50));
     }
     tmux.wait_for("file      README.md");
-    tmux.keys(&["Escape"]);
+    // Escape and the next letters in one write would read as Alt+letter.
+    close_finder(&tmux);
 
     // `@` completes a symbol's name to where it is defined.
     tmux.keys(&["-l", "look at @check_write"]);
