@@ -726,6 +726,49 @@ fn a_token_past_its_rate_gets_429_with_retry_after() {
     });
 }
 
+/// A stream opened from the start while the model is writing (a page
+/// opened or reloaded mid-answer) begins with the text streamed so far, so
+/// its deltas add up to the whole answer; one resuming from a cursor holds
+/// that text already and gets only what follows.
+#[test]
+fn a_stream_joined_midway_starts_with_the_answer_so_far() {
+    let env = Env::new();
+    let dir = project();
+    let words: Vec<String> = (0..150).map(|i| format!("w{i} ")).collect();
+    let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+    let server = LlmServer::start(vec![Reply::Slow {
+        events: openai::text(&refs),
+        delay_ms: 20,
+    }]);
+    let cfg = config(&env, "openai", &server.url(), "");
+    let srv = serve(&env, &cfg, dir.path());
+    let c = Client::new(&srv.base, srv.token.as_deref().unwrap());
+    rt().block_on(async {
+        let (_, job) = c.session_and_run("talk", "ask").await;
+        c.wait_event(&job, 10, |e| e["type"] == "job.started").await;
+        // About 40 words are written before either stream is opened.
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        let (whole, resumed) =
+            tokio::join!(c.stream_text(&job, None), c.stream_text(&job, Some(1)));
+        let deltas = |text: &str| -> Vec<String> {
+            support::serve::frames_all(text)
+                .into_iter()
+                .filter(|(kind, _)| kind == "llm.delta")
+                .map(|(_, d)| d["data"]["text"].as_str().unwrap().to_string())
+                .collect()
+        };
+        let from_start = deltas(&whole);
+        assert!(from_start[0].starts_with("w0 w1 w2 "), "{from_start:?}");
+        assert_eq!(from_start.concat(), words.concat());
+        let later = deltas(&resumed);
+        assert!(
+            !later.is_empty() && !later[0].starts_with("w0 "),
+            "{later:?}"
+        );
+        assert!(words.concat().ends_with(&later.concat()), "{later:?}");
+    });
+}
+
 /// SIGTERM while a job streams: the server stops taking requests, the job
 /// ends as cancelled and is stored, the process exits 0; a new server on
 /// the same home serves the job's stored stream from any cursor.

@@ -698,6 +698,40 @@ fn a_streamed_answer_draws_as_the_whole_and_keeps_only_its_last_block_open() {
             .unwrap();
         assert!(open[0].as_u64().unwrap() < 80, "{open}");
         assert_eq!(open[1], 2001, "{open}");
+        // A burst drawn a frame at a time: no frame lays out more than
+        // the page's share of new text (a line longer than that whole),
+        // and the end is the same DOM as the whole text at once.
+        let frames = b
+            .execute(
+                "const node = document.createElement('div');
+                 const drawn = new StreamedMarkdown(node);
+                 let text = 'x'.repeat(5000) + '\\n\\n';
+                 for (let i = 0; i < 3000; i++) text += `Paragraph ${i} with **bold** words.\\n\\n`;
+                 const steps = [];
+                 let part = '';
+                 while (part !== text && steps.length < 1000) {
+                   const before = part.length;
+                   part = drawn.within(text, 4096);
+                   drawn.show(part);
+                   steps.push(part.length - before);
+                 }
+                 const whole = document.createElement('div');
+                 whole.append(markdown(text));
+                 return [steps, node.innerHTML === whole.innerHTML];",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let steps: Vec<u64> = frames[0]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(frames[1], true, "a burst drawn in frames differs from the whole");
+        assert!(steps.len() > 20, "{steps:?}");
+        assert!(steps[0] >= 5000, "a long first line is drawn whole: {steps:?}");
+        assert!(steps[1..].iter().all(|&n| n <= 4096 + 80), "{steps:?}");
         no_errors_then_close(&driver, b).await;
     });
 }

@@ -63,12 +63,16 @@ class JobView {
     updateStop();
   }
 
+  // Draws the answer in the next frame, as much of it as one frame lays
+  // out in a few milliseconds; the rest in the frames after.
   render() {
     if (this.pending) return;
     this.pending = true;
     requestAnimationFrame(() => {
       this.pending = false;
-      this.drawn.show(this.text);
+      const part = this.drawn.within(this.text, FRAME_CHARS);
+      this.drawn.show(part);
+      if (part.length < this.text.length) this.render();
       if (this.thought !== this.thinking.length) {
         this.thought = this.thinking.length;
         this.thinkBox.querySelector("pre").textContent = this.thinking;
@@ -276,10 +280,15 @@ function brief(args) {
 
 // ---- streams: fetch + Last-Event-ID, resumed after any drop --------------
 
-// Follows job `jobId`'s stream into `view` until the job ends, its session
-// is left (leaveSession aborts it) or the token is refused.
 // How long the stream's reader runs before the page may draw.
 const SLICE_MS = 8;
+// The most new answer text laid out in one frame (layout takes about 10 ms
+// per 19,000 characters here): a burst is drawn over a few frames, none of
+// them long.
+const FRAME_CHARS = 40000;
+
+// Follows job `jobId`'s stream into `view` until the job ends, its session
+// is left (leaveSession aborts it) or the token is refused.
 
 async function follow(jobId, view) {
   const stop = new AbortController();

@@ -234,6 +234,20 @@ class StreamedMarkdown {
     this.done = 0; // the text drawn for good ends here (at a line start)
     this.settledText = ""; // that text
     this.tail = []; // the nodes of the open block
+    this.last = ""; // the text last drawn
+  }
+
+  // How much of `src` to draw in one frame: at most `most` characters
+  // past the text drawn last, cut at a line's end (a longer line whole), so
+  // a frame's layout stays short however much text arrived at once.
+  within(src, most) {
+    let from = 0;
+    if (src.startsWith(this.last)) from = this.last.length;
+    else if (src.startsWith(this.settledText)) from = this.done;
+    if (src.length - from <= most) return src;
+    let cut = src.lastIndexOf("\n", from + most);
+    if (cut < from) cut = src.indexOf("\n", from + most);
+    return cut < 0 ? src : src.slice(0, cut + 1);
   }
 
   // Draws `src`: what extends the text drawn for good is added to it; a
@@ -251,6 +265,7 @@ class StreamedMarkdown {
     const open = markdown(src.slice(this.done));
     this.tail = [...open.childNodes];
     this.node.append(open);
+    this.last = src;
   }
 }
 

@@ -8,11 +8,11 @@ use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::EngineContext;
 use super::builder::{BuildError, Template};
-use super::engine::{Core, LOOSE, Published, Queued};
+use super::engine::{Core, LOOSE, Queued};
 use super::session_state::SessionState;
 use super::subscription::{Filter, Subscription};
 use crate::config::Config;
@@ -56,7 +56,7 @@ pub(super) struct Inner {
     /// The providers' models lists (`/model`), kept a while.
     pub models: super::choice::Kept,
     commands: mpsc::Sender<Queued>,
-    pub events: broadcast::Sender<Arc<Published>>,
+    pub events: Arc<super::so_far::Outlet>,
     /// The recorded sessions the engine drives (`Core::driven`).
     pub driven: watch::Receiver<Vec<String>>,
     /// What happened as it started (recoveries): every subscriber to all
@@ -84,7 +84,7 @@ impl Engine {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
             BuildError::Failed("internal error: an engine needs a tokio runtime".into())
         })?;
-        let (events, _) = broadcast::channel(EVENTS);
+        let events = Arc::new(super::so_far::Outlet::new(EVENTS));
         let mut loose = SessionState::new(LOOSE, "", "");
         let start: Vec<Arc<Event>> = facts
             .recovered

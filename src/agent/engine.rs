@@ -8,7 +8,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::EngineContext;
 use super::emit::JobMsg;
@@ -85,7 +85,7 @@ pub(super) struct Core {
     pub mcp: Option<Arc<McpHub>>,
     /// Sessions and the audit chain go to the store through this queue.
     pub writer: Option<SessionWriter>,
-    pub out: broadcast::Sender<Arc<Published>>,
+    pub out: Arc<super::so_far::Outlet>,
     pub internal_tx: mpsc::UnboundedSender<Internal>,
     internal_rx: mpsc::UnboundedReceiver<Internal>,
     /// An apply, rollback or hunk edit is running off the task; review
@@ -117,7 +117,7 @@ pub(super) struct Core {
 impl Core {
     pub fn new(
         ctx: Arc<EngineContext>,
-        out: broadcast::Sender<Arc<Published>>,
+        out: Arc<super::so_far::Outlet>,
         driven: watch::Sender<Vec<String>>,
         loose: SessionState,
     ) -> Core {

@@ -51,6 +51,7 @@ mod review_work;
 mod routing;
 mod session_state;
 mod sessions;
+mod so_far;
 mod subscription;
 mod tool_calls;
 mod undone;

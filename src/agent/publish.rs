@@ -105,7 +105,7 @@ impl Core {
             self.touch(key);
         }
         self.record(key, &event, index);
-        let _ = self.out.send(Arc::new(Published {
+        self.out.send(Arc::new(Published {
             session_id,
             event: Arc::new(event),
         }));

@@ -44,12 +44,22 @@ pub struct Subscription {
     /// The store's barrier the backlog waits on (kept here, so a caller
     /// that drops `next` midway does not release the backlog early).
     held: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// The text the job streamed before this subscription, delivered once
+    /// the stored events before it are.
+    so_far: Option<super::so_far::InSession>,
 }
 
 impl Subscription {
     pub(super) fn new(engine: Engine, filter: Filter) -> Subscription {
-        // Subscribed before anything is read, so nothing falls between.
-        let rx = engine.inner.events.subscribe();
+        // Subscribed before anything is read, so nothing falls between;
+        // one that follows a job from its start gets the text it streamed
+        // so far (after the stored events; a client resuming from a
+        // cursor holds that text already).
+        let from_start = match &filter {
+            Filter::Job { job_id, after: 0 } => Some(job_id.as_str()),
+            _ => None,
+        };
+        let (rx, so_far) = engine.inner.events.subscribe(from_start);
         let mut backlog = VecDeque::new();
         let mut seen = HashMap::new();
         let behind = match &filter {
@@ -74,6 +84,7 @@ impl Subscription {
             lagged: 0,
             committed: false,
             held: None,
+            so_far,
         }
     }
 
@@ -101,6 +112,12 @@ impl Subscription {
                     return Some(event);
                 }
                 continue;
+            }
+            if let Some((session, event)) = self.so_far.take() {
+                if let Some(s) = session {
+                    self.sessions.insert(s);
+                }
+                return Some(event);
             }
             match self.rx.recv().await {
                 Ok(p) => {
