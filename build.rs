@@ -9,15 +9,29 @@
 //! section ahead of `.text`, whatever their hashes are in this build.
 //! Skipped where the linker may not be lld (another target, a linker
 //! chosen in RUSTFLAGS) or with `AGENT_TUI_NO_ORDER` set; a release build
-//! whose names are not v0 (RUSTFLAGS replaced the config's) says so.
+//! whose names are not v0 (RUSTFLAGS replaced the config's) says so, and
+//! so does one whose list no longer fits the code: the release binary it
+//! replaces (built from the code before this change) is read, and when
+//! fewer than 97 % of the listed functions are still in it, the start-up
+//! path has moved on from the list (a fresh list finds all of them; one
+//! that found 90 % left the idle TUI 5 MB heavier).
 
 use std::env;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+#[path = "build/listed.rs"]
+mod listed;
+
+/// Below this share of its functions in the last release build, the
+/// start-up order no longer fits.
+const FITS: f64 = 0.97;
+
 fn main() {
     println!("cargo:rerun-if-changed=build/startup.order");
     println!("cargo:rerun-if-env-changed=AGENT_TUI_NO_ORDER");
+    // Run again when the code changes, to say whether the list still fits.
+    println!("cargo:rerun-if-changed=src");
     let target = env::var("TARGET").unwrap_or_default();
     let profile = env::var("PROFILE").unwrap_or_default();
     let flags = env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
@@ -45,7 +59,9 @@ fn main() {
         );
         return;
     }
-    let out = PathBuf::from(env::var("OUT_DIR").unwrap_or_default()).join("startup.ld");
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap_or_default());
+    warn_when_stale(&order, &out_dir);
+    let out = out_dir.join("startup.ld");
     match write_script(&order, &out) {
         Ok(()) => println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", out.display()),
         Err(e) => println!("cargo:warning=build/startup.order is not applied: {e}"),
@@ -56,6 +72,34 @@ fn main() {
     // 2.36): the binary is built where it is installed.
     if glibc_at_least(2, 36) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
+    }
+}
+
+/// Says so when the list no longer fits the release binary this build
+/// replaces (`target/release/agent-tui`, three folders above OUT_DIR);
+/// nothing when there is none yet or nm is missing.
+fn warn_when_stale(order: &Path, out_dir: &Path) {
+    let Some(last) = out_dir.ancestors().nth(3).map(|d| d.join("agent-tui")) else {
+        return;
+    };
+    let (Ok(list), true) = (std::fs::read_to_string(order), last.is_file()) else {
+        return;
+    };
+    let Ok(have) = listed::defined_in(&last) else {
+        return;
+    };
+    let names = listed::names(&list);
+    let (share, gone) = listed::found(&names, &have);
+    if share < FITS {
+        println!(
+            "cargo:warning=build/startup.order no longer fits the code: {} of the {} functions \
+             it lays out first are gone from the last release build ({:.0}% found, e.g. {}), so \
+             the idle TUI and server keep more code resident; rerun bench/startup-order.sh",
+            gone.len(),
+            names.len(),
+            share * 100.0,
+            gone.first().copied().unwrap_or_default()
+        );
     }
 }
 
@@ -84,11 +128,7 @@ fn glibc_at_least(major: u32, minor: u32) -> bool {
 fn write_script(order: &Path, out: &Path) -> std::io::Result<()> {
     let list = std::fs::read_to_string(order)?;
     let mut script = String::from("SECTIONS {\n  .text.hot : {\n");
-    for name in list
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
+    for name in listed::names(&list) {
         let _ = writeln!(
             script,
             "    *(.text.{name} .text.{name}.llvm.* .text.unlikely.{name} \

@@ -8,6 +8,9 @@
 # placed in `.text.hot`, and how big that section is.
 #
 #   bench/idle_rss.sh [COMMIT]     # default HEAD
+#   AGENT_TUI_BIN=PATH bench/idle_rss.sh   # a release build made elsewhere
+#
+# Exits 1 when over budget (idle TUI < 15 MiB, idle server < 20 MiB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v tmux >/dev/null || { echo "bench: tmux not found" >&2; exit 2; }
@@ -16,13 +19,19 @@ WORK=$(mktemp -d)
 SOCK=agent-tui-rss-$$
 trap 'tmux -L $SOCK kill-server 2>/dev/null || true; kill $SERVE 2>/dev/null || true; rm -rf "$WORK"' EXIT
 SERVE=""
-git clone --quiet --no-local . "$WORK/clone"
-git -C "$WORK/clone" checkout --quiet "$REV"
-echo "building $(git -C "$WORK/clone" rev-parse --short HEAD) from a fresh clone in $WORK/clone"
-start=$(date +%s)
-(cd "$WORK/clone" && CARGO_TARGET_DIR="$WORK/target" cargo build --release --quiet)
-echo "cold release build: $(( $(date +%s) - start )) s"
-BIN=$WORK/target/release/agent-tui
+if [ -n "${AGENT_TUI_BIN:-}" ]; then
+  # A build made elsewhere (another path, its own target folder).
+  BIN=$AGENT_TUI_BIN
+  echo "measuring $BIN"
+else
+  git clone --quiet --no-local . "$WORK/clone"
+  git -C "$WORK/clone" checkout --quiet "$REV"
+  echo "building $(git -C "$WORK/clone" rev-parse --short HEAD) from a fresh clone in $WORK/clone"
+  start=$(date +%s)
+  (cd "$WORK/clone" && CARGO_TARGET_DIR="$WORK/target" cargo build --release --quiet)
+  echo "cold release build: $(( $(date +%s) - start )) s"
+  BIN=$WORK/target/release/agent-tui
+fi
 hot=$(readelf -SW "$BIN" | awk '$2 == ".text.hot" {print $6}')
 echo ".text.hot: $(( 16#${hot:-0} / 1024 )) KB"
 # A configured provider on loopback (its models listed), as a user has one.
@@ -53,7 +62,8 @@ for run in 1 2 3; do
   until tmux -L "$SOCK" capture-pane -p -t s 2>/dev/null | grep -q "› "; do sleep 0.05; done
   sleep 5
   mem "$(pgrep -f "^$BIN --config $WORK/config.toml $WORK/project" | head -n 1)"
-done | median | sed 's/^/idle TUI (kB): /'
+done | median >"$WORK/tui"
+sed 's/^/idle TUI (kB): /' "$WORK/tui"
 tmux -L "$SOCK" kill-server 2>/dev/null || true
 for run in 1 2 3; do
   rm -rf "$WORK/home" "$WORK/port"
@@ -66,4 +76,20 @@ for run in 1 2 3; do
   kill "$SERVE"
   wait "$SERVE" 2>/dev/null || true
   SERVE=""
-done | median | sed 's/^/idle server (kB): /'
+done | median >"$WORK/server"
+sed 's/^/idle server (kB): /' "$WORK/server"
+# The budgets: an idle TUI under 15 MiB, an idle server under 20 MiB.
+over=0
+for pair in "tui 15360 TUI" "server 20480 server"; do
+  set -- $pair
+  rss=$(awk '{print $2}' "$WORK/$1")
+  if [ "$rss" -ge "$2" ]; then
+    echo "over budget: the idle $3 holds $rss kB (budget $2 kB)" >&2
+    over=1
+  fi
+done
+if [ "$over" = 1 ]; then
+  echo "a release build warns when build/startup.order no longer fits the code; rerun bench/startup-order.sh" >&2
+  exit 1
+fi
+echo "within budget (TUI < 15 MiB, server < 20 MiB)"

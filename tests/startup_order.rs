@@ -7,9 +7,11 @@
 //! gone (rerun `bench/startup-order.sh`).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashSet;
 use std::path::Path;
-use std::process::Command;
+
+#[path = "../build/listed.rs"]
+mod listed;
+use listed::as_listed;
 
 /// Below this share of its names found, the list is stale. The list is
 /// made from a release build and checked against this test's debug one,
@@ -17,40 +19,12 @@ use std::process::Command;
 /// names here (with the code index's crates; 90 % and more before).
 const LEAST: f64 = 0.80;
 
-/// A symbol as the list writes it: crate hashes (`Cs<hash>_`) as `Cs*_`,
-/// no `.llvm.<n>` suffix.
-fn as_listed(symbol: &str) -> String {
-    let symbol = match symbol.find(".llvm.") {
-        Some(at) => &symbol[..at],
-        None => symbol,
-    };
-    let mut out = String::with_capacity(symbol.len());
-    let mut rest = symbol;
-    while let Some(at) = rest.find("Cs") {
-        out.push_str(&rest[..at + 2]);
-        rest = &rest[at + 2..];
-        let hash = rest
-            .find(|c: char| !c.is_ascii_alphanumeric())
-            .unwrap_or(rest.len());
-        if hash > 0 && rest[hash..].starts_with('_') {
-            out.push('*');
-            rest = &rest[hash..];
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
 #[test]
 fn the_startup_order_names_functions_this_build_has() {
     let order =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("build/startup.order"))
             .unwrap();
-    let listed: Vec<&str> = order
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .collect();
+    let listed = listed::names(&order);
     assert!(listed.len() > 1000, "{} names", listed.len());
     assert!(
         listed
@@ -58,19 +32,8 @@ fn the_startup_order_names_functions_this_build_has() {
             .all(|l| !l.contains("17h") || !l.starts_with("_ZN")),
         "legacy names carry a hash that changes with every build: the list must be v0"
     );
-    let nm = Command::new("nm")
-        .args(["--defined-only", env!("CARGO_BIN_EXE_agent-tui")])
-        .output()
-        .expect("nm (binutils) reads the binary's symbols");
-    assert!(nm.status.success());
-    let text = String::from_utf8_lossy(&nm.stdout);
-    let have: HashSet<String> = text
-        .lines()
-        .filter_map(|l| l.split_whitespace().nth(2))
-        .map(as_listed)
-        .collect();
-    let gone: Vec<&&str> = listed.iter().filter(|l| !have.contains(**l)).collect();
-    let found = 1.0 - gone.len() as f64 / listed.len() as f64;
+    let have = listed::defined_in(Path::new(env!("CARGO_BIN_EXE_agent-tui"))).unwrap();
+    let (found, gone) = listed::found(&listed, &have);
     assert!(
         found >= LEAST,
         "build/startup.order is stale: {} of its {} functions are gone from this build \
