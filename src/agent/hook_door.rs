@@ -95,15 +95,11 @@ impl Engine {
             }
             let tool = data["tool"].as_str().unwrap_or_default().to_string();
             let arguments = data["arguments"].clone();
-            let files: Vec<String> = data["files"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|f| f.as_str().map(str::to_string))
-                .collect();
+            let files = files_named(&data);
             let called: Option<Called<'_>> = match event.matches_on() {
-                MatchOn::Calls => (!tool.is_empty())
-                    .then(|| super::hook_calls::called(&tool, &arguments)),
+                MatchOn::Calls => {
+                    (!tool.is_empty()).then(|| super::hook_calls::called(&tool, &arguments))
+                }
                 MatchOn::Files => Some(Called::files(&files)),
                 MatchOn::Nothing => None,
             };
@@ -115,11 +111,8 @@ impl Engine {
                 }
                 let taken = match event.matches_on() {
                     MatchOn::Files => h.files_of(&files),
-                    MatchOn::Calls | MatchOn::Nothing => {
-                        matches(h, called.as_ref()).then(|| {
-                            called.as_ref().map(|c| c.paths.clone()).unwrap_or_default()
-                        })
-                    }
+                    MatchOn::Calls | MatchOn::Nothing => matches(h, called.as_ref())
+                        .then(|| called.as_ref().map(|c| c.paths.clone()).unwrap_or_default()),
                 };
                 let Some(taken) = taken else {
                     out.unmatched.push(HookSkip {
@@ -128,24 +121,19 @@ impl Engine {
                     });
                     continue;
                 };
-                let input = json!({
-                    "hook": {"name": h.def.name, "event": event.as_str(), "def_sha256": h.def_sha256},
-                    "session_id": Value::Null,
-                    "job_id": Value::Null,
-                    "front": "test",
-                    "user": who.user,
-                    "workspace_id": who.workspace_id,
-                    "root": ctx.workspace.root().display().to_string(),
-                    "mode": Value::Null,
-                    "data": data,
-                });
+                let input = test_input(h, event, &who, ctx.workspace.root(), &data);
                 let outcome = run(&HookCall {
                     def: &h.def,
                     def_sha256: &h.def_sha256,
                     scripts: &h.scripts,
                     files: &taken,
                     cwd: ctx.workspace.root(),
-                    roots: ctx.workspace.scopes().iter().map(|s| s.root.as_path()).collect(),
+                    roots: ctx
+                        .workspace
+                        .scopes()
+                        .iter()
+                        .map(|s| s.root.as_path())
+                        .collect(),
                     writable: Vec::new(),
                     input: &input,
                     secrets: &secrets,
@@ -162,6 +150,38 @@ impl Engine {
         .await
         .map_err(|e| EngineError::failed(e.to_string()))?
     }
+}
+
+/// The files a file event's `data` names.
+fn files_named(data: &Value) -> Vec<String> {
+    data["files"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|f| f.as_str().map(str::to_string))
+        .collect()
+}
+
+/// The input hook `h` reads when tested: no session, job or mode, the front
+/// end `test`.
+fn test_input(
+    h: &super::hooks::Hook,
+    event: HookEvent,
+    who: &super::HookWho,
+    root: &std::path::Path,
+    data: &Value,
+) -> Value {
+    json!({
+        "hook": {"name": h.def.name, "event": event.as_str(), "def_sha256": h.def_sha256},
+        "session_id": Value::Null,
+        "job_id": Value::Null,
+        "front": "test",
+        "user": who.user,
+        "workspace_id": who.workspace_id,
+        "root": root.display().to_string(),
+        "mode": Value::Null,
+        "data": data,
+    })
 }
 
 /// The `data` of a test's input: the input itself, or, when it is the whole

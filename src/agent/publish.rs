@@ -278,26 +278,31 @@ impl Core {
                 result,
                 ..
             } => {
-                let outcome = match (ok, error) {
-                    // A fetch says what came in (SPEC 20).
-                    (true, _) if name == crate::tools::WEB_FETCH => fetched(result.as_ref()),
-                    (true, _) => "ok".to_string(),
-                    (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
-                    (false, None) => "error".to_string(),
-                };
+                let outcome = tool_outcome(name, *ok, error.as_ref(), result.as_ref());
                 let target = format!("{name} ({tool_call_id})");
                 self.audit(key, job_id, "tool_call", &target, Some(true), &outcome);
             }
             _ => {}
         }
-        if matches!(
-            body,
-            EventBody::JobCompleted { .. }
-                | EventBody::JobFailed { .. }
-                | EventBody::JobCancelled {}
-        ) {
+        if body.is_terminal() {
             self.job_users.remove(job_id);
         }
+    }
+}
+
+/// A tool call's audit outcome: ok (a fetch says what came in), or its
+/// error's code.
+fn tool_outcome(
+    name: &str,
+    ok: bool,
+    error: Option<&serde_json::Value>,
+    result: Option<&serde_json::Value>,
+) -> String {
+    match (ok, error) {
+        (true, _) if name == crate::tools::WEB_FETCH => fetched(result),
+        (true, _) => "ok".to_string(),
+        (false, Some(e)) => format!("error: {}", e["code"].as_str().unwrap_or("error")),
+        (false, None) => "error".to_string(),
     }
 }
 

@@ -247,21 +247,7 @@ impl SessionState {
         }
         match &event.body {
             EventBody::JobQueued { .. } => return queued(job, &event.body),
-            EventBody::JobStarted {
-                prompt,
-                images,
-                provider,
-                model,
-                ..
-            } => {
-                job.prompt.clone_from(prompt);
-                job.images.clone_from(images);
-                job.provider.clone_from(provider);
-                job.model.clone_from(model);
-                return IndexUpdate::JobStarted {
-                    prompt: prompt.clone(),
-                };
-            }
+            EventBody::JobStarted { .. } => return started(job, &event.body),
             EventBody::JobCompleted { answer, .. } => {
                 job.answer = Some(answer.clone());
                 let (job_id, prompt) = (job.job_id.clone(), job.prompt.clone());
@@ -351,6 +337,28 @@ pub fn read_session(
         &stored.created_at,
         &stored.records,
     ))
+}
+
+/// A job started: what it was asked, with which images, on which provider
+/// and model.
+fn started(job: &mut JobRecord, body: &EventBody) -> IndexUpdate {
+    let EventBody::JobStarted {
+        prompt,
+        images,
+        provider,
+        model,
+        ..
+    } = body
+    else {
+        return IndexUpdate::None;
+    };
+    job.prompt.clone_from(prompt);
+    job.images.clone_from(images);
+    job.provider.clone_from(provider);
+    job.model.clone_from(model);
+    IndexUpdate::JobStarted {
+        prompt: prompt.clone(),
+    }
 }
 
 /// A `job.queued`: the job's text, and how it runs when its turn comes.

@@ -277,6 +277,33 @@ fn preview_rows(
     rows
 }
 
+/// The checkpoints list, the one under the cursor reversed.
+fn checkpoint_lines(rows: &[crate::tui::app::CheckpointRow], cursor: usize) -> Vec<Line<'static>> {
+    if rows.is_empty() {
+        return vec![Line::from(Span::styled(
+            "no checkpoints yet (or loading…)",
+            Style::new().fg(Color::DarkGray),
+        ))];
+    }
+    rows.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let line = Line::from(format!(
+                "{}  {}  {:<8} {}",
+                r.id,
+                r.created_at,
+                r.kind,
+                r.files.join(", ")
+            ));
+            if i == cursor {
+                line.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                line
+            }
+        })
+        .collect()
+}
+
 pub(super) fn draw_checkpoints(
     frame: &mut Frame<'_>,
     area: Rect,
@@ -288,30 +315,7 @@ pub(super) fn draw_checkpoints(
     let rect = area;
     frame.render_widget(Clear, rect);
     let Some(views) = three_way else {
-        let lines: Vec<Line> = if rows.is_empty() {
-            vec![Line::from(Span::styled(
-                "no checkpoints yet (or loading…)",
-                Style::new().fg(Color::DarkGray),
-            ))]
-        } else {
-            rows.iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    let line = Line::from(format!(
-                        "{}  {}  {:<8} {}",
-                        r.id,
-                        r.created_at,
-                        r.kind,
-                        r.files.join(", ")
-                    ));
-                    if i == cursor {
-                        line.style(Style::new().add_modifier(Modifier::REVERSED))
-                    } else {
-                        line
-                    }
-                })
-                .collect()
-        };
+        let lines = checkpoint_lines(rows, cursor);
         let block = Block::default()
             .borders(Borders::ALL)
             .title(" Checkpoints · Enter: three-way view · Esc: close ")
