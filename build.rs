@@ -85,21 +85,8 @@ fn warn_when_stale(order: &Path, out_dir: &Path) {
     let (Ok(list), true) = (std::fs::read_to_string(order), last.is_file()) else {
         return;
     };
-    let Ok(have) = listed::defined_in(&last) else {
-        return;
-    };
-    let names = listed::names(&list);
-    let (share, gone) = listed::found(&names, &have);
-    if share < FITS {
-        println!(
-            "cargo:warning=build/startup.order no longer fits the code: {} of the {} functions \
-             it lays out first are gone from the last release build ({:.0}% found, e.g. {}), so \
-             the idle TUI and server keep more code resident; rerun bench/startup-order.sh",
-            gone.len(),
-            names.len(),
-            share * 100.0,
-            gone.first().copied().unwrap_or_default()
-        );
+    if let Some(why) = listed::stale(&list, &last, FITS) {
+        println!("cargo:warning={why}");
     }
 }
 

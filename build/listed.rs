@@ -55,6 +55,26 @@ pub fn defined_in(binary: &Path) -> Result<HashSet<String>, String> {
         .collect())
 }
 
+/// What a release build says when `list` no longer fits `binary` (the
+/// release build before it): fewer than `fits` of its functions are still
+/// there. `None` when it fits, or the binary cannot be read.
+pub fn stale(list: &str, binary: &Path, fits: f64) -> Option<String> {
+    let have = defined_in(binary).ok()?;
+    let names = names(list);
+    let (share, gone) = found(&names, &have);
+    (share < fits).then(|| {
+        format!(
+            "build/startup.order no longer fits the code: {} of the {} functions it lays out \
+             first are gone from the last release build ({:.1}% found, e.g. {}), so the idle \
+             TUI and server keep more code resident; rerun bench/startup-order.sh",
+            gone.len(),
+            names.len(),
+            share * 100.0,
+            gone.first().copied().unwrap_or_default()
+        )
+    })
+}
+
 /// The share of `listed` that `have` defines, and the names it does not.
 pub fn found<'a>(listed: &[&'a str], have: &HashSet<String>) -> (f64, Vec<&'a str>) {
     let gone: Vec<&str> = listed

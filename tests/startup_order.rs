@@ -59,3 +59,37 @@ fn crate_hashes_and_thinlto_suffixes_are_left_out() {
     assert_eq!(as_listed("main"), "main");
     assert_eq!(as_listed("sqlite3Csx"), "sqlite3Csx");
 }
+
+/// What a release build says of its list, judged against a binary: nothing
+/// while every listed function is there, a warning naming the script once
+/// more than 1 % of them is gone (build.rs asks the same of the release
+/// build it replaces).
+#[test]
+fn a_list_that_no_longer_fits_is_reported() {
+    let binary = Path::new(env!("CARGO_BIN_EXE_agent-tui"));
+    let have = listed::defined_in(binary).unwrap();
+    let mut present: Vec<&String> = have.iter().filter(|n| n.starts_with("_R")).collect();
+    present.sort();
+    let present: Vec<&str> = present.iter().take(500).map(|n| n.as_str()).collect();
+    assert_eq!(present.len(), 500);
+    let fits = present.join("\n");
+    assert_eq!(listed::stale(&fits, binary, 0.99), None);
+    // 10 of 510 (2 %) renamed away: it says so, with one of them.
+    let mut gone = fits.clone();
+    for i in 0..10 {
+        gone.push_str(&format!("\n_RNvCs*_9agent_tui{i}renamed_away"));
+    }
+    let why = listed::stale(&gone, binary, 0.99).expect("a stale list is reported");
+    assert!(why.contains("10 of the 510 functions"), "{why}");
+    assert!(why.contains("_RNvCs*_9agent_tui0renamed_away"), "{why}");
+    assert!(why.contains("rerun bench/startup-order.sh"), "{why}");
+    // 4 of 504 (0.8 %) gone still fits.
+    let few = format!(
+        "{fits}\n{}",
+        (0..4)
+            .map(|i| format!("_Rgone{i}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert_eq!(listed::stale(&few, binary, 0.99), None);
+}

@@ -109,7 +109,7 @@ impl ApplyHooks {
                 scripts: &hook.scripts,
                 files: &files,
                 cwd: scratch.path(),
-                roots: ws.scopes().iter().map(|s| s.root.as_path()).collect(),
+                roots: ws.scope_roots(),
                 writable: vec![scratch.path().to_path_buf()],
                 input: &input,
                 secrets: &secrets,

@@ -184,12 +184,7 @@ async fn run_one(
             scripts: &hook.scripts,
             files: &files,
             cwd: ctx.workspace.root(),
-            roots: ctx
-                .workspace
-                .scopes()
-                .iter()
-                .map(|s| s.root.as_path())
-                .collect(),
+            roots: ctx.workspace.scope_roots(),
             writable: Vec::new(),
             input: &input,
             secrets: &secrets,

@@ -128,12 +128,7 @@ impl Engine {
                     scripts: &h.scripts,
                     files: &taken,
                     cwd: ctx.workspace.root(),
-                    roots: ctx
-                        .workspace
-                        .scopes()
-                        .iter()
-                        .map(|s| s.root.as_path())
-                        .collect(),
+                    roots: ctx.workspace.scope_roots(),
                     writable: Vec::new(),
                     input: &input,
                     secrets: &secrets,

@@ -109,6 +109,12 @@ impl Workspace {
         &self.scopes
     }
 
+    /// Every scope's folder, the agent root's first (what a confined hook
+    /// may read).
+    pub fn scope_roots(&self) -> Vec<&Path> {
+        self.scopes.iter().map(|s| s.root.as_path()).collect()
+    }
+
     /// Each scope's own folder, resolved, the agent root's first: where
     /// walks over every scope start.
     pub fn scope_starts(&self) -> Vec<Resolved> {
