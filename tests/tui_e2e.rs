@@ -1244,7 +1244,9 @@ fn the_help_overlay_wraps_each_description_inside_its_column() {
         let tmux = support::tmux::start_agent_sized(&env, &cfg, root.path(), name, "", size);
         tmux.wait_for("agent ›");
         tmux.keys(&["F1"]);
-        let screen = tmux.wait_for(" Keys ");
+        tmux.wait_for(" Keys ");
+        // The whole overlay: its bottom border is drawn last.
+        let screen = tmux.wait_for("keys close");
         let rows: Vec<Vec<char>> = screen.lines().map(|l| l.chars().collect()).collect();
         // The overlay's bottom border (its title names the keys that close it).
         let bottom = rows
