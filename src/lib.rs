@@ -10,6 +10,7 @@ pub mod eval; // `agent-tui eval`: suites, tasks run through the engine, metrics
 pub mod index; // the code index: ranked search, tree-sitter symbols, a file graph, in the state home
 pub mod llm; // language model providers behind one trait, one adapter per wire protocol
 pub mod mcp; // MCP servers: started at the first job that offers them, tools mcp__s__t
+pub mod platform; // what differs by OS: confinement, watching, process trees, file modes
 pub mod protocol; // shared vocabulary between front ends and engine (serde types only)
 pub mod review; // proposed edits -> diff bundle -> decisions -> hash-checked apply
 pub mod server; // `agent-tui serve`: the agent over HTTP + SSE, a front end on the door

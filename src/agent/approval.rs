@@ -56,7 +56,10 @@ fn argv_for(call: &ToolCall) -> Result<Option<Vec<String>>, Value> {
 /// not run anyway (it needs a shell) is refused before anyone is asked.
 pub fn gate(config: &Config, call: &ToolCall) -> Gate {
     let (policy, key) = policy_of(config, &call.name);
+    // A line a shell runs whole matches no allowlist: it is asked for.
+    let shelled = call.name == RUN_COMMAND && config.exec.shell != crate::config::Shell::None;
     let argv = match argv_for(call) {
+        _ if shelled => None,
         Ok(argv) => argv,
         Err(error) => return Gate::Refuse(error),
     };
@@ -72,6 +75,13 @@ pub fn gate(config: &Config, call: &ToolCall) -> Gate {
             ),
         })),
         _ if inline => Gate::Ask,
+        // Where nothing confines a command (Windows), each one is asked
+        // for, whatever the policy or the allowlist says.
+        _ if call.name == crate::tools::RUN_COMMAND
+            && crate::tools::confine::Confinement::ask_always() =>
+        {
+            Gate::Ask
+        }
         ApprovalPolicy::Auto => Gate::Auto,
         _ if allowed_domain(config, call) => Gate::Auto,
         ApprovalPolicy::AllowlistedAuto

@@ -47,8 +47,9 @@ pub(crate) fn run(call: &HookCall<'_>) -> HookOutcome {
         return failed(
             call.def,
             out,
-            "hooks run only confined, and this system has no Landlock (or agent-tui runs \
-             inside another program): it did not run"
+            "hooks run only confined, and nothing confines commands here (no Landlock or \
+             Seatbelt; Windows has none agent-tui can prove; or agent-tui runs inside \
+             another program): it did not run"
                 .into(),
         );
     }
@@ -179,12 +180,9 @@ fn prepare(call: &HookCall<'_>, dir: Option<&Path>) -> Result<Vec<String>, Strin
         }
         match (call.scripts.iter().position(|(named, _)| named == arg), dir) {
             (Some(i), Some(dir)) => {
-                use std::os::unix::fs::PermissionsExt;
                 let copy = dir.join(format!("script-{i}"));
                 std::fs::write(&copy, &call.scripts[i].1)
-                    .and_then(|()| {
-                        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500))
-                    })
+                    .and_then(|()| crate::platform::fs::set_mode(&copy, 0o500))
                     .map_err(|e| format!("cannot lay out its trusted script: {e}"))?;
                 argv.push(copy.display().to_string());
             }

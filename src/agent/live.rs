@@ -126,10 +126,7 @@ impl Live {
 
 /// Who this engine is, as leases name it: `host:pid:nonce`.
 pub(super) fn owner_id() -> String {
-    let host = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok())
-        .unwrap_or_else(|| "localhost".into());
+    let host = crate::platform::process::hostname();
     format!("{host}:{}:{:08x}", std::process::id(), fastrand::u32(..))
 }
 
@@ -138,9 +135,7 @@ pub(super) fn owner_id() -> String {
 fn gone(owner: &str) -> bool {
     let mut parts = owner.rsplitn(3, ':');
     let (_, pid, host) = (parts.next(), parts.next(), parts.next());
-    let here = nix::unistd::gethostname()
-        .ok()
-        .and_then(|h| h.into_string().ok());
+    let here = Some(crate::platform::process::hostname());
     let Some(pid) = pid.and_then(|p| p.parse::<i32>().ok()) else {
         return false;
     };
@@ -150,24 +145,7 @@ fn gone(owner: &str) -> bool {
     {
         return false;
     }
-    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
-        Err(nix::errno::Errno::ESRCH) => true,
-        // Killed, but not yet reaped (its parent died with it, and the
-        // process that inherits it is slow to reap): gone all the same.
-        Ok(()) => zombie(pid),
-        Err(_) => false,
-    }
-}
-
-/// Whether process `pid` has ended and only waits to be reaped.
-fn zombie(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|stat| {
-            let (_, rest) = stat.rsplit_once(')')?;
-            Some(rest.trim_start().starts_with(['Z', 'X']))
-        })
-        .unwrap_or(false)
+    crate::platform::process::ended(pid).unwrap_or(false)
 }
 
 /// The message of a session driven elsewhere.

@@ -42,7 +42,7 @@ pub(super) fn verify_home() -> PathBuf {
 fn memory_dir() -> Option<PathBuf> {
     let shm = std::path::Path::new("/dev/shm");
     shm.is_dir()
-        .then(|| shm.join(format!("agent-tui-{}", nix::unistd::getuid())))
+        .then(|| shm.join(format!("agent-tui-{}", crate::platform::fs::user_id())))
 }
 
 /// The baselines this engine keeps (shared by its verifies).

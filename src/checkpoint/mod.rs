@@ -165,11 +165,10 @@ fn affected(ws: &Workspace, files: &[FileChange]) -> (Vec<AffectedFile>, Vec<Enc
 
 /// A regular file's permission bits (a link is not followed).
 pub fn mode_of(abs: &std::path::Path) -> Option<u32> {
-    use std::os::unix::fs::PermissionsExt;
     std::fs::symlink_metadata(abs)
         .ok()
         .filter(std::fs::Metadata::is_file)
-        .map(|m| m.permissions().mode() & 0o7777)
+        .map(|m| crate::platform::fs::mode(&m))
 }
 
 /// A hunk with the patch that undoes it, built from its region alone.

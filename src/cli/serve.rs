@@ -221,9 +221,7 @@ async fn listen(
     };
     let run_sha = run_token.as_deref().map(crate::agent::token_sha256);
     let host = config.host_name.clone().unwrap_or_else(|| {
-        let name = nix::unistd::gethostname()
-            .map(|h| h.to_string_lossy().to_string())
-            .unwrap_or_else(|_| "localhost".into());
+        let name = crate::platform::process::hostname();
         format!("{name}:{}", local.port())
     });
     let engines: Vec<Engine> = workspaces.iter().map(|w| w.engine.clone()).collect();
@@ -334,15 +332,13 @@ fn announce_run_token(token: &str) -> Result<(), Exit> {
 
 fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
     use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
     if let Some(dir) = file.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let _ = std::fs::remove_file(file);
-    let mut f = std::fs::OpenOptions::new()
+    let mut f = crate::platform::fs::owner_only(&mut std::fs::OpenOptions::new())
         .write(true)
         .create_new(true)
-        .mode(0o600)
         .open(file)?;
     f.write_all(text.as_bytes())?;
     f.write_all(b"\n")?;
@@ -350,16 +346,8 @@ fn write_private(file: &Path, text: &str) -> std::io::Result<()> {
 }
 
 async fn stop_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
     tokio::select! {
-        _ = term => {}
+        _ = crate::platform::signal::terminate() => {}
         _ = tokio::signal::ctrl_c() => {}
     }
 }

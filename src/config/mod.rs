@@ -19,6 +19,7 @@ mod verify;
 pub mod vision;
 pub mod web;
 
+pub use self::notify::{NotifyConfig, NotifyKind, NotifyWhen};
 pub use detect::{DetectedProvider, ProviderChoice, SETUP_HINT, detect_provider, ollama_answers};
 pub use hooks::{
     HookDef, HookEvent, HookMatch, HooksConfig, HooksFile, MatchOn, OnError, PROJECT_FILE,
@@ -26,12 +27,11 @@ pub use hooks::{
 };
 pub use index::IndexConfig;
 pub use load::{ConfigError, ConfigOrigin, LoadedConfig, load, locate};
-pub use notify::{NotifyConfig, NotifyKind, NotifyWhen};
 pub use routing::{RoutingConfig, RoutingMode};
 pub use server::{ServerConfig, ServerUser, ServerWorkspace};
 pub use sessions::SessionLimits;
 pub use storage::{StorageConfig, check_url, redact_url};
-pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig};
+pub use tools::{ApprovalPolicy, ApprovalsConfig, ExecConfig, GitConfig, McpServerConfig, Shell};
 pub use verify::{VerifyCommand, VerifyConfig, detect as detect_verify};
 pub use vision::Vision;
 

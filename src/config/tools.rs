@@ -17,6 +17,34 @@ pub struct ExecConfig {
     /// Folders outside the agent root commands may write to (`~/` is the
     /// home directory), e.g. a package cache.
     pub writable: Vec<String>,
+    /// What runs a command line: `none` (the program itself, argv split
+    /// like a POSIX shell; the default), or on Windows `cmd` (`cmd /C`)
+    /// or `powershell` (`-NoProfile -NonInteractive -Command`).
+    pub shell: Shell,
+}
+
+/// The shell `[exec] shell` names.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shell {
+    #[default]
+    None,
+    Cmd,
+    Powershell,
+}
+
+impl Shell {
+    /// The argv that runs `line` in this shell (`None`: no shell).
+    pub fn wrap(self, line: &str) -> Option<Vec<String>> {
+        let words: &[&str] = match self {
+            Shell::None => return None,
+            Shell::Cmd => &["cmd", "/D", "/S", "/C"],
+            Shell::Powershell => &["powershell", "-NoProfile", "-NonInteractive", "-Command"],
+        };
+        let mut argv: Vec<String> = words.iter().map(|w| (*w).to_string()).collect();
+        argv.push(line.to_string());
+        Some(argv)
+    }
 }
 
 impl ExecConfig {
@@ -33,7 +61,8 @@ impl ExecConfig {
         // A relative folder would be taken from wherever a command runs
         // (`../` is the root's parent): only absolute or `~/` ones.
         for (i, w) in self.writable.iter().enumerate() {
-            if !(w.starts_with('/') || w.starts_with("~/")) {
+            if !(w.starts_with('/') || w.starts_with("~/") || std::path::Path::new(w).is_absolute())
+            {
                 out.push(format!(
                     "exec.writable[{i}] = {w:?} must be an absolute path or start with ~/"
                 ));
@@ -68,6 +97,7 @@ impl Default for ExecConfig {
             max_output_bytes: 1_048_576,
             network: false,
             writable: Vec::new(),
+            shell: Shell::None,
         }
     }
 }
@@ -177,5 +207,33 @@ impl McpServerConfig {
             out.push(format!("{key}: timeouts must be at least 1 second"));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shell_takes_the_line_whole_and_an_unknown_one_is_named() {
+        assert_eq!(Shell::None.wrap("dir /b"), None);
+        assert_eq!(
+            Shell::Cmd.wrap("dir /b | findstr rs").unwrap(),
+            ["cmd", "/D", "/S", "/C", "dir /b | findstr rs"]
+        );
+        assert_eq!(
+            Shell::Powershell
+                .wrap("Get-ChildItem")
+                .unwrap()
+                .last()
+                .unwrap(),
+            "Get-ChildItem"
+        );
+        let path = std::path::Path::new("c.toml");
+        let parsed = crate::config::load::parse("[exec]\nshell = \"cmd\"\n", path).unwrap();
+        assert_eq!(parsed.exec.shell, Shell::Cmd);
+        let err = crate::config::load::parse("[exec]\nshell = \"bash\"\n", path).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("shell") && text.contains("bash"), "{text}");
     }
 }

@@ -59,10 +59,9 @@ async fn command(argv: &[String], s: &Subject<'_>) -> Result<bool, String> {
         return Ok(false);
     };
     let mut command = tokio::process::Command::new(program);
-    command
+    crate::platform::process::own_group(&mut command)
         .args(args)
         .current_dir(s.root)
-        .process_group(0)
         .kill_on_drop(true)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -96,9 +95,7 @@ async fn command(argv: &[String], s: &Subject<'_>) -> Result<bool, String> {
 
 /// Kills the process group led by `pid` (the check and whatever it started).
 fn end_group(pid: Option<u32>) {
-    use nix::sys::signal::{Signal, killpg};
-    use nix::unistd::Pid;
-    if let Some(pid) = pid.and_then(|p| i32::try_from(p).ok()) {
-        let _ = killpg(Pid::from_raw(pid), Signal::SIGKILL);
+    if let Some(pid) = pid {
+        crate::platform::process::kill_group(pid);
     }
 }

@@ -3,7 +3,6 @@
 //! CI folders of `SHOWN`, no links followed, never `.git/`), less
 //! `[index] exclude`, with its stat.
 
-use std::os::unix::fs::MetadataExt;
 use std::sync::Mutex;
 
 use ignore::WalkState;
@@ -109,9 +108,9 @@ fn excluded(excludes: &Excludes, path: &str) -> bool {
 pub fn stat_of(meta: &std::fs::Metadata) -> Stat {
     Stat {
         size: meta.len(),
-        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        ino: meta.ino(),
+        mtime_ns: crate::platform::fs::mtime_ns(meta),
+        ctime_ns: crate::platform::fs::identity(meta).1,
+        ino: crate::platform::fs::identity(meta).0,
     }
 }
 

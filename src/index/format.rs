@@ -9,7 +9,6 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::ops::Range;
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -253,7 +252,7 @@ pub enum ReadError {
 fn read_range(file: &File, range: &Range<u64>) -> io::Result<Vec<u8>> {
     let len = usize::try_from(range.end - range.start).map_err(io::Error::other)?;
     let mut buf = vec![0u8; len];
-    file.read_exact_at(&mut buf, range.start)?;
+    crate::platform::fs::read_exact_at(file, &mut buf, range.start)?;
     Ok(buf)
 }
 
@@ -268,9 +267,9 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
     if bytes < 16 {
         return Err(ReadError::Damaged("no header or end mark"));
     }
-    file.read_exact_at(&mut mark, 0)?;
+    crate::platform::fs::read_exact_at(&file, &mut mark, 0)?;
     let mut end = [0u8; 8];
-    file.read_exact_at(&mut end, bytes - 8)?;
+    crate::platform::fs::read_exact_at(&file, &mut end, bytes - 8)?;
     if &mark != MAGIC || &end != END {
         return Err(ReadError::Damaged("no header or end mark"));
     }
@@ -281,7 +280,7 @@ pub fn read(dir: &Path) -> Result<Stored, ReadError> {
         if at + 8 > bytes - 8 {
             return Err(ReadError::Damaged("a section's length"));
         }
-        file.read_exact_at(&mut len, at)?;
+        crate::platform::fs::read_exact_at(&file, &mut len, at)?;
         let end = at
             .checked_add(8)
             .and_then(|a| a.checked_add(u64::from_le_bytes(len)))
@@ -445,7 +444,7 @@ impl Stored {
         cell.get_or_init(|| {
             let mut bounds = [0u8; 16];
             let at = self.symbols.start + u64::from(doc) * 8;
-            if self.file.read_exact_at(&mut bounds, at).is_err() {
+            if crate::platform::fs::read_exact_at(&self.file, &mut bounds, at).is_err() {
                 return Vec::new();
             }
             let (a, b) = bounds.split_at(8);

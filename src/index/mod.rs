@@ -407,8 +407,7 @@ impl CodeIndex {
             .truncate(false)
             .write(true)
             .open(self.dir.join("build.lock"))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(std::io::Error::from)?;
+        file.lock()?;
         Ok(file)
     }
 
@@ -419,7 +418,7 @@ impl CodeIndex {
         else {
             return false;
         };
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_err()
+        file.try_lock().is_err()
     }
 }
 

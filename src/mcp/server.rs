@@ -64,16 +64,8 @@ impl Tail {
     /// How its process ended ("exited with status 3", "was killed by
     /// signal 11 (SIGSEGV)"), once it was reaped.
     pub fn exit(&self) -> Option<String> {
-        use std::os::unix::process::ExitStatusExt;
         let status = (*self.exit.lock().ok()?)?;
-        if let Some(code) = status.code() {
-            return Some(format!("it exited with status {code}"));
-        }
-        let signal = status.signal()?;
-        let name = nix::sys::signal::Signal::try_from(signal)
-            .map(|s| format!(" ({})", s.as_str()))
-            .unwrap_or_default();
-        Some(format!("it was killed by signal {signal}{name}"))
+        crate::platform::process::describe_exit(status)
     }
 }
 
@@ -143,11 +135,8 @@ pub struct Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        if let Some(pid) = self.group.and_then(|g| i32::try_from(g).ok()) {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(pid),
-                nix::sys::signal::Signal::SIGKILL,
-            );
+        if let Some(pid) = self.group {
+            crate::platform::process::kill_group(pid);
         }
     }
 }
@@ -257,7 +246,7 @@ fn spawn(
     }
     command.envs(&config.env);
     let mut wrap = process_wrap::tokio::CommandWrap::from(command);
-    wrap.wrap(process_wrap::tokio::ProcessGroup::leader());
+    crate::platform::process::as_tree(&mut wrap);
     wrap.wrap(NoteExit(tail.clone()));
     let (transport, stderr) = TokioChildProcess::builder(wrap)
         .stderr(Stdio::piped())

@@ -7,7 +7,6 @@
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
 
 use super::state::AppState;
 
@@ -25,12 +24,11 @@ pub fn claim(app: &AppState) -> Result<(), String> {
         return Ok(());
     };
     let path = format!("{store}.serve.lock");
-    let mut file = OpenOptions::new()
+    let mut file = crate::platform::fs::owner_only(&mut OpenOptions::new())
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
-        .mode(0o600)
         .open(&path)
         .map_err(|e| format!("cannot open {path}: {e}"))?;
     match file.try_lock() {

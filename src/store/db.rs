@@ -293,11 +293,9 @@ fn sqlite_options(path: &Path, location: &str) -> Result<AnyConnectOptions, Stor
     // The store holds prompts and code: readable by its owner only (SQLite
     // gives its -wal and -shm files the same mode).
     if !path.exists() {
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::OpenOptions::new()
+        let _ = crate::platform::fs::owner_only(&mut std::fs::OpenOptions::new())
             .write(true)
             .create_new(true)
-            .mode(0o600)
             .open(path);
     }
     let url = sqlx::sqlite::SqliteConnectOptions::new()

@@ -127,8 +127,7 @@ impl RootStore {
                 .write(true)
                 .open(&path)
                 .map_err(failed)?;
-            rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-                .map_err(|e| failed(e.into()))?;
+            file.lock().map_err(failed)?;
             files.push(file);
         }
         Ok(files)

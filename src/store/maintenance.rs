@@ -254,8 +254,7 @@ impl Store {
                 .await?;
             Ok(())
         })?;
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o600)).map_err(io)?;
+        crate::platform::fs::set_mode(&copy, 0o600).map_err(io)?;
         std::fs::hard_link(&copy, target).map_err(io)?;
         Ok(std::fs::metadata(target).map(|m| m.len()).unwrap_or(0))
     }

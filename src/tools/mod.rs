@@ -3,7 +3,10 @@
 
 mod clarify_user;
 mod code_search;
-pub mod confine;
+pub mod confine {
+    //! Commands' confinement, as the platform layer gives it.
+    pub use crate::platform::sandbox::*;
+}
 mod error;
 mod file_outline;
 mod find_references;
@@ -12,10 +15,8 @@ mod git;
 mod inline_code;
 mod list_files;
 mod list_scopes;
-mod no_sockets;
 mod propose_edits;
 mod read_file;
-mod reaper;
 mod registry;
 mod repo_map;
 mod run_command;

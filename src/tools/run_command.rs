@@ -201,7 +201,11 @@ impl Tool for RunCommand {
 
     fn run(&self, ctx: &ToolContext<'_>, args: Value) -> Result<Value, ToolError> {
         let args: Args = parse_args(args)?;
-        let argv = argv_of(&args.command)?;
+        // A configured shell takes the line whole; else it is split here.
+        let argv = match ctx.exec.shell.wrap(&args.command) {
+            Some(argv) => argv,
+            None => argv_of(&args.command)?,
+        };
         let dir = ctx.workspace.resolve(args.cwd.as_deref().unwrap_or(""))?;
         if !dir.abs.is_dir() {
             return Err(ToolError::invalid(

@@ -1,5 +1,5 @@
-//! Runs one program the way every command tool does: confined by Landlock
-//! where the kernel allows (writes only where granted, no TCP unless
+//! Runs one program the way every command tool does: confined where the
+//! system allows (Landlock on Linux, Seatbelt on macOS) (writes only where granted, no TCP unless
 //! allowed), a private TMPDIR, no API keys in its environment, ended by
 //! timeout or cancel with all it started (the wrapper's lifeline, then its
 //! process group), stdout and stderr capped.
@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::ToolError;
 use super::confine::{self, Confinement};
+use crate::platform::process::{Pipe, Tree, can_start, nap, set_nonblocking, wait_readable};
 
 /// What to run and what it may do.
 pub struct Spawn<'a> {
@@ -47,7 +48,7 @@ const INPUT_FILE: &str = ".agent-tui-input.json";
 
 /// The variable that tells the wrapper which file the command's stdin
 /// reads (its own stdin is the lifeline); never seen by the command.
-pub const STDIN_VAR: &str = "AGENT_TUI_CONFINE_STDIN";
+pub use crate::platform::sandbox::STDIN_VAR;
 
 /// Where a command's output goes as it comes: (`true` for stderr, bytes).
 pub type Tee = std::sync::Arc<dyn Fn(bool, &[u8]) + Send + Sync>;
@@ -95,10 +96,7 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
         ));
     }
     // A private TMPDIR, writable under confinement, gone afterwards.
-    let tmp = tempfile::Builder::new()
-        .prefix("agent-tui-cmd-")
-        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-        .tempdir()
+    let tmp = crate::platform::fs::private_tempdir("agent-tui-cmd-")
         .map_err(|e| ToolError::Internal(format!("cannot make its TMPDIR: {e}")))?;
     let input = match spawn.stdin {
         Some(bytes) => {
@@ -162,21 +160,18 @@ pub fn run(spawn: &Spawn<'_>) -> Result<Ran, ToolError> {
             command.env_remove(&name);
         }
     }
-    // Its own process group, so a timeout or cancel ends its children too.
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    // Its own tree (a process group, a Job Object), so a timeout or
+    // cancel ends its children too.
     let started = Instant::now();
-    let mut child = command
-        .spawn()
+    let mut child = Tree::spawn(command)
         .map_err(|e| ToolError::invalid("command", format!("cannot start `{program}`: {e}")))?;
     let tee = |err: bool| spawn.tee.clone().map(|t| (t, err, spawn.tee_past_cap));
     let stop = Arc::new(AtomicBool::new(false));
     let stdout = child
-        .stdout
-        .take()
+        .take_stdout()
         .map(|s| capture(s, spawn.cap, tee(false), stop.clone()));
     let stderr = child
-        .stderr
-        .take()
+        .take_stderr()
         .map(|s| capture(s, spawn.cap, tee(true), stop.clone()));
     let (status, timed_out) = wait(&mut child, spawn, started, lifeline)?;
     let ((stdout, out_cut), (stderr, err_cut)) = collect(stdout, stderr, &stop);
@@ -200,17 +195,24 @@ const SWEEP_GRACE: Duration = Duration::from_secs(3);
 /// kills the process group: its exit status (`None`: killed) and whether
 /// it timed out.
 fn wait(
-    child: &mut std::process::Child,
+    child: &mut Tree,
     spawn: &Spawn<'_>,
     started: Instant,
     lifeline: Option<std::io::PipeWriter>,
 ) -> Result<(Option<std::process::ExitStatus>, bool), ToolError> {
     // Woken the moment it ends (its pidfd), else looking often at first.
-    let exit = exited(child);
+    let exit = child.exit_signal();
     let mut pause = Duration::from_micros(500);
     loop {
         match child.try_wait() {
-            Ok(Some(status)) => return Ok((Some(status), false)),
+            Ok(Some(status)) => {
+                // What it left behind ends with it (the wrapper sweeps on
+                // Unix; a Job Object is ended here).
+                if cfg!(windows) {
+                    child.kill();
+                }
+                return Ok((Some(status), false));
+            }
             Ok(None) => {}
             Err(e) => return Err(ToolError::Internal(format!("waiting for it: {e}"))),
         }
@@ -223,42 +225,13 @@ fn wait(
                     std::thread::sleep(Duration::from_millis(5));
                 }
             }
-            kill_group(child.id());
+            child.kill();
             let _ = child.wait();
             return Ok((None, !cancelled));
         }
         // Cancel is looked at every 20 ms at least.
         let left = spawn.timeout.saturating_sub(started.elapsed());
-        nap(
-            exit.as_ref(),
-            left.min(Duration::from_millis(20)),
-            &mut pause,
-        );
-    }
-}
-
-/// A descriptor that becomes readable when `child` ends (Linux 5.3+).
-pub(crate) fn exited(child: &std::process::Child) -> Option<rustix::fd::OwnedFd> {
-    let pid = rustix::process::Pid::from_child(child);
-    rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
-}
-
-/// Waits at most `most` for `exit` to become readable; without one, a
-/// sleep that grows from `pause` to 10 ms.
-pub(crate) fn nap(exit: Option<&rustix::fd::OwnedFd>, most: Duration, pause: &mut Duration) {
-    match exit {
-        Some(fd) => {
-            let mut fds = [rustix::event::PollFd::new(fd, rustix::event::PollFlags::IN)];
-            let timeout = rustix::event::Timespec {
-                tv_sec: i64::try_from(most.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(most.subsec_nanos()),
-            };
-            let _ = rustix::event::poll(&mut fds, Some(&timeout));
-        }
-        None => {
-            std::thread::sleep((*pause).min(most));
-            *pause = (*pause * 2).min(Duration::from_millis(10));
-        }
+        nap(&exit, left.min(Duration::from_millis(20)), &mut pause);
     }
 }
 
@@ -284,20 +257,6 @@ fn collect(stdout: Option<Reader>, stderr: Option<Reader>, stop: &AtomicBool) ->
 type Reader = std::thread::JoinHandle<Output>;
 type Output = (Vec<u8>, bool);
 
-/// Whether `program` names an executable file: a path (relative to `cwd`)
-/// or a name found on `$PATH`.
-fn can_start(program: &str, cwd: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    if program.contains('/') {
-        return runnable(&cwd.join(program));
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|path| std::env::split_paths(&path).any(|dir| runnable(&dir.join(program))))
-}
-
 /// Reads a pipe on a thread, keeping the first `cap` bytes, until its end
 /// or until `stop` is set (the pipe is read without blocking, so a pipe a
 /// stray child holds open never keeps the thread).
@@ -308,12 +267,9 @@ fn capture<P>(
     stop: Arc<AtomicBool>,
 ) -> Reader
 where
-    P: Read + std::os::fd::AsFd + Send + 'static,
+    P: Read + Pipe + Send + 'static,
 {
-    use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
-    let nonblocking = fcntl_getfl(&pipe)
-        .and_then(|flags| fcntl_setfl(&pipe, flags | OFlags::NONBLOCK))
-        .is_ok();
+    let nonblocking = set_nonblocking(&pipe);
     std::thread::spawn(move || {
         let mut kept = Vec::new();
         let mut cut = false;
@@ -328,15 +284,7 @@ where
                     // Woken by output or the pipe's end (not a fixed
                     // sleep, which every command's end used to wait out);
                     // `stop` is looked at every 5 ms.
-                    let mut fds = [rustix::event::PollFd::new(
-                        &pipe,
-                        rustix::event::PollFlags::IN,
-                    )];
-                    let most = rustix::event::Timespec {
-                        tv_sec: 0,
-                        tv_nsec: 5_000_000,
-                    };
-                    let _ = rustix::event::poll(&mut fds, Some(&most));
+                    wait_readable(&pipe, Duration::from_millis(5));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
@@ -354,15 +302,6 @@ where
         }
         (kept, cut)
     })
-}
-
-fn kill_group(pgid: u32) {
-    if let Ok(pid) = i32::try_from(pgid) {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
-    }
 }
 
 #[cfg(test)]

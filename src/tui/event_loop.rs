@@ -122,8 +122,8 @@ pub async fn run(
             }
         }
     });
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot watch SIGTERM: {e}"))?;
+    let terminate = crate::platform::signal::terminate();
+    tokio::pin!(terminate);
     let (tx, mut rx) = unbounded_channel();
     let events = Some(engine.subscribe(Filter::All));
     let mut lp = Loop {
@@ -145,7 +145,7 @@ pub async fn run(
             },
             Some(done) = rx.recv() => Next::Ui(done),
             _ = lp.frames.due() => Next::Frame,
-            _ = terminate.recv() => Next::Stop,
+            _ = &mut terminate => Next::Stop,
         };
         match next {
             Next::Term(event) => lp.on_term(event),

@@ -4,7 +4,6 @@
 //! (`.gitignore` honoured, `.git/` never entered), in parallel.
 
 use std::collections::BTreeMap;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Mutex;
 
@@ -115,10 +114,10 @@ impl TreeStat {
 pub(crate) fn stat_of(meta: &std::fs::Metadata) -> Stat {
     Stat {
         len: meta.len(),
-        mtime_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        ctime_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
-        ino: meta.ino(),
-        mode: meta.mode(),
+        mtime_ns: crate::platform::fs::mtime_ns(meta),
+        ctime_ns: crate::platform::fs::identity(meta).1,
+        ino: crate::platform::fs::identity(meta).0,
+        mode: crate::platform::fs::full_mode(meta),
     }
 }
 

@@ -6,9 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
-
-use cap_std::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 
 use cap_std::fs::{Dir, OpenOptions};
@@ -67,11 +64,8 @@ impl RootDir {
     /// Opens a file for reading (never blocking on a FIFO); check what it
     /// is with the handle's own metadata.
     pub fn open_file(&self, beneath: &Path) -> io::Result<std::fs::File> {
-        use cap_std::fs::OpenOptionsExt;
         let mut options = OpenOptions::new();
-        options
-            .read(true)
-            .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        crate::platform::fs::no_block(options.read(true));
         Ok(self
             .dir
             .open_with(beneath, &options)
@@ -165,7 +159,7 @@ impl RootDir {
                 .ok_or_else(|| io::Error::other("folder handle missing"))?;
             let mode = match (w.mode, dir.symlink_metadata(name)) {
                 (Some(mode), _) => mode & 0o7777,
-                (None, Ok(m)) if m.is_file() => m.permissions().mode() & 0o7777,
+                (None, Ok(m)) if m.is_file() => crate::platform::fs::cap_mode(&m),
                 // New files: the usual rw-r--r--.
                 (None, _) => 0o644,
             };
@@ -179,8 +173,7 @@ impl RootDir {
             });
             let s = staged.last_mut().ok_or_else(|| io::Error::other("empty"))?;
             s.file.write_all(bytes)?;
-            s.file
-                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+            crate::platform::fs::set_file_mode(&s.file, mode)?;
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use cap_std::fs::{Dir, MetadataExt};
+use cap_std::fs::Dir;
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
@@ -308,7 +308,7 @@ impl Walker<'_> {
             };
             if !sub
                 .dir_metadata()
-                .is_ok_and(|m| m.ino() == meta.ino() && m.dev() == meta.dev())
+                .is_ok_and(|m| crate::platform::fs::same_dir(&m, &meta))
             {
                 continue;
             }

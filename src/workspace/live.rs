@@ -1,5 +1,5 @@
-//! A root's file stats kept current between looks. The kernel (inotify)
-//! says which paths changed since the last look, and only their folders'
+//! A root's file stats kept current between looks. The system (inotify,
+//! FSEvents, ReadDirectoryChangesW: `platform::watch`) says which paths changed since the last look, and only their folders'
 //! entries are stat'ed again, so a look costs time in proportion to what
 //! changed, not to the tree. Lost events (a full queue, a watched folder
 //! moved, no watches left) fall back to a full scan.
@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use inotify::{EventMask, Inotify, WatchDescriptor, WatchMask};
+use crate::platform::watch::{Dirty, Watch};
 
 use super::changes::{TreeStat, scan_under, stat_of};
 use super::walk::walker;
@@ -20,31 +20,6 @@ pub struct LiveTree {
     /// Full scans so far (the first, then one per lost event queue).
     scans: u32,
 }
-
-struct Watch {
-    inotify: Inotify,
-    /// Each watched folder, relative to the root ("" for the root).
-    dirs: HashMap<WatchDescriptor, String>,
-}
-
-/// What the events since the last look say.
-enum Dirty {
-    Paths(BTreeSet<String>),
-    /// Events were lost: everything must be looked at again.
-    Lost,
-}
-
-const MASK: WatchMask = WatchMask::MODIFY
-    .union(WatchMask::ATTRIB)
-    .union(WatchMask::CLOSE_WRITE)
-    .union(WatchMask::CREATE)
-    .union(WatchMask::DELETE)
-    .union(WatchMask::MOVED_FROM)
-    .union(WatchMask::MOVED_TO)
-    .union(WatchMask::MOVE_SELF)
-    .union(WatchMask::DELETE_SELF)
-    .union(WatchMask::DONT_FOLLOW)
-    .union(WatchMask::ONLYDIR);
 
 impl LiveTree {
     /// Scans `root` once and starts watching its folders.
@@ -75,6 +50,11 @@ impl LiveTree {
             Some(watch) => watch.drain(),
             None => Dirty::Lost,
         };
+        // New ignore rules change what the walk keeps everywhere.
+        let dirty = match dirty {
+            Dirty::Paths(paths) if paths.iter().any(|p| is_ignore_file(p)) => Dirty::Lost,
+            dirty => dirty,
+        };
         match dirty {
             Dirty::Lost => self.rescan(),
             Dirty::Paths(paths) => {
@@ -93,10 +73,7 @@ impl LiveTree {
         for (path, stat) in files {
             self.tree.insert(path, stat);
         }
-        self.watch = Inotify::init().ok().map(|inotify| Watch {
-            inotify,
-            dirs: HashMap::new(),
-        });
+        self.watch = Watch::new(&self.root);
         let mut all = vec![String::new()];
         all.extend(dirs.into_iter().filter(|d| !d.is_empty()));
         if !self.add_watches(&all) {
@@ -104,22 +81,9 @@ impl LiveTree {
         }
     }
 
-    /// Watches `dirs`; false when the kernel refuses one (no watches left).
+    /// Watches `dirs`; false when the system refuses one (no watches left).
     fn add_watches(&mut self, dirs: &[String]) -> bool {
-        let Some(watch) = &mut self.watch else {
-            return false;
-        };
-        for dir in dirs {
-            match watch.inotify.watches().add(self.root.join(dir), MASK) {
-                Ok(wd) => {
-                    watch.dirs.insert(wd, dir.clone());
-                }
-                // Gone again already: its parent's events cover it.
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(_) => return false,
-            }
-        }
-        true
+        self.watch.as_mut().is_some_and(|w| w.add(dirs))
     }
 
     /// Looks again at each changed path: its folder's entry for it says
@@ -141,10 +105,7 @@ impl LiveTree {
                     self.tree.insert(path.clone(), *stat);
                 }
                 Some(Entry::Dir) => {
-                    let watched = self
-                        .watch
-                        .as_ref()
-                        .is_some_and(|w| w.dirs.values().any(|d| d == path));
+                    let watched = self.watch.as_ref().is_some_and(|w| w.watches(path));
                     if !watched {
                         self.tree.remove_tree(path);
                         let (files, dirs) = scan_under(&self.root, &self.root.join(path));
@@ -159,8 +120,7 @@ impl LiveTree {
                 None => {
                     self.tree.remove_tree(path);
                     if let Some(w) = &mut self.watch {
-                        w.dirs
-                            .retain(|_, d| d != path && !d.starts_with(&format!("{path}/")));
+                        w.forget(path);
                     }
                 }
             }
@@ -201,58 +161,10 @@ fn list_dir(root: &Path, dir: &str) -> HashMap<String, Entry> {
     out
 }
 
-impl Watch {
-    /// Every event queued since the last drain, as paths.
-    fn drain(&mut self) -> Dirty {
-        let mut buffer = [0u8; 16 * 1024];
-        let mut paths = BTreeSet::new();
-        loop {
-            let events = match self.inotify.read_events(&mut buffer) {
-                Ok(events) => events,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
-                Err(_) => return Dirty::Lost,
-            };
-            let mut any = false;
-            for event in events {
-                any = true;
-                if event.mask.contains(EventMask::Q_OVERFLOW) {
-                    return Dirty::Lost;
-                }
-                let Some(dir) = self.dirs.get(&event.wd).cloned() else {
-                    continue;
-                };
-                if event.mask.contains(EventMask::IGNORED) {
-                    self.dirs.remove(&event.wd);
-                    continue;
-                }
-                // A watched folder moved: its watch now names the wrong path.
-                if event.mask.contains(EventMask::MOVE_SELF) && !dir.is_empty() {
-                    return Dirty::Lost;
-                }
-                let name = event.name.and_then(|n| n.to_str());
-                // New ignore rules change what the walk keeps everywhere.
-                if matches!(name, Some(".gitignore" | ".ignore")) {
-                    return Dirty::Lost;
-                }
-                match name {
-                    Some(name) if dir.is_empty() => {
-                        paths.insert(name.to_string());
-                    }
-                    Some(name) => {
-                        paths.insert(format!("{dir}/{name}"));
-                    }
-                    None if !dir.is_empty() => {
-                        paths.insert(dir);
-                    }
-                    None => {}
-                }
-            }
-            if !any {
-                break;
-            }
-        }
-        Dirty::Paths(paths)
-    }
+/// Whether `path` is a `.gitignore` or `.ignore` file.
+fn is_ignore_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    matches!(name, ".gitignore" | ".ignore")
 }
 
 #[cfg(test)]

@@ -103,6 +103,12 @@ pub enum SandboxError {
         "`{link}` is a symbolic link that cannot be followed (its target is missing or it loops); use list_files to see what exists"
     )]
     SymlinkBroken { link: String },
+    #[error("`{input}`: `{name}` {why}; give the file's plain name")]
+    WindowsName {
+        input: String,
+        name: String,
+        why: &'static str,
+    },
     #[error("cannot inspect `{path}`: {source}")]
     Io { path: String, source: io::Error },
 }
@@ -116,7 +122,8 @@ impl SandboxError {
             | SandboxError::TooLong { .. }
             | SandboxError::ComponentTooLong(_)
             | SandboxError::HomeRelative(_)
-            | SandboxError::Url(_) => "invalid_path",
+            | SandboxError::Url(_)
+            | SandboxError::WindowsName { .. } => "invalid_path",
             SandboxError::Absolute { .. }
             | SandboxError::Escapes(_)
             | SandboxError::EscapesScope { .. }
@@ -242,11 +249,30 @@ fn lexical(root: &Path, input: &str) -> Result<Vec<String>, SandboxError> {
                 if is_git_dir(name) {
                     return Err(SandboxError::GitInternal(input.to_string()));
                 }
+                windows_name(input, name)?;
                 parts.push(name.to_string());
             }
         }
     }
     Ok(parts)
+}
+
+/// Where files live on Windows, a name Windows reads as something else
+/// (a device, a data stream, a short name, a dropped trailing dot) is
+/// refused: it could reach another file than the one named.
+fn windows_name(input: &str, name: &str) -> Result<(), SandboxError> {
+    use crate::platform::paths::{CHECK_WINDOWS_NAMES, windows_hazard};
+    if !CHECK_WINDOWS_NAMES {
+        return Ok(());
+    }
+    match windows_hazard(name) {
+        Some(hazard) => Err(SandboxError::WindowsName {
+            input: input.to_string(),
+            name: name.to_string(),
+            why: hazard.explain(),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// For an absolute path that points inside the root, the relative spelling.

@@ -21,7 +21,6 @@
 //! put back as changed, and its cache does not grow per verify.
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -251,7 +250,7 @@ fn link_dependencies(root: &Path, copy: &Path, entries: &[Entry]) -> io::Result<
             if let Some(parent) = to.parent() {
                 std::fs::create_dir_all(parent)?;
             }
-            std::os::unix::fs::symlink(&from, &to)?;
+            crate::platform::fs::symlink(&from, &to)?;
         }
     }
     Ok(())
@@ -280,7 +279,7 @@ fn lay_out(ws: &Workspace, dir: &mut Folder, entries: Vec<Entry>) -> io::Result<
                 }
                 let target = std::fs::read_link(ws.root().join(&e.path))?;
                 let target = link_in_copy(ws.root(), &dir.path, &e.path, target);
-                std::os::unix::fs::symlink(target, &to)?;
+                crate::platform::fs::symlink(&target, &to)?;
             }
             EntryKind::Other => {}
         }
@@ -351,12 +350,7 @@ fn normalized(path: &Path) -> PathBuf {
 /// not): opened without waiting (a FIFO put in its place would wait for a
 /// writer) and without following a link.
 pub(super) fn open_regular(path: &Path) -> io::Result<Option<std::fs::File>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW;
-    let file = std::fs::File::options()
-        .read(true)
-        .custom_flags(i32::try_from(flags.bits()).unwrap_or(0))
-        .open(path)?;
+    let file = crate::platform::fs::open_no_follow(path)?;
     Ok(file.metadata()?.is_file().then_some(file))
 }
 
@@ -386,7 +380,7 @@ fn copy_one(
         .truncate(true)
         .open(to)?;
     // A failed clone costs a call: tried only where the first file cloned.
-    let how = if clone && rustix::fs::ioctl_ficlone(&dst, &src).is_ok() {
+    let how = if clone && crate::platform::fs::clone_file(&dst, &src) {
         Copied::Cloned
     } else {
         io::copy(&mut src, &mut dst)?;
@@ -496,7 +490,7 @@ fn sweep_lists(memory: &Path) {
 /// `path` as this copy's folder, locked and emptied of what a copy that
 /// did not end left there; `None` while another copy holds it.
 fn claim(path: &Path, list: PathBuf) -> Option<Folder> {
-    match std::fs::DirBuilder::new().mode(0o700).create(path) {
+    match crate::platform::fs::create_private_dir(path) {
         Ok(()) => {}
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
         Err(_) => return None,
@@ -505,7 +499,7 @@ fn claim(path: &Path, list: PathBuf) -> Option<Folder> {
     lock.try_lock().ok()?;
     // Still the folder at that path (not one removed meanwhile), a folder.
     let (now, held) = (std::fs::symlink_metadata(path).ok()?, lock.metadata().ok()?);
-    if !now.is_dir() || now.ino() != held.ino() || now.dev() != held.dev() {
+    if !now.is_dir() || !crate::platform::fs::same_file(&now, &held) {
         return None;
     }
     for entry in std::fs::read_dir(path).ok()? {
@@ -531,21 +525,7 @@ fn claim(path: &Path, list: PathBuf) -> Option<Folder> {
 /// shared by every user): one of ours left open is closed; someone else's,
 /// or a link, is refused.
 fn private(parent: &Path) -> io::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(parent)?;
-    let meta = std::fs::symlink_metadata(parent)?;
-    if !meta.is_dir() || meta.uid() != nix::unistd::getuid().as_raw() {
-        return Err(io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!("{} is not a folder of this user's", parent.display()),
-        ));
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(parent, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
+    crate::platform::fs::private_dir(parent)
 }
 
 /// Whether `bytes` of files fit in a quarter of the free space at `dir`
@@ -556,17 +536,17 @@ fn fits(dir: &Path, bytes: u64) -> bool {
     } else {
         dir.parent().unwrap_or(dir)
     };
-    nix::sys::statvfs::statvfs(at).is_ok_and(|v| {
-        let free = v.blocks_available().saturating_mul(v.fragment_size());
-        bytes < free / 4
-    })
+    // Where the system cannot tell, the copy is tried (and fails cleanly
+    // if the disk fills).
+    crate::platform::fs::free_bytes(at).is_none_or(|free| bytes < free / 4)
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use crate::workspace::tree_key;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
     #[test]
     fn a_copy_has_the_files_not_the_ignored_or_git_and_shares_nothing() {

@@ -57,8 +57,7 @@ pub fn tree_key(ws: &Workspace) -> io::Result<String> {
                 Some(mut file) => {
                     // The mode counts: a check that runs `./run.sh` fails
                     // once it is no longer executable.
-                    use std::os::unix::fs::PermissionsExt;
-                    let mode = file.metadata()?.permissions().mode() & 0o7777;
+                    let mode = crate::platform::fs::mode(&file.metadata()?);
                     hash.update(mode.to_le_bytes());
                     let mut bytes = Vec::new();
                     io::Read::read_to_end(&mut file, &mut bytes)?;

@@ -112,16 +112,24 @@ pub(crate) fn walker(
 pub(crate) fn rel_of(start: &Resolved, path: &Path) -> Option<String> {
     // By bytes: the walk yields `start.abs` joined with names, and a
     // component-wise `strip_prefix` is most of a large tree's walk.
-    use std::os::unix::ffi::OsStrExt;
-    let abs = start.abs.as_os_str().as_bytes();
-    let tail = path.as_os_str().as_bytes().strip_prefix(abs)?;
+    let sep = |b: &u8| *b == b'/' || (cfg!(windows) && *b == b'\\');
+    let abs = start.abs.as_os_str().as_encoded_bytes();
+    let tail = path.as_os_str().as_encoded_bytes().strip_prefix(abs)?;
     let tail = match tail {
         [] => tail,
-        _ if abs.ends_with(b"/") => tail,
-        [b'/', rest @ ..] => rest,
+        _ if abs.last().is_some_and(sep) => tail,
+        [b, rest @ ..] if sep(b) => rest,
         _ => return None,
     };
     let tail = std::str::from_utf8(tail).ok()?;
+    // Windows walks name folders with `\`; every path here uses `/`.
+    let owned;
+    let tail = if cfg!(windows) && tail.contains('\\') {
+        owned = tail.replace('\\', "/");
+        owned.as_str()
+    } else {
+        tail
+    };
     Some(match (start.rel.is_empty(), tail.is_empty()) {
         (true, _) => tail.to_string(),
         (false, true) => start.rel.clone(),

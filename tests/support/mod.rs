@@ -2,10 +2,12 @@
 //! offline environment and decode its JSON output.
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+#[cfg(unix)]
 pub mod browser;
 pub mod db;
 pub mod engine;
 pub mod fake_model;
+#[cfg(unix)]
 pub mod hostile;
 pub mod jobs;
 pub mod llm_server;

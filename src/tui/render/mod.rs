@@ -199,6 +199,14 @@ fn draw_status(frame: &mut Frame<'_>, app: &App, area: Rect) {
     let mut spans = vec![mode, provider];
     spans.extend(job_spans(app));
     spans.extend(mcp_spans(app));
+    // Said where it is so by design (Windows): commands run unconfined,
+    // each one asked for.
+    if crate::platform::sandbox::NO_CONFINEMENT {
+        spans.push(Span::styled(
+            " commands unconfined ",
+            Style::new().fg(Color::Yellow),
+        ));
+    }
     if let Some(label) = app.index.label() {
         let colour = match app.index {
             crate::tui::app::IndexGauge::Failed(_) => Color::Red,

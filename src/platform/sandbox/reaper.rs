@@ -26,6 +26,7 @@ pub fn supervise(
     enter: impl FnMut() -> std::io::Result<()> + Send + Sync + 'static,
 ) -> i32 {
     // Best effort: without it, orphans go to init as before.
+    #[cfg(target_os = "linux")]
     let _ = nix::sys::prctl::set_child_subreaper(true);
     let mut lifeline = std::io::stdin().lock();
     let watching = is_pipe(&lifeline)
@@ -33,13 +34,13 @@ pub fn supervise(
             .and_then(|f| rustix::fs::fcntl_setfl(&lifeline, f | rustix::fs::OFlags::NONBLOCK))
             .is_ok();
     // A hook's input, when the runner named one; else nothing.
-    let input = std::env::var_os(super::runner::STDIN_VAR)
+    let input = std::env::var_os(super::STDIN_VAR)
         .and_then(|path| std::fs::File::open(path).ok())
         .map_or_else(Stdio::null, Stdio::from);
     let mut command = Command::new(&argv[0]);
     command
         .args(&argv[1..])
-        .env_remove(super::runner::STDIN_VAR)
+        .env_remove(super::STDIN_VAR)
         .stdin(input);
     in_child(&mut command, enter);
     let mut child = match command.spawn() {
@@ -57,7 +58,7 @@ pub fn supervise(
         }
     };
     // Woken when it ends or the lifeline is cut (else looking often).
-    let exit = super::runner::exited(&child);
+    let exit = crate::platform::process::exit_signal(&child);
     let mut pause = Duration::from_micros(500);
     let code = loop {
         match child.try_wait() {
@@ -70,7 +71,8 @@ pub fn supervise(
             let _ = child.wait();
             break 137;
         }
-        match (&exit, watching) {
+        match (&exit.0, watching) {
+            #[cfg(target_os = "linux")]
             (Some(exit), true) => {
                 use rustix::event::{PollFd, PollFlags};
                 let mut fds = [
@@ -79,7 +81,7 @@ pub fn supervise(
                 ];
                 let _ = rustix::event::poll(&mut fds, None);
             }
-            _ => super::runner::nap(exit.as_ref(), Duration::from_millis(10), &mut pause),
+            _ => crate::platform::process::nap(&exit, Duration::from_millis(10), &mut pause),
         }
     };
     sweep();
