@@ -136,7 +136,7 @@ fn hostile_paths_never_reach_outside_the_root() {
     for (path, codes) in &cases {
         for tool in ["read_file", "list_files"] {
             let key = if tool == "read_file" {
-                "path"
+                "file_path"
             } else {
                 "prefix"
             };

@@ -211,6 +211,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn a_live_process_is_not_gone_and_a_dead_one_is() {
         let me = owner_id();
         assert!(!gone(&me), "this process");

@@ -62,7 +62,7 @@ impl ExecTracker {
             .map_err(|_| io::Error::other("the tree watch lock is poisoned"))?;
         Ok(live
             .get_or_insert_with(|| LiveTree::new(&self.root))
-            .refresh()
+            .refresh_exact()
             .clone())
     }
 

@@ -182,6 +182,7 @@ fn line_column(text: &str, offset: usize) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     fn no_env(_: &str) -> Option<String> {
         None
     }
@@ -191,6 +192,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn lookup_order_flag_then_env_then_default() {
         let env = |k: &str| (k == "AGENT_TUI_CONFIG").then(|| "/from/env.toml".to_string());
         let (p, o) = locate(Some(Path::new("/from/flag.toml")), &env).unwrap();

@@ -228,7 +228,11 @@ fn check(c: CheckFile) -> Result<Check, String> {
     // stays in it (one out of it is no file the task could have made).
     if let Some(file) = &c.file {
         let path = std::path::Path::new(file);
-        let leaves = path.is_absolute()
+        // A root (`/x`, `\\x`) or a prefix (`C:`) leaves it on every system.
+        let leaves = path.has_root()
+            || path
+                .components()
+                .any(|p| matches!(p, std::path::Component::Prefix(_)))
             || path
                 .components()
                 .any(|p| matches!(p, std::path::Component::ParentDir));

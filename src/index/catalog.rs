@@ -72,7 +72,7 @@ pub fn from_live(
         .iter()
         .filter_map(|p| p.strip_prefix(ws.root()).ok())
         .filter_map(|p| p.to_str())
-        .map(|p| format!("{p}/"))
+        .map(|p| format!("{}/", crate::platform::paths::slashed(p)))
         .collect();
     tree.iter()
         .filter(|(_, s)| s.mode & 0o170000 == 0o100000)
@@ -161,6 +161,7 @@ pub fn list(ws: &Workspace, excludes: &Excludes) -> Vec<Listed> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -85,7 +85,7 @@ pub fn write(dir: &Path, header: &Header, built: &Built) -> io::Result<u64> {
     tmp.as_file().sync_all()?;
     let size = tmp.as_file().metadata()?.len();
     tmp.persist(dir.join("index.bin")).map_err(|e| e.error)?;
-    File::open(dir)?.sync_all()?;
+    crate::platform::fs::sync_dir_at(dir)?;
     Ok(size)
 }
 

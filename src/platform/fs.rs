@@ -402,3 +402,31 @@ pub fn create_private_dir(path: &Path) -> io::Result<()> {
     }
     builder.create(path)
 }
+
+/// Makes a folder's entries durable (fsync of the folder, opened for
+/// reading through its handle). Windows has no such call (NTFS journals
+/// its metadata, and a folder cannot be opened as a file): nothing to do.
+pub fn sync_dir(dir: &cap_std::fs::Dir) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        dir.open(".")?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// `sync_dir` for a folder named by its path.
+pub fn sync_dir_at(dir: &Path) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        File::open(dir)?.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}

@@ -98,6 +98,38 @@ fn is_short_name(name: &str) -> bool {
     at >= 1 && !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit())
 }
 
+/// `rel` (a path relative to a root, as the system spells it) with `/`
+/// between its parts, as every path inside agent-tui is written.
+pub fn slashed(rel: &str) -> std::borrow::Cow<'_, str> {
+    if cfg!(windows) && rel.contains('\\') {
+        std::borrow::Cow::Owned(rel.replace('\\', "/"))
+    } else {
+        std::borrow::Cow::Borrowed(rel)
+    }
+}
+
+/// The SQLite URL of a store file where sqlx's own spelling does not
+/// round-trip (Windows: `sqlite://C:\...` parses as a host `C:`); `None`
+/// where it does (Unix).
+pub fn sqlite_url(path: &std::path::Path) -> Option<String> {
+    if !cfg!(windows) {
+        return None;
+    }
+    let mut out = String::from("sqlite:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '\\' => out.push('/'),
+            '%' => out.push_str("%25"),
+            '?' => out.push_str("%3F"),
+            '#' => out.push_str("%23"),
+            ' ' => out.push_str("%20"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("?mode=rwc");
+    Some(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

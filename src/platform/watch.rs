@@ -7,6 +7,11 @@
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
+/// Whether every change is in the queue once the call that made it
+/// returned (inotify), so a look right after a command misses nothing;
+/// elsewhere events come a moment later.
+pub const AT_ONCE: bool = cfg!(target_os = "linux");
+
 /// What the events since the last look say.
 pub enum Dirty {
     /// `/`-separated paths relative to the root.

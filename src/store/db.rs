@@ -298,10 +298,16 @@ fn sqlite_options(path: &Path, location: &str) -> Result<AnyConnectOptions, Stor
             .create_new(true)
             .open(path);
     }
-    let url = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(path)
-        .create_if_missing(true)
-        .to_url_lossy();
+    let url = match crate::platform::paths::sqlite_url(path) {
+        Some(text) => url::Url::parse(&text).map_err(|e| StoreError::Open {
+            store: location.to_string(),
+            reason: e.to_string(),
+        })?,
+        None => sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(path)
+            .create_if_missing(true)
+            .to_url_lossy(),
+    };
     AnyConnectOptions::from_url(&url).map_err(|e| StoreError::Open {
         store: location.to_string(),
         reason: e.to_string(),
@@ -469,6 +475,7 @@ async fn still_usable(conn: &mut sqlx::AnyConnection) -> Result<bool, sqlx::Erro
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -377,6 +377,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn scoped_files_are_named_not_verified_and_the_rest_runs_in_the_copy() {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(root.path().join("a.txt"), "old\n").unwrap();

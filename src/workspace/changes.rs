@@ -137,6 +137,7 @@ pub(crate) fn scan_under(root: &Path, dir: &Path) -> (Vec<(String, Stat)>, Vec<S
                 let Some(rel) = entry.path().strip_prefix(root).ok().and_then(Path::to_str) else {
                     return ignore::WalkState::Continue;
                 };
+                let rel = crate::platform::paths::slashed(rel);
                 if entry.file_type().is_some_and(|t| t.is_dir()) {
                     if let Ok(mut f) = found.lock() {
                         f.1.push(rel.to_string());

@@ -230,7 +230,7 @@ impl RootDir {
 /// Makes a folder's entries durable. Folder handles are `O_PATH` (which
 /// cannot be synced), so the folder is opened for reading through it.
 fn sync_dir(dir: &Dir) -> io::Result<()> {
-    dir.open(".")?.sync_all()
+    crate::platform::fs::sync_dir(dir)
 }
 
 /// A temp file written for `writes[index]`, not yet renamed.

@@ -204,6 +204,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(unix)]
     fn the_home_folder_is_spelled_with_a_tilde() {
         let home = PathBuf::from(std::env::var_os("HOME").unwrap());
         assert_eq!(expand_home("~/src/x"), home.join("src/x"));
