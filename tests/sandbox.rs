@@ -5,7 +5,10 @@
 
 mod support;
 
-use std::os::unix::fs::symlink;
+/// A link at `link` to `target`, as the system makes them.
+fn symlink(target: impl AsRef<Path>, link: impl AsRef<Path>) -> std::io::Result<()> {
+    agent_tui::platform::fs::symlink(target.as_ref(), link.as_ref())
+}
 use std::path::Path;
 
 use Want::{Err as Refused, Ok as Inside};

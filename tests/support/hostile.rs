@@ -6,8 +6,6 @@
 
 #![allow(dead_code)]
 
-use std::os::unix::fs::symlink;
-
 use super::write_files;
 
 /// `base/root` is the agent root; `base/outside` holds what must stay unreachable.
@@ -34,7 +32,10 @@ impl Fixture {
             ],
         );
         let r = b.join("root");
-        let link = |target: &str, name: &str| symlink(target, r.join(name)).unwrap();
+        // The system's own links (on Windows, file or folder links).
+        let link = |target: &str, name: &str| {
+            agent_tui::platform::fs::symlink(std::path::Path::new(target), &r.join(name)).unwrap()
+        };
         link("src", "link_in");
         link("src/main.rs", "link_in_file");
         link("../outside", "link_out");
@@ -71,7 +72,145 @@ pub enum Want {
     Err(&'static str),
 }
 
+/// The fixture's links, by name.
+const LINKS: &[&str] = &[
+    "link_in",
+    "link_in_file",
+    "link_out",
+    "link_file_out",
+    "link_abs_out",
+    "link_abs_in",
+    "chain1",
+    "chain2",
+    "chain3",
+    "chain_in1",
+    "chain_in2",
+    "parent_link",
+    "up2",
+    "gitlink",
+    "gitfile_link",
+    "dangling",
+    "loop1",
+    "loop2",
+    "sneaky",
+    "prefix_trick",
+    "link_to_link_out",
+];
+
+/// Whether this system shows a link as a link. Wine 8.0 makes links but
+/// reports them as what they point at (it has no reparse points before
+/// Wine 9), so what depends on seeing one cannot be proven under it.
+pub fn links_are_seen() -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("t"), "t").unwrap();
+    let link = dir.path().join("l");
+    agent_tui::platform::fs::symlink(std::path::Path::new("t"), &link).is_ok()
+        && std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// `hostile_cases` as this system must answer them: on Windows a name
+/// ending in a dot or a space is refused (Windows would drop it and reach
+/// another file), and where links are not seen their cases are left out
+/// (said once on stderr).
 pub fn hostile_cases() -> Vec<(String, Want)> {
+    let mut cases = all_cases();
+    if cfg!(windows) {
+        let drops = |p: &str| {
+            p.split(['/', '\\'])
+                .any(|c| !matches!(c, "" | "." | "..") && (c.ends_with('.') || c.ends_with(' ')))
+        };
+        for (input, want) in &mut cases {
+            if drops(input) {
+                *want = Want::Err("invalid_path");
+            }
+        }
+        cases.extend(
+            windows_cases()
+                .into_iter()
+                .map(|(input, code)| (input.to_string(), Want::Err(code))),
+        );
+        if !links_are_seen() {
+            let before = cases.len();
+            cases.retain(|(input, _)| !input.split(['/', '\\']).any(|c| LINKS.contains(&c)));
+            eprintln!(
+                "hostile paths: links are not seen on this system (Wine 8.0): {} link cases left out",
+                before - cases.len()
+            );
+        }
+    }
+    cases
+}
+
+/// Spellings Windows reads as something else, with the code each gets
+/// there (elsewhere most are legal names that may simply not exist).
+pub fn windows_cases() -> Vec<(&'static str, &'static str)> {
+    const OUT: &str = "outside_root";
+    const BAD: &str = "invalid_path";
+    const GIT: &str = "forbidden_path";
+    vec![
+        // Drives, UNC, device and long-path prefixes.
+        ("C:\\Windows\\win.ini", OUT),
+        ("C:/Windows/win.ini", OUT),
+        ("c:secret.txt", OUT),
+        ("Z:..\\outside\\secret.txt", OUT),
+        ("\\\\server\\share\\secret.txt", OUT),
+        ("\\\\?\\C:\\outside\\secret.txt", OUT),
+        ("\\\\.\\C:\\outside\\secret.txt", OUT),
+        ("\\\\?\\UNC\\localhost\\c$\\secret.txt", OUT),
+        ("//?/C:/outside/secret.txt", OUT),
+        ("\\\\localhost\\c$\\outside\\secret.txt", OUT),
+        ("\\outside\\secret.txt", OUT),
+        // Climbing with either separator.
+        ("..\\outside\\secret.txt", OUT),
+        ("src\\..\\..\\outside\\secret.txt", OUT),
+        (".\\..\\outside\\secret.txt", OUT),
+        ("SRC\\..\\..\\outside\\secret.txt", OUT),
+        ("src/..\\../outside/secret.txt", OUT),
+        // Device names, with and without extensions or folders.
+        ("CON", BAD),
+        ("nul", BAD),
+        ("NUL.txt", BAD),
+        ("src/CON", BAD),
+        ("src\\aux.rs", BAD),
+        ("COM1", BAD),
+        ("com9.log", BAD),
+        ("LPT1", BAD),
+        ("lpt3.md", BAD),
+        ("PRN.md", BAD),
+        ("CONIN$", BAD),
+        ("CONOUT$", BAD),
+        ("COM\u{b9}", BAD),
+        // Alternate data streams.
+        ("src/main.rs:secret", BAD),
+        ("src/main.rs::$DATA", BAD),
+        ("src/main.rs:$DATA", BAD),
+        ("notes.txt:Zone.Identifier", BAD),
+        ("src:stream", BAD),
+        ("src\\main.rs:hidden:$DATA", BAD),
+        // Trailing dots and spaces, which Windows drops.
+        (".git.", BAD),
+        (".git ", BAD),
+        (".git./config", BAD),
+        ("src/main.rs ", BAD),
+        ("src./main.rs", BAD),
+        ("notes.txt...", BAD),
+        // `.git` in any case is the repository's own.
+        (".GIT/config", GIT),
+        (".Git\\config", GIT),
+        // 8.3 short names, which can alias another file.
+        ("GIT~1/config", BAD),
+        ("SRC~1/main.rs", BAD),
+        ("PROGRA~1", BAD),
+        ("NOTES~1.TXT", BAD),
+        // Characters Windows does not allow in names.
+        ("src/*.rs", BAD),
+        ("a?b", BAD),
+        ("a|b", BAD),
+        ("a<b>", BAD),
+    ]
+}
+
+fn all_cases() -> Vec<(String, Want)> {
     let long_component = "a".repeat(300);
     let long_path = "ab/".repeat(1400);
     let s = |x: &str| x.to_string();

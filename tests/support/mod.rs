@@ -7,7 +7,6 @@ pub mod browser;
 pub mod db;
 pub mod engine;
 pub mod fake_model;
-#[cfg(unix)]
 pub mod hostile;
 pub mod jobs;
 pub mod llm_server;
