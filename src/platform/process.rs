@@ -319,3 +319,39 @@ pub fn own_group(command: &mut tokio::process::Command) -> &mut tokio::process::
         command.creation_flags(0x0000_0200)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Not a test of its own: the long-running child `a_tree_is_ended_at_once` starts.
+    #[test]
+    #[ignore]
+    fn sleeper() {
+        std::thread::sleep(Duration::from_secs(60));
+    }
+
+    /// On every system: a started tree ends at once when killed (a
+    /// process group on Unix, a Job Object on Windows); the child is this
+    /// test binary running the sleeper above.
+    #[test]
+    fn a_tree_is_ended_at_once() {
+        let mut command = Command::new(std::env::current_exe().unwrap());
+        command
+            .args(["--ignored", "--exact", "platform::process::tests::sleeper"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut tree = Tree::spawn(command).unwrap();
+        let _out = tree.take_stdout();
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(tree.try_wait().unwrap().is_none(), "it runs");
+        let asked = std::time::Instant::now();
+        tree.kill();
+        let mut pause = Duration::from_millis(1);
+        while tree.try_wait().unwrap().is_none() {
+            assert!(asked.elapsed() < Duration::from_secs(10), "still running");
+            nap(&tree.exit_signal(), Duration::from_millis(50), &mut pause);
+        }
+        assert!(asked.elapsed() < Duration::from_secs(10));
+    }
+}
