@@ -63,7 +63,11 @@ for _ in $(seq 1 120); do
   tmux -L "$SOCK" capture-pane -p -t o | grep -q "› " && break
   sleep 1
 done
-sleep 5
+# Long enough under valgrind (~50x slower) for what an idle TUI finishes
+# in its first seconds natively (the provider's probe, git marks, the
+# tree's watch): code first seen later lands at the list's end, among the
+# server's, where an idle TUI then pulls in pages it would not need.
+sleep 20
 tmux -L "$SOCK" send-keys -t o "hello wor @src/ma"
 sleep 1
 tmux -L "$SOCK" send-keys -t o Tab
