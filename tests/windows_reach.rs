@@ -106,14 +106,7 @@ fn propose_then_answer() -> Vec<support::llm_server::Reply> {
 }
 
 fn cli(env: &Env, root: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = env
-        .cmd()
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .output()
-        .unwrap();
-    (code(&out), stdout(&out), stderr(&out))
+    env.run_in(root, args)
 }
 
 #[test]

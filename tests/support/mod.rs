@@ -93,6 +93,18 @@ impl Env {
         (code(&out), json_of(&out))
     }
 
+    /// `agent-tui ARGS --root ROOT`: exit code, stdout and stderr.
+    pub fn run_in(&self, root: &Path, args: &[&str]) -> (i32, String, String) {
+        let out = self
+            .cmd()
+            .args(args)
+            .arg("--root")
+            .arg(root)
+            .output()
+            .unwrap();
+        (code(&out), stdout(&out), stderr(&out))
+    }
+
     /// `tool` with the config file `cfg`.
     pub fn tool_in(&self, cfg: &Path, root: &Path, name: &str, args: &str) -> (i32, Value) {
         let out = self
