@@ -202,33 +202,6 @@ pub fn user_id() -> u32 {
     }
 }
 
-/// Whether this process runs as the superuser (root; never on Windows,
-/// where elevation is not a uid).
-pub fn is_superuser() -> bool {
-    #[cfg(unix)]
-    {
-        rustix::process::geteuid().is_root()
-    }
-    #[cfg(not(unix))]
-    {
-        false
-    }
-}
-
-/// Whether `meta` is a folder this user owns (always on Windows).
-pub fn owned_by_me(meta: &Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        meta.uid() == user_id()
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        true
-    }
-}
-
 /// Whether two stats are of one file (device and inode on Unix; on
 /// Windows, where std gives no file index, the same kind and creation
 /// time).

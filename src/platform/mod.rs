@@ -12,6 +12,3 @@ pub mod process;
 pub mod sandbox;
 pub mod signal;
 pub mod watch;
-
-/// The system this binary was built for, as `doctor` names it.
-pub const OS: &str = std::env::consts::OS;

@@ -7,7 +7,7 @@
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, kill};
@@ -62,7 +62,7 @@ pub fn supervise(
     let mut pause = Duration::from_micros(500);
     let code = loop {
         match child.try_wait() {
-            Ok(Some(status)) => break exit_code(status),
+            Ok(Some(status)) => break crate::platform::process::shell_code(status),
             Ok(None) => {}
             Err(_) => break 125,
         }
@@ -123,15 +123,6 @@ fn cut(lifeline: &mut impl Read) -> bool {
             std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
         ),
     }
-}
-
-/// The shell's way of saying how a process ended.
-fn exit_code(status: ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(125)
 }
 
 /// Ends every process left under the wrapper: each one killed is reaped,
