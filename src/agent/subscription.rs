@@ -113,11 +113,13 @@ impl Subscription {
                 }
                 continue;
             }
+            // The text so far, unless what was delivered already is past
+            // it (its cursor is an older delta's): cursors only rise.
             if let Some((session, event)) = self.so_far.take() {
-                if let Some(s) = session {
-                    self.sessions.insert(s);
+                if self.fresh(session.as_deref(), &event) {
+                    return Some(event);
                 }
-                return Some(event);
+                continue;
             }
             match self.rx.recv().await {
                 Ok(p) => {
