@@ -51,6 +51,24 @@ fn a_malformed_config_is_a_clear_error_and_the_store_checks_clean() {
     // A fresh store, then its check.
     let out = env.cmd().args(["store", "check"]).output().unwrap();
     assert_eq!(code(&out), 0, "{}{}", stdout(&out), stderr(&out));
+    // doctor says how commands run: on Windows, plainly unconfined.
+    let out = env.cmd().arg("doctor").output().unwrap();
+    let said = stdout(&out);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("commands"))
+        .unwrap_or_else(|| panic!("{said}"));
+    if cfg!(windows) {
+        assert!(
+            line.contains("unconfined") && line.contains("every command is asked for"),
+            "{line}"
+        );
+    } else {
+        assert!(
+            line.contains("Landlock") || line.contains("Seatbelt"),
+            "{line}"
+        );
+    }
 }
 
 #[test]
