@@ -548,17 +548,8 @@ fn a_command_reports_the_files_it_changed() {
 
 /// `agent-tui ARGS --root ROOT`: exit code and stderr.
 fn cli(env: &Env, root: &Path, args: &[&str]) -> (i32, String) {
-    let out = env
-        .cmd()
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .output()
-        .unwrap();
-    (
-        code(&out),
-        format!("{}{}", stdout(&out), support::stderr(&out)),
-    )
+    let (code, out, err) = env.run_in(root, args);
+    (code, format!("{out}{err}"))
 }
 
 fn text(root: &Path, p: &str) -> Option<String> {

@@ -60,11 +60,7 @@ impl Confinement {
 
     /// One line for `doctor` and the approval dialog.
     pub fn describe(self, network: bool) -> String {
-        let net = if network {
-            "network allowed"
-        } else {
-            "no network"
-        };
+        let net = net_words(network);
         match self {
             Confinement::Full { abi } => format!(
                 "confined by Landlock (ABI {abi}): writes only in the root and a private TMPDIR, {net}"
@@ -83,11 +79,7 @@ impl Confinement {
 
     /// A few words for the approval dialog.
     pub fn short(self, network: bool) -> String {
-        let net = if network {
-            "network allowed"
-        } else {
-            "no network"
-        };
+        let net = net_words(network);
         match self {
             Confinement::Full { .. } => format!("Landlock: writes in the root only, {net}"),
             Confinement::Partial { abi } => format!("partly confined (Landlock ABI {abi})"),
@@ -166,6 +158,15 @@ fn run_confined(writable: &[&Path], network: bool, argv: &[OsString]) -> i32 {
         let _ = (writable, network, argv);
         eprintln!("agent-tui: commands cannot be confined on this system");
         126
+    }
+}
+
+/// What a command may do on the network, in words.
+fn net_words(network: bool) -> &'static str {
+    if network {
+        "network allowed"
+    } else {
+        "no network"
     }
 }
 
